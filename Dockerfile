@@ -1,0 +1,46 @@
+# agenticos: one static-ish binary plus the files it reads at run time.
+#
+#   docker build -t agenticos .
+#   docker run --rm -p 8000:8000 -v agenticos-data:/app/data agenticos
+#
+# Works with BuildKit and the classic builder alike (no RUN --mount).
+
+# ---- build ------------------------------------------------------------------
+# Pinned toolchain (Cargo.toml's rust-version is the floor; this is what we ship with).
+FROM rust:1.95-bookworm AS build
+WORKDIR /src
+
+# Fetch dependencies in their own layer, so a source change does not download crates again.
+# The manifest names these targets; empty stand-ins let cargo read it before the source exists.
+COPY Cargo.toml Cargo.lock ./
+RUN mkdir -p src benches tests/api \
+ && touch src/main.rs src/lib.rs benches/startup.rs tests/api/main.rs \
+ && cargo fetch --locked
+
+COPY . .
+# Templates (askama) and migrations are compiled into the binary.
+RUN cargo build --release --locked --bin agenticos \
+ && install -m 0755 target/release/agenticos /usr/local/bin/agenticos
+
+# ---- run --------------------------------------------------------------------
+FROM debian:bookworm-slim AS runtime
+
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends ca-certificates \
+ && rm -rf /var/lib/apt/lists/* \
+ && groupadd --system --gid 10001 agenticos \
+ && useradd --system --uid 10001 --gid agenticos --home-dir /app --no-create-home \
+      --shell /usr/sbin/nologin agenticos
+
+WORKDIR /app
+COPY --from=build /usr/local/bin/agenticos /usr/local/bin/agenticos
+COPY static/ /app/static/
+COPY catalog/ /app/catalog/
+# ./data holds the default SQLite file and the generated vault key file: mount a volume here.
+RUN mkdir -p /app/data && chown agenticos:agenticos /app/data
+
+USER agenticos:agenticos
+ENV AGENTICOS_BIND=0.0.0.0:8000
+EXPOSE 8000
+ENTRYPOINT ["/usr/local/bin/agenticos"]
+CMD ["serve"]

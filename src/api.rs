@@ -1,0 +1,104 @@
+//! The `/api/v1` surface: every route is registered from the table below, and the OpenAPI
+//! document is generated from the same handlers' annotations; a test compares the two.
+
+use actix_web::http::Method;
+use actix_web::{web, HttpRequest, HttpResponse, Route};
+use utoipa::OpenApi;
+
+use crate::web::error::{problem_response, AppError, Problem};
+
+/// One registered API route.
+pub struct ApiRoute {
+    pub method: Method,
+    pub path: &'static str,
+    make: fn() -> Route,
+}
+
+impl ApiRoute {
+    pub fn new(method: Method, path: &'static str, make: fn() -> Route) -> Self {
+        ApiRoute { method, path, make }
+    }
+}
+
+/// `api_route!(GET "/api/v1/me" => handler)`.
+#[macro_export]
+macro_rules! api_route {
+    ($method:ident $path:literal => $handler:path) => {
+        $crate::api::ApiRoute::new(actix_web::http::Method::$method, $path, || {
+            actix_web::web::method(actix_web::http::Method::$method).to($handler)
+        })
+    };
+}
+
+/// Every API route of the product.
+pub fn routes() -> Vec<ApiRoute> {
+    let mut all = Vec::new();
+    all.extend(crate::orgs::api::routes());
+    all.extend(crate::tokens::api::routes());
+    all.extend(crate::vault::api::routes());
+    all.extend(crate::audit::api::routes());
+    all
+}
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    for r in routes() {
+        cfg.route(r.path, (r.make)());
+    }
+    cfg.route("/api/v1/openapi.json", web::get().to(openapi_json));
+}
+
+async fn openapi_json() -> HttpResponse {
+    HttpResponse::Ok().content_type("application/json").body(document().to_json().unwrap_or_default())
+}
+
+/// Any path under `/api/` no route serves.
+pub async fn not_found(req: HttpRequest) -> HttpResponse {
+    let mut e = AppError::not_found();
+    e.detail = format!("No API route {} {}.", req.method(), req.path());
+    problem_response(&e)
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "agenticos", description = "The sandbox control plane's REST API. Authenticate with `Authorization: Bearer <API token>`, or a console session cookie plus its `X-CSRF-Token` header. Errors are `application/problem+json`."),
+    paths(
+        crate::orgs::api::me,
+        crate::orgs::api::list_organizations,
+        crate::orgs::api::create_organization,
+        crate::orgs::api::list_members,
+        crate::orgs::api::add_member,
+        crate::orgs::api::change_member_role,
+        crate::orgs::api::remove_member,
+        crate::tokens::api::list_tokens,
+        crate::tokens::api::create_token,
+        crate::tokens::api::revoke_token,
+        crate::vault::api::list_secrets,
+        crate::vault::api::create_secret,
+        crate::vault::api::get_secret,
+        crate::vault::api::rotate_secret,
+        crate::vault::api::delete_secret,
+        crate::audit::api::list_events,
+    ),
+    components(schemas(Problem)),
+    modifiers(&BearerAuth),
+)]
+struct ApiDoc;
+
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+        openapi.security =
+            Some(vec![utoipa::openapi::security::SecurityRequirement::new("bearer", Vec::<String>::new())]);
+    }
+}
+
+pub fn document() -> utoipa::openapi::OpenApi {
+    ApiDoc::openapi()
+}

@@ -1,0 +1,13 @@
+//! The audit log.
+
+pub mod api;
+pub mod model;
+pub mod pages;
+pub mod service;
+pub mod store;
+
+use actix_web::web;
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/audit", web::get().to(pages::index));
+}

@@ -1,0 +1,14 @@
+use serde::Serialize;
+
+/// One entry of the audit log.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+pub struct AuditEvent {
+    pub id: String,
+    /// Who did it: an account's e-mail, `token <name>`, or a system actor like `sign-in`.
+    pub actor_label: String,
+    /// What happened, e.g. `member.added`, `vault.secret_rotated`.
+    pub action: String,
+    pub target: String,
+    pub detail: String,
+    pub created_at: i64,
+}

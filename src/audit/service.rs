@@ -1,0 +1,54 @@
+//! The audit log: written in the same transaction as the change it records.
+
+use super::model::AuditEvent;
+use super::store;
+use crate::db::{self, Db, DbResult, Page, PageRequest};
+use crate::web::{AppError, Caller};
+
+pub const PER_PAGE: u32 = 50;
+
+/// Who did something.
+pub struct Actor {
+    pub user_id: Option<String>,
+    pub label: String,
+}
+
+impl Actor {
+    pub fn user(user_id: &str, email: &str) -> Self {
+        Actor { user_id: Some(user_id.to_string()), label: email.to_string() }
+    }
+    pub fn system(label: &str) -> Self {
+        Actor { user_id: None, label: label.to_string() }
+    }
+}
+
+pub async fn record(
+    c: &mut db::Conn,
+    org_id: &str,
+    actor: &Actor,
+    action: &str,
+    target: &str,
+    detail: &str,
+) -> DbResult<()> {
+    store::insert(
+        c,
+        &db::new_id(),
+        org_id,
+        actor.user_id.as_deref(),
+        &actor.label,
+        action,
+        target,
+        detail,
+        db::now_ms(),
+    )
+    .await
+}
+
+pub async fn page(db: &Db, caller: &Caller, page: Option<u32>) -> Result<Page<AuditEvent>, AppError> {
+    if !caller.role.can_read_audit() {
+        return Err(AppError::forbidden());
+    }
+    let req = PageRequest::new(page, PER_PAGE);
+    let mut c = db.conn().await?;
+    Ok(Page::from_fetched(store::page(&mut c, &caller.org_id, req).await?, req))
+}

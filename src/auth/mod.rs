@@ -1,0 +1,17 @@
+//! Accounts, sign-in sessions, argon2id.
+
+pub mod pages;
+pub mod password;
+pub mod secrets;
+pub mod service;
+pub mod store;
+
+use actix_web::web;
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/setup", web::get().to(pages::setup_form))
+        .route("/setup", web::post().to(pages::setup))
+        .route("/login", web::get().to(pages::login_form))
+        .route("/login", web::post().to(pages::login))
+        .route("/logout", web::post().to(pages::logout));
+}

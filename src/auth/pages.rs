@@ -1,0 +1,150 @@
+//! HTML: first-run setup, sign-in, sign-out.
+
+use actix_web::cookie::{time::Duration as CookieDuration, Cookie, SameSite};
+use actix_web::http::StatusCode;
+use actix_web::web::{Data, Form};
+use actix_web::{HttpRequest, HttpResponse};
+use askama::Template;
+use secrecy::SecretString;
+use serde::Deserialize;
+
+use super::service::{self, AuthError, LoginInput, NewSession, SetupInput};
+use crate::startup::AppState;
+use crate::web::csrf;
+use crate::web::error::AppError;
+use crate::web::{paths, FieldErrors, PageError};
+
+#[derive(Template)]
+#[template(path = "auth/setup.html")]
+pub struct SetupPage {
+    pub csrf_token: String,
+    pub email: String,
+    pub organization: String,
+    pub errors: FieldErrors,
+}
+
+#[derive(Template)]
+#[template(path = "auth/login.html")]
+pub struct LoginPage {
+    pub csrf_token: String,
+    pub email: String,
+    pub message: Option<String>,
+    pub errors: FieldErrors,
+}
+
+fn html(status: StatusCode, body: String, cookie: Option<Cookie<'static>>) -> HttpResponse {
+    let mut res = HttpResponse::build(status);
+    res.content_type("text/html; charset=utf-8");
+    if let Some(c) = cookie {
+        res.cookie(c);
+    }
+    res.body(body)
+}
+
+fn session_cookie(st: &AppState, s: &NewSession) -> Cookie<'static> {
+    Cookie::build(csrf::SESSION_COOKIE, s.cookie_value.clone())
+        .path("/")
+        .http_only(true)
+        .secure(st.config.http.secure_cookies())
+        .same_site(SameSite::Lax)
+        .max_age(CookieDuration::seconds(s.max_age_seconds))
+        .finish()
+}
+
+fn signed_in_redirect(st: &AppState, s: &NewSession) -> HttpResponse {
+    let mut res = crate::web::see_other(paths::HOME);
+    let _ = res.add_cookie(&session_cookie(st, s));
+    res
+}
+
+pub async fn setup_form(st: Data<AppState>, req: HttpRequest) -> Result<HttpResponse, PageError> {
+    if !service::setup_needed(&st.db).await? {
+        return Err(AppError::not_found().into());
+    }
+    let (csrf_token, cookie) = csrf::token_for_page(&st.csrf_key, &req, st.config.http.secure_cookies());
+    let page = SetupPage { csrf_token, email: String::new(), organization: String::new(), errors: FieldErrors::new() };
+    Ok(html(StatusCode::OK, page.render().map_err(AppError::from)?, cookie))
+}
+
+#[derive(Deserialize)]
+pub struct SetupForm {
+    #[serde(default)]
+    email: String,
+    #[serde(default)]
+    password: String,
+    #[serde(default)]
+    organization: String,
+}
+
+pub async fn setup(st: Data<AppState>, req: HttpRequest, form: Form<SetupForm>) -> Result<HttpResponse, PageError> {
+    let f = form.into_inner();
+    let input = SetupInput {
+        email: f.email.clone(),
+        password: SecretString::from(f.password),
+        organization: f.organization.clone(),
+    };
+    match service::setup(&st, input).await {
+        Ok(session) => Ok(signed_in_redirect(&st, &session)),
+        Err(AuthError::Invalid(errors)) => {
+            let (csrf_token, cookie) = csrf::token_for_page(&st.csrf_key, &req, st.config.http.secure_cookies());
+            let page = SetupPage { csrf_token, email: f.email, organization: f.organization, errors };
+            Ok(html(StatusCode::UNPROCESSABLE_ENTITY, page.render().map_err(AppError::from)?, cookie))
+        }
+        Err(e) => Err(AppError::from(e).into()),
+    }
+}
+
+pub async fn login_form(st: Data<AppState>, req: HttpRequest) -> Result<HttpResponse, PageError> {
+    if service::setup_needed(&st.db).await? {
+        return Ok(crate::web::see_other(paths::SETUP));
+    }
+    let (csrf_token, cookie) = csrf::token_for_page(&st.csrf_key, &req, st.config.http.secure_cookies());
+    let page = LoginPage { csrf_token, email: String::new(), message: None, errors: FieldErrors::new() };
+    Ok(html(StatusCode::OK, page.render().map_err(AppError::from)?, cookie))
+}
+
+#[derive(Deserialize)]
+pub struct LoginForm {
+    #[serde(default)]
+    email: String,
+    #[serde(default)]
+    password: String,
+}
+
+pub async fn login(st: Data<AppState>, req: HttpRequest, form: Form<LoginForm>) -> Result<HttpResponse, PageError> {
+    let f = form.into_inner();
+    let result =
+        service::login(&st, LoginInput { email: f.email.clone(), password: SecretString::from(f.password) }).await;
+    let (status, message, errors, retry) = match result {
+        Ok(session) => return Ok(signed_in_redirect(&st, &session)),
+        Err(AuthError::Invalid(errors)) => (StatusCode::UNPROCESSABLE_ENTITY, None, errors, None),
+        Err(e @ AuthError::BadCredentials) => {
+            (StatusCode::UNAUTHORIZED, Some(AppError::from(e).detail), FieldErrors::new(), None)
+        }
+        Err(AuthError::LockedOut { retry_after }) => {
+            let msg = AppError::from(AuthError::LockedOut { retry_after }).detail;
+            (StatusCode::TOO_MANY_REQUESTS, Some(msg), FieldErrors::new(), Some(retry_after))
+        }
+        Err(e) => return Err(AppError::from(e).into()),
+    };
+    let (csrf_token, cookie) = csrf::token_for_page(&st.csrf_key, &req, st.config.http.secure_cookies());
+    let page = LoginPage { csrf_token, email: f.email, message, errors };
+    let mut res = html(status, page.render().map_err(AppError::from)?, cookie);
+    if let Some(s) = retry {
+        if let Ok(v) = actix_web::http::header::HeaderValue::from_str(&s.to_string()) {
+            res.headers_mut().insert(actix_web::http::header::RETRY_AFTER, v);
+        }
+    }
+    Ok(res)
+}
+
+pub async fn logout(st: Data<AppState>, req: HttpRequest) -> Result<HttpResponse, PageError> {
+    if let Some(c) = req.cookie(csrf::SESSION_COOKIE) {
+        service::logout(&st.db, c.value()).await?;
+    }
+    let mut res = crate::web::see_other(paths::LOGIN);
+    let mut gone = Cookie::build(csrf::SESSION_COOKIE, "").path("/").finish();
+    gone.make_removal();
+    let _ = res.add_cookie(&gone);
+    Ok(res)
+}

@@ -1,0 +1,269 @@
+//! Accounts: first-run setup, sign-in with a per-account failure limit, sessions, sign-out.
+
+use secrecy::{ExposeSecret, SecretString};
+
+use super::{password, secrets, store};
+use crate::audit::service::{self as audit, Actor};
+use crate::db::{self, Db, DbKind};
+use crate::orgs::model::Role;
+use crate::orgs::service as orgs;
+use crate::startup::AppState;
+use crate::validate;
+use crate::web::{AppError, FieldErrors, Kind};
+
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    #[error("invalid input")]
+    Invalid(FieldErrors),
+    #[error("the e-mail or password is wrong")]
+    BadCredentials,
+    #[error("too many failed sign-ins")]
+    LockedOut { retry_after: u64 },
+    #[error("setup is done")]
+    SetupDone,
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+impl From<db::DbError> for AuthError {
+    fn from(e: db::DbError) -> Self {
+        AuthError::Internal(e.into())
+    }
+}
+
+impl From<AuthError> for AppError {
+    fn from(e: AuthError) -> Self {
+        match e {
+            AuthError::Invalid(f) => AppError::invalid(f),
+            AuthError::BadCredentials => AppError::new(Kind::Unauthenticated, "The e-mail or password is wrong."),
+            AuthError::LockedOut { retry_after } => AppError::new(
+                Kind::TooManyRequests,
+                format!(
+                    "Too many failed sign-ins for this account. Try again in {} minutes.",
+                    retry_after.div_ceil(60)
+                ),
+            )
+            .with_retry_after(retry_after),
+            AuthError::SetupDone => AppError::not_found(),
+            AuthError::Internal(e) => AppError::internal(e),
+        }
+    }
+}
+
+pub struct SetupInput {
+    pub email: String,
+    pub password: SecretString,
+    pub organization: String,
+}
+
+/// A new sign-in: the cookie value (shown to the browser once) and where it lands.
+pub struct NewSession {
+    pub cookie_value: String,
+    pub max_age_seconds: i64,
+}
+
+pub async fn setup_needed(db: &Db) -> Result<bool, AuthError> {
+    let mut c = db.conn().await?;
+    Ok(store::count_users(&mut c).await? == 0)
+}
+
+/// Creates the first owner and organization, while no user exists; never again.
+pub async fn setup(st: &AppState, input: SetupInput) -> Result<NewSession, AuthError> {
+    let mut errors = FieldErrors::new();
+    let email = validate::email(&mut errors, "email", &input.email);
+    validate::new_password(&mut errors, "password", input.password.expose_secret());
+    let org_name = validate::name(&mut errors, "organization", &input.organization, "organization name");
+    errors.into_result().map_err(AuthError::Invalid)?;
+
+    let hash = password::hash(input.password).await?;
+    let mut tx = st.db.begin().await?;
+    if st.db.kind() == DbKind::Postgres {
+        sqlx::query("SELECT pg_advisory_xact_lock(7311001)").execute(&mut *tx).await.map_err(db::DbError::from)?;
+    }
+    if store::count_users(&mut tx).await? > 0 {
+        return Err(AuthError::SetupDone);
+    }
+    let now = db::now_ms();
+    let user_id = db::new_id();
+    store::insert_user(&mut tx, &user_id, &email, &hash, now).await?;
+    let org =
+        orgs::create_in(&mut tx, &org_name, &user_id, Role::Owner).await.map_err(|e| AuthError::Internal(e.into()))?;
+    audit::record(
+        &mut tx,
+        &org.id,
+        &Actor::user(&user_id, &email),
+        "organization.created",
+        &org.name,
+        "first-run setup",
+    )
+    .await?;
+    let session = create_session(st, &mut tx, &user_id, Some(&org.id)).await?;
+    tx.commit().await.map_err(db::DbError::from)?;
+    tracing::info!(event = "setup_done", user_id = %user_id, organization_id = %org.id, "first owner created");
+    Ok(session)
+}
+
+/// Creates an owner and organization from the command line (`agenticos admin create-owner`).
+pub async fn create_owner(
+    db: &Db,
+    email: &str,
+    password_raw: SecretString,
+    org_name: &str,
+) -> Result<String, AuthError> {
+    let mut errors = FieldErrors::new();
+    let email = validate::email(&mut errors, "email", email);
+    validate::new_password(&mut errors, "password", password_raw.expose_secret());
+    let org_name = validate::name(&mut errors, "organization", org_name, "organization name");
+    errors.into_result().map_err(AuthError::Invalid)?;
+    let hash = password::hash(password_raw).await?;
+    let mut tx = db.begin().await?;
+    let user_id = match store::find_user_by_email(&mut tx, &email).await? {
+        Some(u) => u.id,
+        None => {
+            let id = db::new_id();
+            store::insert_user(&mut tx, &id, &email, &hash, db::now_ms()).await?;
+            id
+        }
+    };
+    let org =
+        orgs::create_in(&mut tx, &org_name, &user_id, Role::Owner).await.map_err(|e| AuthError::Internal(e.into()))?;
+    audit::record(&mut tx, &org.id, &Actor::system("agenticos admin"), "organization.created", &org.name, &email)
+        .await?;
+    tx.commit().await.map_err(db::DbError::from)?;
+    Ok(org.id)
+}
+
+pub struct LoginInput {
+    pub email: String,
+    pub password: SecretString,
+}
+
+/// Signs in, refusing further attempts for an account after too many failures in the window.
+pub async fn login(st: &AppState, input: LoginInput) -> Result<NewSession, AuthError> {
+    let mut errors = FieldErrors::new();
+    let email = input.email.trim().to_ascii_lowercase();
+    if email.is_empty() {
+        errors.add("email", "Enter your e-mail address.");
+    }
+    if input.password.expose_secret().is_empty() {
+        errors.add("password", "Enter your password.");
+    }
+    if email.chars().count() > validate::EMAIL_MAX {
+        errors.add("email", "An e-mail address has at most 254 characters.");
+    }
+    errors.into_result().map_err(AuthError::Invalid)?;
+
+    let cfg = &st.config.auth;
+    let window_ms = cfg.login_window_minutes as i64 * 60_000;
+    let now = db::now_ms();
+    let mut c = st.db.conn().await?;
+    let (failures, oldest) = store::failures_since(&mut c, &email, now - window_ms).await?;
+    if failures >= cfg.login_max_failures as i64 {
+        let retry_after = ((oldest.unwrap_or(now) + window_ms - now).max(1000) / 1000) as u64;
+        tracing::warn!(event = "sign_in_locked", "sign-in refused: too many failures for this account");
+        return Err(AuthError::LockedOut { retry_after });
+    }
+    let user = store::find_user_by_email(&mut c, &email).await?;
+    drop(c);
+    let ok = password::verify(input.password, user.as_ref().map(|u| u.password_hash.clone())).await?;
+    let mut tx = st.db.begin().await?;
+    let Some(user) = user.filter(|_| ok) else {
+        store::insert_failure(&mut tx, &email, now).await?;
+        let user = store::find_user_by_email(&mut tx, &email).await?;
+        if let Some(u) = &user {
+            let locked = failures + 1 >= cfg.login_max_failures as i64;
+            for org_id in orgs::organization_ids_of(&mut tx, &u.id).await? {
+                audit::record(
+                    &mut tx,
+                    &org_id,
+                    &Actor::system("sign-in"),
+                    "sign_in.failed",
+                    &u.email,
+                    "wrong password",
+                )
+                .await?;
+                if locked {
+                    audit::record(
+                        &mut tx,
+                        &org_id,
+                        &Actor::system("sign-in"),
+                        "sign_in.locked",
+                        &u.email,
+                        &format!("{} failures within {} minutes", cfg.login_max_failures, cfg.login_window_minutes),
+                    )
+                    .await?;
+                }
+            }
+        }
+        tx.commit().await.map_err(db::DbError::from)?;
+        tracing::info!(event = "sign_in_failed", "sign-in failed");
+        return Err(AuthError::BadCredentials);
+    };
+    store::clear_failures(&mut tx, &email, None).await?;
+    store::clear_failures(&mut tx, &email, Some(now - window_ms)).await?;
+    let org = orgs::organization_ids_of(&mut tx, &user.id).await?.into_iter().next();
+    let session = create_session(st, &mut tx, &user.id, org.as_deref()).await?;
+    tx.commit().await.map_err(db::DbError::from)?;
+    tracing::info!(event = "sign_in", user_id = %user.id, "signed in");
+    Ok(session)
+}
+
+async fn create_session(
+    st: &AppState,
+    c: &mut db::Conn,
+    user_id: &str,
+    org_id: Option<&str>,
+) -> Result<NewSession, AuthError> {
+    let cookie_value = secrets::random_token(32);
+    let now = db::now_ms();
+    let max_age_seconds = st.config.auth.session_hours as i64 * 3600;
+    store::insert_session(
+        c,
+        &db::new_id(),
+        &secrets::sha256_hex(&cookie_value),
+        user_id,
+        org_id,
+        now,
+        now + max_age_seconds * 1000,
+    )
+    .await?;
+    Ok(NewSession { cookie_value, max_age_seconds })
+}
+
+/// Ends the sign-in whose cookie this is (the row is deleted).
+pub async fn logout(db: &Db, cookie_value: &str) -> Result<(), AuthError> {
+    let mut c = db.conn().await?;
+    store::delete_session(&mut c, &secrets::sha256_hex(cookie_value)).await?;
+    Ok(())
+}
+
+/// The signed-in account behind a session cookie, if the session is live.
+pub async fn session_for_cookie(db: &Db, cookie_value: &str) -> Result<Option<store::SessionRow>, AuthError> {
+    let mut c = db.conn().await?;
+    Ok(store::find_session(&mut c, &secrets::sha256_hex(cookie_value), db::now_ms()).await?)
+}
+
+pub async fn set_current_org(db: &Db, session_id: &str, org_id: &str) -> Result<(), AuthError> {
+    let mut c = db.conn().await?;
+    Ok(store::set_session_org(&mut c, session_id, org_id).await?)
+}
+
+/// Deletes expired sessions and stale failure records.
+pub async fn sweep(db: &Db, window_minutes: u32) -> Result<u64, AuthError> {
+    let mut c = db.conn().await?;
+    let now = db::now_ms();
+    store::clear_failures(&mut c, "", Some(now - window_minutes as i64 * 60_000)).await?;
+    Ok(store::delete_expired_sessions(&mut c, now).await?)
+}
+
+/// Looks an e-mail up, or creates the account with a one-time password (returned once).
+pub async fn find_or_create_user(c: &mut db::Conn, email: &str) -> Result<(String, Option<String>), AuthError> {
+    if let Some(u) = store::find_user_by_email(c, email).await? {
+        return Ok((u.id, None));
+    }
+    let otp = secrets::one_time_password();
+    let hash = password::hash(SecretString::from(otp.clone())).await?;
+    let id = db::new_id();
+    store::insert_user(c, &id, email, &hash, db::now_ms()).await?;
+    Ok((id, Some(otp)))
+}

@@ -1,0 +1,243 @@
+//! The one place that reads the environment. Every variable, its default and its meaning is
+//! listed in the README; `Config::from_env` reports every problem at once.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use secrecy::SecretString;
+
+/// The whole configuration of one process.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub http: HttpConfig,
+    pub database: DatabaseConfig,
+    pub vault: VaultConfig,
+    pub log: LogConfig,
+    pub auth: AuthConfig,
+    pub sandboxd: SandboxdConfig,
+}
+
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// `AGENTICOS_BIND`, default `127.0.0.1:8000` (8080 belongs to sandboxd).
+    pub bind: SocketAddr,
+    /// `AGENTICOS_PUBLIC_URL`: where people reach the console; https turns on Secure cookies.
+    pub public_url: url::Url,
+    /// `AGENTICOS_WORKERS`: HTTP worker threads, default the number of cores.
+    pub workers: Option<usize>,
+}
+
+impl HttpConfig {
+    pub fn secure_cookies(&self) -> bool {
+        self.public_url.scheme() == "https"
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct DatabaseConfig {
+    /// `DATABASE_URL`, default `sqlite://./data/agenticos.db`.
+    pub url: String,
+    /// `AGENTICOS_DB_MAX_CONNECTIONS`, default 10.
+    pub max_connections: u32,
+}
+
+#[derive(Debug, Clone)]
+pub enum VaultKeySource {
+    /// `AGENTICOS_VAULT_KEY`: 32 bytes, base64 (standard or url-safe) or 64 hex characters.
+    Inline(SecretString),
+    /// `AGENTICOS_VAULT_KEY_FILE`, default `./data/vault.key`; created with mode 0600 if missing.
+    File(PathBuf),
+}
+
+#[derive(Debug, Clone)]
+pub struct VaultConfig {
+    pub key: VaultKeySource,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone)]
+pub struct LogConfig {
+    /// `AGENTICOS_LOG`, an env-filter directive, default `info`.
+    pub filter: String,
+    /// `AGENTICOS_LOG_FORMAT`: `text` (default) or `json`.
+    pub format: LogFormat,
+}
+
+#[derive(Debug, Clone)]
+pub struct AuthConfig {
+    /// `AGENTICOS_SESSION_HOURS`: how long a sign-in lasts, default 168 (7 days).
+    pub session_hours: u32,
+    /// `AGENTICOS_LOGIN_MAX_FAILURES`: failures per account in the window before 429, default 5.
+    pub login_max_failures: u32,
+    /// `AGENTICOS_LOGIN_WINDOW_MINUTES`: the failure window, default 15.
+    pub login_window_minutes: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct SandboxdConfig {
+    /// `SANDBOXD_TOKEN`: this deployment's own sandboxd token (compose hosts only), optional.
+    pub token: Option<SecretString>,
+    /// `AGENTICOS_CATALOG_DIR`, default `./catalog`.
+    pub catalog_dir: PathBuf,
+}
+
+/// Every problem found while reading the environment.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid configuration:\n{}", .problems.iter().map(|p| format!("  - {p}")).collect::<Vec<_>>().join("\n"))]
+pub struct ConfigError {
+    pub problems: Vec<String>,
+}
+
+impl Config {
+    pub fn from_env() -> Result<Config, ConfigError> {
+        let vars: HashMap<String, String> = std::env::vars().collect();
+        Self::from_vars(&vars)
+    }
+
+    /// Builds a configuration from a map of variables (tests build `Config` values this way).
+    pub fn from_vars(vars: &HashMap<String, String>) -> Result<Config, ConfigError> {
+        let mut problems = Vec::new();
+        let get = |name: &str| vars.get(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+
+        let bind = match get("AGENTICOS_BIND") {
+            None => SocketAddr::from(([127, 0, 0, 1], 8000)),
+            Some(v) => v.parse().unwrap_or_else(|_| {
+                problems.push(format!("AGENTICOS_BIND: `{v}` is not an address like 127.0.0.1:8000"));
+                SocketAddr::from(([127, 0, 0, 1], 8000))
+            }),
+        };
+        let default_public = format!("http://{bind}");
+        let public_raw = get("AGENTICOS_PUBLIC_URL").unwrap_or(default_public.clone());
+        let public_url = match url::Url::parse(&public_raw) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => u,
+            _ => {
+                problems.push(format!("AGENTICOS_PUBLIC_URL: `{public_raw}` is not an http(s) URL"));
+                url::Url::parse(&default_public)
+                    .unwrap_or_else(|_| url::Url::parse("http://127.0.0.1:8000").expect("static url"))
+            }
+        };
+        let workers = parse_opt::<usize>(&get, "AGENTICOS_WORKERS", 1..=256, &mut problems);
+
+        let db_url = get("DATABASE_URL").unwrap_or_else(|| "sqlite://./data/agenticos.db".to_string());
+        if !(db_url.starts_with("sqlite:") || db_url.starts_with("postgres://") || db_url.starts_with("postgresql://"))
+        {
+            problems.push("DATABASE_URL: must start with sqlite:, postgres:// or postgresql://".to_string());
+        }
+        let max_connections =
+            parse_opt::<u32>(&get, "AGENTICOS_DB_MAX_CONNECTIONS", 1..=1000, &mut problems).unwrap_or(10);
+
+        let key = match get("AGENTICOS_VAULT_KEY") {
+            Some(v) => {
+                if crate::vault::crypto::parse_master_key(&v).is_err() {
+                    problems.push(
+                        "AGENTICOS_VAULT_KEY: must be 32 bytes written as base64 or 64 hex characters".to_string(),
+                    );
+                }
+                VaultKeySource::Inline(SecretString::from(v))
+            }
+            None => VaultKeySource::File(PathBuf::from(
+                get("AGENTICOS_VAULT_KEY_FILE").unwrap_or_else(|| "./data/vault.key".into()),
+            )),
+        };
+
+        let filter = get("AGENTICOS_LOG").unwrap_or_else(|| "info".into());
+        let format = match get("AGENTICOS_LOG_FORMAT").as_deref() {
+            None | Some("text") => LogFormat::Text,
+            Some("json") => LogFormat::Json,
+            Some(other) => {
+                problems.push(format!("AGENTICOS_LOG_FORMAT: `{other}` is neither `text` nor `json`"));
+                LogFormat::Text
+            }
+        };
+
+        let session_hours =
+            parse_opt::<u32>(&get, "AGENTICOS_SESSION_HOURS", 1..=24 * 90, &mut problems).unwrap_or(168);
+        let login_max_failures =
+            parse_opt::<u32>(&get, "AGENTICOS_LOGIN_MAX_FAILURES", 1..=1000, &mut problems).unwrap_or(5);
+        let login_window_minutes =
+            parse_opt::<u32>(&get, "AGENTICOS_LOGIN_WINDOW_MINUTES", 1..=24 * 60, &mut problems).unwrap_or(15);
+
+        let token = get("SANDBOXD_TOKEN").map(SecretString::from);
+        let catalog_dir = PathBuf::from(get("AGENTICOS_CATALOG_DIR").unwrap_or_else(|| "./catalog".into()));
+
+        if !problems.is_empty() {
+            return Err(ConfigError { problems });
+        }
+        Ok(Config {
+            http: HttpConfig { bind, public_url, workers },
+            database: DatabaseConfig { url: db_url, max_connections },
+            vault: VaultConfig { key },
+            log: LogConfig { filter, format },
+            auth: AuthConfig { session_hours, login_max_failures, login_window_minutes },
+            sandboxd: SandboxdConfig { token, catalog_dir },
+        })
+    }
+}
+
+fn parse_opt<T>(
+    get: &impl Fn(&str) -> Option<String>,
+    name: &str,
+    range: std::ops::RangeInclusive<T>,
+    problems: &mut Vec<String>,
+) -> Option<T>
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display,
+{
+    let raw = get(name)?;
+    match raw.parse::<T>() {
+        Ok(v) if range.contains(&v) => Some(v),
+        _ => {
+            problems.push(format!("{name}: `{raw}` must be a whole number from {} to {}", range.start(), range.end()));
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn defaults_run_on_a_fresh_machine() {
+        let c = Config::from_vars(&HashMap::new()).expect("defaults are valid");
+        assert_eq!(c.http.bind.to_string(), "127.0.0.1:8000");
+        assert_eq!(c.database.url, "sqlite://./data/agenticos.db");
+        assert!(matches!(c.vault.key, VaultKeySource::File(ref p) if p == &PathBuf::from("./data/vault.key")));
+        assert!(!c.http.secure_cookies());
+    }
+
+    #[test]
+    fn every_problem_is_reported_at_once() {
+        let err = Config::from_vars(&vars(&[
+            ("AGENTICOS_BIND", "nope"),
+            ("DATABASE_URL", "mysql://x"),
+            ("AGENTICOS_VAULT_KEY", "short"),
+            ("AGENTICOS_LOG_FORMAT", "xml"),
+            ("AGENTICOS_SESSION_HOURS", "0"),
+        ]))
+        .expect_err("invalid");
+        assert_eq!(err.problems.len(), 5, "{err}");
+        let text = err.to_string();
+        for name in
+            ["AGENTICOS_BIND", "DATABASE_URL", "AGENTICOS_VAULT_KEY", "AGENTICOS_LOG_FORMAT", "AGENTICOS_SESSION_HOURS"]
+        {
+            assert!(text.contains(name), "{name} missing from: {text}");
+        }
+    }
+
+    #[test]
+    fn an_https_public_url_turns_on_secure_cookies() {
+        let c = Config::from_vars(&vars(&[("AGENTICOS_PUBLIC_URL", "https://console.example.com")])).expect("valid");
+        assert!(c.http.secure_cookies());
+    }
+}

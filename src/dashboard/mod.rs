@@ -1,0 +1,9 @@
+//! The console's home page.
+
+pub mod pages;
+
+use actix_web::web;
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/", web::get().to(pages::index));
+}

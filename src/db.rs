@@ -1,0 +1,191 @@
+//! The database handle: SQLite (embedded default) or PostgreSQL behind sqlx's `Any` driver.
+//!
+//! Portable rules the stores follow: ids are UUIDv4 text, times are UTC epoch milliseconds
+//! (BIGINT), booleans are BIGINT 0/1, binds are `$1`. Where dialects differ a store branches on
+//! [`Db::kind`].
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyConnection, AnyPool, ConnectOptions, Executor};
+
+pub type Tx = sqlx::Transaction<'static, sqlx::Any>;
+pub type Conn = AnyConnection;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DbKind {
+    Sqlite,
+    Postgres,
+}
+
+#[derive(Clone)]
+pub struct Db {
+    pool: AnyPool,
+    kind: DbKind,
+}
+
+/// The store-level error: missing rows and unique violations are translated here, once.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("not found")]
+    NotFound,
+    #[error("conflict on {constraint}")]
+    Conflict { constraint: String },
+    #[error(transparent)]
+    Other(sqlx::Error),
+}
+
+impl From<sqlx::Error> for DbError {
+    fn from(e: sqlx::Error) -> Self {
+        match e {
+            sqlx::Error::RowNotFound => DbError::NotFound,
+            sqlx::Error::Database(ref d) if d.is_unique_violation() => DbError::Conflict {
+                constraint: d.constraint().map(str::to_string).unwrap_or_else(|| d.message().to_string()),
+            },
+            other => DbError::Other(other),
+        }
+    }
+}
+
+impl DbError {
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, DbError::Conflict { .. })
+    }
+}
+
+pub type DbResult<T> = Result<T, DbError>;
+
+static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
+static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
+
+impl Db {
+    /// Connects (creating the SQLite file and its folder when needed). Does not migrate.
+    pub async fn connect(url: &str, max_connections: u32) -> anyhow::Result<Db> {
+        sqlx::any::install_default_drivers();
+        let kind = if url.starts_with("sqlite:") { DbKind::Sqlite } else { DbKind::Postgres };
+        let mut url = url.to_string();
+        if kind == DbKind::Sqlite {
+            if let Some(path) = sqlite_path(&url) {
+                if let Some(parent) = std::path::Path::new(&path).parent() {
+                    if !parent.as_os_str().is_empty() {
+                        std::fs::create_dir_all(parent)?;
+                    }
+                }
+            }
+            if !url.contains("mode=") {
+                url.push_str(if url.contains('?') { "&mode=rwc" } else { "?mode=rwc" });
+            }
+        }
+        let options = AnyConnectOptions::from_str(&url)?.disable_statement_logging();
+        let pool = AnyPoolOptions::new()
+            .max_connections(max_connections)
+            .min_connections(if kind == DbKind::Sqlite { 1 } else { 0 })
+            .acquire_timeout(Duration::from_secs(10))
+            .after_connect(move |conn, _meta| {
+                Box::pin(async move {
+                    if kind == DbKind::Sqlite {
+                        conn.execute("PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA busy_timeout=10000; PRAGMA synchronous=NORMAL;")
+                            .await?;
+                    }
+                    Ok(())
+                })
+            })
+            .connect_with(options)
+            .await?;
+        Ok(Db { pool, kind })
+    }
+
+    pub async fn migrate(&self) -> anyhow::Result<()> {
+        let migrator = match self.kind {
+            DbKind::Sqlite => &SQLITE_MIGRATIONS,
+            DbKind::Postgres => &POSTGRES_MIGRATIONS,
+        };
+        migrator.run(&self.pool).await?;
+        Ok(())
+    }
+
+    pub fn kind(&self) -> DbKind {
+        self.kind
+    }
+
+    pub fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
+    pub async fn begin(&self) -> DbResult<Tx> {
+        Ok(self.pool.begin().await?)
+    }
+
+    pub async fn conn(&self) -> DbResult<sqlx::pool::PoolConnection<sqlx::Any>> {
+        Ok(self.pool.acquire().await?)
+    }
+
+    /// `SELECT 1`, for `/readyz`.
+    pub async fn ping(&self) -> bool {
+        sqlx::query("SELECT 1").execute(&self.pool).await.is_ok()
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+fn sqlite_path(url: &str) -> Option<String> {
+    let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"))?;
+    let path = rest.split('?').next().unwrap_or_default();
+    if path.is_empty() || path == ":memory:" {
+        None
+    } else {
+        Some(path.to_string())
+    }
+}
+
+/// Now, in UTC epoch milliseconds.
+pub fn now_ms() -> i64 {
+    (time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64
+}
+
+pub fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// A requested page of a list: 1-based page number and page size.
+#[derive(Debug, Clone, Copy)]
+pub struct PageRequest {
+    pub page: u32,
+    pub per_page: u32,
+}
+
+impl PageRequest {
+    pub fn new(page: Option<u32>, per_page: u32) -> Self {
+        PageRequest { page: page.unwrap_or(1).max(1), per_page }
+    }
+    pub fn offset(&self) -> i64 {
+        (self.page as i64 - 1) * self.per_page as i64
+    }
+    /// One more than the page size, to learn whether a next page exists without counting.
+    pub fn fetch_limit(&self) -> i64 {
+        self.per_page as i64 + 1
+    }
+}
+
+/// A page of results.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub page: u32,
+    pub per_page: u32,
+    pub has_next: bool,
+}
+
+impl<T> Page<T> {
+    pub fn from_fetched(mut items: Vec<T>, req: PageRequest) -> Self {
+        let has_next = items.len() > req.per_page as usize;
+        items.truncate(req.per_page as usize);
+        Page { items, page: req.page, per_page: req.per_page, has_next }
+    }
+    pub fn has_prev(&self) -> bool {
+        self.page > 1
+    }
+}

@@ -1,0 +1,15 @@
+pub mod api;
+pub mod audit;
+pub mod auth;
+pub mod catalog;
+pub mod cli;
+pub mod config;
+pub mod dashboard;
+pub mod db;
+pub mod orgs;
+pub mod startup;
+pub mod telemetry;
+pub mod tokens;
+pub mod validate;
+pub mod vault;
+pub mod web;

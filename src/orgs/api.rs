@@ -1,0 +1,161 @@
+//! JSON: who am I, organizations, members.
+
+use actix_web::web::{Data, Json, Path};
+use actix_web::HttpResponse;
+use serde::{Deserialize, Serialize};
+
+use super::model::{Member, OrgChoice, Organization, Role};
+use super::service::{self, NewMember};
+use crate::api::ApiRoute;
+use crate::api_route;
+use crate::startup::AppState;
+use crate::web::error::Problem;
+use crate::web::guard::Via;
+use crate::web::{ApiCaller, ApiError};
+
+pub fn routes() -> Vec<ApiRoute> {
+    vec![
+        api_route!(GET "/api/v1/me" => me),
+        api_route!(GET "/api/v1/organizations" => list_organizations),
+        api_route!(POST "/api/v1/organizations" => create_organization),
+        api_route!(GET "/api/v1/members" => list_members),
+        api_route!(POST "/api/v1/members" => add_member),
+        api_route!(PATCH "/api/v1/members/{id}" => change_member_role),
+        api_route!(DELETE "/api/v1/members/{id}" => remove_member),
+    ]
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct OrgRef {
+    pub id: String,
+    pub name: String,
+}
+
+/// The caller: account, organization and role, and how they authenticated.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Me {
+    pub user_id: String,
+    pub email: String,
+    pub organization: OrgRef,
+    pub role: Role,
+    /// `session` or `token`.
+    pub authenticated_by: String,
+    /// The API token's name when `authenticated_by` is `token`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_name: Option<String>,
+}
+
+#[utoipa::path(get, path = "/api/v1/me", tag = "account",
+    responses((status = 200, body = Me), (status = 401, body = Problem, content_type = "application/problem+json")))]
+pub async fn me(ApiCaller(c): ApiCaller) -> Result<Json<Me>, ApiError> {
+    let (by, token_name) = match &c.via {
+        Via::Session { .. } => ("session", None),
+        Via::Token { name, .. } => ("token", Some(name.clone())),
+    };
+    Ok(Json(Me {
+        user_id: c.user_id,
+        email: c.email,
+        organization: OrgRef { id: c.org_id, name: c.org_name },
+        role: c.role,
+        authenticated_by: by.to_string(),
+        token_name,
+    }))
+}
+
+#[utoipa::path(get, path = "/api/v1/organizations", tag = "account",
+    responses((status = 200, body = [OrgChoice]), (status = 401, body = Problem, content_type = "application/problem+json")))]
+pub async fn list_organizations(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result<Json<Vec<OrgChoice>>, ApiError> {
+    match c.via {
+        Via::Session { .. } => Ok(Json(service::choices(&st.db, &c.user_id).await?)),
+        // A token belongs to one organization and sees only it.
+        Via::Token { .. } => Ok(Json(vec![OrgChoice { organization_id: c.org_id, name: c.org_name, role: c.role }])),
+    }
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewOrganization {
+    #[serde(default)]
+    pub name: String,
+}
+
+#[utoipa::path(post, path = "/api/v1/organizations", tag = "account", request_body = NewOrganization,
+    responses((status = 201, body = Organization), (status = 422, body = Problem, content_type = "application/problem+json")))]
+pub async fn create_organization(
+    st: Data<AppState>,
+    ApiCaller(c): ApiCaller,
+    body: Json<NewOrganization>,
+) -> Result<HttpResponse, ApiError> {
+    let org = service::create(&st.db, &c.user_id, &c.email, &body.name).await?;
+    Ok(HttpResponse::Created().json(org))
+}
+
+#[utoipa::path(get, path = "/api/v1/members", tag = "members",
+    responses((status = 200, body = [Member]), (status = 403, body = Problem, content_type = "application/problem+json")))]
+pub async fn list_members(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result<Json<Vec<Member>>, ApiError> {
+    Ok(Json(service::members(&st.db, &c).await?))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewMemberBody {
+    #[serde(default)]
+    pub email: String,
+    /// owner, admin, builder, operator or member.
+    #[serde(default)]
+    pub role: String,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct AddedMemberBody {
+    pub member: Member,
+    /// Set when the account was created now: give it to the person; it is never shown again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub one_time_password: Option<String>,
+}
+
+#[utoipa::path(post, path = "/api/v1/members", tag = "members", request_body = NewMemberBody,
+    responses((status = 201, body = AddedMemberBody), (status = 422, body = Problem, content_type = "application/problem+json")))]
+pub async fn add_member(
+    st: Data<AppState>,
+    ApiCaller(c): ApiCaller,
+    body: Json<NewMemberBody>,
+) -> Result<HttpResponse, ApiError> {
+    let b = body.into_inner();
+    let added = service::add_member(&st.db, &c, NewMember { email: b.email, role: b.role }).await?;
+    Ok(HttpResponse::Created()
+        .json(AddedMemberBody { member: added.member, one_time_password: added.one_time_password }))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RoleBody {
+    #[serde(default)]
+    pub role: String,
+}
+
+#[utoipa::path(patch, path = "/api/v1/members/{id}", tag = "members", request_body = RoleBody,
+    params(("id" = String, Path, description = "membership id")),
+    responses((status = 200, body = Member), (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json")))]
+pub async fn change_member_role(
+    st: Data<AppState>,
+    ApiCaller(c): ApiCaller,
+    id: Path<String>,
+    body: Json<RoleBody>,
+) -> Result<Json<Member>, ApiError> {
+    Ok(Json(service::change_role(&st.db, &c, &id, &body.role).await?))
+}
+
+#[utoipa::path(delete, path = "/api/v1/members/{id}", tag = "members",
+    params(("id" = String, Path, description = "membership id")),
+    responses((status = 204), (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json")))]
+pub async fn remove_member(
+    st: Data<AppState>,
+    ApiCaller(c): ApiCaller,
+    id: Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    service::remove_member(&st.db, &c, &id).await?;
+    Ok(HttpResponse::NoContent().finish())
+}

@@ -1,0 +1,19 @@
+//! Organizations, memberships, roles.
+
+pub mod api;
+pub mod model;
+pub mod pages;
+pub mod service;
+pub mod store;
+
+use actix_web::web;
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/orgs/new", web::get().to(pages::new_form))
+        .route("/orgs", web::post().to(pages::create))
+        .route("/orgs/switch", web::post().to(pages::switch))
+        .route("/members", web::get().to(pages::index))
+        .route("/members", web::post().to(pages::add))
+        .route("/members/{id}/role", web::post().to(pages::change_role))
+        .route("/members/{id}/delete", web::post().to(pages::remove));
+}

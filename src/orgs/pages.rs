@@ -1,0 +1,179 @@
+//! HTML: new organization, switching, the members page.
+
+use actix_web::http::StatusCode;
+use actix_web::web::{Data, Form, Path};
+use actix_web::{HttpRequest, HttpResponse};
+use askama::Template;
+use serde::Deserialize;
+
+use super::model::{Member, OrgChoice, Role};
+use super::service::{self, NewMember, OrgError};
+use crate::startup::AppState;
+use crate::web::{
+    page, page_status, paths, redirect_with_flash, render_status, Caller, FieldErrors, PageError, Shell, SignedIn,
+};
+
+#[derive(Template)]
+#[template(path = "orgs/new.html")]
+pub struct NewOrgPage {
+    pub csrf_token: String,
+    pub email: String,
+    pub orgs: Vec<OrgChoice>,
+    pub name: String,
+    pub errors: FieldErrors,
+}
+
+pub async fn new_form(who: SignedIn) -> Result<HttpResponse, PageError> {
+    let p = NewOrgPage {
+        csrf_token: who.csrf_token,
+        email: who.email,
+        orgs: who.orgs,
+        name: String::new(),
+        errors: FieldErrors::new(),
+    };
+    render_status(StatusCode::OK, &p)
+}
+
+#[derive(Deserialize)]
+pub struct NameForm {
+    #[serde(default)]
+    name: String,
+}
+
+pub async fn create(st: Data<AppState>, who: SignedIn, form: Form<NameForm>) -> Result<HttpResponse, PageError> {
+    match service::create(&st.db, &who.user_id, &who.email, &form.name).await {
+        Ok(org) => {
+            service::switch(&st.db, &who.session_id, &who.user_id, &org.id).await?;
+            Ok(redirect_with_flash(
+                paths::HOME,
+                "success",
+                format!("Organization “{}” created. You are its owner.", org.name),
+            ))
+        }
+        Err(OrgError::Invalid(errors)) => {
+            let p = NewOrgPage {
+                csrf_token: who.csrf_token,
+                email: who.email,
+                orgs: who.orgs,
+                name: form.name.clone(),
+                errors,
+            };
+            render_status(StatusCode::UNPROCESSABLE_ENTITY, &p)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[derive(Deserialize)]
+pub struct SwitchForm {
+    #[serde(default)]
+    organization_id: String,
+}
+
+pub async fn switch(st: Data<AppState>, who: SignedIn, form: Form<SwitchForm>) -> Result<HttpResponse, PageError> {
+    service::switch(&st.db, &who.session_id, &who.user_id, &form.organization_id).await?;
+    Ok(crate::web::see_other(paths::HOME))
+}
+
+#[derive(Template)]
+#[template(path = "orgs/members.html")]
+pub struct MembersPage {
+    pub shell: Shell,
+    pub members: Vec<Member>,
+    pub roles: Vec<Role>,
+    pub form_email: String,
+    pub form_role: String,
+    pub errors: FieldErrors,
+    pub added: Option<(String, String)>,
+    pub caller_role: Role,
+}
+
+impl MembersPage {
+    /// Roles the caller may grant.
+    fn grantable(caller: Role) -> Vec<Role> {
+        Role::ALL.into_iter().filter(|r| !r.outranks(caller)).collect()
+    }
+    pub fn can_edit(&self, m: &Member) -> bool {
+        !m.role.outranks(self.caller_role)
+    }
+}
+
+async fn members_page(st: &AppState, caller: &Caller, req: &HttpRequest) -> Result<MembersPage, PageError> {
+    let members = service::members(&st.db, caller).await?;
+    Ok(MembersPage {
+        shell: Shell::new(caller, req, "members"),
+        members,
+        roles: MembersPage::grantable(caller.role),
+        form_email: String::new(),
+        form_role: "member".into(),
+        errors: FieldErrors::new(),
+        added: None,
+        caller_role: caller.role,
+    })
+}
+
+pub async fn index(st: Data<AppState>, caller: Caller, req: HttpRequest) -> Result<HttpResponse, PageError> {
+    let p = members_page(&st, &caller, &req).await?;
+    page(&p.shell, &p)
+}
+
+#[derive(Deserialize)]
+pub struct MemberForm {
+    #[serde(default)]
+    email: String,
+    #[serde(default)]
+    role: String,
+}
+
+pub async fn add(
+    st: Data<AppState>,
+    caller: Caller,
+    req: HttpRequest,
+    form: Form<MemberForm>,
+) -> Result<HttpResponse, PageError> {
+    let f = form.into_inner();
+    match service::add_member(&st.db, &caller, NewMember { email: f.email.clone(), role: f.role.clone() }).await {
+        Ok(added) => match added.one_time_password {
+            // The password is shown once, on this response, never again.
+            Some(otp) => {
+                let mut p = members_page(&st, &caller, &req).await?;
+                p.added = Some((added.member.email, otp));
+                page(&p.shell, &p)
+            }
+            None => Ok(redirect_with_flash(
+                paths::MEMBERS,
+                "success",
+                format!("{} added as {}.", added.member.email, added.member.role),
+            )),
+        },
+        Err(OrgError::Invalid(errors)) => {
+            let mut p = members_page(&st, &caller, &req).await?;
+            p.form_email = f.email;
+            p.form_role = f.role;
+            p.errors = errors;
+            page_status(StatusCode::UNPROCESSABLE_ENTITY, &p.shell, &p)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[derive(Deserialize)]
+pub struct RoleForm {
+    #[serde(default)]
+    role: String,
+}
+
+pub async fn change_role(
+    st: Data<AppState>,
+    caller: Caller,
+    id: Path<String>,
+    form: Form<RoleForm>,
+) -> Result<HttpResponse, PageError> {
+    let m = service::change_role(&st.db, &caller, &id, &form.role).await?;
+    Ok(redirect_with_flash(paths::MEMBERS, "success", format!("{} is now {}.", m.email, m.role)))
+}
+
+pub async fn remove(st: Data<AppState>, caller: Caller, id: Path<String>) -> Result<HttpResponse, PageError> {
+    let m = service::remove_member(&st.db, &caller, &id).await?;
+    Ok(redirect_with_flash(paths::MEMBERS, "success", format!("{} was removed from this organization.", m.email)))
+}

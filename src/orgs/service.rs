@@ -1,0 +1,213 @@
+//! Organizations and their members: create, switch, add, change role, remove.
+
+use super::model::{Member, OrgChoice, Organization, Role};
+use super::store;
+use crate::audit::service::{self as audit, Actor};
+use crate::auth::service as auth;
+use crate::db::{self, Db, DbError};
+use crate::validate;
+use crate::web::{AppError, Caller, FieldErrors, Kind};
+
+#[derive(Debug, thiserror::Error)]
+pub enum OrgError {
+    #[error("not found")]
+    NotFound,
+    #[error("not allowed")]
+    Forbidden,
+    #[error("invalid input")]
+    Invalid(FieldErrors),
+    #[error("{0}")]
+    Refused(String),
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+impl From<DbError> for OrgError {
+    fn from(e: DbError) -> Self {
+        match e {
+            DbError::NotFound => OrgError::NotFound,
+            other => OrgError::Internal(other.into()),
+        }
+    }
+}
+
+impl From<auth::AuthError> for OrgError {
+    fn from(e: auth::AuthError) -> Self {
+        OrgError::Internal(anyhow::anyhow!(e))
+    }
+}
+
+impl From<OrgError> for AppError {
+    fn from(e: OrgError) -> Self {
+        match e {
+            OrgError::NotFound => AppError::not_found(),
+            OrgError::Forbidden => AppError::forbidden(),
+            OrgError::Invalid(f) => AppError::invalid(f),
+            OrgError::Refused(m) => AppError::new(Kind::Conflict, m),
+            OrgError::Internal(e) => AppError::internal(e),
+        }
+    }
+}
+
+/// Creates an organization with `user_id` as its first member, inside the caller's transaction.
+pub async fn create_in(c: &mut db::Conn, name: &str, user_id: &str, role: Role) -> Result<Organization, DbError> {
+    let now = db::now_ms();
+    let org = store::insert_org(c, &db::new_id(), name, now).await?;
+    store::insert_membership(c, &db::new_id(), &org.id, user_id, role, now).await?;
+    Ok(org)
+}
+
+/// A signed-in person creates another organization and becomes its owner.
+pub async fn create(db: &Db, user_id: &str, email: &str, name: &str) -> Result<Organization, OrgError> {
+    let mut errors = FieldErrors::new();
+    let name = validate::name(&mut errors, "name", name, "name");
+    errors.into_result().map_err(OrgError::Invalid)?;
+    let mut tx = db.begin().await?;
+    let org = create_in(&mut tx, &name, user_id, Role::Owner).await?;
+    audit::record(&mut tx, &org.id, &Actor::user(user_id, email), "organization.created", &org.name, "").await?;
+    tx.commit().await.map_err(DbError::from)?;
+    Ok(org)
+}
+
+pub async fn organization_ids_of(c: &mut db::Conn, user_id: &str) -> Result<Vec<String>, DbError> {
+    Ok(store::choices_of(c, user_id).await?.into_iter().map(|o| o.organization_id).collect())
+}
+
+pub async fn choices(db: &Db, user_id: &str) -> Result<Vec<OrgChoice>, OrgError> {
+    let mut c = db.conn().await?;
+    Ok(store::choices_of(&mut c, user_id).await?)
+}
+
+/// The organization a session acts on: its chosen one if still a member, else the oldest.
+pub fn current(choices: &[OrgChoice], preferred: Option<&str>) -> Option<OrgChoice> {
+    preferred.and_then(|p| choices.iter().find(|o| o.organization_id == p)).or_else(|| choices.first()).cloned()
+}
+
+pub async fn role_of(db: &Db, org_id: &str, user_id: &str) -> Result<Option<Role>, OrgError> {
+    let mut c = db.conn().await?;
+    Ok(store::role_of(&mut c, org_id, user_id).await?)
+}
+
+/// Switching to an organization the caller does not belong to is `NotFound`.
+pub async fn switch(db: &Db, session_id: &str, user_id: &str, org_id: &str) -> Result<(), OrgError> {
+    if role_of(db, org_id, user_id).await?.is_none() {
+        return Err(OrgError::NotFound);
+    }
+    auth::set_current_org(db, session_id, org_id).await?;
+    Ok(())
+}
+
+pub async fn members(db: &Db, caller: &Caller) -> Result<Vec<Member>, OrgError> {
+    if !caller.role.can_manage_members() {
+        return Err(OrgError::Forbidden);
+    }
+    let mut c = db.conn().await?;
+    Ok(store::members(&mut c, &caller.org_id).await?)
+}
+
+pub struct NewMember {
+    pub email: String,
+    pub role: String,
+}
+
+/// The member added, and the one-time password when the account was created now.
+pub struct AddedMember {
+    pub member: Member,
+    pub one_time_password: Option<String>,
+}
+
+pub async fn add_member(db: &Db, caller: &Caller, input: NewMember) -> Result<AddedMember, OrgError> {
+    if !caller.role.can_manage_members() {
+        return Err(OrgError::Forbidden);
+    }
+    let mut errors = FieldErrors::new();
+    let email = validate::email(&mut errors, "email", &input.email);
+    let role = validate::role(&mut errors, "role", &input.role);
+    if let Some(r) = role {
+        if r.outranks(caller.role) {
+            errors.add("role", format!("You cannot grant a role above your own ({}).", caller.role));
+        }
+    }
+    errors.into_result().map_err(OrgError::Invalid)?;
+    let role = role.unwrap_or(Role::Member);
+
+    let mut tx = db.begin().await?;
+    let (user_id, otp) = auth::find_or_create_user(&mut tx, &email).await?;
+    if store::role_of(&mut tx, &caller.org_id, &user_id).await?.is_some() {
+        let mut f = FieldErrors::new();
+        f.add("email", "This person is already a member.");
+        return Err(OrgError::Invalid(f));
+    }
+    let id = db::new_id();
+    store::insert_membership(&mut tx, &id, &caller.org_id, &user_id, role, db::now_ms()).await?;
+    let detail = if otp.is_some() { format!("as {role}; account created") } else { format!("as {role}") };
+    audit::record(&mut tx, &caller.org_id, &caller.actor(), "member.added", &email, &detail).await?;
+    let member = store::member(&mut tx, &caller.org_id, &id).await?.ok_or(OrgError::NotFound)?;
+    tx.commit().await.map_err(DbError::from)?;
+    Ok(AddedMember { member, one_time_password: otp })
+}
+
+/// Changes a member's role: never someone who outranks the caller, never above the caller's own
+/// role, never the last owner away from owner.
+pub async fn change_role(db: &Db, caller: &Caller, membership_id: &str, role: &str) -> Result<Member, OrgError> {
+    if !caller.role.can_manage_members() {
+        return Err(OrgError::Forbidden);
+    }
+    let mut errors = FieldErrors::new();
+    let new_role = validate::role(&mut errors, "role", role);
+    errors.into_result().map_err(OrgError::Invalid)?;
+    let new_role = new_role.unwrap_or(Role::Member);
+    let mut tx = db.begin().await?;
+    store::lock_org(&mut tx, db.kind(), &caller.org_id).await?;
+    let target = store::member(&mut tx, &caller.org_id, membership_id).await?.ok_or(OrgError::NotFound)?;
+    if target.role.outranks(caller.role) {
+        return Err(OrgError::Refused(format!("{} outranks you; only an owner can change their role.", target.email)));
+    }
+    if new_role.outranks(caller.role) {
+        return Err(OrgError::Refused(format!("You cannot grant a role above your own ({}).", caller.role)));
+    }
+    if target.role == Role::Owner && new_role != Role::Owner && store::count_owners(&mut tx, &caller.org_id).await? <= 1
+    {
+        return Err(OrgError::Refused("The last owner cannot be demoted. Make someone else an owner first.".into()));
+    }
+    store::set_role(&mut tx, &caller.org_id, membership_id, new_role).await?;
+    audit::record(
+        &mut tx,
+        &caller.org_id,
+        &caller.actor(),
+        "member.role_changed",
+        &target.email,
+        &format!("{} → {}", target.role, new_role),
+    )
+    .await?;
+    let member = store::member(&mut tx, &caller.org_id, membership_id).await?.ok_or(OrgError::NotFound)?;
+    tx.commit().await.map_err(DbError::from)?;
+    Ok(member)
+}
+
+pub async fn remove_member(db: &Db, caller: &Caller, membership_id: &str) -> Result<Member, OrgError> {
+    if !caller.role.can_manage_members() {
+        return Err(OrgError::Forbidden);
+    }
+    let mut tx = db.begin().await?;
+    store::lock_org(&mut tx, db.kind(), &caller.org_id).await?;
+    let target = store::member(&mut tx, &caller.org_id, membership_id).await?.ok_or(OrgError::NotFound)?;
+    if target.role.outranks(caller.role) {
+        return Err(OrgError::Refused(format!("{} outranks you; only an owner can remove them.", target.email)));
+    }
+    if target.role == Role::Owner && store::count_owners(&mut tx, &caller.org_id).await? <= 1 {
+        return Err(OrgError::Refused("The last owner cannot be removed. Make someone else an owner first.".into()));
+    }
+    store::delete_membership(&mut tx, &caller.org_id, membership_id).await?;
+    audit::record(
+        &mut tx,
+        &caller.org_id,
+        &caller.actor(),
+        "member.removed",
+        &target.email,
+        &format!("was {}", target.role),
+    )
+    .await?;
+    tx.commit().await.map_err(DbError::from)?;
+    Ok(target)
+}

@@ -1,0 +1,146 @@
+//! Builds the application: state, routes, middleware, the listener.
+
+use std::net::TcpListener;
+
+use actix_web::dev::Server;
+use actix_web::middleware::{from_fn, Compress};
+use actix_web::web::{self, Data};
+use actix_web::{App, HttpRequest, HttpResponse, HttpServer};
+
+use crate::catalog::RuntimeCatalog;
+use crate::config::{Config, VaultKeySource};
+use crate::db::Db;
+use crate::vault::crypto::{self, MasterKey};
+use crate::web::csrf::CsrfKey;
+use crate::web::{self as w, middleware as mw};
+
+/// Everything a handler may need, shared by all workers.
+pub struct AppState {
+    pub config: Config,
+    pub db: Db,
+    pub vault_key: MasterKey,
+    pub csrf_key: CsrfKey,
+    /// The runtime catalog this deployment ships, validated at start-up.
+    pub catalog: RuntimeCatalog,
+}
+
+impl AppState {
+    /// Connects and migrates the database and loads (or creates) the vault key.
+    pub async fn build(config: Config) -> anyhow::Result<AppState> {
+        // A catalog with a hole in it stops start-up, naming the entry and the rule.
+        let catalog = RuntimeCatalog::load(config.sandboxd.catalog_dir.join("sandbox_runtimes.json"))?;
+        let vault_key = load_vault_key(&config)?;
+        let db = Db::connect(&config.database.url, config.database.max_connections).await?;
+        db.migrate().await?;
+        let csrf_key = CsrfKey::derive(vault_key.bytes());
+        Ok(AppState { config, db, vault_key, csrf_key, catalog })
+    }
+}
+
+pub fn load_vault_key(config: &Config) -> anyhow::Result<MasterKey> {
+    match &config.vault.key {
+        VaultKeySource::Inline(s) => {
+            use secrecy::ExposeSecret;
+            crypto::parse_master_key(s.expose_secret()).map_err(|e| anyhow::anyhow!("AGENTICOS_VAULT_KEY: {e}"))
+        }
+        VaultKeySource::File(p) => crypto::load_or_create_key_file(p),
+    }
+}
+
+pub struct Application {
+    port: u16,
+    server: Server,
+    state: Data<AppState>,
+}
+
+impl Application {
+    pub async fn build(config: Config) -> anyhow::Result<Application> {
+        let listener = TcpListener::bind(config.http.bind)
+            .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.http.bind))?;
+        let state = Data::new(AppState::build(config).await?);
+        Self::with_listener(state, listener)
+    }
+
+    pub fn with_listener(state: Data<AppState>, listener: TcpListener) -> anyhow::Result<Application> {
+        let port = listener.local_addr()?.port();
+        let workers = state.config.http.workers;
+        let app_state = state.clone();
+        let mut server = HttpServer::new(move || {
+            App::new()
+                .app_data(app_state.clone())
+                .app_data(w::extract::json_config())
+                .app_data(w::extract::form_config())
+                .app_data(w::extract::query_config())
+                .configure(routes)
+                .default_service(web::to(not_found))
+                .wrap(from_fn(mw::csrf_guard))
+                .wrap(mw::security_headers())
+                .wrap(Compress::default())
+                .wrap(from_fn(mw::request_context))
+        })
+        .shutdown_timeout(10);
+        if let Some(n) = workers {
+            server = server.workers(n);
+        }
+        let server = server.listen(listener)?.run();
+        Ok(Application { port, server, state })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn state(&self) -> Data<AppState> {
+        self.state.clone()
+    }
+
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        self.server.await
+    }
+}
+
+/// Every route of the product.
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/healthz", web::get().to(healthz)).route("/readyz", web::get().to(readyz));
+    w::assets::routes(cfg);
+    crate::api::configure(cfg);
+    crate::auth::routes(cfg);
+    crate::dashboard::routes(cfg);
+    crate::orgs::routes(cfg);
+    crate::tokens::routes(cfg);
+    crate::vault::routes(cfg);
+    crate::audit::routes(cfg);
+}
+
+async fn healthz() -> HttpResponse {
+    HttpResponse::Ok().json(serde_json::json!({ "status": "ok" }))
+}
+
+async fn readyz(st: Data<AppState>) -> HttpResponse {
+    if st.db.ping().await {
+        HttpResponse::Ok().json(serde_json::json!({ "status": "ready", "database": "ok" }))
+    } else {
+        HttpResponse::ServiceUnavailable().json(serde_json::json!({ "status": "not ready", "database": "unreachable" }))
+    }
+}
+
+async fn not_found(req: HttpRequest) -> Result<HttpResponse, w::PageError> {
+    if req.path().starts_with("/api/") {
+        return Ok(crate::api::not_found(req).await);
+    }
+    Err(w::AppError::new(w::Kind::NotFound, "There is no page at this address.").into())
+}
+
+/// Hourly housekeeping while serving: expired sign-ins and stale failure records.
+pub fn spawn_sweeps(state: Data<AppState>) {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(3600));
+        loop {
+            tick.tick().await;
+            match crate::auth::service::sweep(&state.db, state.config.auth.login_window_minutes).await {
+                Ok(n) => tracing::debug!(expired_sessions = n, "sweep done"),
+                Err(e) => tracing::warn!(error = %e, "sweep failed"),
+            }
+        }
+    });
+}

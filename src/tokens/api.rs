@@ -1,0 +1,68 @@
+//! JSON: API tokens.
+
+use actix_web::web::{Data, Json, Path};
+use actix_web::HttpResponse;
+use serde::{Deserialize, Serialize};
+
+use super::model::ApiToken;
+use super::service::{self, NewToken};
+use crate::api::ApiRoute;
+use crate::api_route;
+use crate::startup::AppState;
+use crate::web::error::Problem;
+use crate::web::{ApiCaller, ApiError};
+
+pub fn routes() -> Vec<ApiRoute> {
+    vec![
+        api_route!(GET "/api/v1/tokens" => list_tokens),
+        api_route!(POST "/api/v1/tokens" => create_token),
+        api_route!(DELETE "/api/v1/tokens/{id}" => revoke_token),
+    ]
+}
+
+#[utoipa::path(get, path = "/api/v1/tokens", tag = "tokens",
+    responses((status = 200, body = [ApiToken]), (status = 403, body = Problem, content_type = "application/problem+json")))]
+pub async fn list_tokens(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result<Json<Vec<ApiToken>>, ApiError> {
+    Ok(Json(service::list(&st.db, &c).await?))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewTokenBody {
+    #[serde(default)]
+    pub name: String,
+    /// The role the token acts with; at most the creator's own.
+    #[serde(default)]
+    pub role: String,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct CreatedTokenBody {
+    pub token: ApiToken,
+    /// The token value. It is shown only in this response.
+    pub value: String,
+}
+
+#[utoipa::path(post, path = "/api/v1/tokens", tag = "tokens", request_body = NewTokenBody,
+    responses((status = 201, body = CreatedTokenBody), (status = 422, body = Problem, content_type = "application/problem+json")))]
+pub async fn create_token(
+    st: Data<AppState>,
+    ApiCaller(c): ApiCaller,
+    body: Json<NewTokenBody>,
+) -> Result<HttpResponse, ApiError> {
+    let b = body.into_inner();
+    let created = service::create(&st.db, &c, NewToken { name: b.name, role: b.role }).await?;
+    Ok(HttpResponse::Created().json(CreatedTokenBody { token: created.token, value: created.value }))
+}
+
+#[utoipa::path(delete, path = "/api/v1/tokens/{id}", tag = "tokens",
+    params(("id" = String, Path, description = "token id")),
+    responses((status = 200, body = ApiToken, description = "the revoked token"),
+        (status = 404, body = Problem, content_type = "application/problem+json")))]
+pub async fn revoke_token(
+    st: Data<AppState>,
+    ApiCaller(c): ApiCaller,
+    id: Path<String>,
+) -> Result<Json<ApiToken>, ApiError> {
+    Ok(Json(service::revoke(&st.db, &c, &id).await?))
+}

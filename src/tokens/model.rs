@@ -1,0 +1,33 @@
+use serde::Serialize;
+
+/// An API token as lists show it; the value itself is shown once, at creation.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+pub struct ApiToken {
+    pub id: String,
+    pub name: String,
+    /// The first characters of the value, to recognise it.
+    pub prefix: String,
+    pub role: String,
+    pub created_by_email: String,
+    pub created_at: i64,
+    pub last_used_at: Option<i64>,
+    pub revoked_at: Option<i64>,
+}
+
+impl ApiToken {
+    pub fn is_revoked(&self) -> bool {
+        self.revoked_at.is_some()
+    }
+}
+
+/// A token that authenticated a request.
+#[derive(Debug, Clone)]
+pub struct TokenCaller {
+    pub token_id: String,
+    pub name: String,
+    pub org_id: String,
+    pub org_name: String,
+    pub user_id: String,
+    pub email: String,
+    pub role: crate::orgs::model::Role,
+}

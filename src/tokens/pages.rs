@@ -1,0 +1,83 @@
+//! HTML: the API tokens page.
+
+use actix_web::http::StatusCode;
+use actix_web::web::{Data, Form, Path};
+use actix_web::{HttpRequest, HttpResponse};
+use askama::Template;
+use serde::Deserialize;
+
+use super::model::ApiToken;
+use super::service::{self, NewToken};
+use crate::orgs::model::Role;
+use crate::startup::AppState;
+use crate::web::{page, page_status, paths, redirect_with_flash, Caller, FieldErrors, Kind, PageError, Shell};
+
+#[derive(Template)]
+#[template(path = "tokens/index.html")]
+pub struct TokensPage {
+    pub shell: Shell,
+    pub tokens: Vec<ApiToken>,
+    pub roles: Vec<Role>,
+    pub form_name: String,
+    pub form_role: String,
+    pub errors: FieldErrors,
+    pub created: Option<(String, String)>,
+}
+
+async fn tokens_page(st: &AppState, caller: &Caller, req: &HttpRequest) -> Result<TokensPage, PageError> {
+    Ok(TokensPage {
+        shell: Shell::new(caller, req, "tokens"),
+        tokens: service::list(&st.db, caller).await?,
+        roles: Role::ALL.into_iter().filter(|r| !r.outranks(caller.role)).collect(),
+        form_name: String::new(),
+        form_role: "operator".into(),
+        errors: FieldErrors::new(),
+        created: None,
+    })
+}
+
+pub async fn index(st: Data<AppState>, caller: Caller, req: HttpRequest) -> Result<HttpResponse, PageError> {
+    let p = tokens_page(&st, &caller, &req).await?;
+    page(&p.shell, &p)
+}
+
+#[derive(Deserialize)]
+pub struct TokenForm {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    role: String,
+}
+
+pub async fn create(
+    st: Data<AppState>,
+    caller: Caller,
+    req: HttpRequest,
+    form: Form<TokenForm>,
+) -> Result<HttpResponse, PageError> {
+    let f = form.into_inner();
+    match service::create(&st.db, &caller, NewToken { name: f.name.clone(), role: f.role.clone() }).await {
+        Ok(created) => {
+            let mut p = tokens_page(&st, &caller, &req).await?;
+            p.created = Some((created.token.name, created.value));
+            page(&p.shell, &p)
+        }
+        Err(e) if e.kind == Kind::Invalid => {
+            let mut p = tokens_page(&st, &caller, &req).await?;
+            p.form_name = f.name;
+            p.form_role = f.role;
+            p.errors = e.fields;
+            page_status(StatusCode::UNPROCESSABLE_ENTITY, &p.shell, &p)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub async fn revoke(st: Data<AppState>, caller: Caller, id: Path<String>) -> Result<HttpResponse, PageError> {
+    let t = service::revoke(&st.db, &caller, &id).await?;
+    Ok(redirect_with_flash(
+        paths::TOKENS,
+        "success",
+        format!("Token “{}” revoked. Clients using it now get 401.", t.name),
+    ))
+}

@@ -1,0 +1,121 @@
+//! API tokens for REST clients: shown once, stored hashed, carry a role, revocable.
+
+use super::model::{ApiToken, TokenCaller};
+use super::store;
+use crate::audit::service as audit;
+use crate::auth::secrets;
+use crate::db::{self, Db, DbError};
+use crate::orgs::model::Role;
+use crate::validate;
+use crate::web::{AppError, Caller, FieldErrors};
+
+pub const TOKEN_PREFIX: &str = "agos_";
+
+pub struct NewToken {
+    pub name: String,
+    pub role: String,
+}
+
+/// A created token and its value, which is never shown again.
+pub struct CreatedToken {
+    pub token: ApiToken,
+    pub value: String,
+}
+
+pub async fn list(db: &Db, caller: &Caller) -> Result<Vec<ApiToken>, AppError> {
+    if !caller.role.can_manage_members() {
+        return Err(AppError::forbidden());
+    }
+    let mut c = db.conn().await?;
+    Ok(store::list(&mut c, &caller.org_id).await?)
+}
+
+pub async fn create(db: &Db, caller: &Caller, input: NewToken) -> Result<CreatedToken, AppError> {
+    if !caller.role.can_manage_members() {
+        return Err(AppError::forbidden());
+    }
+    let mut errors = FieldErrors::new();
+    let name = validate::name(&mut errors, "name", &input.name, "token name");
+    let role = validate::role(&mut errors, "role", &input.role);
+    if let Some(r) = role {
+        if r.outranks(caller.role) {
+            errors.add("role", format!("A token cannot carry a role above your own ({}).", caller.role));
+        }
+    }
+    if !errors.is_empty() {
+        return Err(AppError::invalid(errors));
+    }
+    let role = role.unwrap_or(Role::Member);
+    let value = format!("{TOKEN_PREFIX}{}", secrets::random_token(32));
+    let prefix: String = value.chars().take(TOKEN_PREFIX.len() + 6).collect();
+    let id = db::new_id();
+    let mut tx = db.begin().await?;
+    store::insert(
+        &mut tx,
+        &id,
+        &caller.org_id,
+        &name,
+        &prefix,
+        &secrets::sha256_hex(&value),
+        role.as_str(),
+        &caller.user_id,
+        db::now_ms(),
+    )
+    .await?;
+    audit::record(&mut tx, &caller.org_id, &caller.actor(), "token.created", &name, &format!("role {role}, {prefix}…"))
+        .await?;
+    let token = store::get(&mut tx, &caller.org_id, &id).await?.ok_or(DbError::NotFound)?;
+    tx.commit().await.map_err(DbError::from)?;
+    Ok(CreatedToken { token, value })
+}
+
+pub async fn revoke(db: &Db, caller: &Caller, id: &str) -> Result<ApiToken, AppError> {
+    if !caller.role.can_manage_members() {
+        return Err(AppError::forbidden());
+    }
+    let mut tx = db.begin().await?;
+    let token = store::get(&mut tx, &caller.org_id, id).await?.ok_or_else(AppError::not_found)?;
+    if store::revoke(&mut tx, &caller.org_id, id, db::now_ms()).await? > 0 {
+        audit::record(
+            &mut tx,
+            &caller.org_id,
+            &caller.actor(),
+            "token.revoked",
+            &token.name,
+            &format!("{}…", token.prefix),
+        )
+        .await?;
+    }
+    let token = store::get(&mut tx, &caller.org_id, id).await?.ok_or_else(AppError::not_found)?;
+    tx.commit().await.map_err(DbError::from)?;
+    Ok(token)
+}
+
+/// The caller behind a bearer value: live token, creator still a member; the role is the lower
+/// of the token's and the creator's current one.
+pub async fn authenticate(db: &Db, value: &str) -> Result<Option<TokenCaller>, AppError> {
+    if !value.starts_with(TOKEN_PREFIX) || value.len() > 200 {
+        return Ok(None);
+    }
+    let mut c = db.conn().await?;
+    let Some(row) = store::find_for_auth(&mut c, &secrets::sha256_hex(value)).await? else {
+        return Ok(None);
+    };
+    let now = db::now_ms();
+    if row.last_used_at.is_none_or(|t| now - t > 60_000) {
+        store::touch(&mut c, &row.id, now).await?;
+    }
+    let role = match (Role::parse(&row.token_role), Role::parse(&row.member_role)) {
+        (Some(t), Some(m)) => t.min(m),
+        _ => return Ok(None),
+    };
+    Ok(Some(TokenCaller {
+        token_id: row.id,
+        name: row.name,
+        org_id: row.organization_id,
+        org_name: row.org_name,
+        user_id: row.user_id,
+        email: row.email,
+        role,
+    }))
+}

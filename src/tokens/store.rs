@@ -1,0 +1,102 @@
+//! SQL for API tokens.
+
+use super::model::ApiToken;
+use crate::db::{Conn, DbResult};
+
+#[derive(sqlx::FromRow)]
+pub struct TokenAuthRow {
+    pub id: String,
+    pub name: String,
+    pub organization_id: String,
+    pub org_name: String,
+    pub token_role: String,
+    pub user_id: String,
+    pub email: String,
+    pub member_role: String,
+    pub last_used_at: Option<i64>,
+}
+
+#[allow(clippy::too_many_arguments)]
+pub async fn insert(
+    c: &mut Conn,
+    id: &str,
+    org_id: &str,
+    name: &str,
+    prefix: &str,
+    token_hash: &str,
+    role: &str,
+    created_by: &str,
+    now: i64,
+) -> DbResult<()> {
+    sqlx::query(
+        "INSERT INTO api_tokens (id, organization_id, name, prefix, token_hash, role, created_by, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(id)
+    .bind(org_id)
+    .bind(name)
+    .bind(prefix)
+    .bind(token_hash)
+    .bind(role)
+    .bind(created_by)
+    .bind(now)
+    .execute(c)
+    .await?;
+    Ok(())
+}
+
+const COLUMNS: &str = "t.id, t.name, t.prefix, t.role, COALESCE(u.email, '') AS created_by_email, t.created_at, \
+                       t.last_used_at, t.revoked_at";
+
+pub async fn list(c: &mut Conn, org_id: &str) -> DbResult<Vec<ApiToken>> {
+    Ok(sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM api_tokens t LEFT JOIN users u ON u.id = t.created_by \
+         WHERE t.organization_id = $1 ORDER BY t.revoked_at IS NOT NULL, t.created_at DESC"
+    ))
+    .bind(org_id)
+    .fetch_all(c)
+    .await?)
+}
+
+pub async fn get(c: &mut Conn, org_id: &str, id: &str) -> DbResult<Option<ApiToken>> {
+    Ok(sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM api_tokens t LEFT JOIN users u ON u.id = t.created_by \
+         WHERE t.organization_id = $1 AND t.id = $2"
+    ))
+    .bind(org_id)
+    .bind(id)
+    .fetch_optional(c)
+    .await?)
+}
+
+pub async fn revoke(c: &mut Conn, org_id: &str, id: &str, now: i64) -> DbResult<u64> {
+    Ok(sqlx::query(
+        "UPDATE api_tokens SET revoked_at = $1 WHERE organization_id = $2 AND id = $3 AND revoked_at IS NULL",
+    )
+    .bind(now)
+    .bind(org_id)
+    .bind(id)
+    .execute(c)
+    .await?
+    .rows_affected())
+}
+
+/// A live token by hash, with its creator's current membership in the token's organization.
+pub async fn find_for_auth(c: &mut Conn, token_hash: &str) -> DbResult<Option<TokenAuthRow>> {
+    Ok(sqlx::query_as(
+        "SELECT t.id, t.name, t.organization_id, o.name AS org_name, t.role AS token_role, u.id AS user_id, u.email, \
+         m.role AS member_role, t.last_used_at FROM api_tokens t \
+         JOIN organizations o ON o.id = t.organization_id \
+         JOIN users u ON u.id = t.created_by \
+         JOIN memberships m ON m.organization_id = t.organization_id AND m.user_id = t.created_by \
+         WHERE t.token_hash = $1 AND t.revoked_at IS NULL",
+    )
+    .bind(token_hash)
+    .fetch_optional(c)
+    .await?)
+}
+
+pub async fn touch(c: &mut Conn, id: &str, now: i64) -> DbResult<()> {
+    sqlx::query("UPDATE api_tokens SET last_used_at = $1 WHERE id = $2").bind(now).bind(id).execute(c).await?;
+    Ok(())
+}

@@ -1,0 +1,84 @@
+//! Input rules shared by forms and the API.
+
+use crate::web::FieldErrors;
+
+pub const NAME_MAX: usize = 100;
+pub const EMAIL_MAX: usize = 254;
+pub const PASSWORD_MIN: usize = 10;
+pub const PASSWORD_MAX: usize = 1024;
+
+/// A trimmed, lower-cased e-mail address, or a message.
+pub fn email(errors: &mut FieldErrors, field: &str, raw: &str) -> String {
+    let v = raw.trim().to_ascii_lowercase();
+    if v.is_empty() {
+        errors.add(field, "Enter an e-mail address.");
+    } else if v.chars().count() > EMAIL_MAX {
+        errors.add(field, format!("An e-mail address has at most {EMAIL_MAX} characters."));
+    } else {
+        let mut parts = v.splitn(2, '@');
+        let local = parts.next().unwrap_or_default();
+        let domain = parts.next().unwrap_or_default();
+        if local.is_empty()
+            || domain.is_empty()
+            || v.chars().any(|c| c.is_whitespace() || c.is_control())
+            || domain.contains('@')
+        {
+            errors.add(field, "Enter an e-mail address like name@example.com.");
+        }
+    }
+    v
+}
+
+/// A trimmed display name of 1 to 100 characters.
+pub fn name(errors: &mut FieldErrors, field: &str, raw: &str, what: &str) -> String {
+    let v = raw.trim().to_string();
+    if v.is_empty() {
+        errors.add(field, format!("Enter a {what}."));
+    } else if v.chars().count() > NAME_MAX {
+        errors.add(field, format!("A {what} has at most {NAME_MAX} characters."));
+    } else if v.chars().any(|c| c.is_control()) {
+        errors.add(field, format!("A {what} cannot contain control characters."));
+    }
+    v
+}
+
+pub fn new_password(errors: &mut FieldErrors, field: &str, raw: &str) {
+    let n = raw.chars().count();
+    if n < PASSWORD_MIN {
+        errors.add(field, format!("Use at least {PASSWORD_MIN} characters."));
+    } else if n > PASSWORD_MAX {
+        errors.add(field, format!("Use at most {PASSWORD_MAX} characters."));
+    }
+}
+
+pub fn role(errors: &mut FieldErrors, field: &str, raw: &str) -> Option<crate::orgs::model::Role> {
+    let r = crate::orgs::model::Role::parse(raw);
+    if r.is_none() {
+        errors.add(field, "Choose one of: owner, admin, builder, operator, member.");
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn emails_are_normalised_and_checked() {
+        let mut e = FieldErrors::new();
+        assert_eq!(email(&mut e, "email", "  Ada@Example.COM "), "ada@example.com");
+        assert!(e.is_empty());
+        for bad in ["", "no-at", "a@", "@b", "a b@c.d"] {
+            let mut e = FieldErrors::new();
+            email(&mut e, "email", bad);
+            assert!(e.has("email"), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn names_have_bounds() {
+        let mut e = FieldErrors::new();
+        name(&mut e, "name", &"x".repeat(101), "name");
+        assert!(e.get("name").is_some_and(|m| m.contains("100")));
+    }
+}

@@ -1,0 +1,104 @@
+//! HTML: the vault page.
+
+use actix_web::http::StatusCode;
+use actix_web::web::{Data, Form, Path};
+use actix_web::{HttpRequest, HttpResponse};
+use askama::Template;
+use secrecy::SecretString;
+use serde::Deserialize;
+
+use super::model::{Secret, PURPOSES};
+use super::service::{self, NewSecret};
+use crate::startup::AppState;
+use crate::web::{page, page_status, paths, redirect_with_flash, Caller, FieldErrors, Kind, PageError, Shell};
+
+#[derive(Template)]
+#[template(path = "vault/index.html")]
+pub struct VaultPage {
+    pub shell: Shell,
+    pub secrets: Vec<Secret>,
+    pub purposes: [&'static str; 3],
+    pub form_name: String,
+    pub form_purpose: String,
+    pub errors: FieldErrors,
+    /// The secret whose rotation failed validation, with its message.
+    pub rotate_error: Option<(String, String)>,
+}
+
+async fn vault_page(st: &AppState, caller: &Caller, req: &HttpRequest) -> Result<VaultPage, PageError> {
+    Ok(VaultPage {
+        shell: Shell::new(caller, req, "vault"),
+        secrets: service::list(st, caller).await?,
+        purposes: PURPOSES,
+        form_name: String::new(),
+        form_purpose: "sandboxd".into(),
+        errors: FieldErrors::new(),
+        rotate_error: None,
+    })
+}
+
+pub async fn index(st: Data<AppState>, caller: Caller, req: HttpRequest) -> Result<HttpResponse, PageError> {
+    let p = vault_page(&st, &caller, &req).await?;
+    page(&p.shell, &p)
+}
+
+#[derive(Deserialize)]
+pub struct SecretForm {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    purpose: String,
+    #[serde(default)]
+    value: String,
+}
+
+pub async fn create(
+    st: Data<AppState>,
+    caller: Caller,
+    req: HttpRequest,
+    form: Form<SecretForm>,
+) -> Result<HttpResponse, PageError> {
+    let f = form.into_inner();
+    let input = NewSecret { name: f.name.clone(), purpose: f.purpose.clone(), value: SecretString::from(f.value) };
+    match service::create(&st, &caller, input).await {
+        Ok(s) => Ok(redirect_with_flash(paths::VAULT, "success", format!("Secret “{}” stored in the vault.", s.name))),
+        Err(e) if e.kind == Kind::Invalid => {
+            let mut p = vault_page(&st, &caller, &req).await?;
+            p.form_name = f.name;
+            p.form_purpose = f.purpose;
+            p.errors = e.fields;
+            page_status(StatusCode::UNPROCESSABLE_ENTITY, &p.shell, &p)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[derive(Deserialize)]
+pub struct RotateForm {
+    #[serde(default)]
+    value: String,
+}
+
+pub async fn rotate(
+    st: Data<AppState>,
+    caller: Caller,
+    req: HttpRequest,
+    id: Path<String>,
+    form: Form<RotateForm>,
+) -> Result<HttpResponse, PageError> {
+    match service::rotate(&st, &caller, &id, SecretString::from(form.into_inner().value)).await {
+        Ok(s) => Ok(redirect_with_flash(paths::VAULT, "success", format!("Secret “{}” rotated.", s.name))),
+        Err(e) if e.kind == Kind::Invalid => {
+            let mut p = vault_page(&st, &caller, &req).await?;
+            let msg = e.fields.get("value").unwrap_or("Enter the new value.").to_string();
+            p.rotate_error = Some((id.into_inner(), msg));
+            page_status(StatusCode::UNPROCESSABLE_ENTITY, &p.shell, &p)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub async fn delete(st: Data<AppState>, caller: Caller, id: Path<String>) -> Result<HttpResponse, PageError> {
+    let s = service::delete(&st, &caller, &id).await?;
+    Ok(redirect_with_flash(paths::VAULT, "success", format!("Secret “{}” deleted.", s.name)))
+}

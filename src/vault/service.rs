@@ -1,0 +1,145 @@
+//! Per-organization secrets: create, rotate, delete, list. No route ever returns a value; only
+//! the product's own code reads one, through [`reveal`].
+
+use secrecy::{ExposeSecret, SecretString};
+
+use super::model::{Secret, PURPOSES};
+use super::{crypto, store};
+use crate::audit::service as audit;
+use crate::db::{self, DbError};
+use crate::startup::AppState;
+use crate::validate;
+use crate::web::{AppError, Caller, FieldErrors};
+
+pub const VALUE_MAX: usize = 16 * 1024;
+
+pub struct NewSecret {
+    pub name: String,
+    pub purpose: String,
+    pub value: SecretString,
+}
+
+fn check_value(errors: &mut FieldErrors, value: &SecretString) {
+    let v = value.expose_secret();
+    if v.trim().is_empty() {
+        errors.add("value", "Enter the secret value.");
+    } else if v.len() > VALUE_MAX {
+        errors.add("value", format!("A secret has at most {} KiB.", VALUE_MAX / 1024));
+    }
+}
+
+/// The last 4 characters, only for values long enough that this gives little away.
+fn hint(value: &str) -> String {
+    let chars: Vec<char> = value.trim().chars().collect();
+    if chars.len() >= 12 {
+        format!("…{}", chars[chars.len() - 4..].iter().collect::<String>())
+    } else {
+        "••••".to_string()
+    }
+}
+
+fn ensure_can_manage(caller: &Caller) -> Result<(), AppError> {
+    if caller.role.can_manage_vault() {
+        Ok(())
+    } else {
+        Err(AppError::forbidden())
+    }
+}
+
+pub async fn list(st: &AppState, caller: &Caller) -> Result<Vec<Secret>, AppError> {
+    ensure_can_manage(caller)?;
+    let mut c = st.db.conn().await?;
+    Ok(store::list(&mut c, &caller.org_id).await?)
+}
+
+pub async fn get(st: &AppState, caller: &Caller, id: &str) -> Result<Secret, AppError> {
+    ensure_can_manage(caller)?;
+    let mut c = st.db.conn().await?;
+    store::get(&mut c, &caller.org_id, id).await?.ok_or_else(AppError::not_found)
+}
+
+/// Creates a secret inside the caller's transaction (a connection's inline "new key" commits
+/// with the connection).
+pub async fn create_in(st: &AppState, c: &mut db::Conn, caller: &Caller, input: NewSecret) -> Result<Secret, AppError> {
+    ensure_can_manage(caller)?;
+    let mut errors = FieldErrors::new();
+    let name = validate::name(&mut errors, "name", &input.name, "secret name");
+    let purpose = input.purpose.trim().to_ascii_lowercase();
+    if !PURPOSES.contains(&purpose.as_str()) {
+        errors.add("purpose", format!("Choose one of: {}.", PURPOSES.join(", ")));
+    }
+    check_value(&mut errors, &input.value);
+    if !errors.is_empty() {
+        return Err(AppError::invalid(errors));
+    }
+    let id = db::new_id();
+    let (nonce, ct) = crypto::encrypt(&st.vault_key, &caller.org_id, &id, input.value.expose_secret().as_bytes())?;
+    let now = db::now_ms();
+    match store::insert(c, &id, &caller.org_id, &name, &purpose, &hint(input.value.expose_secret()), &nonce, &ct, now)
+        .await
+    {
+        Err(DbError::Conflict { .. }) => {
+            let mut f = FieldErrors::new();
+            f.add("name", "A secret with this name exists already in this organization.");
+            return Err(AppError::invalid(f));
+        }
+        other => other?,
+    }
+    audit::record(c, &caller.org_id, &caller.actor(), "vault.secret_created", &name, &format!("purpose {purpose}"))
+        .await?;
+    store::get(c, &caller.org_id, &id).await?.ok_or_else(AppError::not_found)
+}
+
+pub async fn create(st: &AppState, caller: &Caller, input: NewSecret) -> Result<Secret, AppError> {
+    let mut tx = st.db.begin().await?;
+    let secret = create_in(st, &mut tx, caller, input).await?;
+    tx.commit().await.map_err(DbError::from)?;
+    Ok(secret)
+}
+
+/// Replaces a secret's value.
+pub async fn rotate(st: &AppState, caller: &Caller, id: &str, value: SecretString) -> Result<Secret, AppError> {
+    ensure_can_manage(caller)?;
+    let mut tx = st.db.begin().await?;
+    let existing = store::get(&mut tx, &caller.org_id, id).await?.ok_or_else(AppError::not_found)?;
+    let mut errors = FieldErrors::new();
+    check_value(&mut errors, &value);
+    if !errors.is_empty() {
+        return Err(AppError::invalid(errors));
+    }
+    let (nonce, ct) = crypto::encrypt(&st.vault_key, &caller.org_id, id, value.expose_secret().as_bytes())?;
+    store::replace_value(&mut tx, &caller.org_id, id, &hint(value.expose_secret()), &nonce, &ct, db::now_ms()).await?;
+    audit::record(&mut tx, &caller.org_id, &caller.actor(), "vault.secret_rotated", &existing.name, "").await?;
+    let secret = store::get(&mut tx, &caller.org_id, id).await?.ok_or_else(AppError::not_found)?;
+    tx.commit().await.map_err(DbError::from)?;
+    Ok(secret)
+}
+
+pub async fn delete(st: &AppState, caller: &Caller, id: &str) -> Result<Secret, AppError> {
+    ensure_can_manage(caller)?;
+    let mut tx = st.db.begin().await?;
+    let existing = store::get(&mut tx, &caller.org_id, id).await?.ok_or_else(AppError::not_found)?;
+    store::delete(&mut tx, &caller.org_id, id).await?;
+    audit::record(&mut tx, &caller.org_id, &caller.actor(), "vault.secret_deleted", &existing.name, "").await?;
+    tx.commit().await.map_err(DbError::from)?;
+    Ok(existing)
+}
+
+/// The plaintext of a secret, for the product's own outbound calls only. Never render or log it.
+pub async fn reveal(st: &AppState, c: &mut db::Conn, org_id: &str, id: &str) -> Result<Option<SecretString>, AppError> {
+    let Some(row) = store::sealed(c, org_id, id).await? else {
+        return Ok(None);
+    };
+    let bytes = crypto::decrypt(&st.vault_key, org_id, id, &row.nonce, &row.ciphertext)?;
+    let text = String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("vault secret {id} is not UTF-8"))?;
+    Ok(Some(SecretString::from(text)))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hints_never_give_away_short_values() {
+        assert_eq!(super::hint("abcdefghijkl"), "…ijkl");
+        assert_eq!(super::hint("short"), "••••");
+    }
+}

@@ -1,0 +1,97 @@
+//! SQL for vault secrets.
+
+use super::model::Secret;
+use crate::db::{Conn, DbResult};
+
+#[derive(sqlx::FromRow)]
+pub struct SealedRow {
+    pub nonce: Vec<u8>,
+    pub ciphertext: Vec<u8>,
+}
+
+const COLUMNS: &str = "id, name, purpose, hint, created_at, updated_at";
+
+pub async fn list(c: &mut Conn, org_id: &str) -> DbResult<Vec<Secret>> {
+    Ok(sqlx::query_as(&format!("SELECT {COLUMNS} FROM vault_secrets WHERE organization_id = $1 ORDER BY name"))
+        .bind(org_id)
+        .fetch_all(c)
+        .await?)
+}
+
+pub async fn get(c: &mut Conn, org_id: &str, id: &str) -> DbResult<Option<Secret>> {
+    Ok(sqlx::query_as(&format!("SELECT {COLUMNS} FROM vault_secrets WHERE organization_id = $1 AND id = $2"))
+        .bind(org_id)
+        .bind(id)
+        .fetch_optional(c)
+        .await?)
+}
+
+pub async fn sealed(c: &mut Conn, org_id: &str, id: &str) -> DbResult<Option<SealedRow>> {
+    Ok(sqlx::query_as("SELECT nonce, ciphertext FROM vault_secrets WHERE organization_id = $1 AND id = $2")
+        .bind(org_id)
+        .bind(id)
+        .fetch_optional(c)
+        .await?)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub async fn insert(
+    c: &mut Conn,
+    id: &str,
+    org_id: &str,
+    name: &str,
+    purpose: &str,
+    hint: &str,
+    nonce: &[u8],
+    ciphertext: &[u8],
+    now: i64,
+) -> DbResult<()> {
+    sqlx::query(
+        "INSERT INTO vault_secrets (id, organization_id, name, purpose, hint, nonce, ciphertext, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)",
+    )
+    .bind(id)
+    .bind(org_id)
+    .bind(name)
+    .bind(purpose)
+    .bind(hint)
+    .bind(nonce.to_vec())
+    .bind(ciphertext.to_vec())
+    .bind(now)
+    .execute(c)
+    .await?;
+    Ok(())
+}
+
+pub async fn replace_value(
+    c: &mut Conn,
+    org_id: &str,
+    id: &str,
+    hint: &str,
+    nonce: &[u8],
+    ciphertext: &[u8],
+    now: i64,
+) -> DbResult<u64> {
+    Ok(sqlx::query(
+        "UPDATE vault_secrets SET hint = $1, nonce = $2, ciphertext = $3, updated_at = $4 \
+         WHERE organization_id = $5 AND id = $6",
+    )
+    .bind(hint)
+    .bind(nonce.to_vec())
+    .bind(ciphertext.to_vec())
+    .bind(now)
+    .bind(org_id)
+    .bind(id)
+    .execute(c)
+    .await?
+    .rows_affected())
+}
+
+pub async fn delete(c: &mut Conn, org_id: &str, id: &str) -> DbResult<u64> {
+    Ok(sqlx::query("DELETE FROM vault_secrets WHERE organization_id = $1 AND id = $2")
+        .bind(org_id)
+        .bind(id)
+        .execute(c)
+        .await?
+        .rows_affected())
+}

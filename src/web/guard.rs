@@ -1,0 +1,158 @@
+//! Who is calling: the extractors every handler uses. A page without a sign-in redirects to
+//! `/login`; an API call without credentials is a 401 problem. The API takes a session cookie (its
+//! CSRF header is checked by the middleware) or `Authorization: Bearer`.
+
+use actix_web::dev::Payload;
+use actix_web::http::header;
+use actix_web::web::Data;
+use actix_web::{FromRequest, HttpRequest};
+use futures_util::future::LocalBoxFuture;
+
+use super::csrf;
+use super::error::{ApiError, AppError, Kind, PageError};
+use crate::audit::service::Actor;
+use crate::auth::service as auth;
+use crate::orgs::model::{OrgChoice, Role};
+use crate::orgs::service as orgs;
+use crate::startup::AppState;
+use crate::tokens::service as tokens;
+
+/// How the caller proved who they are.
+#[derive(Debug, Clone)]
+pub enum Via {
+    Session { session_id: String },
+    Token { token_id: String, name: String },
+}
+
+/// A signed-in person, whatever organization they are in (or none yet).
+#[derive(Debug, Clone)]
+pub struct SignedIn {
+    pub user_id: String,
+    pub email: String,
+    pub session_id: String,
+    pub csrf_token: String,
+    pub orgs: Vec<OrgChoice>,
+    pub current: Option<OrgChoice>,
+}
+
+/// The caller of an organization-scoped request: a person or token acting in one organization.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub user_id: String,
+    pub email: String,
+    pub org_id: String,
+    pub org_name: String,
+    pub role: Role,
+    pub csrf_token: String,
+    pub via: Via,
+    pub orgs: Vec<OrgChoice>,
+}
+
+impl Caller {
+    pub fn actor(&self) -> Actor {
+        match &self.via {
+            Via::Session { .. } => Actor::user(&self.user_id, &self.email),
+            Via::Token { name, .. } => {
+                Actor { user_id: Some(self.user_id.clone()), label: format!("{} (token {name})", self.email) }
+            }
+        }
+    }
+}
+
+fn state(req: &HttpRequest) -> Result<Data<AppState>, AppError> {
+    req.app_data::<Data<AppState>>().cloned().ok_or_else(|| AppError::internal(anyhow::anyhow!("no app state")))
+}
+
+async fn signed_in(req: &HttpRequest) -> Result<SignedIn, AppError> {
+    let st = state(req)?;
+    let cookie = req.cookie(csrf::SESSION_COOKIE).ok_or_else(AppError::unauthenticated)?;
+    let session = auth::session_for_cookie(&st.db, cookie.value()).await?.ok_or_else(AppError::unauthenticated)?;
+    let choices = orgs::choices(&st.db, &session.user_id).await?;
+    let current = orgs::current(&choices, session.current_organization_id.as_deref());
+    Ok(SignedIn {
+        user_id: session.user_id,
+        email: session.email,
+        session_id: session.id,
+        csrf_token: st.csrf_key.for_session(cookie.value()),
+        orgs: choices,
+        current,
+    })
+}
+
+fn caller_of(s: SignedIn) -> Result<Caller, AppError> {
+    let current = s.current.clone().ok_or_else(|| {
+        AppError::new(Kind::NeedsOrganization, "You belong to no organization yet. Create one to continue.")
+    })?;
+    Ok(Caller {
+        user_id: s.user_id,
+        email: s.email,
+        org_id: current.organization_id,
+        org_name: current.name,
+        role: current.role,
+        csrf_token: s.csrf_token,
+        via: Via::Session { session_id: s.session_id },
+        orgs: s.orgs,
+    })
+}
+
+fn bearer(req: &HttpRequest) -> Option<String> {
+    let v = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
+    if v.len() > 7 && v[..7].eq_ignore_ascii_case("bearer ") {
+        Some(v[7..].trim().to_string())
+    } else {
+        None
+    }
+}
+
+async fn api_caller(req: &HttpRequest) -> Result<Caller, AppError> {
+    if let Some(token) = bearer(req) {
+        let st = state(req)?;
+        let t = tokens::authenticate(&st.db, &token).await?.ok_or_else(|| {
+            AppError::new(
+                Kind::Unauthenticated,
+                "This API token is not valid: it is unknown, revoked, or its creator left.",
+            )
+        })?;
+        return Ok(Caller {
+            user_id: t.user_id,
+            email: t.email,
+            org_id: t.org_id,
+            org_name: t.org_name,
+            role: t.role,
+            csrf_token: String::new(),
+            via: Via::Token { token_id: t.token_id, name: t.name },
+            orgs: Vec::new(),
+        });
+    }
+    caller_of(signed_in(req).await?)
+}
+
+impl FromRequest for SignedIn {
+    type Error = PageError;
+    type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        Box::pin(async move { signed_in(&req).await.map_err(PageError) })
+    }
+}
+
+impl FromRequest for Caller {
+    type Error = PageError;
+    type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        Box::pin(async move { caller_of(signed_in(&req).await.map_err(PageError)?).map_err(PageError) })
+    }
+}
+
+/// The caller of an `/api/v1` route.
+pub struct ApiCaller(pub Caller);
+
+impl FromRequest for ApiCaller {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        Box::pin(async move { api_caller(&req).await.map(ApiCaller).map_err(ApiError) })
+    }
+}

@@ -1,0 +1,112 @@
+//! Request middleware: request id and log span, CSRF, security headers.
+
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::http::{header, Method};
+use actix_web::middleware::Next;
+use actix_web::web::{Bytes, Data};
+use actix_web::{Error, HttpMessage};
+use tracing::Instrument;
+
+use super::context::{RequestContext, REQUEST};
+use super::csrf;
+use super::error::{page_error_response, problem_response, AppError, Kind};
+use crate::startup::AppState;
+
+/// Gives every request an id (echoed as `X-Request-Id`), a span, and one log line when done.
+pub async fn request_context(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody>, Error> {
+    let request_id = uuid::Uuid::new_v4().simple().to_string();
+    let ctx = RequestContext {
+        request_id: request_id.clone(),
+        is_htmx: req.headers().contains_key("hx-request"),
+        is_api: req.path().starts_with("/api/"),
+    };
+    let span = tracing::info_span!("request", request_id = %request_id, method = %req.method(), path = %req.path());
+    let started = std::time::Instant::now();
+    let fut = REQUEST.scope(ctx, next.call(req));
+    let mut res = fut.instrument(span.clone()).await?;
+    let status = res.status().as_u16();
+    span.in_scope(|| tracing::info!(status, elapsed_ms = started.elapsed().as_millis() as u64, "request done"));
+    if let Ok(v) = header::HeaderValue::from_str(&request_id) {
+        res.headers_mut().insert(header::HeaderName::from_static("x-request-id"), v);
+    }
+    Ok(res)
+}
+
+const FORM_PEEK_LIMIT: usize = 1024 * 1024;
+
+/// Refuses a state-changing request that does not present its CSRF token (403).
+pub async fn csrf_guard(
+    mut req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, Error> {
+    if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) || is_bearer(&req) {
+        return Ok(next.call(req).await?.map_into_boxed_body());
+    }
+    let Some(state) = req.app_data::<Data<AppState>>().cloned() else {
+        return Ok(next.call(req).await?.map_into_boxed_body());
+    };
+    let expected = csrf::expected(&state.csrf_key, req.request());
+    let mut provided = req.headers().get(csrf::HEADER).and_then(|v| v.to_str().ok()).map(str::to_string);
+    if provided.is_none() && req.content_type() == "application/x-www-form-urlencoded" {
+        let body = read_body(&mut req).await?;
+        provided = serde_urlencoded::from_bytes::<Vec<(String, String)>>(&body)
+            .ok()
+            .and_then(|pairs| pairs.into_iter().find(|(k, _)| k == csrf::FIELD).map(|(_, v)| v));
+        let (_, mut payload) = actix_http::h1::Payload::create(true);
+        payload.unread_data(body);
+        req.set_payload(Payload::from(payload));
+    }
+    let ok = match (expected, provided) {
+        (Some(e), Some(p)) => csrf::matches(&e, &p),
+        _ => false,
+    };
+    if ok {
+        return Ok(next.call(req).await?.map_into_boxed_body());
+    }
+    tracing::warn!(event = "csrf_refused", "state-changing request without a valid CSRF token");
+    let err = AppError::new(
+        Kind::Forbidden,
+        "This form has expired or was not sent by this console. Reload the page and try again.",
+    );
+    let res = if req.path().starts_with("/api/") { problem_response(&err) } else { page_error_response(&err) };
+    Ok(req.into_response(res))
+}
+
+fn is_bearer(req: &ServiceRequest) -> bool {
+    req.headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.len() > 7 && v[..7].eq_ignore_ascii_case("bearer "))
+}
+
+async fn read_body(req: &mut ServiceRequest) -> Result<Bytes, Error> {
+    use futures_util::StreamExt;
+    let mut payload = req.take_payload();
+    let mut body = actix_web::web::BytesMut::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk?;
+        if body.len() + chunk.len() > FORM_PEEK_LIMIT {
+            return Err(actix_web::error::ErrorPayloadTooLarge("form too large"));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.freeze())
+}
+
+/// The headers every response carries.
+pub fn security_headers() -> actix_web::middleware::DefaultHeaders {
+    actix_web::middleware::DefaultHeaders::new()
+        .add((
+            header::CONTENT_SECURITY_POLICY,
+            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; \
+             base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+        ))
+        .add((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .add((header::REFERRER_POLICY, "same-origin"))
+        .add((header::X_FRAME_OPTIONS, "DENY"))
+        .add(("Cross-Origin-Opener-Policy", "same-origin"))
+}

@@ -1,0 +1,17 @@
+//! Cross-cutting HTTP only: error rendering, request context, CSRF, the caller guard, paths,
+//! assets, template filters.
+
+pub mod assets;
+pub mod context;
+pub mod csrf;
+pub mod error;
+pub mod extract;
+pub mod filters;
+pub mod guard;
+pub mod layout;
+pub mod middleware;
+pub mod paths;
+
+pub use error::{render, render_status, see_other, ApiError, AppError, FieldErrors, Kind, PageError};
+pub use guard::{ApiCaller, Caller, SignedIn};
+pub use layout::{page, page_status, redirect_with_flash, Shell};

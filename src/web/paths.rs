@@ -1,0 +1,33 @@
+//! Every link and form action the pages use; templates never build URLs by hand.
+
+pub const HOME: &str = "/";
+pub const SETUP: &str = "/setup";
+pub const LOGIN: &str = "/login";
+pub const LOGOUT: &str = "/logout";
+pub const ORGS_NEW: &str = "/orgs/new";
+pub const ORGS: &str = "/orgs";
+pub const ORGS_SWITCH: &str = "/orgs/switch";
+pub const MEMBERS: &str = "/members";
+pub const TOKENS: &str = "/tokens";
+pub const VAULT: &str = "/vault";
+pub const AUDIT: &str = "/audit";
+pub const API_DOCS: &str = "/api/v1/openapi.json";
+
+pub fn member_role(membership_id: &str) -> String {
+    format!("/members/{membership_id}/role")
+}
+pub fn member_delete(membership_id: &str) -> String {
+    format!("/members/{membership_id}/delete")
+}
+pub fn token_revoke(token_id: &str) -> String {
+    format!("/tokens/{token_id}/revoke")
+}
+pub fn secret_rotate(secret_id: &str) -> String {
+    format!("/vault/{secret_id}/rotate")
+}
+pub fn secret_delete(secret_id: &str) -> String {
+    format!("/vault/{secret_id}/delete")
+}
+pub fn audit_page(page: u32) -> String {
+    format!("/audit?page={page}")
+}

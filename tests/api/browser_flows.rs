@@ -1,0 +1,55 @@
+//! Real Chromium: the flows that need htmx and a browser running.
+
+use crate::browser::{self, Browser};
+use crate::helpers::{spawn_app, Backend, OWNER_EMAIL, OWNER_ORG, OWNER_PASSWORD};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn setup_login_dashboard_logout_in_a_real_browser() -> anyhow::Result<()> {
+    if !browser::browser_or_skip("setup_login_dashboard_logout_in_a_real_browser") {
+        return Ok(());
+    }
+    let Some(app) = spawn_app(Backend::Sqlite).await else { return Ok(()) };
+    let b = Browser::start().await?;
+    b.goto(&format!("{}/", app.address)).await?;
+    // Not signed in and no account: / → /login → /setup.
+    b.wait_for("#organization").await?;
+    assert_eq!(b.current_path().await?, "/setup");
+    b.fill("#organization", OWNER_ORG).await?;
+    b.fill("#email", OWNER_EMAIL).await?;
+    b.fill("#password", OWNER_PASSWORD).await?;
+    b.click("button[type=submit]").await?;
+    b.wait_for("nav.sidebar-nav").await?;
+    assert_eq!(b.current_path().await?, "/");
+    assert_eq!(b.text("main h1").await?, OWNER_ORG);
+
+    // Sign out (a boosted form carrying the CSRF header), then sign in again.
+    b.click(".user-menu button[type=submit]").await?;
+    b.wait_for("#password").await?;
+    assert_eq!(b.current_path().await?, "/login");
+    b.fill("#email", OWNER_EMAIL).await?;
+    b.fill("#password", "wrong password!").await?;
+    b.click("button[type=submit]").await?;
+    b.wait_for_text(".alert-error", "e-mail or password is wrong").await?;
+    b.fill("#email", OWNER_EMAIL).await?;
+    b.fill("#password", OWNER_PASSWORD).await?;
+    b.click("button[type=submit]").await?;
+    b.wait_for("nav.sidebar-nav").await?;
+    assert_eq!(b.text("main h1").await?, OWNER_ORG);
+
+    // An htmx-boosted page change keeps working (members page, add a member).
+    b.click("nav.sidebar-nav a[href='/members']").await?;
+    b.wait_for("#member-email").await?;
+    b.fill("#member-email", "teammate@example.com").await?;
+    b.click("form[action='/members'] button[type=submit]").await?;
+    b.wait_for("#one-time-password").await?;
+    assert!(b.text("#members-table").await?.contains("teammate@example.com"));
+
+    b.click(".user-menu button[type=submit]").await?;
+    b.wait_for("#password").await?;
+    assert_eq!(b.current_path().await?, "/login");
+    assert_eq!(app.count("login_sessions").await, 0);
+    if std::env::var("SCREENSHOTS").is_ok() {
+        b.screenshot("target/screenshot-login.png").await?;
+    }
+    b.close().await
+}

@@ -1,0 +1,401 @@
+//! `spawn_app`: the real application on 127.0.0.1:0 with a fresh database per test (a temp SQLite
+//! file, or a new randomly named database on the PostgreSQL server of `TEST_DATABASE_URL`), and a
+//! reqwest client with a cookie jar and no redirects. Logs are captured for leak searches.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use actix_web::web::Data;
+use agenticos::config::Config;
+use agenticos::startup::{AppState, Application};
+use reqwest::header::HeaderMap;
+use reqwest::StatusCode;
+use sqlx::Connection;
+
+pub const OWNER_EMAIL: &str = "owner@example.com";
+pub const OWNER_PASSWORD: &str = "correct horse battery";
+pub const OWNER_ORG: &str = "Acme";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Generates one test per database: `name::sqlite` and `name::postgres`.
+#[macro_export]
+macro_rules! db_test {
+    ($(#[$meta:meta])* async fn $name:ident($app:ident: TestApp) $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            $(#[$meta])*
+            async fn run($app: $crate::helpers::TestApp) $body
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                if let Some(app) = $crate::helpers::spawn_app($crate::helpers::Backend::Sqlite).await {
+                    run(app).await
+                }
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                if let Some(app) = $crate::helpers::spawn_app($crate::helpers::Backend::Postgres).await {
+                    run(app).await
+                }
+            }
+        }
+    };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Captured logs
+
+#[derive(Clone)]
+struct LogSink(Arc<Mutex<Vec<u8>>>);
+
+impl Write for LogSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if std::env::var("TEST_LOG").is_ok() {
+            let _ = std::io::stderr().write_all(buf);
+        }
+        self.0.lock().map(|mut v| v.extend_from_slice(buf)).map_err(|_| std::io::Error::other("poisoned"))?;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn log_sink() -> &'static Arc<Mutex<Vec<u8>>> {
+    static SINK: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+    SINK.get_or_init(|| {
+        let buf = Arc::new(Mutex::new(Vec::new()));
+        let sink = LogSink(buf.clone());
+        let log = agenticos::config::LogConfig {
+            filter: "debug,sqlx=warn,hyper=info,reqwest=info,actix_server=warn,h2=info,rustls=info".into(),
+            format: agenticos::config::LogFormat::Json,
+        };
+        agenticos::telemetry::init(&log, move || sink.clone());
+        buf
+    })
+}
+
+/// Everything every test in this process has logged so far.
+pub fn captured_logs() -> String {
+    String::from_utf8_lossy(&log_sink().lock().expect("log lock")).to_string()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Databases
+
+fn is_ci() -> bool {
+    std::env::var("CI").map(|v| v == "true" || v == "1").unwrap_or(false)
+}
+
+pub fn postgres_admin_url() -> String {
+    std::env::var("TEST_DATABASE_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+}
+
+async fn fresh_postgres() -> Option<String> {
+    let admin = postgres_admin_url();
+    let mut conn = match sqlx::PgConnection::connect(&admin).await {
+        Ok(c) => c,
+        Err(e) => {
+            if is_ci() {
+                panic!("PostgreSQL is required with CI=true, but {admin} does not answer: {e}");
+            }
+            eprintln!("SKIPPED: PostgreSQL at {admin} does not answer ({e}); set TEST_DATABASE_URL");
+            return None;
+        }
+    };
+    let name = format!("agos_t_{}", uuid::Uuid::new_v4().simple());
+    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut conn).await.expect("create test database");
+    let mut url = url::Url::parse(&admin).expect("TEST_DATABASE_URL is a URL");
+    url.set_path(&name);
+    Some(url.to_string())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The application
+
+#[allow(dead_code)]
+pub struct TestApp {
+    pub address: String,
+    pub port: u16,
+    pub backend: Backend,
+    pub state: Data<AppState>,
+    /// The default browser-like client (cookie jar, no redirects).
+    pub web: Client,
+    _dir: tempfile::TempDir,
+}
+
+pub fn test_config(backend_url: &str, dir: &std::path::Path, extra: &[(&str, &str)]) -> Config {
+    let mut vars: HashMap<String, String> = HashMap::new();
+    vars.insert("AGENTICOS_BIND".into(), "127.0.0.1:0".into());
+    vars.insert("DATABASE_URL".into(), backend_url.into());
+    vars.insert("AGENTICOS_DB_MAX_CONNECTIONS".into(), "5".into());
+    vars.insert("AGENTICOS_WORKERS".into(), "1".into());
+    vars.insert("AGENTICOS_VAULT_KEY".into(), hex::encode(rand_bytes()));
+    vars.insert("AGENTICOS_CATALOG_DIR".into(), format!("{}/catalog", env!("CARGO_MANIFEST_DIR")));
+    vars.insert("AGENTICOS_VAULT_KEY_FILE".into(), dir.join("vault.key").display().to_string());
+    for (k, v) in extra {
+        vars.insert(k.to_string(), v.to_string());
+    }
+    Config::from_vars(&vars).expect("test config is valid")
+}
+
+fn rand_bytes() -> [u8; 32] {
+    let mut b = [0u8; 32];
+    for (i, x) in uuid::Uuid::new_v4().as_bytes().iter().chain(uuid::Uuid::new_v4().as_bytes()).enumerate() {
+        b[i] = *x;
+    }
+    b
+}
+
+pub async fn spawn_app(backend: Backend) -> Option<TestApp> {
+    spawn_app_with(backend, &[]).await
+}
+
+pub async fn spawn_app_with(backend: Backend, extra: &[(&str, &str)]) -> Option<TestApp> {
+    log_sink();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = match backend {
+        Backend::Sqlite => format!("sqlite://{}/agenticos.db", dir.path().display()),
+        Backend::Postgres => fresh_postgres().await?,
+    };
+    let config = test_config(&url, dir.path(), extra);
+    let app = Application::build(config).await.expect("the application builds");
+    let port = app.port();
+    let state = app.state();
+    tokio::spawn(app.run_until_stopped());
+    let address = format!("http://127.0.0.1:{port}");
+    Some(TestApp { web: Client::new(&address), address, port, backend, state, _dir: dir })
+}
+
+impl TestApp {
+    /// Another browser, with its own cookie jar.
+    pub fn new_client(&self) -> Client {
+        Client::new(&self.address)
+    }
+
+    pub async fn count(&self, table: &str) -> i64 {
+        let mut c = self.state.db.conn().await.expect("conn");
+        sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}")).fetch_one(&mut *c).await.expect("count")
+    }
+
+    pub async fn scalar_strings(&self, sql: &str) -> Vec<String> {
+        let mut c = self.state.db.conn().await.expect("conn");
+        sqlx::query_scalar(sql).fetch_all(&mut *c).await.expect("query")
+    }
+
+    /// Runs `/setup` in the default client: the owner is signed in afterwards.
+    pub async fn setup_owner(&self) {
+        let r = self.web.post_setup(OWNER_EMAIL, OWNER_PASSWORD, OWNER_ORG).await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "setup failed: {}", r.body);
+    }
+
+    /// A second person in a second organization, signed in in a new client.
+    pub async fn other_org_user(&self, email: &str, org: &str) -> Client {
+        agenticos::auth::service::create_owner(&self.state.db, email, OWNER_PASSWORD.to_string().into(), org)
+            .await
+            .expect("create owner");
+        let c = self.new_client();
+        let r = c.post_login(email, OWNER_PASSWORD).await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "login failed: {}", r.body);
+        c
+    }
+
+    /// Adds a member to the owner's organization and returns a signed-in client for them.
+    pub async fn member_with_role(&self, email: &str, role: &str) -> Client {
+        let r = self.web.post_form("/members", &[("email", email), ("role", role)]).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+        let otp = r.select_text("#one-time-password").expect("one-time password shown");
+        let c = self.new_client();
+        let r = c.post_login(email, &otp).await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
+        c
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A client and its responses
+
+pub struct Client {
+    pub http: reqwest::Client,
+    pub base: String,
+    bodies: Arc<Mutex<Vec<String>>>,
+}
+
+/// A response read whole.
+#[derive(Debug)]
+pub struct Resp {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: String,
+}
+
+impl Resp {
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string)
+    }
+    pub fn location(&self) -> Option<String> {
+        self.header("location")
+    }
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+    }
+    pub fn html(&self) -> scraper::Html {
+        scraper::Html::parse_document(&self.body)
+    }
+    pub fn select_all(&self, css: &str) -> Vec<String> {
+        let sel = scraper::Selector::parse(css).expect("selector");
+        self.html().select(&sel).map(|e| e.text().collect::<String>().trim().to_string()).collect()
+    }
+    pub fn select_text(&self, css: &str) -> Option<String> {
+        self.select_all(css).into_iter().next()
+    }
+    pub fn select_attr(&self, css: &str, attr: &str) -> Option<String> {
+        let sel = scraper::Selector::parse(css).expect("selector");
+        self.html().select(&sel).next().and_then(|e| e.value().attr(attr).map(str::to_string))
+    }
+    /// The inline message of a form field (`<p class="field-error" id="<id>-error">`).
+    pub fn field_error(&self, id: &str) -> Option<String> {
+        self.select_text(&format!("#{id}-error"))
+    }
+    /// Asserts an `application/problem+json` answer with `status`, returning it.
+    pub fn problem(&self, status: u16) -> serde_json::Value {
+        assert_eq!(self.status.as_u16(), status, "body: {}", self.body);
+        assert_eq!(self.header("content-type").as_deref(), Some("application/problem+json"), "body: {}", self.body);
+        let p = self.json();
+        assert_eq!(p["status"], status);
+        p
+    }
+    /// The field names of a problem's field errors.
+    pub fn problem_fields(&self) -> Vec<String> {
+        self.json()["errors"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|e| e["field"].as_str().map(str::to_string)).collect())
+            .unwrap_or_default()
+    }
+}
+
+impl Client {
+    pub fn new(base: &str) -> Client {
+        let http = reqwest::Client::builder()
+            .cookie_store(true)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("client");
+        Client { http, base: base.to_string(), bodies: Arc::new(Mutex::new(Vec::new())) }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    pub async fn send(&self, rb: reqwest::RequestBuilder) -> Resp {
+        let res = rb.send().await.expect("request sent");
+        let status = res.status();
+        let headers = res.headers().clone();
+        let body = res.text().await.expect("body");
+        self.bodies.lock().expect("bodies").push(body.clone());
+        Resp { status, headers, body }
+    }
+
+    /// Every response body this client has read.
+    pub fn all_bodies(&self) -> String {
+        self.bodies.lock().expect("bodies").join("\n")
+    }
+
+    pub async fn get(&self, path: &str) -> Resp {
+        self.send(self.http.get(self.url(path))).await
+    }
+
+    /// The CSRF token a page of this client's session carries.
+    pub async fn csrf(&self) -> String {
+        for path in ["/", "/login", "/orgs/new"] {
+            let r = self.get(path).await;
+            if let Some(t) = r.select_attr("input[name=csrf_token]", "value") {
+                return t;
+            }
+        }
+        panic!("no page offered a CSRF token")
+    }
+
+    /// Posts a form with this session's CSRF token.
+    pub async fn post_form(&self, path: &str, fields: &[(&str, &str)]) -> Resp {
+        let token = self.csrf().await;
+        let mut all: Vec<(&str, &str)> = fields.to_vec();
+        all.push(("csrf_token", &token));
+        self.send(self.http.post(self.url(path)).form(&all)).await
+    }
+
+    /// Posts a form without any CSRF token.
+    pub async fn post_form_without_csrf(&self, path: &str, fields: &[(&str, &str)]) -> Resp {
+        self.send(self.http.post(self.url(path)).form(fields)).await
+    }
+
+    pub async fn post_setup(&self, email: &str, password: &str, org: &str) -> Resp {
+        let page = self.get("/setup").await;
+        let token = match page.select_attr("input[name=csrf_token]", "value") {
+            Some(t) => t,
+            // Setup is done: take a valid token from the sign-in page, so the POST reaches the route.
+            None => self.get("/login").await.select_attr("input[name=csrf_token]", "value").unwrap_or_default(),
+        };
+        let form = [("email", email), ("password", password), ("organization", org), ("csrf_token", &token)];
+        self.send(self.http.post(self.url("/setup")).form(&form)).await
+    }
+
+    pub async fn post_login(&self, email: &str, password: &str) -> Resp {
+        let page = self.get("/login").await;
+        let token = page.select_attr("input[name=csrf_token]", "value").expect("login form has a CSRF token");
+        let form = [("email", email), ("password", password), ("csrf_token", &token)];
+        self.send(self.http.post(self.url("/login")).form(&form)).await
+    }
+
+    // -- API with this client's session (CSRF header) ------------------------------------------
+
+    pub async fn api(&self, method: reqwest::Method, path: &str, body: Option<serde_json::Value>) -> Resp {
+        let token = self.csrf().await;
+        let mut rb = self.http.request(method, self.url(path)).header("x-csrf-token", token);
+        if let Some(b) = body {
+            rb = rb.json(&b);
+        }
+        self.send(rb).await
+    }
+
+    // -- API with a bearer token ---------------------------------------------------------------
+
+    pub async fn bearer(
+        &self,
+        token: &str,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> Resp {
+        let anonymous = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client");
+        let mut rb = anonymous.request(method, self.url(path)).bearer_auth(token);
+        if let Some(b) = body {
+            rb = rb.json(&b);
+        }
+        self.send(rb).await
+    }
+
+    pub async fn bearer_raw(&self, token: &str, method: reqwest::Method, path: &str, body: &str) -> Resp {
+        let anonymous = reqwest::Client::new();
+        let rb = anonymous
+            .request(method, self.url(path))
+            .bearer_auth(token)
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        self.send(rb).await
+    }
+
+    /// Creates an API token through the page and returns its value (shown once).
+    pub async fn create_token_in_page(&self, name: &str, role: &str) -> String {
+        let r = self.post_form("/tokens", &[("name", name), ("role", role)]).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+        r.select_text("#new-token-value").expect("the new token is shown once")
+    }
+}

@@ -1,0 +1,17 @@
+//! The one integration-test binary: drives the real HTTP surface on SQLite and PostgreSQL.
+
+mod browser;
+mod helpers;
+
+mod accounts;
+mod api_tokens;
+mod audit_log;
+mod browser_flows;
+mod cli;
+mod csrf;
+mod health;
+mod isolation;
+mod members;
+mod openapi;
+mod validation;
+mod vault;
