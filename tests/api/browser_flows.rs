@@ -21,6 +21,7 @@ async fn setup_login_dashboard_logout_in_a_real_browser() -> anyhow::Result<()> 
     b.wait_for("nav.sidebar-nav").await?;
     assert_eq!(b.current_path().await?, "/");
     assert_eq!(b.text("main h1").await?, OWNER_ORG);
+    shot(&b, "dashboard").await?;
 
     // Sign out (a boosted form carrying the CSRF header), then sign in again.
     b.click(".user-menu button[type=submit]").await?;
@@ -43,13 +44,21 @@ async fn setup_login_dashboard_logout_in_a_real_browser() -> anyhow::Result<()> 
     b.click("form[action='/members'] button[type=submit]").await?;
     b.wait_for("#one-time-password").await?;
     assert!(b.text("#members-table").await?.contains("teammate@example.com"));
+    shot(&b, "members").await?;
 
     b.click(".user-menu button[type=submit]").await?;
     b.wait_for("#password").await?;
     assert_eq!(b.current_path().await?, "/login");
     assert_eq!(app.count("login_sessions").await, 0);
-    if std::env::var("SCREENSHOTS").is_ok() {
-        b.screenshot("target/screenshot-login.png").await?;
-    }
+    shot(&b, "login").await?;
     b.close().await
+}
+
+/// With `SCREENSHOTS=1`, saves `target/screenshots/<name>.png` to look at.
+async fn shot(b: &Browser, name: &str) -> anyhow::Result<()> {
+    if std::env::var("SCREENSHOTS").is_ok() {
+        std::fs::create_dir_all("target/screenshots")?;
+        b.screenshot(format!("target/screenshots/{name}.png")).await?;
+    }
+    Ok(())
 }
