@@ -425,6 +425,11 @@ fn validate_entry(raw: RawEntry, problem: &mut impl FnMut(String)) -> Option<Run
     })
 }
 
+/// Whether `alias` is spelled like a runtime alias (`[a-z][a-z0-9-]*`, at most 63 characters).
+pub fn is_valid_alias(alias: &str) -> bool {
+    alias.len() <= 63 && is_alias(alias)
+}
+
 fn is_alias(alias: &str) -> bool {
     let mut chars = alias.chars();
     matches!(chars.next(), Some('a'..='z')) && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '-'))

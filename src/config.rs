@@ -85,6 +85,10 @@ pub struct SandboxdConfig {
     pub token: Option<SecretString>,
     /// `AGENTICOS_CATALOG_DIR`, default `./catalog`.
     pub catalog_dir: PathBuf,
+    /// `SANDBOXD_LOCAL_ADDRESSES`: this deployment's own sandboxd addresses (the compose files'),
+    /// comma-separated, default `http://sandboxd:8080,http://localhost:8080`. Only these are asked
+    /// for `/healthz` unprompted, and only these may be probed with `SANDBOXD_TOKEN`.
+    pub local_addresses: Vec<String>,
 }
 
 /// Every problem found while reading the environment.
@@ -165,6 +169,17 @@ impl Config {
 
         let token = get("SANDBOXD_TOKEN").map(SecretString::from);
         let catalog_dir = PathBuf::from(get("AGENTICOS_CATALOG_DIR").unwrap_or_else(|| "./catalog".into()));
+        let local_addresses: Vec<String> = get("SANDBOXD_LOCAL_ADDRESSES")
+            .unwrap_or_else(|| "http://sandboxd:8080,http://localhost:8080".into())
+            .split(',')
+            .map(|a| a.trim().trim_end_matches('/').to_string())
+            .filter(|a| !a.is_empty())
+            .collect();
+        for a in &local_addresses {
+            if crate::sandbox::connections::address::parse(a).is_err() {
+                problems.push(format!("SANDBOXD_LOCAL_ADDRESSES: `{a}` is not an http(s) address"));
+            }
+        }
 
         if !problems.is_empty() {
             return Err(ConfigError { problems });
@@ -175,7 +190,7 @@ impl Config {
             vault: VaultConfig { key },
             log: LogConfig { filter, format },
             auth: AuthConfig { session_hours, login_max_failures, login_window_minutes },
-            sandboxd: SandboxdConfig { token, catalog_dir },
+            sandboxd: SandboxdConfig { token, catalog_dir, local_addresses },
         })
     }
 }

@@ -7,6 +7,7 @@ pub mod config;
 pub mod dashboard;
 pub mod db;
 pub mod orgs;
+pub mod sandbox;
 pub mod startup;
 pub mod telemetry;
 pub mod tokens;

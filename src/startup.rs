@@ -10,6 +10,7 @@ use actix_web::{App, HttpRequest, HttpResponse, HttpServer};
 use crate::catalog::RuntimeCatalog;
 use crate::config::{Config, VaultKeySource};
 use crate::db::Db;
+use crate::sandbox::client::SandboxdClient;
 use crate::vault::crypto::{self, MasterKey};
 use crate::web::csrf::CsrfKey;
 use crate::web::{self as w, middleware as mw};
@@ -22,6 +23,10 @@ pub struct AppState {
     pub csrf_key: CsrfKey,
     /// The runtime catalog this deployment ships, validated at start-up.
     pub catalog: RuntimeCatalog,
+    /// The sandboxd release this platform speaks to (`catalog/sandboxd.version`).
+    pub sandboxd_version: String,
+    /// One HTTP client for every outbound call (connection pooling).
+    pub http: reqwest::Client,
 }
 
 impl AppState {
@@ -29,11 +34,14 @@ impl AppState {
     pub async fn build(config: Config) -> anyhow::Result<AppState> {
         // A catalog with a hole in it stops start-up, naming the entry and the rule.
         let catalog = RuntimeCatalog::load(config.sandboxd.catalog_dir.join("sandbox_runtimes.json"))?;
+        let sandboxd_version =
+            crate::catalog::read_version_file(&config.sandboxd.catalog_dir.join("sandboxd.version"))?;
+        let http = SandboxdClient::default_http()?;
         let vault_key = load_vault_key(&config)?;
         let db = Db::connect(&config.database.url, config.database.max_connections).await?;
         db.migrate().await?;
         let csrf_key = CsrfKey::derive(vault_key.bytes());
-        Ok(AppState { config, db, vault_key, csrf_key, catalog })
+        Ok(AppState { config, db, vault_key, csrf_key, catalog, sandboxd_version, http })
     }
 }
 

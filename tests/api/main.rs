@@ -13,5 +13,7 @@ mod health;
 mod isolation;
 mod members;
 mod openapi;
+mod peer;
+mod sandboxd_client;
 mod validation;
 mod vault;

@@ -1,0 +1,179 @@
+//! SQL for sandbox connections.
+
+use super::model::{Connection, ConnectionKind};
+use crate::db::{Conn, DbResult};
+
+#[derive(sqlx::FromRow)]
+struct Row {
+    id: String,
+    name: String,
+    kind: String,
+    address: Option<String>,
+    credential_secret_id: Option<String>,
+    credential_name: Option<String>,
+    default_runtime: Option<String>,
+    is_default: i64,
+    is_enabled: i64,
+    created_at: i64,
+    updated_at: i64,
+}
+
+impl From<Row> for Connection {
+    fn from(r: Row) -> Self {
+        Connection {
+            id: r.id,
+            name: r.name,
+            kind: ConnectionKind::parse(&r.kind).unwrap_or(ConnectionKind::Sandboxd),
+            address: r.address,
+            credential: if r.credential_name.is_some() { "in the vault" } else { "missing" },
+            credential_secret_id: r.credential_secret_id,
+            credential_name: r.credential_name,
+            default_runtime: r.default_runtime,
+            is_default: r.is_default == 1,
+            is_enabled: r.is_enabled == 1,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        }
+    }
+}
+
+/// The values a connection is written with.
+pub struct Values<'a> {
+    pub name: &'a str,
+    pub kind: ConnectionKind,
+    pub address: Option<&'a str>,
+    pub credential_secret_id: Option<&'a str>,
+    pub default_runtime: Option<&'a str>,
+}
+
+const SELECT: &str = "SELECT c.id, c.name, c.kind, c.address, c.credential_secret_id, v.name AS credential_name, \
+    c.default_runtime, c.is_default, c.is_enabled, c.created_at, c.updated_at FROM sandbox_connections c \
+    LEFT JOIN vault_secrets v ON v.id = c.credential_secret_id AND v.organization_id = c.organization_id";
+
+pub async fn list(c: &mut Conn, org_id: &str) -> DbResult<Vec<Connection>> {
+    let rows: Vec<Row> =
+        sqlx::query_as(&format!("{SELECT} WHERE c.organization_id = $1 ORDER BY c.is_default DESC, c.name"))
+            .bind(org_id)
+            .fetch_all(c)
+            .await?;
+    Ok(rows.into_iter().map(Connection::from).collect())
+}
+
+pub async fn get(c: &mut Conn, org_id: &str, id: &str) -> DbResult<Option<Connection>> {
+    let row: Option<Row> = sqlx::query_as(&format!("{SELECT} WHERE c.organization_id = $1 AND c.id = $2"))
+        .bind(org_id)
+        .bind(id)
+        .fetch_optional(c)
+        .await?;
+    Ok(row.map(Connection::from))
+}
+
+pub async fn count(c: &mut Conn, org_id: &str) -> DbResult<i64> {
+    Ok(sqlx::query_scalar("SELECT COUNT(*) FROM sandbox_connections WHERE organization_id = $1")
+        .bind(org_id)
+        .fetch_one(c)
+        .await?)
+}
+
+pub async fn insert(c: &mut Conn, id: &str, org_id: &str, v: &Values<'_>, is_default: bool, now: i64) -> DbResult<()> {
+    sqlx::query(
+        "INSERT INTO sandbox_connections (id, organization_id, name, kind, address, credential_secret_id, \
+         default_runtime, is_default, is_enabled, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $9, $9)",
+    )
+    .bind(id)
+    .bind(org_id)
+    .bind(v.name)
+    .bind(v.kind.as_str())
+    .bind(v.address)
+    .bind(v.credential_secret_id)
+    .bind(v.default_runtime)
+    .bind(i64::from(is_default))
+    .bind(now)
+    .execute(c)
+    .await?;
+    Ok(())
+}
+
+pub async fn update(c: &mut Conn, org_id: &str, id: &str, v: &Values<'_>, now: i64) -> DbResult<u64> {
+    Ok(sqlx::query(
+        "UPDATE sandbox_connections SET name = $1, kind = $2, address = $3, credential_secret_id = $4, \
+         default_runtime = $5, updated_at = $6 WHERE organization_id = $7 AND id = $8",
+    )
+    .bind(v.name)
+    .bind(v.kind.as_str())
+    .bind(v.address)
+    .bind(v.credential_secret_id)
+    .bind(v.default_runtime)
+    .bind(now)
+    .bind(org_id)
+    .bind(id)
+    .execute(c)
+    .await?
+    .rows_affected())
+}
+
+pub async fn set_enabled(c: &mut Conn, org_id: &str, id: &str, enabled: bool, now: i64) -> DbResult<u64> {
+    Ok(sqlx::query(
+        "UPDATE sandbox_connections SET is_enabled = $1, updated_at = $2 WHERE organization_id = $3 AND id = $4",
+    )
+    .bind(i64::from(enabled))
+    .bind(now)
+    .bind(org_id)
+    .bind(id)
+    .execute(c)
+    .await?
+    .rows_affected())
+}
+
+/// Makes `id` the organization's default; the partial unique index keeps it to one.
+pub async fn make_default(c: &mut Conn, org_id: &str, id: &str, now: i64) -> DbResult<()> {
+    sqlx::query("UPDATE sandbox_connections SET is_default = 0, updated_at = $1 WHERE organization_id = $2 AND is_default = 1 AND id <> $3")
+        .bind(now)
+        .bind(org_id)
+        .bind(id)
+        .execute(&mut *c)
+        .await?;
+    sqlx::query(
+        "UPDATE sandbox_connections SET is_default = 1, updated_at = $1 WHERE organization_id = $2 AND id = $3",
+    )
+    .bind(now)
+    .bind(org_id)
+    .bind(id)
+    .execute(c)
+    .await?;
+    Ok(())
+}
+
+pub async fn delete(c: &mut Conn, org_id: &str, id: &str) -> DbResult<u64> {
+    Ok(sqlx::query("DELETE FROM sandbox_connections WHERE organization_id = $1 AND id = $2")
+        .bind(org_id)
+        .bind(id)
+        .execute(c)
+        .await?
+        .rows_affected())
+}
+
+/// The oldest remaining connection, to inherit the default when the default is deleted.
+pub async fn oldest(c: &mut Conn, org_id: &str) -> DbResult<Option<String>> {
+    Ok(sqlx::query_scalar(
+        "SELECT id FROM sandbox_connections WHERE organization_id = $1 ORDER BY created_at, id LIMIT 1",
+    )
+    .bind(org_id)
+    .fetch_optional(c)
+    .await?)
+}
+
+/// Every connection of every organization (for `agenticos doctor`), with its organization id.
+pub async fn all(c: &mut Conn) -> DbResult<Vec<(String, Connection)>> {
+    #[derive(sqlx::FromRow)]
+    struct OrgRow {
+        organization_id: String,
+    }
+    let rows: Vec<Row> =
+        sqlx::query_as(&format!("{SELECT} ORDER BY c.organization_id, c.name")).fetch_all(&mut *c).await?;
+    let orgs: Vec<OrgRow> =
+        sqlx::query_as("SELECT organization_id FROM sandbox_connections ORDER BY organization_id, name")
+            .fetch_all(c)
+            .await?;
+    Ok(orgs.into_iter().map(|o| o.organization_id).zip(rows.into_iter().map(Connection::from)).collect())
+}
