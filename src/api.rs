@@ -37,6 +37,7 @@ pub fn routes() -> Vec<ApiRoute> {
     all.extend(crate::tokens::api::routes());
     all.extend(crate::vault::api::routes());
     all.extend(crate::audit::api::routes());
+    all.extend(crate::sandbox::connections::api::routes());
     all
 }
 
@@ -78,6 +79,13 @@ pub async fn not_found(req: HttpRequest) -> HttpResponse {
         crate::vault::api::rotate_secret,
         crate::vault::api::delete_secret,
         crate::audit::api::list_events,
+        crate::sandbox::connections::api::list_connections,
+        crate::sandbox::connections::api::create_connection,
+        crate::sandbox::connections::api::probe_address,
+        crate::sandbox::connections::api::get_connection,
+        crate::sandbox::connections::api::update_connection,
+        crate::sandbox::connections::api::delete_connection,
+        crate::sandbox::connections::api::probe_connection,
     ),
     components(schemas(Problem)),
     modifiers(&BearerAuth),

@@ -118,6 +118,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     crate::tokens::routes(cfg);
     crate::vault::routes(cfg);
     crate::audit::routes(cfg);
+    crate::sandbox::connections::routes(cfg);
 }
 
 async fn healthz() -> HttpResponse {

@@ -31,3 +31,20 @@ pub fn secret_delete(secret_id: &str) -> String {
 pub fn audit_page(page: u32) -> String {
     format!("/audit?page={page}")
 }
+
+pub const SANDBOXES: &str = "/sandboxes";
+pub const SANDBOXES_NEW: &str = "/sandboxes/new";
+pub const SANDBOXES_PROBE: &str = "/sandboxes/probe";
+
+pub fn connection(id: &str) -> String {
+    format!("/sandboxes/{id}")
+}
+pub fn connection_edit(id: &str) -> String {
+    format!("/sandboxes/{id}/edit")
+}
+pub fn connection_action(id: &str, action: &str) -> String {
+    format!("/sandboxes/{id}/{action}")
+}
+pub fn connection_policy(id: &str) -> String {
+    format!("/sandboxes/{id}/policy")
+}

@@ -21,3 +21,19 @@
     });
   });
 })();
+// A server-rendered <dialog data-modal> opens as a modal once htmx has swapped it in.
+document.addEventListener("htmx:load", function (event) {
+  var root = event.target;
+  if (!root || !root.querySelectorAll) { return; }
+  var dialogs = root.matches && root.matches("dialog[data-modal]") ? [root] : root.querySelectorAll("dialog[data-modal]");
+  Array.prototype.forEach.call(dialogs, function (d) {
+    if (!d.open && d.showModal) { d.showModal(); }
+    d.addEventListener("close", function () { d.remove(); });
+  });
+});
+// Cancel inside a modal closes it (without JavaScript it is a link back to the list).
+document.addEventListener("click", function (event) {
+  var el = event.target && event.target.closest ? event.target.closest("[data-close-dialog]") : null;
+  var dialog = el ? el.closest("dialog") : null;
+  if (dialog) { event.preventDefault(); dialog.close(); }
+});

@@ -62,3 +62,50 @@ async fn shot(b: &Browser, name: &str) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_is_added_tested_and_saved_in_the_dialog() -> anyhow::Result<()> {
+    if !browser::browser_or_skip("a_connection_is_added_tested_and_saved_in_the_dialog") {
+        return Ok(());
+    }
+    let peer = crate::peer::shared().await;
+    let Some(app) = spawn_app(Backend::Sqlite).await else { return Ok(()) };
+    app.setup_owner().await;
+    let b = Browser::start().await?;
+    sign_in(&b, &app.address).await?;
+    b.click("nav.sidebar-nav a[href='/sandboxes']").await?;
+    b.wait_for("#add-connection").await?;
+    assert!(b.text(".empty-state").await?.contains("No sandbox host"));
+    b.click("#add-connection").await?;
+    b.wait_for("dialog#connection-dialog[open] #connection-name").await?;
+    // Before any probe the catalog is offered, unmarked.
+    let before = b.text("#connection-runtime").await?;
+    assert!(
+        before.contains("workbench") && before.contains("python") && !before.contains("offered by this host"),
+        "{before}"
+    );
+    b.fill("#connection-name", "peer").await?;
+    b.fill("#connection-address", &peer.url).await?;
+    b.fill("#connection-new-key", &peer.token).await?;
+    b.click("#probe-button").await?;
+    b.wait_for_text("#probe-result", "accepted the key").await?;
+    let after = b.text("#connection-runtime").await?;
+    assert!(after.contains("workbench") && after.contains("offered by this host"), "{after}");
+    shot(&b, "connection-dialog").await?;
+    b.click("#save-connection").await?;
+    b.wait_for("#connections-table").await?;
+    let table = b.text("#connections-table").await?;
+    assert!(table.contains("peer") && table.contains("default") && table.contains("in the vault"), "{table}");
+    assert!(!b.client.source().await?.contains(&peer.token), "the token reached the browser");
+    shot(&b, "connections").await?;
+    b.close().await
+}
+
+async fn sign_in(b: &Browser, base: &str) -> anyhow::Result<()> {
+    b.goto(&format!("{base}/login")).await?;
+    b.fill("#email", OWNER_EMAIL).await?;
+    b.fill("#password", OWNER_PASSWORD).await?;
+    b.click("button[type=submit]").await?;
+    b.wait_for("nav.sidebar-nav").await?;
+    Ok(())
+}

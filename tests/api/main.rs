@@ -14,6 +14,7 @@ mod isolation;
 mod members;
 mod openapi;
 mod peer;
+mod sandbox_connections;
 mod sandboxd_client;
 mod validation;
 mod vault;

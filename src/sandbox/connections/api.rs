@@ -1,0 +1,202 @@
+//! JSON: `/api/v1/sandbox-connections`.
+
+use actix_web::web::{Data, Json, Path};
+use actix_web::HttpResponse;
+use secrecy::SecretString;
+use serde::Deserialize;
+
+use super::model::Connection;
+use super::service::{self, ConnectionInput, Probe, ProbeInput};
+use crate::api::ApiRoute;
+use crate::api_route;
+use crate::startup::AppState;
+use crate::web::error::Problem;
+use crate::web::{ApiCaller, ApiError};
+
+pub fn routes() -> Vec<ApiRoute> {
+    vec![
+        api_route!(GET "/api/v1/sandbox-connections" => list_connections),
+        api_route!(POST "/api/v1/sandbox-connections" => create_connection),
+        api_route!(POST "/api/v1/sandbox-connections/probe" => probe_address),
+        api_route!(GET "/api/v1/sandbox-connections/{id}" => get_connection),
+        api_route!(PATCH "/api/v1/sandbox-connections/{id}" => update_connection),
+        api_route!(DELETE "/api/v1/sandbox-connections/{id}" => delete_connection),
+        api_route!(POST "/api/v1/sandbox-connections/{id}/probe" => probe_connection),
+    ]
+}
+
+#[utoipa::path(get, path = "/api/v1/sandbox-connections", tag = "sandbox connections",
+    responses((status = 200, body = [Connection]), (status = 403, body = Problem, content_type = "application/problem+json")))]
+pub async fn list_connections(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result<Json<Vec<Connection>>, ApiError> {
+    Ok(Json(service::list(&st, &c).await?))
+}
+
+/// A new connection. The credential is a vault secret id, or a token in `new_key` that is stored in
+/// the vault in the same transaction.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewConnection {
+    #[serde(default)]
+    pub name: String,
+    /// `sandboxd` or `daytona`.
+    #[serde(default)]
+    pub kind: String,
+    /// `http(s)://host:port` (required for sandboxd).
+    #[serde(default)]
+    pub address: String,
+    #[serde(default)]
+    pub credential_secret_id: Option<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>, format = Password)]
+    pub new_key: Option<SecretString>,
+    #[serde(default)]
+    pub default_runtime: Option<String>,
+}
+
+#[utoipa::path(post, path = "/api/v1/sandbox-connections", tag = "sandbox connections", request_body = NewConnection,
+    responses((status = 201, body = Connection), (status = 422, body = Problem, content_type = "application/problem+json")))]
+pub async fn create_connection(
+    st: Data<AppState>,
+    ApiCaller(c): ApiCaller,
+    body: Json<NewConnection>,
+) -> Result<HttpResponse, ApiError> {
+    let b = body.into_inner();
+    let input = ConnectionInput {
+        name: b.name,
+        kind: if b.kind.is_empty() { "sandboxd".into() } else { b.kind },
+        address: b.address,
+        credential_secret_id: b.credential_secret_id.unwrap_or_default(),
+        new_key: b.new_key,
+        default_runtime: b.default_runtime.unwrap_or_default(),
+    };
+    let conn = service::create(&st, &c, input).await?;
+    Ok(HttpResponse::Created().json(conn))
+}
+
+#[utoipa::path(get, path = "/api/v1/sandbox-connections/{id}", tag = "sandbox connections",
+    params(("id" = String, Path, description = "connection id")),
+    responses((status = 200, body = Connection), (status = 404, body = Problem, content_type = "application/problem+json")))]
+pub async fn get_connection(
+    st: Data<AppState>,
+    ApiCaller(c): ApiCaller,
+    id: Path<String>,
+) -> Result<Json<Connection>, ApiError> {
+    Ok(Json(service::get(&st, &c, &id).await?))
+}
+
+/// A partial update: absent fields keep their value.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConnectionPatch {
+    pub name: Option<String>,
+    pub address: Option<String>,
+    pub credential_secret_id: Option<String>,
+    #[schema(value_type = Option<String>, format = Password)]
+    pub new_key: Option<SecretString>,
+    /// An alias, or `""` for the host's own default.
+    pub default_runtime: Option<String>,
+    /// Switched on or off: off stops new work, not the destroying of its sandboxes.
+    pub is_enabled: Option<bool>,
+    /// `true` makes it the organization's default (there is always exactly one).
+    pub is_default: Option<bool>,
+}
+
+#[utoipa::path(patch, path = "/api/v1/sandbox-connections/{id}", tag = "sandbox connections", request_body = ConnectionPatch,
+    params(("id" = String, Path, description = "connection id")),
+    responses((status = 200, body = Connection), (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json")))]
+pub async fn update_connection(
+    st: Data<AppState>,
+    ApiCaller(c): ApiCaller,
+    id: Path<String>,
+    body: Json<ConnectionPatch>,
+) -> Result<Json<Connection>, ApiError> {
+    let b = body.into_inner();
+    let mut conn = service::get(&st, &c, &id).await?;
+    let edits = b.name.is_some()
+        || b.address.is_some()
+        || b.credential_secret_id.is_some()
+        || b.new_key.is_some()
+        || b.default_runtime.is_some();
+    if edits {
+        let input = ConnectionInput {
+            name: b.name.unwrap_or(conn.name.clone()),
+            kind: conn.kind.as_str().into(),
+            address: b.address.unwrap_or(conn.address.clone().unwrap_or_default()),
+            credential_secret_id: b
+                .credential_secret_id
+                .unwrap_or(conn.credential_secret_id.clone().unwrap_or_default()),
+            new_key: b.new_key,
+            default_runtime: b.default_runtime.unwrap_or(conn.default_runtime.clone().unwrap_or_default()),
+        };
+        conn = service::update(&st, &c, &id, input).await?;
+    }
+    if let Some(enabled) = b.is_enabled {
+        conn = service::set_enabled(&st, &c, &id, enabled).await?;
+    }
+    if b.is_default == Some(true) {
+        conn = service::make_default(&st, &c, &id).await?;
+    }
+    Ok(Json(conn))
+}
+
+#[utoipa::path(delete, path = "/api/v1/sandbox-connections/{id}", tag = "sandbox connections",
+    params(("id" = String, Path, description = "connection id")),
+    responses((status = 204), (status = 404, body = Problem, content_type = "application/problem+json")))]
+pub async fn delete_connection(
+    st: Data<AppState>,
+    ApiCaller(c): ApiCaller,
+    id: Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    service::delete(&st, &c, &id).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// Ask a host before saving it. A typed address is asked only with a key.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeBody {
+    #[serde(default)]
+    pub address: String,
+    #[serde(default)]
+    pub credential_secret_id: Option<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>, format = Password)]
+    pub new_key: Option<SecretString>,
+}
+
+#[utoipa::path(post, path = "/api/v1/sandbox-connections/probe", tag = "sandbox connections", request_body = ProbeBody,
+    responses((status = 200, body = Probe, description = "`status` says whether the host was asked and what it answered"),
+        (status = 422, body = Problem, content_type = "application/problem+json")))]
+pub async fn probe_address(
+    st: Data<AppState>,
+    ApiCaller(c): ApiCaller,
+    body: Json<ProbeBody>,
+) -> Result<Json<Probe>, ApiError> {
+    let b = body.into_inner();
+    let input = ProbeInput {
+        address: b.address,
+        credential_secret_id: b.credential_secret_id.unwrap_or_default(),
+        new_key: b.new_key,
+        connection_id: None,
+    };
+    Ok(Json(service::probe(&st, &c, input).await?))
+}
+
+#[utoipa::path(post, path = "/api/v1/sandbox-connections/{id}/probe", tag = "sandbox connections",
+    params(("id" = String, Path, description = "connection id")),
+    responses((status = 200, body = Probe), (status = 404, body = Problem, content_type = "application/problem+json")))]
+pub async fn probe_connection(
+    st: Data<AppState>,
+    ApiCaller(c): ApiCaller,
+    id: Path<String>,
+) -> Result<Json<Probe>, ApiError> {
+    let conn = service::get(&st, &c, &id).await?;
+    let input = ProbeInput {
+        address: conn.address.clone().unwrap_or_default(),
+        credential_secret_id: String::new(),
+        new_key: None,
+        connection_id: Some(conn.id),
+    };
+    Ok(Json(service::probe(&st, &c, input).await?))
+}
