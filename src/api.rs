@@ -38,6 +38,8 @@ pub fn routes() -> Vec<ApiRoute> {
     all.extend(crate::vault::api::routes());
     all.extend(crate::audit::api::routes());
     all.extend(crate::sandbox::connections::api::routes());
+    all.extend(crate::agents::api::routes());
+    all.extend(crate::sandbox::workspaces::api::routes());
     all
 }
 
@@ -86,6 +88,25 @@ pub async fn not_found(req: HttpRequest) -> HttpResponse {
         crate::sandbox::connections::api::update_connection,
         crate::sandbox::connections::api::delete_connection,
         crate::sandbox::connections::api::probe_connection,
+        crate::agents::api::list_agents,
+        crate::agents::api::create_agent,
+        crate::agents::api::get_agent,
+        crate::agents::api::update_agent,
+        crate::agents::api::agent_runtimes,
+        crate::agents::api::create_conversation,
+        crate::agents::api::get_conversation,
+        crate::agents::api::create_run,
+        crate::agents::api::get_run,
+        crate::sandbox::workspaces::api::exec,
+        crate::sandbox::workspaces::api::read_file,
+        crate::sandbox::workspaces::api::write_file,
+        crate::sandbox::workspaces::api::list_dir,
+        crate::sandbox::workspaces::api::make_dir,
+        crate::sandbox::workspaces::api::remove_path,
+        crate::sandbox::workspaces::api::stat_path,
+        crate::sandbox::workspaces::api::briefing,
+        crate::sandbox::workspaces::api::workspace_state,
+        crate::sandbox::workspaces::api::finish_run,
     ),
     components(schemas(Problem)),
     modifiers(&BearerAuth),

@@ -57,6 +57,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let bind = config.http.bind;
     let app = Application::build(config).await?;
     startup::spawn_sweeps(app.state());
+    crate::sandbox::recording::spawn_flusher(app.state());
     tracing::info!(address = %bind, "agenticos is serving; open http://{bind}/ in a browser");
     app.run_until_stopped().await?;
     Ok(())

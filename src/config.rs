@@ -89,6 +89,9 @@ pub struct SandboxdConfig {
     /// comma-separated, default `http://sandboxd:8080,http://localhost:8080`. Only these are asked
     /// for `/healthz` unprompted, and only these may be probed with `SANDBOXD_TOKEN`.
     pub local_addresses: Vec<String>,
+    /// `AGENTICOS_STATE_LIMIT_BYTES`: the storage limit of one `state` workspace (files and empty
+    /// folders), default 4 MiB.
+    pub state_limit_bytes: u64,
 }
 
 /// Every problem found while reading the environment.
@@ -169,6 +172,9 @@ impl Config {
 
         let token = get("SANDBOXD_TOKEN").map(SecretString::from);
         let catalog_dir = PathBuf::from(get("AGENTICOS_CATALOG_DIR").unwrap_or_else(|| "./catalog".into()));
+        let state_limit_bytes =
+            parse_opt::<u64>(&get, "AGENTICOS_STATE_LIMIT_BYTES", 1..=1024 * 1024 * 1024, &mut problems)
+                .unwrap_or(4 * 1024 * 1024);
         let local_addresses: Vec<String> = get("SANDBOXD_LOCAL_ADDRESSES")
             .unwrap_or_else(|| "http://sandboxd:8080,http://localhost:8080".into())
             .split(',')
@@ -190,7 +196,7 @@ impl Config {
             vault: VaultConfig { key },
             log: LogConfig { filter, format },
             auth: AuthConfig { session_hours, login_max_failures, login_window_minutes },
-            sandboxd: SandboxdConfig { token, catalog_dir, local_addresses },
+            sandboxd: SandboxdConfig { token, catalog_dir, local_addresses, state_limit_bytes },
         })
     }
 }

@@ -1,3 +1,4 @@
+pub mod agents;
 pub mod api;
 pub mod audit;
 pub mod auth;

@@ -11,6 +11,8 @@ use crate::catalog::RuntimeCatalog;
 use crate::config::{Config, VaultKeySource};
 use crate::db::Db;
 use crate::sandbox::client::SandboxdClient;
+use crate::sandbox::recording::Recorder;
+use crate::sandbox::workspaces::service::OpenLocks;
 use crate::vault::crypto::{self, MasterKey};
 use crate::web::csrf::CsrfKey;
 use crate::web::{self as w, middleware as mw};
@@ -27,6 +29,10 @@ pub struct AppState {
     pub sandboxd_version: String,
     /// One HTTP client for every outbound call (connection pooling).
     pub http: reqwest::Client,
+    /// Buffers operation rows and commits them in batches.
+    pub recorder: Recorder,
+    /// One lock per workspace, so concurrent first operations open one session.
+    pub open_locks: OpenLocks,
 }
 
 impl AppState {
@@ -41,7 +47,18 @@ impl AppState {
         let db = Db::connect(&config.database.url, config.database.max_connections).await?;
         db.migrate().await?;
         let csrf_key = CsrfKey::derive(vault_key.bytes());
-        Ok(AppState { config, db, vault_key, csrf_key, catalog, sandboxd_version, http })
+        let recorder = Recorder::new(db.clone());
+        Ok(AppState {
+            config,
+            db,
+            vault_key,
+            csrf_key,
+            catalog,
+            sandboxd_version,
+            http,
+            recorder,
+            open_locks: OpenLocks::default(),
+        })
     }
 }
 
@@ -79,6 +96,7 @@ impl Application {
                 .app_data(w::extract::json_config())
                 .app_data(w::extract::form_config())
                 .app_data(w::extract::query_config())
+                .app_data(web::PayloadConfig::new(9 * 1024 * 1024))
                 .configure(routes)
                 .default_service(web::to(not_found))
                 .wrap(from_fn(mw::csrf_guard))

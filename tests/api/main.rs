@@ -18,3 +18,4 @@ mod sandbox_connections;
 mod sandboxd_client;
 mod validation;
 mod vault;
+mod workspaces;

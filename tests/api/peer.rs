@@ -306,7 +306,9 @@ impl From<anyhow::Error> for StartError {
 /// If the peer cannot start: the message has its log.
 pub async fn shared() -> &'static Peer {
     static SHARED: OnceCell<Peer> = OnceCell::const_new();
-    match SHARED.get_or_try_init(|| Peer::start(PeerOptions::default())).await {
+    // Many tests open sessions on this one host: lift its resident ceiling (20 by default).
+    let options = PeerOptions::default().env("SANDBOXD_MAX_SESSIONS", "1000");
+    match SHARED.get_or_try_init(|| Peer::start(options)).await {
         Ok(peer) => peer,
         Err(error) => panic!("{error:#}"),
     }

@@ -1,0 +1,120 @@
+//! Agents, conversations and runs — only what the sandbox needs.
+
+use serde::{Deserialize, Serialize};
+
+use crate::sandbox::workspaces::key::Scope;
+
+/// Where an agent's workspace lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// A document in our database: files only, no commands.
+    State,
+    /// A sandbox host (a connection): files and a shell.
+    Service,
+}
+
+impl Backend {
+    pub fn parse(s: &str) -> Option<Backend> {
+        match s.trim() {
+            "state" => Some(Backend::State),
+            "service" => Some(Backend::Service),
+            _ => None,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::State => "state",
+            Backend::Service => "service",
+        }
+    }
+}
+
+/// A file (or empty folder) written into a workspace: a skill, or one the manifest declares.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceFile {
+    /// Relative to the workspace root.
+    pub path: String,
+    #[serde(default)]
+    pub content: String,
+    #[serde(default)]
+    pub is_dir: bool,
+}
+
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Agent {
+    pub id: String,
+    pub name: String,
+    pub backend: Backend,
+    /// None: the organization's default connection.
+    pub connection_id: Option<String>,
+    pub scope: Scope,
+    /// None: the connection's default runtime.
+    pub runtime: Option<String>,
+    pub shell_enabled: bool,
+    pub skills: Vec<WorkspaceFile>,
+    pub manifest_files: Vec<WorkspaceFile>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Conversation {
+    pub id: String,
+    pub agent_id: String,
+    pub title: String,
+    pub owner_user_id: Option<String>,
+    pub channel_key: Option<String>,
+    pub member_user_ids: Vec<String>,
+    pub created_at: i64,
+}
+
+/// Who started a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StartedBy {
+    /// A signed-in member.
+    Member,
+    /// A visitor of a published widget (no account).
+    Widget,
+    /// A trigger (schedule, webhook); `trigger_as_creator` says whether it runs as its creator.
+    Trigger,
+    /// A sender on a channel, known by a platform id.
+    Channel,
+    /// An API client acting for a user.
+    Api,
+}
+
+impl StartedBy {
+    pub fn parse(s: &str) -> Option<StartedBy> {
+        [StartedBy::Member, StartedBy::Widget, StartedBy::Trigger, StartedBy::Channel, StartedBy::Api]
+            .into_iter()
+            .find(|x| x.as_str() == s.trim())
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StartedBy::Member => "member",
+            StartedBy::Widget => "widget",
+            StartedBy::Trigger => "trigger",
+            StartedBy::Channel => "channel",
+            StartedBy::Api => "api",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Run {
+    pub id: String,
+    pub agent_id: String,
+    pub conversation_id: Option<String>,
+    pub started_by: StartedBy,
+    pub user_id: Option<String>,
+    pub trigger_as_creator: bool,
+    pub channel_sender: Option<String>,
+    /// `running` or `finished`.
+    pub status: String,
+    pub workspace_opened: bool,
+    pub created_at: i64,
+    pub finished_at: Option<i64>,
+}

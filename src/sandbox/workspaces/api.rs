@@ -1,0 +1,213 @@
+//! JSON: the workspace of a run, for agent runtimes (`/api/v1/runs/{run_id}/workspace/...`).
+//! Paths are relative to the workspace root or absolute under `/workspace`; escapes are refused
+//! with 400 before anything reaches a host.
+
+use std::collections::BTreeMap;
+
+use actix_web::web::{Bytes, Data, Json, Path, Query};
+use actix_web::HttpResponse;
+use serde::{Deserialize, Serialize};
+
+use super::model::{Entry, ExecResult, WorkspaceState};
+use super::service::{self, ExecInput};
+use crate::agents::model::Run;
+use crate::api::ApiRoute;
+use crate::api_route;
+use crate::startup::AppState;
+use crate::web::error::Problem;
+use crate::web::{ApiCaller, ApiError, AppError};
+
+pub fn routes() -> Vec<ApiRoute> {
+    vec![
+        api_route!(POST "/api/v1/runs/{run_id}/workspace/exec" => exec),
+        api_route!(GET "/api/v1/runs/{run_id}/workspace/files" => read_file),
+        api_route!(PUT "/api/v1/runs/{run_id}/workspace/files" => write_file),
+        api_route!(GET "/api/v1/runs/{run_id}/workspace/ls" => list_dir),
+        api_route!(POST "/api/v1/runs/{run_id}/workspace/mkdir" => make_dir),
+        api_route!(POST "/api/v1/runs/{run_id}/workspace/remove" => remove_path),
+        api_route!(GET "/api/v1/runs/{run_id}/workspace/stat" => stat_path),
+        api_route!(GET "/api/v1/runs/{run_id}/workspace/briefing" => briefing),
+        api_route!(GET "/api/v1/runs/{run_id}/workspace/state" => workspace_state),
+        api_route!(POST "/api/v1/runs/{run_id}/finish" => finish_run),
+    ]
+}
+
+fn app(e: super::error::WorkspaceError) -> ApiError {
+    ApiError(AppError::from(e))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExecBody {
+    /// A program and its arguments.
+    pub argv: Option<Vec<String>>,
+    /// Or a line for POSIX `/bin/sh -c`.
+    pub command: Option<String>,
+    /// Seconds, 1 to 3600 (default 120).
+    pub timeout_seconds: Option<u64>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+#[utoipa::path(post, path = "/api/v1/runs/{run_id}/workspace/exec", tag = "workspace", request_body = ExecBody,
+    params(("run_id" = String, Path, description = "run id")),
+    responses((status = 200, body = ExecResult), (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 410, body = Problem, content_type = "application/problem+json", description = "the workspace's files are gone"),
+        (status = 429, body = Problem, content_type = "application/problem+json", description = "the host's per-tenant cap"),
+        (status = 502, body = Problem, content_type = "application/problem+json")))]
+pub async fn exec(
+    st: Data<AppState>,
+    ApiCaller(c): ApiCaller,
+    run_id: Path<String>,
+    body: Json<ExecBody>,
+) -> Result<Json<ExecResult>, ApiError> {
+    let b = body.into_inner();
+    let input = ExecInput { argv: b.argv, command: b.command, timeout_seconds: b.timeout_seconds, env: b.env };
+    Ok(Json(service::exec(&st, &c, &run_id, input).await.map_err(app)?))
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+pub struct PathQuery {
+    /// Relative to the workspace root, or absolute under `/workspace`.
+    #[serde(default)]
+    pub path: String,
+}
+
+#[utoipa::path(get, path = "/api/v1/runs/{run_id}/workspace/files", tag = "workspace", params(("run_id" = String, Path, description = "run id"), PathQuery),
+    responses((status = 200, content_type = "application/octet-stream", description = "the file's bytes"),
+        (status = 404, body = Problem, content_type = "application/problem+json")))]
+pub async fn read_file(
+    st: Data<AppState>,
+    ApiCaller(c): ApiCaller,
+    run_id: Path<String>,
+    q: Query<PathQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let bytes = service::read(&st, &c, &run_id, &q.path).await.map_err(app)?;
+    Ok(HttpResponse::Ok().content_type("application/octet-stream").body(bytes))
+}
+
+#[utoipa::path(put, path = "/api/v1/runs/{run_id}/workspace/files", tag = "workspace", params(("run_id" = String, Path, description = "run id"), PathQuery),
+    request_body(content = Vec<u8>, content_type = "application/octet-stream"),
+    responses((status = 204, description = "written; parent folders are created"),
+        (status = 413, body = Problem, content_type = "application/problem+json")))]
+pub async fn write_file(
+    st: Data<AppState>,
+    ApiCaller(c): ApiCaller,
+    run_id: Path<String>,
+    q: Query<PathQuery>,
+    body: Bytes,
+) -> Result<HttpResponse, ApiError> {
+    service::write(&st, &c, &run_id, &q.path, &body).await.map_err(app)?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+#[utoipa::path(get, path = "/api/v1/runs/{run_id}/workspace/ls", tag = "workspace", params(("run_id" = String, Path, description = "run id"), PathQuery),
+    responses((status = 200, body = [Entry]), (status = 404, body = Problem, content_type = "application/problem+json")))]
+pub async fn list_dir(
+    st: Data<AppState>,
+    ApiCaller(c): ApiCaller,
+    run_id: Path<String>,
+    q: Query<PathQuery>,
+) -> Result<Json<Vec<Entry>>, ApiError> {
+    Ok(Json(service::ls(&st, &c, &run_id, &q.path).await.map_err(app)?))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PathBody {
+    #[serde(default)]
+    pub path: String,
+}
+
+#[utoipa::path(post, path = "/api/v1/runs/{run_id}/workspace/mkdir", tag = "workspace", request_body = PathBody,
+    params(("run_id" = String, Path, description = "run id")), responses((status = 204)))]
+pub async fn make_dir(
+    st: Data<AppState>,
+    ApiCaller(c): ApiCaller,
+    run_id: Path<String>,
+    body: Json<PathBody>,
+) -> Result<HttpResponse, ApiError> {
+    service::mkdir(&st, &c, &run_id, &body.path).await.map_err(app)?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+#[utoipa::path(post, path = "/api/v1/runs/{run_id}/workspace/remove", tag = "workspace", request_body = PathBody,
+    params(("run_id" = String, Path, description = "run id")),
+    responses((status = 204), (status = 404, body = Problem, content_type = "application/problem+json")))]
+pub async fn remove_path(
+    st: Data<AppState>,
+    ApiCaller(c): ApiCaller,
+    run_id: Path<String>,
+    body: Json<PathBody>,
+) -> Result<HttpResponse, ApiError> {
+    service::remove(&st, &c, &run_id, &body.path).await.map_err(app)?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+#[utoipa::path(get, path = "/api/v1/runs/{run_id}/workspace/stat", tag = "workspace", params(("run_id" = String, Path, description = "run id"), PathQuery),
+    responses((status = 200, body = Entry), (status = 404, body = Problem, content_type = "application/problem+json", description = "gone")))]
+pub async fn stat_path(
+    st: Data<AppState>,
+    ApiCaller(c): ApiCaller,
+    run_id: Path<String>,
+    q: Query<PathQuery>,
+) -> Result<Json<Entry>, ApiError> {
+    Ok(Json(service::stat(&st, &c, &run_id, &q.path).await.map_err(app)?))
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Briefing {
+    /// The runtime this run resolves to (none for a document workspace).
+    pub runtime: Option<String>,
+    /// The paragraph to append to the run's instructions; none for an alias the catalog does not ship.
+    pub briefing: Option<String>,
+}
+
+#[utoipa::path(get, path = "/api/v1/runs/{run_id}/workspace/briefing", tag = "workspace",
+    params(("run_id" = String, Path, description = "run id")), responses((status = 200, body = Briefing)))]
+pub async fn briefing(
+    st: Data<AppState>,
+    ApiCaller(c): ApiCaller,
+    run_id: Path<String>,
+) -> Result<Json<Briefing>, ApiError> {
+    let (runtime, briefing) = service::briefing(&st, &c, &run_id).await.map_err(app)?;
+    Ok(Json(Briefing { runtime, briefing }))
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct StateBody {
+    /// `not_opened`, `preparing` ("The sandbox is being prepared"), `open` or `lost`.
+    pub state: WorkspaceState,
+    pub workspace_id: String,
+    pub session_key: String,
+    /// `sandboxd` or `state`.
+    pub backend: String,
+    pub scope: String,
+}
+
+#[utoipa::path(get, path = "/api/v1/runs/{run_id}/workspace/state", tag = "workspace",
+    params(("run_id" = String, Path, description = "run id")), responses((status = 200, body = StateBody)))]
+pub async fn workspace_state(
+    st: Data<AppState>,
+    ApiCaller(c): ApiCaller,
+    run_id: Path<String>,
+) -> Result<Json<StateBody>, ApiError> {
+    let (r, state) = service::state(&st, &c, &run_id).await.map_err(app)?;
+    Ok(Json(StateBody {
+        state,
+        workspace_id: r.workspace.id,
+        session_key: r.workspace.session_key,
+        backend: r.workspace.backend,
+        scope: r.workspace.scope.as_str().to_string(),
+    }))
+}
+
+#[utoipa::path(post, path = "/api/v1/runs/{run_id}/finish", tag = "workspace",
+    params(("run_id" = String, Path, description = "run id")), responses((status = 200, body = Run)))]
+pub async fn finish_run(
+    st: Data<AppState>,
+    ApiCaller(c): ApiCaller,
+    run_id: Path<String>,
+) -> Result<Json<Run>, ApiError> {
+    Ok(Json(service::finish(&st, &c, &run_id).await.map_err(app)?))
+}

@@ -1,0 +1,198 @@
+//! Session keys (DESIGN.md §7): the name of a session on its host, so every run of a scope opens it
+//! by that name — the first creates, the others attach, concurrent ones included.
+//!
+//! ```text
+//! xc-4f2a91c8-7b3e5d10-<32 hex>      backend·scope - org - host - subject
+//! dc-4f2a91c8-<32 hex>               a `state` document has no host part
+//! ```
+
+use sha2::{Digest, Sha256};
+
+/// Whose files a workspace holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    Run,
+    Conversation,
+    Channel,
+    User,
+    Agent,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 5] = [Scope::Run, Scope::Conversation, Scope::Channel, Scope::User, Scope::Agent];
+
+    pub fn parse(s: &str) -> Option<Scope> {
+        Scope::ALL.into_iter().find(|x| x.as_str() == s.trim())
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Run => "run",
+            Scope::Conversation => "conversation",
+            Scope::Channel => "channel",
+            Scope::User => "user",
+            Scope::Agent => "agent",
+        }
+    }
+    fn letter(self) -> char {
+        match self {
+            Scope::Run => 'r',
+            Scope::Conversation => 'c',
+            Scope::Channel => 'h',
+            Scope::User => 'u',
+            Scope::Agent => 'a',
+        }
+    }
+    /// The scope in words, for people choosing it or reading a workspace's row.
+    pub fn access_label(self) -> &'static str {
+        match self {
+            Scope::Run => "this run only",
+            Scope::Conversation => "whoever is in this conversation",
+            Scope::Channel => "everyone in this channel",
+            Scope::User => "one person, across their conversations",
+            Scope::Agent => "anyone who talks to this agent",
+        }
+    }
+}
+
+/// What carries the files: a container service (sandboxd, Daytona) or a document (state).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Carrier {
+    Container,
+    Document,
+}
+
+/// The part of the key that names the subject.
+#[derive(Debug, Clone, Copy)]
+pub enum Subject<'a> {
+    /// A run, conversation or agent id (a UUID).
+    Id(&'a str),
+    /// A person or channel: the first 8 hex of the agent id and 24 hex of a SHA-256 of the identity.
+    Hashed { agent_id: &'a str, identity: &'a str },
+}
+
+/// 32 lower-case hex characters of a UUID (or, for anything else, of its SHA-256).
+fn hex32(id: &str) -> String {
+    let compact: String = id.chars().filter(|c| *c != '-').collect::<String>().to_ascii_lowercase();
+    if compact.len() == 32 && compact.chars().all(|c| c.is_ascii_hexdigit()) {
+        compact
+    } else {
+        hex::encode(Sha256::digest(id.as_bytes()))[..32].to_string()
+    }
+}
+
+fn hex8(id: &str) -> String {
+    hex32(id)[..8].to_string()
+}
+
+/// Builds the key. `host_id` is the *resolved* connection id (absent for a document).
+pub fn session_key(
+    carrier: Carrier,
+    scope: Scope,
+    org_id: &str,
+    host_id: Option<&str>,
+    subject: Subject<'_>,
+) -> String {
+    let backend = match carrier {
+        Carrier::Container => 'x',
+        Carrier::Document => 'd',
+    };
+    let subject = match subject {
+        Subject::Id(id) => hex32(id),
+        Subject::Hashed { agent_id, identity } => {
+            format!("{}{}", hex8(agent_id), &hex::encode(Sha256::digest(identity.as_bytes()))[..24])
+        }
+    };
+    match (carrier, host_id) {
+        (Carrier::Container, Some(host)) => {
+            format!("{backend}{}-{}-{}-{subject}", scope.letter(), hex8(org_id), hex8(host))
+        }
+        _ => format!("{backend}{}-{}-{subject}", scope.letter(), hex8(org_id)),
+    }
+}
+
+/// sandboxd's session-id pattern: `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`.
+pub fn is_valid(key: &str) -> bool {
+    let mut chars = key.chars();
+    key.len() <= 64
+        && chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ORG: &str = "4f2a91c8-1111-4222-8333-444455556666";
+    const HOST: &str = "7b3e5d10-aaaa-4bbb-8ccc-ddddeeeeffff";
+    const RUN: &str = "9c1f0000-1234-4567-89ab-cdef01234567";
+    const AGENT: &str = "a9e71234-0000-4000-8000-000000000001";
+
+    #[test]
+    fn the_key_reads_backend_scope_org_host_subject() {
+        let k = session_key(Carrier::Container, Scope::Conversation, ORG, Some(HOST), Subject::Id(RUN));
+        assert_eq!(k, "xc-4f2a91c8-7b3e5d10-9c1f0000123445678 9abcdef01234567".replace(' ', ""));
+        let d = session_key(Carrier::Document, Scope::Run, ORG, None, Subject::Id(RUN));
+        assert_eq!(d, "dr-4f2a91c8-9c1f000012344567 89abcdef01234567".replace(' ', ""));
+    }
+
+    #[test]
+    fn every_scope_and_backend_gives_a_valid_key_of_at_most_64_characters() {
+        let long = "u".repeat(200);
+        for carrier in [Carrier::Container, Carrier::Document] {
+            for scope in Scope::ALL {
+                let host = (carrier == Carrier::Container).then_some(HOST);
+                for subject in [Subject::Id(RUN), Subject::Hashed { agent_id: AGENT, identity: &long }] {
+                    let k = session_key(carrier, scope, ORG, host, subject);
+                    assert!(k.len() <= 64, "{k} is {} long", k.len());
+                    assert!(is_valid(&k), "{k} does not match the sandboxd pattern");
+                    assert!(k.starts_with(match carrier {
+                        Carrier::Container => 'x',
+                        Carrier::Document => 'd',
+                    }));
+                    assert_eq!(k.chars().nth(1), Some(scope.letter()));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn two_hundred_character_user_and_channel_ids_hash_apart() {
+        let a = "user-".to_string() + &"a".repeat(195);
+        let b = "user-".to_string() + &"a".repeat(194) + "b";
+        let ka = session_key(
+            Carrier::Container,
+            Scope::User,
+            ORG,
+            Some(HOST),
+            Subject::Hashed { agent_id: AGENT, identity: &a },
+        );
+        let kb = session_key(
+            Carrier::Container,
+            Scope::User,
+            ORG,
+            Some(HOST),
+            Subject::Hashed { agent_id: AGENT, identity: &b },
+        );
+        assert_ne!(ka, kb);
+        assert!(ka.ends_with(&format!("-a9e71234{}", &hex::encode(Sha256::digest(a.as_bytes()))[..24])));
+        assert_eq!(ka.len(), 53);
+    }
+
+    #[test]
+    fn the_host_is_part_of_the_key() {
+        let a = session_key(Carrier::Container, Scope::Agent, ORG, Some(HOST), Subject::Id(AGENT));
+        let b = session_key(Carrier::Container, Scope::Agent, ORG, Some(RUN), Subject::Id(AGENT));
+        assert_ne!(a, b);
+        let state = session_key(Carrier::Document, Scope::Agent, ORG, None, Subject::Id(AGENT));
+        assert_ne!(a, state);
+    }
+
+    #[test]
+    fn invalid_ids_are_refused_by_the_pattern_check() {
+        assert!(!is_valid(""));
+        assert!(!is_valid("-abc"));
+        assert!(!is_valid(&"a".repeat(65)));
+        assert!(!is_valid("a/b"));
+    }
+}

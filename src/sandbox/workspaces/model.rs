@@ -1,0 +1,77 @@
+use serde::Serialize;
+
+use super::key::Scope;
+
+/// Where a run's workspace stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkspaceState {
+    /// Nothing was opened yet: no host was asked.
+    NotOpened,
+    /// Opening waits on a runtime build ("The sandbox is being prepared").
+    Preparing,
+    Open,
+    /// The host no longer has this session's files; the next run starts fresh.
+    Lost,
+}
+
+impl WorkspaceState {
+    pub fn parse(s: &str) -> WorkspaceState {
+        match s {
+            "preparing" => WorkspaceState::Preparing,
+            "open" => WorkspaceState::Open,
+            "lost" => WorkspaceState::Lost,
+            _ => WorkspaceState::NotOpened,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkspaceState::NotOpened => "not_opened",
+            WorkspaceState::Preparing => "preparing",
+            WorkspaceState::Open => "open",
+            WorkspaceState::Lost => "lost",
+        }
+    }
+}
+
+/// A workspace row.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Workspace {
+    pub id: String,
+    pub session_key: String,
+    /// `sandboxd` or `state`.
+    pub backend: String,
+    pub scope: Scope,
+    pub connection_id: Option<String>,
+    pub agent_id: Option<String>,
+    pub conversation_id: Option<String>,
+    pub run_id: Option<String>,
+    pub user_id: Option<String>,
+    pub runtime: Option<String>,
+    pub session_ref: Option<String>,
+    pub state: WorkspaceState,
+    pub lost_run_id: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// A directory entry, for `ls` and `stat`.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Entry {
+    pub name: String,
+    /// Relative to the workspace root.
+    pub path: String,
+    pub is_dir: bool,
+    pub size: Option<u64>,
+}
+
+/// What a command produced.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct ExecResult {
+    pub stdout: String,
+    pub stderr: String,
+    /// None when the command did not finish (timed out, output limit).
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub output_limited: bool,
+}

@@ -1,0 +1,190 @@
+//! SQL for workspace rows and the state backend's document.
+
+use super::key::Scope;
+use super::model::{Workspace, WorkspaceState};
+use crate::db::{Conn, DbResult};
+
+#[derive(sqlx::FromRow)]
+struct Row {
+    id: String,
+    session_key: String,
+    backend: String,
+    scope: String,
+    connection_id: Option<String>,
+    agent_id: Option<String>,
+    conversation_id: Option<String>,
+    run_id: Option<String>,
+    user_id: Option<String>,
+    runtime: Option<String>,
+    session_ref: Option<String>,
+    state: String,
+    lost_run_id: Option<String>,
+    created_at: i64,
+    updated_at: i64,
+}
+
+impl From<Row> for Workspace {
+    fn from(r: Row) -> Self {
+        Workspace {
+            id: r.id,
+            session_key: r.session_key,
+            backend: r.backend,
+            scope: Scope::parse(&r.scope).unwrap_or(Scope::Conversation),
+            connection_id: r.connection_id,
+            agent_id: r.agent_id,
+            conversation_id: r.conversation_id,
+            run_id: r.run_id,
+            user_id: r.user_id,
+            runtime: r.runtime,
+            session_ref: r.session_ref,
+            state: WorkspaceState::parse(&r.state),
+            lost_run_id: r.lost_run_id,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        }
+    }
+}
+
+const COLUMNS: &str =
+    "id, session_key, backend, scope, connection_id, agent_id, conversation_id, run_id, user_id, runtime, \
+                       session_ref, state, lost_run_id, created_at, updated_at";
+
+/// The values a new workspace row gets.
+pub struct NewWorkspace<'a> {
+    pub session_key: &'a str,
+    pub backend: &'a str,
+    pub scope: Scope,
+    pub connection_id: Option<&'a str>,
+    pub agent_id: &'a str,
+    pub conversation_id: Option<&'a str>,
+    pub run_id: Option<&'a str>,
+    pub user_id: Option<&'a str>,
+    pub owner_label: Option<&'a str>,
+    pub channel_key: Option<&'a str>,
+}
+
+/// Creates the row for `session_key` unless it exists; returns the row either way.
+pub async fn upsert(c: &mut Conn, org_id: &str, w: &NewWorkspace<'_>, now: i64) -> DbResult<Option<Workspace>> {
+    sqlx::query(
+        "INSERT INTO sandbox_workspaces (id, organization_id, session_key, backend, scope, connection_id, agent_id, \
+         conversation_id, run_id, user_id, owner_label, channel_key, state, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'not_opened', $13, $13) ON CONFLICT (session_key) DO NOTHING",
+    )
+    .bind(crate::db::new_id())
+    .bind(org_id)
+    .bind(w.session_key)
+    .bind(w.backend)
+    .bind(w.scope.as_str())
+    .bind(w.connection_id)
+    .bind(w.agent_id)
+    .bind(w.conversation_id)
+    .bind(w.run_id)
+    .bind(w.user_id)
+    .bind(w.owner_label)
+    .bind(w.channel_key)
+    .bind(now)
+    .execute(&mut *c)
+    .await?;
+    by_key(c, org_id, w.session_key).await
+}
+
+pub async fn by_key(c: &mut Conn, org_id: &str, key: &str) -> DbResult<Option<Workspace>> {
+    let row: Option<Row> = sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM sandbox_workspaces WHERE organization_id = $1 AND session_key = $2"
+    ))
+    .bind(org_id)
+    .bind(key)
+    .fetch_optional(c)
+    .await?;
+    Ok(row.map(Workspace::from))
+}
+
+pub async fn get(c: &mut Conn, org_id: &str, id: &str) -> DbResult<Option<Workspace>> {
+    let row: Option<Row> =
+        sqlx::query_as(&format!("SELECT {COLUMNS} FROM sandbox_workspaces WHERE organization_id = $1 AND id = $2"))
+            .bind(org_id)
+            .bind(id)
+            .fetch_optional(c)
+            .await?;
+    Ok(row.map(Workspace::from))
+}
+
+pub async fn set_state(c: &mut Conn, id: &str, state: WorkspaceState, now: i64) -> DbResult<()> {
+    sqlx::query("UPDATE sandbox_workspaces SET state = $1, updated_at = $2 WHERE id = $3")
+        .bind(state.as_str())
+        .bind(now)
+        .bind(id)
+        .execute(c)
+        .await?;
+    Ok(())
+}
+
+pub async fn set_open(c: &mut Conn, id: &str, session_ref: &str, runtime: Option<&str>, now: i64) -> DbResult<()> {
+    sqlx::query(
+        "UPDATE sandbox_workspaces SET state = 'open', session_ref = $1, runtime = COALESCE($2, runtime), lost_run_id = NULL, \
+         updated_at = $3 WHERE id = $4",
+    )
+    .bind(session_ref)
+    .bind(runtime)
+    .bind(now)
+    .bind(id)
+    .execute(c)
+    .await?;
+    Ok(())
+}
+
+pub async fn set_lost(c: &mut Conn, id: &str, run_id: &str, now: i64) -> DbResult<()> {
+    sqlx::query("UPDATE sandbox_workspaces SET state = 'lost', lost_run_id = $1, updated_at = $2 WHERE id = $3")
+        .bind(run_id)
+        .bind(now)
+        .bind(id)
+        .execute(c)
+        .await?;
+    Ok(())
+}
+
+/// Forgets the host's reference: the next run opens by name, fresh.
+pub async fn forget_ref(c: &mut Conn, id: &str, now: i64) -> DbResult<()> {
+    sqlx::query(
+        "UPDATE sandbox_workspaces SET session_ref = NULL, state = 'not_opened', lost_run_id = NULL, updated_at = $1 WHERE id = $2",
+    )
+    .bind(now)
+    .bind(id)
+    .execute(c)
+    .await?;
+    Ok(())
+}
+
+/// The state backend's document and its version.
+pub async fn document(c: &mut Conn, id: &str) -> DbResult<(Option<String>, i64)> {
+    Ok(sqlx::query_as("SELECT document, document_version FROM sandbox_workspaces WHERE id = $1")
+        .bind(id)
+        .fetch_one(c)
+        .await?)
+}
+
+/// Writes the document if nobody changed it since `version` was read; false means retry.
+pub async fn replace_document(c: &mut Conn, id: &str, version: i64, document: &str, now: i64) -> DbResult<bool> {
+    let n = sqlx::query(
+        "UPDATE sandbox_workspaces SET document = $1, document_version = document_version + 1, state = 'open', updated_at = $2 \
+         WHERE id = $3 AND document_version = $4",
+    )
+    .bind(document)
+    .bind(now)
+    .bind(id)
+    .bind(version)
+    .execute(c)
+    .await?
+    .rows_affected();
+    Ok(n == 1)
+}
+
+/// Empties a state document (a finished run-scoped workspace).
+pub async fn clear_document(c: &mut Conn, id: &str, now: i64) -> DbResult<()> {
+    sqlx::query("UPDATE sandbox_workspaces SET document = NULL, document_version = document_version + 1, updated_at = $1 WHERE id = $2")
+        .bind(now)
+        .bind(id)
+        .execute(c)
+        .await?;
+    Ok(())
+}

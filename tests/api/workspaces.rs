@@ -1,0 +1,494 @@
+//! Workspaces for runs, through our API only, against the real sandboxd peer (and the `state`
+//! backend on SQLite and PostgreSQL).
+
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::db_test;
+use crate::helpers::{spawn_app_with, Backend, Resp, TestApp};
+use crate::peer::{self, Peer, PeerOptions};
+
+/// An organization with a token and (optionally) a connection to a host.
+struct Org<'a> {
+    app: &'a TestApp,
+    token: String,
+    org_id: String,
+}
+
+impl<'a> Org<'a> {
+    async fn new(app: &'a TestApp) -> Org<'a> {
+        app.setup_owner().await;
+        let token = app.web.create_token_in_page("runtime", "owner").await;
+        let org_id = app.web.bearer(&token, Method::GET, "/api/v1/me", None).await.json()["organization"]["id"]
+            .as_str()
+            .expect("org id")
+            .to_string();
+        Org { app, token, org_id }
+    }
+
+    async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Resp {
+        self.app.web.bearer(&self.token, method, path, body).await
+    }
+
+    async fn connect(&self, peer: &Peer) -> String {
+        let r = self
+            .call(
+                Method::POST,
+                "/api/v1/sandbox-connections",
+                Some(json!({"name": format!("peer-{}", peer.port()), "address": peer.url, "new_key": peer.token})),
+            )
+            .await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        r.json()["id"].as_str().expect("id").to_string()
+    }
+
+    async fn agent(&self, body: Value) -> String {
+        let r = self.call(Method::POST, "/api/v1/agents", Some(body)).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        r.json()["id"].as_str().expect("id").to_string()
+    }
+
+    async fn conversation(&self, agent: &str, extra: Value) -> String {
+        let mut body = json!({"agent_id": agent, "title": "chat"});
+        if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+            b.extend(e.clone());
+        }
+        let r = self.call(Method::POST, "/api/v1/conversations", Some(body)).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        r.json()["id"].as_str().expect("id").to_string()
+    }
+
+    async fn run(&self, agent: &str, conversation: Option<&str>, extra: Value) -> String {
+        let mut body = json!({"agent_id": agent, "conversation_id": conversation, "started_by": "member"});
+        if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+            b.extend(e.clone());
+        }
+        let r = self.call(Method::POST, "/api/v1/runs", Some(body)).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        r.json()["id"].as_str().expect("id").to_string()
+    }
+
+    async fn ws(&self, run: &str, method: Method, sub: &str, body: Option<Value>) -> Resp {
+        self.call(method, &format!("/api/v1/runs/{run}/workspace/{sub}"), body).await
+    }
+
+    async fn write(&self, run: &str, path: &str, content: &str) -> Resp {
+        let url = self.app.web.url(&format!("/api/v1/runs/{run}/workspace/files?path={}", urlencode(path)));
+        self.app.web.send(reqwest::Client::new().put(url).bearer_auth(&self.token).body(content.to_string())).await
+    }
+
+    async fn read(&self, run: &str, path: &str) -> Resp {
+        self.ws(run, Method::GET, &format!("files?path={}", urlencode(path)), None).await
+    }
+
+    async fn exec(&self, run: &str, command: &str) -> Resp {
+        self.ws(run, Method::POST, "exec", Some(json!({"command": command}))).await
+    }
+
+    async fn finish(&self, run: &str) {
+        let r = self.call(Method::POST, &format!("/api/v1/runs/{run}/finish"), None).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+
+    /// (operation, target, ok, detail) of a run's rows, in order.
+    async fn rows(&self, run: &str) -> Vec<(String, String, bool, String)> {
+        let mut c = self.app.state.db.conn().await.expect("conn");
+        let rows: Vec<(String, String, i64, String)> = sqlx::query_as(
+            "SELECT operation, target, ok, detail FROM sandbox_operations WHERE run_id = $1 ORDER BY seq",
+        )
+        .bind(run)
+        .fetch_all(&mut *c)
+        .await
+        .expect("rows");
+        rows.into_iter().map(|(o, t, ok, d)| (o, t, ok == 1, d)).collect()
+    }
+
+    /// This organization's sessions on `peer`.
+    async fn sessions_on(&self, peer: &Peer) -> Vec<Value> {
+        let r = reqwest::Client::new()
+            .get(format!("{}/sessions", peer.url))
+            .header("X-Sandbox-Token", &peer.token)
+            .send()
+            .await
+            .expect("sessions");
+        let v: Value = r.json().await.expect("json");
+        v["sessions"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|s| s["tenant"] == self.org_id.as_str())
+            .collect()
+    }
+}
+
+fn urlencode(s: &str) -> String {
+    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
+
+fn row(op: &str, target: &str, ok: bool, detail: &str) -> (String, String, bool, String) {
+    (op.to_string(), target.to_string(), ok, detail.to_string())
+}
+
+fn service_agent(name: &str, scope: &str) -> Value {
+    json!({"name": name, "backend": "service", "scope": scope})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandboxd_workspace_opens_on_first_use_and_records_each_operation_once() {
+    let peer = peer::shared().await;
+    let Some(app) = spawn_app_with(Backend::Sqlite, &[]).await else { return };
+    let o = Org::new(&app).await;
+    o.connect(peer).await;
+    let agent = o.agent(service_agent("coder", "conversation")).await;
+    let conv = o.conversation(&agent, json!({})).await;
+    let run = o.run(&agent, Some(&conv), json!({})).await;
+
+    let state = o.ws(&run, Method::GET, "state", None).await.json();
+    assert_eq!(state["state"], "not_opened");
+    assert!(o.sessions_on(peer).await.is_empty(), "nothing opened before the first operation");
+
+    let secret_content = "top-secret-content-4711";
+    assert_eq!(o.write(&run, "notes/hello.txt", secret_content).await.status, 204);
+    assert_eq!(o.sessions_on(peer).await.len(), 1, "the first operation opened one session");
+    let state = o.ws(&run, Method::GET, "state", None).await.json();
+    assert_eq!(state["state"], "open");
+    let key = state["session_key"].as_str().expect("key");
+    assert!(key.starts_with("xc-") && key.len() <= 64, "{key}");
+
+    let r = o.read(&run, "/workspace/notes/hello.txt").await;
+    assert_eq!((r.status.as_u16(), r.body.as_str()), (200, secret_content));
+    let ls = o.ws(&run, Method::GET, "ls?path=notes", None).await.json();
+    assert_eq!(ls[0]["name"], "hello.txt");
+    assert_eq!(ls[0]["path"], "notes/hello.txt");
+    let out = o.exec(&run, "cat notes/hello.txt").await.json();
+    assert_eq!(out["stdout"], secret_content);
+    assert_eq!(out["exit_code"], 0);
+    let out = o.exec(&run, "echo secret-output-99; exit 3").await.json();
+    assert_eq!(out["exit_code"], 3);
+    assert_eq!(out["stdout"], "secret-output-99\n");
+    assert_eq!(o.ws(&run, Method::POST, "remove", Some(json!({"path": "notes/hello.txt"}))).await.status, 204);
+    let gone = o.ws(&run, Method::GET, "stat?path=notes/hello.txt", None).await;
+    gone.problem(404);
+    o.finish(&run).await;
+
+    assert_eq!(
+        o.rows(&run).await,
+        vec![
+            row("write", "/workspace/notes/hello.txt", true, &format!("{} bytes", secret_content.len())),
+            row("read", "/workspace/notes/hello.txt", true, &format!("{} bytes", secret_content.len())),
+            row("ls", "/workspace/notes", true, "1 entries"),
+            row("execute", "cat notes/hello.txt", true, "exit 0"),
+            row("execute", "echo secret-output-99; exit 3", true, "exit 3"),
+            row("remove", "/workspace/notes/hello.txt", true, ""),
+        ]
+    );
+    // No payload and no output anywhere in the table.
+    let mut c = app.state.db.conn().await.expect("conn");
+    let everything: Vec<(String, String)> =
+        sqlx::query_as("SELECT target, detail FROM sandbox_operations").fetch_all(&mut *c).await.expect("q");
+    for (t, d) in everything {
+        assert!(
+            !t.contains(secret_content) && !d.contains(secret_content) && !d.contains("secret-output-99"),
+            "{t} / {d}"
+        );
+    }
+}
+
+db_test! {
+    async fn a_state_workspace_does_the_same_in_the_database(app: TestApp) {
+        let o = Org::new(&app).await;
+        let agent = o.agent(json!({"name": "doc", "backend": "state", "scope": "conversation"})).await;
+        let conv = o.conversation(&agent, json!({})).await;
+        let run = o.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(o.write(&run, "notes/hello.txt", "hello state").await.status, 204);
+        assert_eq!(o.read(&run, "notes/hello.txt").await.body, "hello state");
+        let ls = o.ws(&run, Method::GET, "ls?path=/workspace/notes", None).await.json();
+        assert_eq!(ls[0]["name"], "hello.txt");
+        assert_eq!(ls[0]["size"], 11);
+        let r = o.exec(&run, "cat notes/hello.txt").await;
+        let p = r.problem(400);
+        assert!(p["detail"].as_str().is_some_and(|d| d.contains("runs no commands")));
+        assert_eq!(o.ws(&run, Method::POST, "mkdir", Some(json!({"path": "empty/dir"}))).await.status, 204);
+        assert_eq!(o.ws(&run, Method::POST, "remove", Some(json!({"path": "notes/hello.txt"}))).await.status, 204);
+        o.ws(&run, Method::GET, "stat?path=notes/hello.txt", None).await.problem(404);
+        let briefing = o.ws(&run, Method::GET, "briefing", None).await.json();
+        assert!(briefing["briefing"].is_null());
+        o.finish(&run).await;
+        assert_eq!(
+            o.rows(&run).await,
+            vec![
+                row("write", "/workspace/notes/hello.txt", true, "11 bytes"),
+                row("read", "/workspace/notes/hello.txt", true, "11 bytes"),
+                row("ls", "/workspace/notes", true, "1 entries"),
+                row("mkdir", "/workspace/empty/dir", true, ""),
+                row("remove", "/workspace/notes/hello.txt", true, ""),
+            ]
+        );
+        // A later run of the conversation sees the folder.
+        let run2 = o.run(&agent, Some(&conv), json!({})).await;
+        let ls = o.ws(&run2, Method::GET, "ls?path=empty", None).await.json();
+        assert_eq!(ls[0]["name"], "dir");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_state_backend_refuses_a_write_over_its_storage_limit_and_keeps_the_document() {
+    let Some(app) = spawn_app_with(Backend::Sqlite, &[("AGENTICOS_STATE_LIMIT_BYTES", "100")]).await else { return };
+    let o = Org::new(&app).await;
+    let agent = o.agent(json!({"name": "doc", "backend": "state", "scope": "agent"})).await;
+    let run = o.run(&agent, None, json!({})).await;
+    assert_eq!(o.write(&run, "a.txt", &"x".repeat(50)).await.status, 204);
+    let r = o.write(&run, "b.txt", &"y".repeat(60)).await;
+    let p = r.problem(413);
+    assert!(
+        p["detail"].as_str().is_some_and(|d| d.contains("storage limit") && d.contains("Nothing was written")),
+        "{p}"
+    );
+    let ls = o.ws(&run, Method::GET, "ls", None).await.json();
+    assert_eq!(ls.as_array().map(Vec::len), Some(1), "the document is unchanged: {ls}");
+    // Shrinking is always allowed.
+    assert_eq!(o.write(&run, "a.txt", "small").await.status, 204);
+    // Empty folders count too.
+    let r = o.ws(&run, Method::POST, "mkdir", Some(json!({"path": "f".repeat(120)}))).await;
+    r.problem(413);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scopes_decide_who_shares_files() {
+    let peer = peer::shared().await;
+    let Some(app) = spawn_app_with(Backend::Sqlite, &[]).await else { return };
+    let o = Org::new(&app).await;
+    o.connect(peer).await;
+    // conversation scope: two runs of one conversation share; two conversations do not.
+    let agent = o.agent(service_agent("conv", "conversation")).await;
+    let (c1, c2) = (o.conversation(&agent, json!({})).await, o.conversation(&agent, json!({})).await);
+    let r1 = o.run(&agent, Some(&c1), json!({})).await;
+    assert_eq!(o.write(&r1, "shared.txt", "one").await.status, 204);
+    o.finish(&r1).await;
+    let r2 = o.run(&agent, Some(&c1), json!({})).await;
+    assert_eq!(o.read(&r2, "shared.txt").await.body, "one");
+    let r3 = o.run(&agent, Some(&c2), json!({})).await;
+    o.read(&r3, "shared.txt").await.problem(404);
+
+    // agent scope: shared across conversations.
+    let everyone = o.agent(service_agent("everyone", "agent")).await;
+    let (d1, d2) = (o.conversation(&everyone, json!({})).await, o.conversation(&everyone, json!({})).await);
+    let a1 = o.run(&everyone, Some(&d1), json!({})).await;
+    assert_eq!(o.write(&a1, "all.txt", "for all").await.status, 204);
+    let a2 = o.run(&everyone, Some(&d2), json!({})).await;
+    assert_eq!(o.read(&a2, "all.txt").await.body, "for all");
+
+    // user scope: two users apart, a widget run refused.
+    let personal = o.agent(service_agent("personal", "user")).await;
+    let bob = app.scalar_strings("SELECT id FROM users").await.remove(0);
+    app.member_with_role("second@example.com", "member").await;
+    let second = app.scalar_strings("SELECT id FROM users WHERE email = 'second@example.com'").await.remove(0);
+    let u1 = o.run(&personal, None, json!({"user_id": bob})).await;
+    assert_eq!(o.write(&u1, "mine.txt", "bob's").await.status, 204);
+    let u2 = o.run(&personal, None, json!({"started_by": "api", "user_id": second})).await;
+    o.read(&u2, "mine.txt").await.problem(404);
+    let u3 = o.run(&personal, None, json!({"user_id": bob})).await;
+    assert_eq!(o.read(&u3, "mine.txt").await.body, "bob's");
+    let widget = o.run(&personal, None, json!({"started_by": "widget"})).await;
+    let p = o.read(&widget, "mine.txt").await.problem(409);
+    assert!(p["detail"].as_str().is_some_and(|d| d.contains("widget")), "{p}");
+    let trigger = o.run(&personal, None, json!({"started_by": "trigger"})).await;
+    o.read(&trigger, "mine.txt").await.problem(409);
+    let as_creator =
+        o.run(&personal, None, json!({"started_by": "trigger", "trigger_as_creator": true, "user_id": bob})).await;
+    assert_eq!(o.read(&as_creator, "mine.txt").await.body, "bob's");
+
+    // A scope whose subject is missing is refused, naming the scope.
+    let no_conv = o.run(&agent, None, json!({})).await;
+    let p = o.read(&no_conv, "x").await.problem(409);
+    assert!(p["detail"].as_str().is_some_and(|d| d.contains("conversation scope")), "{p}");
+    let channel = o.agent(service_agent("chan", "channel")).await;
+    let no_chan = o.run(&channel, Some(&o.conversation(&channel, json!({})).await), json!({})).await;
+    let p = o.read(&no_chan, "x").await.problem(409);
+    assert!(p["detail"].as_str().is_some_and(|d| d.contains("channel scope")), "{p}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_never_touches_its_workspace_calls_no_host() {
+    let peer = Peer::start(PeerOptions::default()).await.expect("peer");
+    let Some(app) = spawn_app_with(Backend::Sqlite, &[]).await else { return };
+    let o = Org::new(&app).await;
+    o.connect(&peer).await;
+    let agent = o.agent(service_agent("idle", "run")).await;
+    let requests_before = std::fs::read_to_string(&peer.log_path).expect("log").matches("HTTP/1.1\"").count();
+    let run = o.run(&agent, None, json!({})).await;
+    assert_eq!(o.ws(&run, Method::GET, "state", None).await.json()["state"], "not_opened");
+    assert!(o.ws(&run, Method::GET, "briefing", None).await.json()["briefing"].as_str().is_some());
+    o.finish(&run).await;
+    let requests_after = std::fs::read_to_string(&peer.log_path).expect("log").matches("HTTP/1.1\"").count();
+    assert_eq!(requests_before, requests_after, "a request reached the host:\n{}", peer.log_tail(20));
+    assert!(o.rows(&run).await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_concurrent_first_operations_of_one_conversation_open_one_session() {
+    let peer = peer::shared().await;
+    let Some(app) = spawn_app_with(Backend::Sqlite, &[]).await else { return };
+    let o = Org::new(&app).await;
+    o.connect(peer).await;
+    let agent = o.agent(service_agent("busy", "conversation")).await;
+    let conv = o.conversation(&agent, json!({})).await;
+    let mut runs = Vec::new();
+    for _ in 0..4 {
+        runs.push(o.run(&agent, Some(&conv), json!({})).await);
+    }
+    let calls = (0..20).map(|i| {
+        let run = runs[i % runs.len()].clone();
+        let o = &o;
+        async move { o.write(&run, &format!("f{i}.txt"), "x").await.status.as_u16() }
+    });
+    let statuses = futures_util::future::join_all(calls).await;
+    assert!(statuses.iter().all(|s| *s == 204), "{statuses:?}");
+    assert_eq!(o.sessions_on(peer).await.len(), 1);
+    let ls = o.ws(&runs[0], Method::GET, "ls", None).await.json();
+    assert_eq!(ls.as_array().map(Vec::len), Some(20));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_whose_files_are_gone_is_reported_lost_not_replaced() {
+    let peer = peer::shared().await;
+    let Some(app) = spawn_app_with(Backend::Sqlite, &[]).await else { return };
+    let o = Org::new(&app).await;
+    o.connect(peer).await;
+    let agent = o.agent(service_agent("keeper", "conversation")).await;
+    let conv = o.conversation(&agent, json!({})).await;
+    let r1 = o.run(&agent, Some(&conv), json!({})).await;
+    assert_eq!(o.write(&r1, "work.txt", "important").await.status, 204);
+    o.finish(&r1).await;
+    // Behind our back: the host purges the session and its files.
+    let key = o.ws(&r1, Method::GET, "state", None).await.json()["session_key"].as_str().expect("key").to_string();
+    let r = reqwest::Client::new()
+        .delete(format!("{}/sessions/{key}?purge=true", peer.url))
+        .header("X-Sandbox-Token", &peer.token)
+        .send()
+        .await
+        .expect("purge");
+    assert_eq!(r.status(), 204);
+
+    let r2 = o.run(&agent, Some(&conv), json!({})).await;
+    let p = o.read(&r2, "work.txt").await.problem(410);
+    assert!(p["detail"].as_str().is_some_and(|d| d.contains("files are gone")), "{p}");
+    assert_eq!(o.ws(&r2, Method::GET, "state", None).await.json()["state"], "lost");
+    // Still lost for the rest of this run: never a silent empty workspace.
+    o.write(&r2, "new.txt", "x").await.problem(410);
+    o.finish(&r2).await;
+    // The next turn starts fresh.
+    let r3 = o.run(&agent, Some(&conv), json!({})).await;
+    assert_eq!(o.write(&r3, "new.txt", "fresh").await.status, 204);
+    o.read(&r3, "work.txt").await.problem(404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hosts_tenant_cap_arrives_as_429_in_its_own_words() {
+    let peer = Peer::start(PeerOptions::default().env("SANDBOXD_MAX_SESSIONS_PER_TENANT", "1")).await.expect("peer");
+    let Some(app) = spawn_app_with(Backend::Sqlite, &[]).await else { return };
+    let o = Org::new(&app).await;
+    o.connect(&peer).await;
+    let agent = o.agent(service_agent("capped", "conversation")).await;
+    let r1 = o.run(&agent, Some(&o.conversation(&agent, json!({})).await), json!({})).await;
+    assert_eq!(o.write(&r1, "a", "1").await.status, 204);
+    let r2 = o.run(&agent, Some(&o.conversation(&agent, json!({})).await), json!({})).await;
+    let p = o.write(&r2, "a", "1").await.problem(429);
+    assert!(p["detail"].as_str().is_some_and(|d| d.contains("already holds 1 of 1")), "{p}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_missing_a_route_is_a_502_version_mismatch() {
+    let peer =
+        Peer::start(PeerOptions::default().drop_route("/sessions/{session_id}/files/write")).await.expect("peer");
+    let Some(app) = spawn_app_with(Backend::Sqlite, &[]).await else { return };
+    let o = Org::new(&app).await;
+    o.connect(&peer).await;
+    let agent = o.agent(service_agent("old", "run")).await;
+    let run = o.run(&agent, None, json!({})).await;
+    let p = o.write(&run, "a.txt", "1").await.problem(502);
+    let d = p["detail"].as_str().expect("detail");
+    assert!(d.contains("/sessions/{session_id}/files/write") && d.contains("ghcr.io/vstorm-co/sandboxd:0.2.37"), "{d}");
+    assert!(!d.contains(&peer.url));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_run_scoped_workspace_is_purged_on_the_host() {
+    let peer = peer::shared().await;
+    let Some(app) = spawn_app_with(Backend::Sqlite, &[]).await else { return };
+    let o = Org::new(&app).await;
+    o.connect(peer).await;
+    let agent = o.agent(json!({"name": "once", "backend": "service", "scope": "run", "skills": [{"path": "howto.md", "content": "# how"}], "manifest_files": [{"path": "data", "is_dir": true}]})).await;
+    let run = o.run(&agent, None, json!({})).await;
+    assert_eq!(o.write(&run, "out.txt", "x").await.status, 204);
+    // Skills and the manifest were written at the first operation.
+    assert_eq!(o.read(&run, "skills/howto.md").await.body, "# how");
+    assert_eq!(o.ws(&run, Method::GET, "stat?path=data", None).await.json()["is_dir"], true);
+    let key = o.ws(&run, Method::GET, "state", None).await.json()["session_key"].as_str().expect("key").to_string();
+    assert!(key.starts_with("xr-"));
+    o.finish(&run).await;
+    let tree = reqwest::Client::new()
+        .post(format!("{}/workspaces/{key}/tree", peer.url))
+        .header("X-Sandbox-Token", &peer.token)
+        .json(&json!({}))
+        .send()
+        .await
+        .expect("tree");
+    assert_eq!(tree.status(), 404, "the run's files were purged");
+}
+
+db_test! {
+    async fn another_organizations_run_is_404_and_escapes_are_400_before_any_host(app: TestApp) {
+        let o = Org::new(&app).await;
+        let agent = o.agent(json!({"name": "doc", "backend": "state", "scope": "run"})).await;
+        let run = o.run(&agent, None, json!({})).await;
+        for bad in ["../etc/passwd", "/etc/passwd", "a/../../b", "/workspace/../x"] {
+            let r = o.read(&run, bad).await;
+            r.problem(400);
+        }
+        let r = o.ws(&run, Method::POST, "exec", Some(json!({"command": "ls", "argv": ["ls"]}))).await;
+        r.problem(400);
+        let b = app.other_org_user("b@example.com", "B").await;
+        let bt = b.create_token_in_page("b", "owner").await;
+        for (m, sub, body) in [
+            (Method::GET, "state", None),
+            (Method::GET, "briefing", None),
+            (Method::GET, "files?path=a", None),
+            (Method::PUT, "files?path=a", None),
+            (Method::GET, "ls", None),
+            (Method::GET, "stat?path=a", None),
+            (Method::POST, "mkdir", Some(json!({"path": "a"}))),
+            (Method::POST, "remove", Some(json!({"path": "a"}))),
+            (Method::POST, "exec", Some(json!({"command": "ls"}))),
+        ] {
+            b.bearer(&bt, m.clone(), &format!("/api/v1/runs/{run}/workspace/{sub}"), body).await.problem(404);
+        }
+        b.bearer(&bt, Method::POST, &format!("/api/v1/runs/{run}/finish"), None).await.problem(404);
+        b.bearer(&bt, Method::GET, &format!("/api/v1/runs/{run}"), None).await.problem(404);
+        assert!(o.rows(&run).await.is_empty(), "nothing of the refused calls was recorded");
+    }
+}
+
+db_test! {
+    async fn publishing_refuses_incoherent_sandbox_settings(app: TestApp) {
+        let o = Org::new(&app).await;
+        let r = o.call(Method::POST, "/api/v1/agents", Some(json!({"name": "a", "backend": "state", "scope": "run", "runtime": "python"}))).await;
+        r.problem(422);
+        assert_eq!(r.problem_fields(), vec!["runtime"]);
+        let r = o.call(Method::POST, "/api/v1/agents", Some(json!({"name": "a", "backend": "service", "scope": "run"}))).await;
+        r.problem(422);
+        assert!(r.json()["detail"].as_str().is_some_and(|d| d.contains("no sandbox connection")));
+        let bare = o.call(Method::POST, "/api/v1/sandbox-connections", Some(json!({"name": "nokey", "address": "http://10.1.2.3:8080"}))).await.json();
+        let r = o.call(Method::POST, "/api/v1/agents", Some(json!({"name": "a", "backend": "service", "scope": "run", "connection_id": bare["id"]}))).await;
+        r.problem(422);
+        assert!(r.json()["detail"].as_str().is_some_and(|d| d.contains("no credential")));
+        let day = o.call(Method::POST, "/api/v1/sandbox-connections", Some(json!({"name": "day", "kind": "daytona", "new_key": "dtn_key"}))).await.json();
+        let r = o.call(Method::POST, "/api/v1/agents", Some(json!({"name": "a", "backend": "service", "scope": "run", "connection_id": day["id"]}))).await;
+        assert!(r.json()["detail"].as_str().is_some_and(|d| d.contains("Daytona workspaces are not supported yet")), "{}", r.body);
+        let r = o.call(Method::POST, "/api/v1/agents", Some(json!({"name": "a", "backend": "state", "scope": "run", "skills": [{"path": "../x", "content": ""}]}))).await;
+        r.problem(422);
+        assert_eq!(r.problem_fields(), vec!["skills"]);
+        assert_eq!(app.count("agents").await, 0);
+    }
+}
