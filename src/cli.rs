@@ -56,10 +56,13 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     crate::telemetry::init(&config.log, std::io::stdout);
     let bind = config.http.bind;
     let app = Application::build(config).await?;
-    startup::spawn_sweeps(app.state());
-    crate::sandbox::recording::spawn_flusher(app.state());
+    let state = app.state();
+    startup::spawn_sweeps(state.clone());
+    crate::sandbox::recording::spawn_flusher(state.clone());
     tracing::info!(address = %bind, "agenticos is serving; open http://{bind}/ in a browser");
     app.run_until_stopped().await?;
+    // Operations buffered since the last flush are committed before the process ends.
+    state.recorder.flush_all().await;
     Ok(())
 }
 
