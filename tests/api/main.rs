@@ -7,6 +7,7 @@ mod accounts;
 mod api_tokens;
 mod audit_log;
 mod browser_flows;
+mod catalog_files;
 mod cli;
 mod csrf;
 mod health;
