@@ -2,3 +2,5 @@
 
 pub mod client;
 pub mod connections;
+pub mod doctor;
+pub mod env_file;

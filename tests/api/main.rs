@@ -9,6 +9,7 @@ mod audit_log;
 mod browser_flows;
 mod catalog_files;
 mod cli;
+mod cli_sandbox;
 mod csrf;
 mod health;
 mod isolation;
