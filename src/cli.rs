@@ -194,6 +194,8 @@ fn sandbox_runtimes(config: &Config, flags: &Flags<'_>) -> anyhow::Result<i32> {
         if files.is_empty() {
             anyhow::bail!("{} holds no compose file (docker-compose*.yml, compose*.yaml)", root.display());
         }
+        // Every file is read and rewritten in memory first: one that cannot be fixed leaves all as they were.
+        let mut rewrites = Vec::new();
         for file in files {
             let text =
                 std::fs::read_to_string(&file).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
@@ -206,6 +208,9 @@ fn sandbox_runtimes(config: &Config, flags: &Flags<'_>) -> anyhow::Result<i32> {
                     catalog::RUNTIMES_VARIABLE
                 );
             }
+            rewrites.push((file, text, rewritten));
+        }
+        for (file, text, rewritten) in rewrites {
             if rewritten == text {
                 println!("{}: already up to date", file.display());
             } else {

@@ -385,3 +385,21 @@ async fn sandbox_runtimes_refuses_conflicting_or_unknown_flags() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("unknown argument `--frobnicate`"), "{err}");
 }
+
+#[tokio::test]
+async fn sandbox_runtimes_write_changes_nothing_when_a_compose_file_cannot_be_fixed() {
+    let repo = copied_repo();
+    let compose = repo.path().join("docker-compose.yml");
+    let drifted = catalog::rewrite_compose(&std::fs::read_to_string(&compose).expect("read"), "{}");
+    std::fs::write(&compose, &drifted).expect("write");
+    let other = repo.path().join("compose.yaml");
+    std::fs::write(&other, "services:\n  sandboxd:\n    environment:\n      SANDBOXD_TOKEN: x\n").expect("write");
+
+    let (code, out, err) = runtimes(repo.path(), &["--write"], Some(repo.path())).await;
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(err.contains(&other.display().to_string()) && err.contains("sets no SANDBOXD_RUNTIMES"), "{err}");
+    assert_eq!(std::fs::read_to_string(&compose).expect("read"), drifted, "no file was written");
+    let (code, _, err) = runtimes(repo.path(), &["--check"], Some(repo.path())).await;
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains(&compose.display().to_string()) && err.contains(&other.display().to_string()), "{err}");
+}
