@@ -14,6 +14,10 @@
 //! - [`RuntimeCatalog::briefing`]: the paragraph appended to a run's instructions;
 //! - the version pin, read by [`sandboxd_version`] and checked against every file that names a
 //!   sandboxd version with [`pinned_version_mentions`].
+//!
+//! [`check_catalog`], [`check_compose_drift`] and [`check_pins`] run those checks on the files
+//! under a repository root, one line per problem: the repository's own tests call them on the
+//! repository, and on broken temporary copies of it.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -1036,6 +1040,96 @@ fn version_token(text: &str) -> String {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Checking a repository's files
+// ---------------------------------------------------------------------------------------------
+
+/// The files besides the compose files that must name the pinned sandboxd version, relative to
+/// the repository root.
+pub const PINNED_FILES: [&str; 2] = ["THIRD_PARTY.md", "tests/peer/requirements.txt"];
+
+/// The problems of the catalog at `<repo_root>/catalog/sandbox_runtimes.json`, one line each,
+/// naming the file, the entry and the rule; empty when it loads.
+pub fn check_catalog(repo_root: &Path) -> Vec<String> {
+    match RuntimeCatalog::load(repo_root.join(CATALOG_FILE)) {
+        Ok(_) => Vec::new(),
+        Err(CatalogError::Invalid { path, problems }) => {
+            let file = path.unwrap_or_else(|| repo_root.join(CATALOG_FILE));
+            problems.iter().map(|p| format!("{}: {p}", file.display())).collect()
+        }
+        Err(other) => vec![other.to_string()],
+    }
+}
+
+/// The compose files at `repo_root` whose `SANDBOXD_RUNTIMES` is not `value`, one line each naming
+/// the file and the command that fixes it. A root without a compose file is a problem too.
+pub fn compose_drift_problems(repo_root: &Path, value: &str) -> Vec<String> {
+    let files = match compose_files(repo_root) {
+        Ok(files) => files,
+        Err(e) => return vec![format!("cannot list {}: {e}", repo_root.display())],
+    };
+    if files.is_empty() {
+        return vec![format!("{} holds no compose file (docker-compose*.yml, compose*.yaml)", repo_root.display())];
+    }
+    let mut problems = Vec::new();
+    for file in files {
+        match std::fs::read_to_string(&file) {
+            Err(e) => problems.push(format!("cannot read {}: {e}", file.display())),
+            Ok(text) if compose_drift(&text, value) => problems.push(format!(
+                "{} has drifted from {CATALOG_FILE}: its {RUNTIMES_VARIABLE} is not what the catalog renders. Run `{WRITE_COMMAND}`.",
+                file.display()
+            )),
+            Ok(_) => {}
+        }
+    }
+    problems
+}
+
+/// The compose files at `repo_root` that have drifted from the repository's catalog (see
+/// [`compose_drift_problems`]); a catalog that does not load is reported instead.
+pub fn check_compose_drift(repo_root: &Path) -> Vec<String> {
+    match RuntimeCatalog::load(repo_root.join(CATALOG_FILE)) {
+        Ok(catalog) => compose_drift_problems(repo_root, &catalog.sandboxd_runtimes_value()),
+        Err(e) => vec![format!("{e} (the compose files cannot be checked until the catalog loads)")],
+    }
+}
+
+/// Every file that must name the pinned sandboxd version (the compose files and
+/// [`PINNED_FILES`]) and does not: one line per missing file, per file naming no version, and per
+/// mention of another version or a moving tag. Empty when all agree with `catalog/sandboxd.version`.
+pub fn check_pins(repo_root: &Path) -> Vec<String> {
+    let pin = match sandboxd_version(repo_root) {
+        Ok(pin) => pin,
+        Err(e) => return vec![e.to_string()],
+    };
+    let mut problems = Vec::new();
+    let mut files = match compose_files(repo_root) {
+        Ok(files) => files,
+        Err(e) => return vec![format!("cannot list {}: {e}", repo_root.display())],
+    };
+    if files.is_empty() {
+        problems.push(format!("{} holds no compose file; one must run {}", repo_root.display(), sandboxd_image(&pin)));
+    }
+    files.extend(PINNED_FILES.iter().map(|f| repo_root.join(f)));
+    for file in files {
+        let text = match std::fs::read_to_string(&file) {
+            Ok(text) => text,
+            Err(e) => {
+                problems.push(format!("{} must exist and name sandboxd {pin}: {e}", file.display()));
+                continue;
+            }
+        };
+        let mentions = pinned_version_mentions(&text);
+        if mentions.is_empty() {
+            problems.push(format!("{} names no sandboxd version; it must name {pin} ({VERSION_FILE})", file.display()));
+        }
+        for mention in mentions.into_iter().filter(|m| *m != pin) {
+            problems.push(format!("{} names sandboxd {mention}, but {VERSION_FILE} pins {pin}", file.display()));
+        }
+    }
+    problems
+}
+
+// ---------------------------------------------------------------------------------------------
 // Tests
 // ---------------------------------------------------------------------------------------------
 
@@ -1580,6 +1674,8 @@ mod tests {
 
     #[test]
     fn the_shipped_catalog_is_valid_with_workbench_first() {
+        let problems = check_catalog(repo_root());
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
         let c = RuntimeCatalog::load(repo_root().join(CATALOG_FILE)).expect("the shipped catalog is valid");
         let default = c.default_runtime();
         assert_eq!(default.alias, "workbench");
@@ -1593,39 +1689,13 @@ mod tests {
 
     #[test]
     fn the_compose_files_have_not_drifted_from_the_catalog() {
-        let c = RuntimeCatalog::load(repo_root().join(CATALOG_FILE)).expect("the shipped catalog is valid");
-        let value = c.sandboxd_runtimes_value();
-        let files = compose_files(repo_root()).expect("list the repository root");
-        assert!(!files.is_empty(), "no compose file at {}", repo_root().display());
-        for file in files {
-            let text = std::fs::read_to_string(&file).expect("read compose file");
-            assert!(
-                !compose_drift(&text, &value),
-                "{} has drifted from {CATALOG_FILE}: its {RUNTIMES_VARIABLE} is not what the catalog renders. Run `{WRITE_COMMAND}`.",
-                file.display()
-            );
-        }
+        let problems = check_compose_drift(repo_root());
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
     }
 
     #[test]
     fn every_file_naming_a_sandboxd_version_names_the_pin() {
-        let root = repo_root();
-        let pin = sandboxd_version(root).expect("the pin is readable");
-        let mut files = compose_files(root).expect("list the repository root");
-        files.push(root.join("THIRD_PARTY.md"));
-        files.push(root.join("tests/peer/requirements.txt"));
-        for file in files {
-            let text = std::fs::read_to_string(&file)
-                .unwrap_or_else(|e| panic!("{} must exist and name sandboxd {pin}: {e}", file.display()));
-            let mentions = pinned_version_mentions(&text);
-            assert!(
-                !mentions.is_empty(),
-                "{} names no sandboxd version; it must name {pin} ({VERSION_FILE})",
-                file.display()
-            );
-            for mention in mentions {
-                assert_eq!(mention, pin, "{} names sandboxd {mention}, but {VERSION_FILE} pins {pin}", file.display());
-            }
-        }
+        let problems = check_pins(repo_root());
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
     }
 }

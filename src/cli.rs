@@ -1,6 +1,8 @@
-//! The `agenticos` command line: `serve` (default), `migrate`, `admin create-owner`.
+//! The `agenticos` command line: `serve` (default), `migrate`, `admin create-owner`,
+//! `sandbox-runtimes`, `sandbox-token`, `doctor`.
 
 use std::io::BufRead;
+use std::path::{Path, PathBuf};
 
 use secrecy::SecretString;
 
@@ -16,6 +18,19 @@ USAGE:
     agenticos admin create-owner --email EMAIL --organization NAME [--password-stdin]
                                       create an owner and an organization; without
                                       --password-stdin a one-time password is printed
+    agenticos sandbox-runtimes [--write | --check] [--repo DIR]
+                                      print the SANDBOXD_RUNTIMES value the sandboxd hosts
+                                      need (from the runtime catalog); --write rewrites it in
+                                      every compose file of the repository, --check exits 1
+                                      naming each compose file that has drifted. The
+                                      repository is DIR, or the parent of AGENTICOS_CATALOG_DIR
+    agenticos sandbox-token [--env-file PATH]
+                                      write a new random SANDBOXD_TOKEN to the env file docker
+                                      compose reads (default ./.env), once; refuses when the
+                                      file already has one. The token is not printed
+    agenticos doctor                  check every registered connection: reachable,
+                                      credential present and accepted, runtimes allowed,
+                                      routes present; exits 1 when one is unhealthy
     agenticos help                    this text
 
 Configuration comes from the environment; see README.md.";
@@ -31,24 +46,68 @@ pub async fn run(args: Vec<String>) -> i32 {
     };
     let words: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
     let result = match words.as_slice() {
-        [] | ["serve"] => serve(config).await,
-        ["migrate"] => migrate(config).await,
-        ["admin", "create-owner", rest @ ..] => create_owner(config, rest).await,
+        [] | ["serve"] => serve(config).await.map(|()| 0),
+        ["migrate"] => migrate(config).await.map(|()| 0),
+        ["admin", "create-owner", rest @ ..] => create_owner(config, rest).await.map(|()| 0),
+        ["sandbox-runtimes", rest @ ..] => match Flags::parse(rest, &["--write", "--check"], &["--repo"]) {
+            Ok(flags) => sandbox_runtimes(&config, &flags),
+            Err(e) => return usage_error(&e),
+        },
+        ["sandbox-token", rest @ ..] => match Flags::parse(rest, &[], &["--env-file"]) {
+            Ok(flags) => sandbox_token(&flags).map(|()| 0),
+            Err(e) => return usage_error(&e),
+        },
+        ["doctor"] => doctor(config).await,
         ["help"] | ["--help"] | ["-h"] => {
             println!("{USAGE}");
-            Ok(())
+            Ok(0)
         }
-        _ => {
-            eprintln!("agenticos: unknown command `{}`\n\n{USAGE}", words.join(" "));
-            return 2;
-        }
+        _ => return usage_error(&format!("unknown command `{}`", words.join(" "))),
     };
     match result {
-        Ok(()) => 0,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("agenticos: {e:#}");
             1
         }
+    }
+}
+
+fn usage_error(message: &str) -> i32 {
+    eprintln!("agenticos: {message}\n\n{USAGE}");
+    2
+}
+
+/// A command's flags: switches (`--write`) and flags with a value (`--repo DIR`). Anything else is
+/// a usage error.
+struct Flags<'a> {
+    switches: Vec<&'a str>,
+    values: Vec<(&'a str, &'a str)>,
+}
+
+impl<'a> Flags<'a> {
+    fn parse(rest: &[&'a str], switches: &[&str], valued: &[&str]) -> Result<Flags<'a>, String> {
+        let mut flags = Flags { switches: Vec::new(), values: Vec::new() };
+        let mut words = rest.iter();
+        while let Some(word) = words.next() {
+            if switches.contains(word) {
+                flags.switches.push(word);
+            } else if valued.contains(word) {
+                let value = words.next().ok_or_else(|| format!("{word} needs a value"))?;
+                flags.values.push((word, value));
+            } else {
+                return Err(format!("unknown argument `{word}`"));
+            }
+        }
+        Ok(flags)
+    }
+
+    fn has(&self, switch: &str) -> bool {
+        self.switches.contains(&switch)
+    }
+
+    fn value(&self, name: &str) -> Option<&'a str> {
+        self.values.iter().rev().find(|(n, _)| *n == name).map(|(_, v)| *v)
     }
 }
 
@@ -104,4 +163,97 @@ async fn create_owner(config: Config, rest: &[&str]) -> anyhow::Result<()> {
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// `sandbox-runtimes`: print, write or check the `SANDBOXD_RUNTIMES` value of the catalog.
+fn sandbox_runtimes(config: &Config, flags: &Flags<'_>) -> anyhow::Result<i32> {
+    use crate::catalog::{self, RuntimeCatalog};
+    if flags.has("--write") && flags.has("--check") {
+        anyhow::bail!("choose one of --write and --check");
+    }
+    // The repository: --repo, or the parent of the catalog directory.
+    let (root, catalog_dir) = match flags.value("--repo") {
+        Some(repo) => (PathBuf::from(repo), Path::new(repo).join("catalog")),
+        None => {
+            let dir = &config.sandboxd.catalog_dir;
+            let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            (parent.to_path_buf(), dir.clone())
+        }
+    };
+    let value = RuntimeCatalog::load(catalog_dir.join("sandbox_runtimes.json"))?.sandboxd_runtimes_value();
+
+    if flags.has("--check") {
+        let problems = catalog::compose_drift_problems(&root, &value);
+        if problems.is_empty() {
+            println!("every compose file in {} matches the catalog", root.display());
+            return Ok(0);
+        }
+        for problem in problems {
+            eprintln!("{problem}");
+        }
+        return Ok(1);
+    }
+    if flags.has("--write") {
+        let files = catalog::compose_files(&root)?;
+        if files.is_empty() {
+            anyhow::bail!("{} holds no compose file (docker-compose*.yml, compose*.yaml)", root.display());
+        }
+        // Every file is read and rewritten in memory first: one that cannot be fixed leaves all as they were.
+        let mut rewrites = Vec::new();
+        for file in files {
+            let text =
+                std::fs::read_to_string(&file).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
+            let rewritten = catalog::rewrite_compose(&text, &value);
+            if catalog::compose_drift(&rewritten, &value) {
+                anyhow::bail!(
+                    "{} sets no {} for --write to replace; add `{}: ''` to its sandboxd service first",
+                    file.display(),
+                    catalog::RUNTIMES_VARIABLE,
+                    catalog::RUNTIMES_VARIABLE
+                );
+            }
+            rewrites.push((file, text, rewritten));
+        }
+        for (file, text, rewritten) in rewrites {
+            if rewritten == text {
+                println!("{}: already up to date", file.display());
+            } else {
+                std::fs::write(&file, rewritten)
+                    .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", file.display()))?;
+                println!("{}: {} rewritten", file.display(), catalog::RUNTIMES_VARIABLE);
+            }
+        }
+        return Ok(0);
+    }
+    println!("{value}");
+    Ok(0)
+}
+
+/// `sandbox-token`: write a new `SANDBOXD_TOKEN` to the env file, once. The token is not shown.
+fn sandbox_token(flags: &Flags<'_>) -> anyhow::Result<()> {
+    use crate::sandbox::env_file::{self, TokenWritten, TOKEN_VARIABLE};
+    let path = PathBuf::from(flags.value("--env-file").unwrap_or("./.env"));
+    let how = match env_file::write_token(&path)? {
+        TokenWritten::Created => "created it with mode 0600",
+        TokenWritten::Appended => "appended a line",
+        TokenWritten::Filled => "filled in its empty line",
+    };
+    println!(
+        "wrote a new {TOKEN_VARIABLE} to {} ({how}); it is not shown here. docker compose passes it to sandboxd \
+         and the app: run `docker compose up -d` to start them with it.",
+        path.display()
+    );
+    if env_file::is_readable_by_others(&path) {
+        eprintln!("warning: other users can read {0}; run `chmod 600 {0}`", path.display());
+    }
+    Ok(())
+}
+
+/// `doctor`: check every registered connection; 1 when one is unhealthy.
+async fn doctor(config: Config) -> anyhow::Result<i32> {
+    crate::telemetry::init(&config.log, std::io::stderr);
+    let state = startup::AppState::build(config).await?;
+    let report = crate::sandbox::doctor::run(&state).await?;
+    print!("{}", report.render());
+    Ok(if report.is_healthy() { 0 } else { 1 })
 }

@@ -2,5 +2,7 @@
 
 pub mod client;
 pub mod connections;
+pub mod doctor;
+pub mod env_file;
 pub mod recording;
 pub mod workspaces;

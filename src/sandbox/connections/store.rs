@@ -177,3 +177,13 @@ pub async fn all(c: &mut Conn) -> DbResult<Vec<(String, Connection)>> {
             .await?;
     Ok(orgs.into_iter().map(|o| o.organization_id).zip(rows.into_iter().map(Connection::from)).collect())
 }
+
+/// The id and name of every organization that has a connection (for `agenticos doctor`).
+pub async fn organization_names(c: &mut Conn) -> DbResult<Vec<(String, String)>> {
+    Ok(sqlx::query_as(
+        "SELECT o.id, o.name FROM organizations o WHERE EXISTS \
+         (SELECT 1 FROM sandbox_connections c WHERE c.organization_id = o.id) ORDER BY o.name",
+    )
+    .fetch_all(c)
+    .await?)
+}

@@ -1,0 +1,265 @@
+//! `agenticos doctor`: checks every registered connection of every organization (DESIGN.md §6).
+//!
+//! A sandboxd connection is checked in five steps: the host is reachable (`/healthz`), its
+//! credential is present (the vault secret exists and decrypts), the host accepts it (`/policy`
+//! does not answer 401), it allows at least one runtime, and it serves every route this platform
+//! calls (its index at `/`; when one is missing, the version-mismatch message names the image
+//! that must run). A Daytona connection is listed but not checked. The report names vault keys,
+//! never their values, and no token.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use secrecy::SecretString;
+
+use crate::sandbox::client::{required_routes, SandboxdClient, SandboxdError, ServicePolicy, Timeouts};
+use crate::sandbox::connections::model::{Connection, ConnectionKind};
+use crate::sandbox::connections::service::host_message;
+use crate::sandbox::connections::{address, store};
+use crate::startup::AppState;
+use crate::vault::service as vault;
+
+/// How long each call to a host may take.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The check names, in the order they run and print.
+pub const REACHABLE: &str = "reachable";
+pub const CREDENTIAL_PRESENT: &str = "credential present";
+pub const CREDENTIAL_ACCEPTED: &str = "credential accepted";
+pub const RUNTIMES_ALLOWED: &str = "runtimes allowed";
+pub const ROUTES_PRESENT: &str = "routes present";
+
+/// What one check found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Passed(String),
+    Failed(String),
+    /// Not run, because an earlier check failed.
+    Skipped(String),
+}
+
+/// One check of one connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    pub name: &'static str,
+    pub outcome: Outcome,
+}
+
+/// Everything found about one connection.
+#[derive(Debug, Clone)]
+pub struct ConnectionReport {
+    pub organization: String,
+    pub connection: Connection,
+    /// Empty for a connection that is not checked (Daytona).
+    pub checks: Vec<Check>,
+    /// Why the connection was not checked.
+    pub not_checked: Option<String>,
+}
+
+impl ConnectionReport {
+    pub fn is_healthy(&self) -> bool {
+        !self.checks.iter().any(|c| matches!(c.outcome, Outcome::Failed(_)))
+    }
+}
+
+/// The whole report.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub connections: Vec<ConnectionReport>,
+}
+
+impl Report {
+    /// Whether no connection failed a check (also true when there are none).
+    pub fn is_healthy(&self) -> bool {
+        self.connections.iter().all(ConnectionReport::is_healthy)
+    }
+
+    /// The report as lines for a terminal: a heading per connection, then ✓/✗ per check.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        if self.connections.is_empty() {
+            out.push_str("No connections are registered; nothing to check.\n");
+            return out;
+        }
+        for report in &self.connections {
+            let c = &report.connection;
+            let mut facts = vec![c.kind.label().to_owned()];
+            if let Some(address) = &c.address {
+                facts[0] = format!("{} at {address}", c.kind.label());
+            }
+            if c.is_default {
+                facts.push("default".into());
+            }
+            if !c.is_enabled {
+                facts.push("switched off".into());
+            }
+            let _ = writeln!(out, "{} / {} ({})", report.organization, c.name, facts.join(", "));
+            if let Some(why) = &report.not_checked {
+                let _ = writeln!(out, "  - {why}");
+            }
+            for check in &report.checks {
+                let (mark, text) = match &check.outcome {
+                    Outcome::Passed(t) => ("✓", t),
+                    Outcome::Failed(t) => ("✗", t),
+                    Outcome::Skipped(t) => ("-", t),
+                };
+                let _ = writeln!(out, "  {mark} {:<20} {text}", check.name);
+            }
+            out.push('\n');
+        }
+        let unhealthy = self.connections.iter().filter(|r| !r.is_healthy()).count();
+        let unchecked = self.connections.iter().filter(|r| r.not_checked.is_some()).count();
+        let checked = self.connections.len() - unchecked;
+        let _ = write!(out, "{checked} connection(s) checked: {} healthy, {unhealthy} unhealthy", checked - unhealthy);
+        if unchecked > 0 {
+            let _ = write!(out, "; {unchecked} not checked");
+        }
+        out.push_str(".\n");
+        out
+    }
+}
+
+/// Checks every connection of every organization, concurrently; the report keeps their order
+/// (organization, then name).
+pub async fn run(st: &AppState) -> anyhow::Result<Report> {
+    let (connections, names) = {
+        let mut c = st.db.conn().await?;
+        (store::all(&mut c).await?, store::organization_names(&mut c).await?)
+    };
+    let checks = connections.into_iter().map(|(org_id, connection)| {
+        let organization =
+            names.iter().find(|(id, _)| *id == org_id).map_or_else(|| org_id.clone(), |(_, n)| n.clone());
+        async move {
+            match connection.kind {
+                ConnectionKind::Daytona => ConnectionReport {
+                    organization,
+                    connection,
+                    checks: Vec::new(),
+                    not_checked: Some("not checked (Daytona support is not built yet)".into()),
+                },
+                ConnectionKind::Sandboxd => {
+                    let checks = check_sandboxd(st, &org_id, &connection).await;
+                    ConnectionReport { organization, connection, checks, not_checked: None }
+                }
+            }
+        }
+    });
+    Ok(Report { connections: futures_util::future::join_all(checks).await })
+}
+
+fn passed(name: &'static str, text: impl Into<String>) -> Check {
+    Check { name, outcome: Outcome::Passed(text.into()) }
+}
+
+fn failed(name: &'static str, text: impl Into<String>) -> Check {
+    Check { name, outcome: Outcome::Failed(text.into()) }
+}
+
+fn skipped(name: &'static str, text: impl Into<String>) -> Check {
+    Check { name, outcome: Outcome::Skipped(text.into()) }
+}
+
+/// The five checks of one sandboxd connection.
+async fn check_sandboxd(st: &AppState, org_id: &str, conn: &Connection) -> Vec<Check> {
+    let token = credential(st, org_id, conn).await;
+    let (client, reachable) = reach(st, conn).await;
+    let mut checks = vec![reachable];
+    checks.push(match &token {
+        Ok(_) => passed(CREDENTIAL_PRESENT, format!("vault key \"{}\"", conn.credential_name.as_deref().unwrap_or(""))),
+        Err(why) => failed(CREDENTIAL_PRESENT, why.clone()),
+    });
+
+    let Some(client) = client else {
+        let why = "not checked (the host is not reachable)";
+        checks.extend([
+            skipped(CREDENTIAL_ACCEPTED, why),
+            skipped(RUNTIMES_ALLOWED, why),
+            skipped(ROUTES_PRESENT, why),
+        ]);
+        return checks;
+    };
+
+    let policy: Option<ServicePolicy> = match token {
+        Err(_) => {
+            let why = "not checked (no usable credential)";
+            checks.extend([skipped(CREDENTIAL_ACCEPTED, why), skipped(RUNTIMES_ALLOWED, why)]);
+            None
+        }
+        Ok(token) => match client.with_token(token).policy().await {
+            Ok(policy) => {
+                checks.push(passed(CREDENTIAL_ACCEPTED, "the host accepted the key"));
+                Some(policy)
+            }
+            Err(SandboxdError::CredentialRefused) => {
+                checks.push(failed(CREDENTIAL_ACCEPTED, "credential refused: the host did not accept this key"));
+                checks.push(skipped(RUNTIMES_ALLOWED, "not checked (the credential was refused)"));
+                None
+            }
+            Err(e) => {
+                checks.push(failed(CREDENTIAL_ACCEPTED, format!("the policy could not be read: {}", host_message(&e))));
+                checks.push(skipped(RUNTIMES_ALLOWED, "not checked (the policy could not be read)"));
+                None
+            }
+        },
+    };
+    if let Some(policy) = policy {
+        checks.push(if policy.runtimes.is_empty() {
+            failed(RUNTIMES_ALLOWED, "the host allows no runtime: no sandbox can start there")
+        } else {
+            let aliases: Vec<&str> = policy.runtimes.iter().map(|r| r.alias.as_str()).collect();
+            passed(RUNTIMES_ALLOWED, aliases.join(", "))
+        });
+    }
+
+    checks.push(match client.missing_routes().await {
+        Ok(missing) if missing.is_empty() => {
+            passed(ROUTES_PRESENT, format!("all {} routes this platform calls are served", required_routes().len()))
+        }
+        Ok(missing) => failed(
+            ROUTES_PRESENT,
+            SandboxdError::VersionMismatch { missing, expected: st.sandboxd_version.clone() }.to_string(),
+        ),
+        Err(e) => failed(ROUTES_PRESENT, format!("the host's index could not be read: {}", host_message(&e))),
+    });
+    checks
+}
+
+/// The connection's token from the vault, or why there is none (never the value).
+async fn credential(st: &AppState, org_id: &str, conn: &Connection) -> Result<SecretString, String> {
+    let Some(secret_id) = conn.credential_secret_id.as_deref() else {
+        return Err("no credential: edit the connection and pick or paste the host's token".into());
+    };
+    let mut c = st.db.conn().await.map_err(|e| format!("the vault could not be read: {e}"))?;
+    match vault::reveal(st, &mut c, org_id, secret_id).await {
+        Ok(Some(token)) => Ok(token),
+        Ok(None) => Err("the vault key it names is gone: edit the connection and pick another".into()),
+        Err(_) => Err("the vault key does not decrypt with this deployment's vault key \
+                       (AGENTICOS_VAULT_KEY or AGENTICOS_VAULT_KEY_FILE)"
+            .into()),
+    }
+}
+
+/// A client of the connection's host (no token yet) and the `reachable` check; no client when
+/// the host cannot be asked.
+async fn reach(st: &AppState, conn: &Connection) -> (Option<SandboxdClient>, Check) {
+    let Some(raw) = conn.address.as_deref() else {
+        return (None, failed(REACHABLE, "no address is registered"));
+    };
+    let url = match address::parse(raw) {
+        Ok(url) => url,
+        Err(why) => return (None, failed(REACHABLE, why)),
+    };
+    if let Err(why) = address::check_resolved(&url).await {
+        return (None, failed(REACHABLE, why));
+    }
+    let client = SandboxdClient::new(st.http.clone(), url, SecretString::from(String::new()))
+        .with_expected_version(st.sandboxd_version.clone())
+        .with_timeouts(Timeouts { read: READ_TIMEOUT, ..Timeouts::default() });
+    match client.health().await {
+        Ok(health) => {
+            let running = format!("healthy, {} sandbox(es) running", health.sessions);
+            (Some(client), passed(REACHABLE, running))
+        }
+        Err(e) => (None, failed(REACHABLE, host_message(&e))),
+    }
+}
