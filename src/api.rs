@@ -37,6 +37,8 @@ pub fn routes() -> Vec<ApiRoute> {
     all.extend(crate::tokens::api::routes());
     all.extend(crate::vault::api::routes());
     all.extend(crate::audit::api::routes());
+    all.extend(crate::sandbox::policy::api_routes());
+    all.extend(crate::sandbox::running::api_routes());
     all
 }
 
@@ -78,6 +80,8 @@ pub async fn not_found(req: HttpRequest) -> HttpResponse {
         crate::vault::api::rotate_secret,
         crate::vault::api::delete_secret,
         crate::audit::api::list_events,
+        crate::sandbox::policy::api::get_connection_policy,
+        crate::sandbox::running::api::list_sandbox_sessions,
     ),
     components(schemas(Problem)),
     modifiers(&BearerAuth),

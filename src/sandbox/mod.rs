@@ -2,3 +2,5 @@
 
 pub mod client;
 pub mod connections;
+pub mod policy;
+pub mod running;

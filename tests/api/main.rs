@@ -14,6 +14,8 @@ mod isolation;
 mod members;
 mod openapi;
 mod peer;
+mod sandbox_policy;
+mod sandbox_running;
 mod sandboxd_client;
 mod validation;
 mod vault;
