@@ -1,4 +1,4 @@
-//! The Running tab and a session's live activity, against the real
+//! The Running tab, a session's live activity and the dashboard's capacity cards, against the real
 //! sandboxd peer: only this organization's sessions (sandboxd tenant = organization id) ever show.
 
 use agenticos::orgs::model::Role;
@@ -303,6 +303,32 @@ db_test! {
             assert_eq!(h["problem"].is_null(), is_good, "{h}");
         }
 
+        // The dashboard: a capacity card per switched-on host, linking to the Running tab.
+        let d = app.web.get("/").await;
+        assert_eq!(d.status, 200);
+        assert_eq!(d.select_text(&format!("#capacity-{} .capacity-used", good.id)).as_deref(), Some("used 1 of 3"));
+        assert_eq!(d.select_attr(&format!("#capacity-{}", good.id), "href").as_deref(), Some("/sandboxes/running"));
+        assert!(d.select_text(&format!("#capacity-{} .capacity-problem", dead.id)).is_some_and(|t| t.contains("did not answer")));
+        assert!(d.select_text(&format!("#capacity-{}", off.id)).is_none());
+        assert!(d.body.contains("SQLite (embedded)") || d.body.contains("PostgreSQL"), "the existing cards stay");
+
         let _ = host.delete_session(&ours, true).await;
+    }
+}
+
+db_test! {
+    async fn the_dashboard_points_at_sandboxes_when_no_host_is_switched_on(app: TestApp) {
+        app.setup_owner().await;
+        let r = app.web.get("/").await;
+        assert_eq!(r.status, 200);
+        assert!(r.select_text("#capacity-empty").is_some_and(|t| t.contains("No sandbox host is switched on")));
+        assert_eq!(r.select_attr("#capacity-empty a", "href").as_deref(), Some("/sandboxes"));
+        assert!(r.select_text(".stat-label").is_some(), "the existing cards stay");
+
+        // A member may not see sandboxes: no capacity section at all.
+        let member = app.member_with_role("m@example.com", "member").await;
+        let r = member.get("/").await;
+        assert_eq!(r.status, 200);
+        assert!(r.select_text("#sandbox-capacity").is_none());
     }
 }
