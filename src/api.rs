@@ -40,6 +40,8 @@ pub fn routes() -> Vec<ApiRoute> {
     all.extend(crate::sandbox::connections::api::routes());
     all.extend(crate::agents::api::routes());
     all.extend(crate::sandbox::workspaces::api::routes());
+    all.extend(crate::sandbox::policy::api_routes());
+    all.extend(crate::sandbox::running::api_routes());
     all
 }
 
@@ -107,6 +109,8 @@ pub async fn not_found(req: HttpRequest) -> HttpResponse {
         crate::sandbox::workspaces::api::briefing,
         crate::sandbox::workspaces::api::workspace_state,
         crate::sandbox::workspaces::api::finish_run,
+        crate::sandbox::policy::api::get_connection_policy,
+        crate::sandbox::running::api::list_sandbox_sessions,
     ),
     components(schemas(Problem)),
     modifiers(&BearerAuth),

@@ -132,6 +132,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     crate::api::configure(cfg);
     crate::auth::routes(cfg);
     crate::dashboard::routes(cfg);
+    // Before any `/sandboxes/{id}` route: `/sandboxes/running` is not a connection id.
+    crate::sandbox::running::routes(cfg);
+    crate::sandbox::policy::routes(cfg);
     crate::orgs::routes(cfg);
     crate::tokens::routes(cfg);
     crate::vault::routes(cfg);

@@ -1,6 +1,7 @@
 //! The console's home page.
 
 pub mod pages;
+pub mod service;
 
 use actix_web::web;
 

@@ -2,6 +2,7 @@ use actix_web::web::Data;
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 
+use super::service::{self, Home};
 use crate::startup::AppState;
 use crate::web::{page, Caller, PageError, Shell};
 
@@ -9,14 +10,20 @@ use crate::web::{page, Caller, PageError, Shell};
 #[template(path = "dashboard/index.html")]
 pub struct DashboardPage {
     pub shell: Shell,
-    pub database: &'static str,
+    pub home: Home,
+}
+
+impl DashboardPage {
+    pub fn running_path(&self) -> &'static str {
+        crate::sandbox::running::PAGE
+    }
+    pub fn connections_path(&self) -> &'static str {
+        crate::sandbox::running::CONNECTIONS
+    }
 }
 
 pub async fn index(st: Data<AppState>, caller: Caller, req: HttpRequest) -> Result<HttpResponse, PageError> {
+    let home = service::home(&st, &caller).await?;
     let shell = Shell::new(&caller, &req, "home");
-    let database = match st.db.kind() {
-        crate::db::DbKind::Sqlite => "SQLite (embedded)",
-        crate::db::DbKind::Postgres => "PostgreSQL",
-    };
-    page(&shell, &DashboardPage { shell: shell.clone(), database })
+    page(&shell, &DashboardPage { shell: shell.clone(), home })
 }

@@ -4,5 +4,7 @@ pub mod client;
 pub mod connections;
 pub mod doctor;
 pub mod env_file;
+pub mod policy;
 pub mod recording;
+pub mod running;
 pub mod workspaces;

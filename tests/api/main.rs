@@ -17,6 +17,8 @@ mod members;
 mod openapi;
 mod peer;
 mod sandbox_connections;
+mod sandbox_policy;
+mod sandbox_running;
 mod sandboxd_client;
 mod validation;
 mod vault;

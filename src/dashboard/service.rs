@@ -1,0 +1,22 @@
+//! What the home page shows: where the console keeps its records and, for those who may see
+//! sandboxes, the capacity this organization uses on each switched-on host.
+
+use crate::db::DbKind;
+use crate::sandbox::running::service::{self as running, HostSessions};
+use crate::startup::AppState;
+use crate::web::{AppError, Caller};
+
+pub struct Home {
+    pub database: &'static str,
+    /// One entry per switched-on sandboxd connection; `None` for a role that may not see sandboxes.
+    pub capacity: Option<Vec<HostSessions>>,
+}
+
+pub async fn home(st: &AppState, caller: &Caller) -> Result<Home, AppError> {
+    let database = match st.db.kind() {
+        DbKind::Sqlite => "SQLite (embedded)",
+        DbKind::Postgres => "PostgreSQL",
+    };
+    let capacity = if caller.role.can_see_sandboxes() { Some(running::capacity(st, caller).await?) } else { None };
+    Ok(Home { database, capacity })
+}

@@ -1,0 +1,36 @@
+//! HTML: the policy panel of one connection.
+
+use actix_web::web::{Data, Path};
+use actix_web::{HttpRequest, HttpResponse};
+use askama::Template;
+
+use super::service::{self, PolicyPanel};
+use crate::startup::AppState;
+use crate::web::{page, Caller, PageError, Shell};
+
+#[derive(Template)]
+#[template(path = "sandbox/policy/show.html")]
+pub struct PolicyPage {
+    pub shell: Shell,
+    pub panel: PolicyPanel,
+}
+
+impl PolicyPage {
+    pub fn connections_path(&self) -> &'static str {
+        crate::sandbox::running::CONNECTIONS
+    }
+    pub fn running_path(&self) -> &'static str {
+        crate::sandbox::running::PAGE
+    }
+}
+
+pub async fn show(
+    st: Data<AppState>,
+    caller: Caller,
+    req: HttpRequest,
+    id: Path<String>,
+) -> Result<HttpResponse, PageError> {
+    let panel = service::panel(&st, &caller, &id).await?;
+    let shell = Shell::new(&caller, &req, "sandboxes");
+    page(&shell, &PolicyPage { shell: shell.clone(), panel })
+}

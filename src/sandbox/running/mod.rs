@@ -1,0 +1,66 @@
+//! The Running tab: this organization's sessions on its switched-on sandboxd hosts, and one
+//! session's live activity.
+
+pub mod api;
+pub mod pages;
+pub mod service;
+
+use actix_web::web;
+use serde::Deserialize;
+
+use crate::api::ApiRoute;
+
+/// The Running tab.
+pub const PAGE: &str = "/sandboxes/running";
+/// The connections list (the Sandboxes section's first tab).
+pub const CONNECTIONS: &str = "/sandboxes";
+
+/// Register before any `/sandboxes/{id}` route, so `running` is not taken for an id.
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route(PAGE, web::get().to(pages::index))
+        .route("/sandboxes/{connection_id}/sessions/{session_id}/activity", web::get().to(pages::activity));
+}
+
+pub fn api_routes() -> Vec<ApiRoute> {
+    api::routes()
+}
+
+/// The Running tab, sampling memory or not.
+pub fn page_path(usage: bool) -> String {
+    if usage {
+        format!("{PAGE}?usage=1")
+    } else {
+        PAGE.to_string()
+    }
+}
+
+/// A session's live activity, entries after `after`.
+pub fn activity_path(connection_id: &str, session_id: &str, after: u64) -> String {
+    let base = format!("/sandboxes/{connection_id}/sessions/{session_id}/activity");
+    if after == 0 {
+        base
+    } else {
+        format!("{base}?after={after}")
+    }
+}
+
+/// `?usage=1` (the "Sample memory" checkbox): `1`, `true`, `on` or `yes` turn it on.
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+pub struct UsageQuery {
+    /// Sample each sandbox's memory (slower).
+    #[serde(default)]
+    pub usage: Option<String>,
+}
+
+impl UsageQuery {
+    pub fn usage(&self) -> bool {
+        matches!(self.usage.as_deref().map(str::trim), Some("1" | "true" | "on" | "yes"))
+    }
+}
+
+/// `?after=N`: activity entries with a greater sequence number.
+#[derive(Debug, Default, Deserialize)]
+pub struct AfterQuery {
+    #[serde(default)]
+    pub after: u64,
+}

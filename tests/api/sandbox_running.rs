@@ -1,0 +1,334 @@
+//! The Running tab, a session's live activity and the dashboard's capacity cards, against the real
+//! sandboxd peer: only this organization's sessions (sandboxd tenant = organization id) ever show.
+
+use agenticos::orgs::model::Role;
+use agenticos::sandbox::client::{OpenSession, RunRequest, SandboxdClient, OPEN_WAIT};
+use agenticos::sandbox::connections::model::Connection;
+use agenticos::sandbox::connections::service::{self as connections, ConnectionInput};
+use agenticos::web::guard::Via;
+use agenticos::web::Caller;
+use reqwest::Method;
+use secrecy::SecretString;
+use tokio::sync::OnceCell;
+
+use crate::db_test;
+use crate::helpers::{Client, Resp, TestApp};
+use crate::peer::{free_port, Peer, PeerOptions};
+
+// ---------------------------------------------------------------------------------------------
+// helpers shared with sandbox_policy.rs
+
+/// The peer these tests share: at most 3 sessions per organization, 50 on the host.
+pub async fn capped_peer() -> &'static Peer {
+    static PEER: OnceCell<Peer> = OnceCell::const_new();
+    PEER.get_or_init(|| async {
+        let options =
+            PeerOptions::default().env("SANDBOXD_MAX_SESSIONS_PER_TENANT", "3").env("SANDBOXD_MAX_SESSIONS", "50");
+        Peer::start(options).await.unwrap_or_else(|e| panic!("{e:#}"))
+    })
+    .await
+}
+
+/// The `Caller` a signed-in client acts as (its user, organization and role).
+pub async fn caller_of(client: &Client) -> Caller {
+    let me = client.api(Method::GET, "/api/v1/me", None).await.json();
+    let text = |v: &serde_json::Value| v.as_str().expect("a string").to_string();
+    Caller {
+        user_id: text(&me["user_id"]),
+        email: text(&me["email"]),
+        org_id: text(&me["organization"]["id"]),
+        org_name: text(&me["organization"]["name"]),
+        role: Role::parse(me["role"].as_str().expect("role")).expect("a role"),
+        csrf_token: String::new(),
+        via: Via::Session { session_id: String::new() },
+        orgs: Vec::new(),
+    }
+}
+
+/// Saves a sandboxd connection; `token` goes into the vault, none leaves it without a credential.
+pub async fn connect(app: &TestApp, caller: &Caller, name: &str, address: &str, token: Option<&str>) -> Connection {
+    let input = ConnectionInput {
+        name: name.into(),
+        kind: "sandboxd".into(),
+        address: address.into(),
+        new_key: token.map(|t| SecretString::from(t.to_string())),
+        ..ConnectionInput::default()
+    };
+    connections::create(&app.state, caller, input).await.unwrap_or_else(|e| panic!("creating {name}: {e:?}"))
+}
+
+/// An address where nothing answers.
+pub fn dead_address() -> String {
+    format!("http://127.0.0.1:{}", free_port().expect("a free port"))
+}
+
+/// The peer, asked directly with its service token (a new HTTP client per test).
+pub fn host(peer: &Peer) -> SandboxdClient {
+    SandboxdClient::new(
+        SandboxdClient::default_http().expect("http client"),
+        url::Url::parse(&peer.url).expect("url"),
+        SecretString::from(peer.token.clone()),
+    )
+}
+
+pub fn unique(prefix: &str) -> String {
+    format!("{prefix}-{}", &uuid::Uuid::new_v4().simple().to_string()[..12])
+}
+
+pub async fn open(host: &SandboxdClient, id: &str, tenant: &str) {
+    host.open_session(&OpenSession::named(id).tenant(tenant), OPEN_WAIT)
+        .await
+        .unwrap_or_else(|e| panic!("opening {id}: {e}"));
+}
+
+pub fn attrs(r: &Resp, css: &str, attr: &str) -> Vec<String> {
+    let sel = scraper::Selector::parse(css).expect("selector");
+    r.html().select(&sel).filter_map(|e| e.value().attr(attr).map(str::to_string)).collect()
+}
+
+/// What htmx sends when it polls (not a boosted navigation).
+pub async fn hx_get(client: &Client, path: &str) -> Resp {
+    client.send(client.http.get(client.url(path)).header("HX-Request", "true")).await
+}
+
+/// A fragment of table rows, parsed where rows belong (as htmx's template parsing does).
+fn in_table(r: Resp) -> Resp {
+    Resp { body: format!("<table><tbody>{}</tbody></table>", r.body), ..r }
+}
+
+fn activity(conn: &Connection, session: &str) -> String {
+    format!("/sandboxes/{}/sessions/{session}/activity", conn.id)
+}
+
+// ---------------------------------------------------------------------------------------------
+
+db_test! {
+    async fn only_this_organizations_sessions_show_and_another_tenants_never_do(app: TestApp) {
+        app.setup_owner().await;
+        let peer = capped_peer().await;
+        let caller = caller_of(&app.web).await;
+        let conn = connect(&app, &caller, "main host", &peer.url, Some(&peer.token)).await;
+
+        let r = app.web.get("/sandboxes/running").await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        let empty = r.select_text("#running-empty").expect("an empty state");
+        assert!(empty.contains("No sandbox sessions are running for Acme"), "{empty}");
+
+        let host = host(peer);
+        let (ours, theirs) = (unique("ours"), unique("theirs"));
+        open(&host, &ours, &caller.org_id).await;
+        open(&host, &theirs, &unique("another-tenant")).await;
+
+        let r = app.web.get("/sandboxes/running").await;
+        assert_eq!(r.status, 200);
+        assert_eq!(attrs(&r, "tr.session", "data-session-id"), [ours.as_str()]);
+        assert!(!r.body.contains(&theirs), "another tenant's session is listed");
+        assert!(r.select_text("#running-empty").is_none());
+        let row = format!("tr[data-session-id=\"{ours}\"]");
+        assert_eq!(r.select_text(&format!("{row} .state")).as_deref(), Some("running"));
+        assert_eq!(r.select_text(&format!("{row} .runtime")).as_deref(), Some("workbench"));
+        let reaped = r.select_text(&format!("{row} .reaped-in")).expect("reaped in");
+        assert!(reaped.ends_with("min") || reaped.ends_with('s'), "reaped in {reaped:?}");
+        assert!(r.select_all(&format!("{row} .memory")).is_empty(), "memory shown without sampling");
+        let counts = r.select_text(&format!("#host-{} .host-counts", conn.id)).expect("counts");
+        let open_on_host: u64 = counts
+            .strip_prefix("1 of this organization's sessions (at most 3); host: ")
+            .and_then(|rest| rest.strip_suffix(" open of 50"))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("counts read {counts:?}"));
+        assert!(open_on_host >= 2, "{counts}");
+        assert_eq!(r.select_attr("#running-sessions", "hx-get").as_deref(), Some("/sandboxes/running"));
+        assert_eq!(r.select_attr("#running-sessions", "hx-trigger").as_deref(), Some("every 10s"));
+        assert_eq!(r.select_attr(&format!("{row} a"), "href"), Some(activity(&conn, &ours)));
+
+        // The 10-second poll gets the fragment alone, with the same rows.
+        let f = hx_get(&app.web, "/sandboxes/running").await;
+        assert_eq!(f.status, 200);
+        assert!(!f.body.contains("<html") && !f.body.contains("sidebar"), "a whole page: {}", f.body);
+        assert!(f.body.trim_start().starts_with("<div id=\"running-sessions\""));
+        assert_eq!(attrs(&f, "tr.session", "data-session-id"), [ours.as_str()]);
+        assert!(!f.body.contains(&theirs));
+        assert_eq!(f.header("vary").as_deref(), Some("HX-Request"));
+
+        // "Sample memory" asks the host for usage and keeps asking on every poll.
+        let u = app.web.get("/sandboxes/running?usage=1").await;
+        assert!(u.select_attr("#running-usage", "checked").is_some());
+        assert_eq!(u.select_all(&format!("{row} .memory")).len(), 1);
+        assert_eq!(u.select_attr("#running-sessions", "hx-get").as_deref(), Some("/sandboxes/running?usage=1"));
+        assert!(!u.body.contains(&theirs));
+
+        let j = app.web.api(Method::GET, "/api/v1/sandbox-sessions?usage=1", None).await;
+        assert_eq!(j.status, 200, "{}", j.body);
+        assert!(!j.body.contains(&theirs), "another tenant's session in the API");
+        let v = j.json();
+        assert_eq!(v["organization_id"], caller.org_id.as_str());
+        assert_eq!(v["usage_sampled"], true);
+        let hosts = v["connections"].as_array().expect("connections");
+        assert_eq!(hosts.len(), 1);
+        assert_eq!(hosts[0]["connection_id"], conn.id.as_str());
+        assert!(hosts[0]["problem"].is_null());
+        assert_eq!(hosts[0]["host"]["tenant_limit"], 3);
+        assert!(hosts[0]["host"]["open_sessions"].as_u64().is_some_and(|n| n >= 2));
+        assert_eq!(hosts[0]["host"]["idle_timeout"], 1800);
+        let ids: Vec<&str> = hosts[0]["sessions"].as_array().expect("sessions").iter().filter_map(|s| s["session_id"].as_str()).collect();
+        assert_eq!(ids, [ours.as_str()]);
+        assert_eq!(hosts[0]["sessions"][0]["status"], "running");
+
+        // Another tenant's session on the same host: its activity is not found, page or poll.
+        assert_eq!(app.web.get(&activity(&conn, &theirs)).await.status, 404);
+        let f = hx_get(&app.web, &format!("{}?after=0", activity(&conn, &theirs))).await;
+        assert_eq!(f.status, 404);
+        assert!(!f.body.contains(&theirs));
+        assert_eq!(app.web.get(&activity(&conn, "never-opened")).await.status, 404);
+
+        // An operator sees them; a member may not.
+        let operator = app.member_with_role("op@example.com", "operator").await;
+        let r = operator.get("/sandboxes/running").await;
+        assert_eq!(attrs(&r, "tr.session", "data-session-id"), [ours.as_str()]);
+        let member = app.member_with_role("m@example.com", "member").await;
+        assert_eq!(member.get("/sandboxes/running").await.status, 403);
+        assert_eq!(member.get(&activity(&conn, &ours)).await.status, 403);
+        member.api(Method::GET, "/api/v1/sandbox-sessions", None).await.problem(403);
+
+        // Another organization sees none of it, and A's connection is not found for it.
+        let b = app.other_org_user("b@example.com", "B Corp").await;
+        let r = b.get("/sandboxes/running").await;
+        assert_eq!(r.status, 200);
+        assert!(r.select_text("#running-no-hosts").is_some_and(|t| t.contains("No sandbox sessions are running for B Corp")));
+        assert!(!r.body.contains(&ours));
+        assert_eq!(b.get(&activity(&conn, &ours)).await.status, 404);
+        let j = b.api(Method::GET, "/api/v1/sandbox-sessions", None).await.json();
+        assert_eq!(j["connections"].as_array().map(Vec::len), Some(0));
+
+        for id in [&ours, &theirs] {
+            let _ = host.delete_session(id, true).await;
+        }
+    }
+}
+
+db_test! {
+    async fn activity_shows_the_hosts_events_and_polls_only_newer_ones(app: TestApp) {
+        app.setup_owner().await;
+        let peer = capped_peer().await;
+        let caller = caller_of(&app.web).await;
+        let conn = connect(&app, &caller, "main host", &peer.url, Some(&peer.token)).await;
+        let host = host(peer);
+        let ours = unique("busy");
+        open(&host, &ours, &caller.org_id).await;
+
+        let r = app.web.get(&activity(&conn, &ours)).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert!(r.select_text("#activity-empty").is_some_and(|t| t.contains("Nothing has been logged yet")));
+        assert!(r.select_all("tr.event").is_empty());
+
+        let ran = host.run(&ours, &RunRequest::shell("echo hello-activity")).await.expect("run");
+        assert_eq!(ran.exit_code, Some(0));
+
+        let r = app.web.get(&activity(&conn, &ours)).await;
+        assert_eq!(r.status, 200);
+        assert!(r.select_text("#activity-empty").is_none());
+        assert_eq!(r.select_all("tr.event").len(), 1);
+        assert!(r.select_text("tr.event .target").is_some_and(|t| t.contains("echo hello-activity")));
+        assert_eq!(r.select_text("tr.event .op").as_deref(), Some("run"));
+        assert_eq!(r.select_text("tr.event .ok").as_deref(), Some("ok"));
+        assert_eq!(r.select_text("tr.event .detail").as_deref(), Some("exit 0"));
+        assert!(r.select_text("tr.event .duration").is_some_and(|d| d.ends_with("ms") || d.ends_with(" s")));
+        let latest: u64 = r.select_attr("#activity-poll", "data-after").and_then(|a| a.parse().ok()).expect("the poller");
+        assert_eq!(r.select_attr("tr.event", "data-seq"), Some(latest.to_string()));
+        let next = format!("{}?after={latest}", activity(&conn, &ours));
+        assert_eq!(r.select_attr("#activity-poll", "hx-get"), Some(next.clone()));
+        assert_eq!(r.select_attr("#activity-poll", "hx-swap").as_deref(), Some("outerHTML"));
+        assert!(r.select_attr("#activity-poll", "hx-trigger").is_some_and(|t| t.starts_with("every ")));
+
+        // Polling after the latest entry brings no old rows, and the same `after` again.
+        let f = in_table(hx_get(&app.web, &next).await);
+        assert_eq!(f.status, 200, "{}", f.body);
+        assert!(!f.body.contains("<html"));
+        assert!(f.select_all("tr.event").is_empty(), "old rows again: {}", f.body);
+        assert_eq!(f.select_attr("#activity-poll", "hx-get"), Some(next.clone()));
+
+        // A new command: the next poll brings exactly its row, and drops the "nothing yet" line.
+        host.run(&ours, &RunRequest::shell("echo second-command")).await.expect("run");
+        let f = in_table(hx_get(&app.web, &next).await);
+        assert_eq!(f.status, 200);
+        let targets = f.select_all("tr.event .target");
+        assert_eq!(targets.len(), 1, "{}", f.body);
+        assert!(targets[0].contains("second-command") && !targets[0].contains("hello-activity"));
+        assert_eq!(f.select_attr("#activity-empty", "hx-swap-oob").as_deref(), Some("delete"));
+        let newer: u64 = f.select_attr("#activity-poll", "data-after").and_then(|a| a.parse().ok()).expect("poller");
+        assert!(newer > latest);
+
+        // Once the session is closed, the poll answers 404 with a last row and no poller.
+        host.delete_session(&ours, true).await.expect("close");
+        let f = in_table(hx_get(&app.web, &format!("{}?after={newer}", activity(&conn, &ours))).await);
+        assert_eq!(f.status, 404);
+        assert!(f.select_text("#activity-ended").is_some(), "{}", f.body);
+        assert!(f.select_attr("#activity-poll", "hx-get").is_none());
+        assert_eq!(app.web.get(&activity(&conn, &ours)).await.status, 404);
+    }
+}
+
+db_test! {
+    async fn a_host_that_cannot_be_read_is_a_message_beside_the_others(app: TestApp) {
+        app.setup_owner().await;
+        let peer = capped_peer().await;
+        let caller = caller_of(&app.web).await;
+        let good = connect(&app, &caller, "good host", &peer.url, Some(&peer.token)).await;
+        let dead = connect(&app, &caller, "dead host", &dead_address(), Some("some-token")).await;
+        let refused = connect(&app, &caller, "refusing host", &peer.url, Some("not-the-token")).await;
+        let keyless = connect(&app, &caller, "keyless host", &dead_address(), None).await;
+        let off = connect(&app, &caller, "switched off", &peer.url, Some(&peer.token)).await;
+        connections::set_enabled(&app.state, &caller, &off.id, false).await.expect("switch off");
+        let host = host(peer);
+        let ours = unique("steady");
+        open(&host, &ours, &caller.org_id).await;
+
+        let r = app.web.get("/sandboxes/running").await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert_eq!(attrs(&r, "tr.session", "data-session-id"), [ours.as_str()]);
+        assert_eq!(attrs(&r, "section.host", "data-connection-id").len(), 4, "the switched-off one is left out");
+        assert!(r.select_text(&format!("#host-{} .host-problem", good.id)).is_none());
+        let problem = |id: &str| r.select_text(&format!("#host-{id} .host-problem")).unwrap_or_default();
+        assert!(problem(&dead.id).contains("did not answer"), "{}", problem(&dead.id));
+        assert!(problem(&refused.id).contains("Credential refused"), "{}", problem(&refused.id));
+        assert!(problem(&keyless.id).contains("no credential in the vault"), "{}", problem(&keyless.id));
+        assert!(!r.body.contains("127.0.0.1"), "a host address in the page");
+        assert!(!r.body.contains(&peer.token));
+
+        let v = app.web.api(Method::GET, "/api/v1/sandbox-sessions", None).await.json();
+        let hosts = v["connections"].as_array().expect("connections");
+        assert_eq!(hosts.len(), 4);
+        for h in hosts {
+            let is_good = h["connection_id"] == good.id.as_str();
+            assert_eq!(h["problem"].is_null(), is_good, "{h}");
+        }
+
+        // The dashboard: a capacity card per switched-on host, linking to the Running tab.
+        let d = app.web.get("/").await;
+        assert_eq!(d.status, 200);
+        assert_eq!(d.select_text(&format!("#capacity-{} .capacity-used", good.id)).as_deref(), Some("used 1 of 3"));
+        assert_eq!(d.select_attr(&format!("#capacity-{}", good.id), "href").as_deref(), Some("/sandboxes/running"));
+        assert!(d.select_text(&format!("#capacity-{} .capacity-problem", dead.id)).is_some_and(|t| t.contains("did not answer")));
+        assert!(d.select_text(&format!("#capacity-{}", off.id)).is_none());
+        assert!(d.body.contains("SQLite (embedded)") || d.body.contains("PostgreSQL"), "the existing cards stay");
+
+        let _ = host.delete_session(&ours, true).await;
+    }
+}
+
+db_test! {
+    async fn the_dashboard_points_at_sandboxes_when_no_host_is_switched_on(app: TestApp) {
+        app.setup_owner().await;
+        let r = app.web.get("/").await;
+        assert_eq!(r.status, 200);
+        assert!(r.select_text("#capacity-empty").is_some_and(|t| t.contains("No sandbox host is switched on")));
+        assert_eq!(r.select_attr("#capacity-empty a", "href").as_deref(), Some("/sandboxes"));
+        assert!(r.select_text(".stat-label").is_some(), "the existing cards stay");
+
+        // A member may not see sandboxes: no capacity section at all.
+        let member = app.member_with_role("m@example.com", "member").await;
+        let r = member.get("/").await;
+        assert_eq!(r.status, 200);
+        assert!(r.select_text("#sandbox-capacity").is_none());
+    }
+}
