@@ -98,6 +98,26 @@ async fn a_connection_is_added_tested_and_saved_in_the_dialog() -> anyhow::Resul
     assert!(table.contains("peer") && table.contains("default") && table.contains("in the vault"), "{table}");
     assert!(!b.client.source().await?.contains(&peer.token), "the token reached the browser");
     shot(&b, "connections").await?;
+
+    // Its policy panel, read live from the host.
+    b.click("#connections-table a[href$='/policy']").await?;
+    let runtimes = b.wait_for_text("#policy-runtimes", "workbench").await?;
+    assert!(runtimes.contains("workbench") && runtimes.contains("python"), "{runtimes}");
+    shot(&b, "policy").await?;
+
+    // A session this organization opened on the host shows in the Running tab.
+    let org_id = app.scalar_strings("SELECT id FROM organizations").await.remove(0);
+    let session = format!("browser-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+    let opened = reqwest::Client::new()
+        .post(format!("{}/sessions", peer.url))
+        .header("X-Sandbox-Token", &peer.token)
+        .json(&serde_json::json!({"session_id": session, "tenant": org_id, "reuse": true}))
+        .send()
+        .await?;
+    assert!(opened.status().is_success());
+    b.goto(&format!("{}/sandboxes/running", app.address)).await?;
+    b.wait_for_text("#running-sessions", &session).await?;
+    shot(&b, "running").await?;
     b.close().await
 }
 
