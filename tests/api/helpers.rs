@@ -41,7 +41,9 @@ macro_rules! db_test {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn postgres() {
                 if let Some(app) = $crate::helpers::spawn_app($crate::helpers::Backend::Postgres).await {
-                    run(app).await
+                    let database = app.database.clone();
+                    run(app).await;
+                    $crate::helpers::drop_database(database).await;
                 }
             }
         }
@@ -109,11 +111,42 @@ async fn fresh_postgres() -> Option<String> {
             return None;
         }
     };
-    let name = format!("agos_t_{}", uuid::Uuid::new_v4().simple());
+    sweep_abandoned_databases(&mut conn).await;
+    // The test process's pid is part of the name, so databases of dead runs can be swept.
+    let name = format!("agos_t_{}_{}", std::process::id(), uuid::Uuid::new_v4().simple());
     sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut conn).await.expect("create test database");
     let mut url = url::Url::parse(&admin).expect("TEST_DATABASE_URL is a URL");
     url.set_path(&name);
     Some(url.to_string())
+}
+
+/// Drops the databases of test processes that are gone (a panicking test keeps its own).
+async fn sweep_abandoned_databases(conn: &mut sqlx::PgConnection) {
+    static SWEPT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if SWEPT.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        return;
+    }
+    let names: Vec<String> = sqlx::query_scalar("SELECT datname FROM pg_database WHERE datname LIKE 'agos_t_%'")
+        .fetch_all(&mut *conn)
+        .await
+        .unwrap_or_default();
+    for name in names {
+        let pid = name.trim_start_matches("agos_t_").split('_').next().unwrap_or_default();
+        let alive = !pid.is_empty()
+            && pid.bytes().all(|b| b.is_ascii_digit())
+            && std::path::Path::new("/proc").join(pid).exists();
+        if !alive {
+            let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).execute(&mut *conn).await;
+        }
+    }
+}
+
+/// Drops a test's database once the test passed.
+pub async fn drop_database(name: Option<String>) {
+    let Some(name) = name else { return };
+    if let Ok(mut conn) = sqlx::PgConnection::connect(&postgres_admin_url()).await {
+        let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).execute(&mut conn).await;
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -125,6 +158,8 @@ pub struct TestApp {
     pub port: u16,
     pub backend: Backend,
     pub state: Data<AppState>,
+    /// The PostgreSQL database of this test, dropped when it passes.
+    pub database: Option<String>,
     /// The default browser-like client (cookie jar, no redirects).
     pub web: Client,
     _dir: tempfile::TempDir,
@@ -164,13 +199,14 @@ pub async fn spawn_app_with(backend: Backend, extra: &[(&str, &str)]) -> Option<
         Backend::Sqlite => format!("sqlite://{}/agenticos.db", dir.path().display()),
         Backend::Postgres => fresh_postgres().await?,
     };
+    let database = (backend == Backend::Postgres).then(|| url.rsplit('/').next().unwrap_or_default().to_string());
     let config = test_config(&url, dir.path(), extra);
     let app = Application::build(config).await.expect("the application builds");
     let port = app.port();
     let state = app.state();
     tokio::spawn(app.run_until_stopped());
     let address = format!("http://127.0.0.1:{port}");
-    Some(TestApp { web: Client::new(&address), address, port, backend, state, _dir: dir })
+    Some(TestApp { web: Client::new(&address), address, port, backend, state, database, _dir: dir })
 }
 
 impl TestApp {
