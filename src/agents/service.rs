@@ -5,7 +5,7 @@ use super::model::{Agent, Backend, Conversation, Run, StartedBy, WorkspaceFile};
 use super::store::{self, AgentValues};
 use crate::audit::service as audit;
 use crate::db::{self, DbError};
-use crate::sandbox::connections::model::ConnectionKind;
+use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service as connections;
 use crate::sandbox::workspaces::key::Scope;
 use crate::sandbox::workspaces::paths;
@@ -396,4 +396,99 @@ pub async fn get_run(st: &AppState, caller: &Caller, id: &str) -> Result<Run> {
     ensure_see(caller)?;
     let mut c = st.db.conn().await?;
     store::get_run(&mut c, &caller.org_id, id).await?.ok_or_else(AppError::not_found)
+}
+
+// -- what the console pages show ------------------------------------------------------------
+
+/// The agents table: the organization's agents and connections (to name each agent's).
+pub struct Listing {
+    pub agents: Vec<Agent>,
+    pub connections: Vec<Connection>,
+}
+
+pub async fn listing(st: &AppState, caller: &Caller) -> Result<Listing> {
+    let agents = list(st, caller).await?;
+    let connections = connections::list(st, caller).await.map_err(AppError::from)?;
+    Ok(Listing { agents, connections })
+}
+
+/// What the *Runtime* field can offer for a backend and connection.
+#[derive(Debug, Clone, Default)]
+pub struct RuntimeChoice {
+    /// What the host allows right now (read live).
+    pub runtimes: Vec<String>,
+    /// Why the host could not be asked, in words a person reads (only "connection default" then).
+    pub unavailable: Option<String>,
+    /// A `state` workspace runs no commands: it has no runtime and no host is asked.
+    pub is_state: bool,
+}
+
+/// The *Runtime* field's choice: a `state` agent asks nobody; a `service` agent asks its
+/// connection's host live (the organization's default when none is chosen).
+pub async fn runtime_choice(
+    st: &AppState,
+    caller: &Caller,
+    backend: &str,
+    connection_id: Option<&str>,
+) -> Result<RuntimeChoice> {
+    ensure_see(caller)?;
+    if Backend::parse(backend) == Some(Backend::State) {
+        return Ok(RuntimeChoice { is_state: true, ..RuntimeChoice::default() });
+    }
+    match live_runtimes(st, caller, connection_id).await {
+        Ok(runtimes) => Ok(RuntimeChoice { runtimes, ..RuntimeChoice::default() }),
+        Err(e) if matches!(e.kind, Kind::Forbidden | Kind::Internal) => Err(e),
+        Err(e) if e.kind == Kind::NotFound => Ok(RuntimeChoice {
+            unavailable: Some("This connection does not exist in this organization.".into()),
+            ..RuntimeChoice::default()
+        }),
+        Err(e) => Ok(RuntimeChoice { unavailable: Some(e.public_detail()), ..RuntimeChoice::default() }),
+    }
+}
+
+/// What the agent form offers besides the agent: connections, and the runtimes of the chosen one.
+pub struct FormOptions {
+    pub connections: Vec<Connection>,
+    pub runtimes: RuntimeChoice,
+}
+
+/// The form's options for a backend and connection (the form is for builders and above).
+pub async fn form_options(
+    st: &AppState,
+    caller: &Caller,
+    backend: &str,
+    connection_id: Option<&str>,
+) -> Result<FormOptions> {
+    if !caller.role.can_edit_agents() {
+        return Err(AppError::forbidden());
+    }
+    let connections = connections::list(st, caller).await.map_err(AppError::from)?;
+    let runtimes = runtime_choice(st, caller, backend, connection_id).await?;
+    Ok(FormOptions { connections, runtimes })
+}
+
+/// The agent form: the agent (none for a new one) and its options.
+pub struct AgentForm {
+    pub agent: Option<Agent>,
+    /// The backend a new agent starts with: `service` once the organization has a connection.
+    pub backend: Backend,
+    pub options: FormOptions,
+}
+
+pub async fn agent_form(st: &AppState, caller: &Caller, id: Option<&str>) -> Result<AgentForm> {
+    if !caller.role.can_edit_agents() {
+        return Err(AppError::forbidden());
+    }
+    let agent = match id {
+        Some(id) => Some(get(st, caller, id).await?),
+        None => None,
+    };
+    let backend = match &agent {
+        Some(a) => a.backend,
+        None if connections::list(st, caller).await.map_err(AppError::from)?.is_empty() => Backend::State,
+        None => Backend::Service,
+    };
+    let connection_id = agent.as_ref().and_then(|a| a.connection_id.clone());
+    let options = form_options(st, caller, backend.as_str(), connection_id.as_deref()).await?;
+    Ok(AgentForm { agent, backend, options })
 }
