@@ -44,6 +44,18 @@ async fn state_agent(c: &Client, name: &str) -> String {
     a["id"].as_str().expect("id").to_string()
 }
 
+async fn conversation(c: &Client, agent: &str, title: &str, members: &[String]) -> String {
+    let body = json!({"agent_id": agent, "title": title, "member_user_ids": members});
+    let conv = created(c.api(Method::POST, "/api/v1/conversations", Some(body)).await).await;
+    conv["id"].as_str().expect("id").to_string()
+}
+
+async fn start_run(c: &Client, agent: &str, conversation: &str) -> String {
+    let body = json!({"agent_id": agent, "conversation_id": conversation, "started_by": "member"});
+    let run = created(c.api(Method::POST, "/api/v1/runs", Some(body)).await).await;
+    run["id"].as_str().expect("id").to_string()
+}
+
 async fn connection(c: &Client, name: &str, address: &str, key: &str) -> String {
     let body = json!({"name": name, "address": address, "new_key": key});
     let conn = created(c.api(Method::POST, "/api/v1/sandbox-connections", Some(body)).await).await;
@@ -166,6 +178,88 @@ async fn the_runtime_select_lists_what_the_host_allows_or_says_it_did_not_answer
     let field = htmx_get(&app.web, &format!("/agents/_runtime_field?backend=state&connection_id={down}")).await;
     assert!(field.select_text("#runtime-unavailable").is_none());
     assert!(field.select_text("#agent-runtime-hint").is_some_and(|t| t.contains("no runtime")));
+}
+
+db_test! {
+    async fn the_conversation_page_says_the_sandbox_is_being_prepared(app: TestApp) {
+        app.setup_owner().await;
+        let agent = state_agent(&app.web, "coder").await;
+        let conv = conversation(&app.web, &agent, "Quarterly report", &[]).await;
+
+        let page = app.web.get(&format!("/conversations/{conv}")).await;
+        assert_eq!(page.status, 200, "{}", page.body);
+        assert!(page.select_text("#workspace-none").is_some_and(|t| t.contains("Nothing started yet")));
+        let list = app.web.get("/conversations").await;
+        assert!(list.select_text("#conversations-table").is_some_and(|t| t.contains("Quarterly report") && t.contains("coder")));
+
+        let run = start_run(&app.web, &agent, &conv).await;
+        let state = app.web.api(Method::GET, &format!("/api/v1/runs/{run}/workspace/state"), None).await;
+        assert_eq!(state.json()["state"], "not_opened", "{}", state.body);
+        let page = app.web.get(&format!("/conversations/{conv}")).await;
+        assert!(page.select_text("#workspace-not-opened").is_some_and(|t| t.contains("Nothing started yet")));
+        assert!(page.select_text("#runs-table").is_some_and(|t| t.contains(&run)));
+
+        let mut c = app.state.db.conn().await.expect("conn");
+        sqlx::query("UPDATE sandbox_workspaces SET state = 'preparing'").execute(&mut *c).await.expect("update");
+        let page = app.web.get(&format!("/conversations/{conv}")).await;
+        let alert = page.select_text("#conversation-workspace .alert-info").expect("the preparing alert");
+        assert!(alert.contains("The sandbox is being prepared"), "{alert}");
+        assert!(page.select_attr("#conversation-workspace .alert-info .spinner", "class").is_some());
+        assert_eq!(page.select_attr("#conversation-workspace", "hx-trigger").as_deref(), Some("every 3s"));
+        let fragment = htmx_get(&app.web, &format!("/conversations/{conv}/workspace")).await;
+        assert_eq!(fragment.status, 200);
+        assert!(fragment.select_text(".alert-info").is_some_and(|t| t.contains("The sandbox is being prepared")));
+        assert!(!fragment.body.contains("<html"), "a fragment, not a page");
+        assert_eq!(app.web.get(&format!("/conversations/{conv}/workspace")).await.status, 303);
+
+        // Once it changes the fragment stops polling.
+        sqlx::query("UPDATE sandbox_workspaces SET state = 'lost'").execute(&mut *c).await.expect("update");
+        let fragment = htmx_get(&app.web, &format!("/conversations/{conv}/workspace")).await;
+        assert!(fragment.select_text("#workspace-lost").is_some_and(|t| t.contains("This workspace's files are gone; the next turn starts fresh")));
+        assert_eq!(fragment.select_attr("#conversation-workspace", "hx-trigger"), None);
+    }
+}
+
+db_test! {
+    async fn another_organizations_agents_and_conversations_are_not_found(app: TestApp) {
+        app.setup_owner().await;
+        let agent = state_agent(&app.web, "coder").await;
+        let conv = conversation(&app.web, &agent, "chat", &[]).await;
+        let b = app.other_org_user("b@example.com", "B Corp").await;
+        for path in [format!("/agents/{agent}"), format!("/conversations/{conv}")] {
+            assert_eq!(b.get(&path).await.status, 404, "{path}");
+        }
+        assert_eq!(htmx_get(&b, &format!("/conversations/{conv}/workspace")).await.status, 404);
+        let r = b.post_form(&format!("/agents/{agent}"), &agent_form(&[("name", "stolen")])).await;
+        assert_eq!(r.status, 404, "{}", r.body);
+        assert!(b.get("/conversations").await.select_text("#conversations-empty").is_some());
+        assert!(b.get("/agents").await.select_text("#agents-empty").is_some());
+        assert_eq!(app.scalar_strings("SELECT name FROM agents").await, vec!["coder".to_string()]);
+    }
+}
+
+db_test! {
+    async fn a_member_sees_the_conversations_they_are_in_and_nothing_else(app: TestApp) {
+        app.setup_owner().await;
+        let member = app.member_with_role("member@example.com", "member").await;
+        let member_id = app.scalar_strings("SELECT id FROM users WHERE email = 'member@example.com'").await.remove(0);
+        let agent = state_agent(&app.web, "coder").await;
+        let shared = conversation(&app.web, &agent, "with the member", std::slice::from_ref(&member_id)).await;
+        let private = conversation(&app.web, &agent, "owner only", &[]).await;
+        start_run(&app.web, &agent, &shared).await;
+
+        let page = member.get(&format!("/conversations/{shared}")).await;
+        assert_eq!(page.status, 200, "{}", page.body);
+        let members = page.select_text("#conversation-members").expect("members");
+        assert!(members.contains("member@example.com") && members.contains("owner@example.com"), "{members}");
+        assert!(page.select_text("#workspace-not-opened").is_some(), "a member sees the workspace state: {}", page.body);
+        assert_eq!(member.get(&format!("/conversations/{private}")).await.status, 404);
+        let list = member.get("/conversations").await;
+        let titles = list.select_all("#conversations-table tbody td:first-child");
+        assert_eq!(titles, vec!["with the member".to_string()]);
+        assert_eq!(member.get("/agents").await.status, 403);
+        assert_eq!(member.get(&format!("/agents/{agent}")).await.status, 403);
+    }
 }
 
 db_test! {
