@@ -16,7 +16,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/agents/_scope_field", web::get().to(pages::scope_field_partial))
         .route("/agents/{id}", web::get().to(pages::edit_form))
         .route("/agents/{id}", web::post().to(pages::update))
-        .route("/conversations", web::get().to(pages::conversations))
-        .route("/conversations/{id}", web::get().to(pages::show))
-        .route("/conversations/{id}/workspace", web::get().to(pages::workspace_partial));
+        .route("/conversations", web::get().to(pages::conversations::conversations))
+        .route("/conversations/{id}", web::get().to(pages::conversations::show))
+        .route("/conversations/{id}/workspace", web::get().to(pages::conversations::workspace_partial));
 }

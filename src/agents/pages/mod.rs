@@ -1,6 +1,8 @@
-//! HTML: the agents table at `/agents`, the agent form (server-rendered; htmx refreshes the
-//! *Runtime* and *Session scope* fields), the conversations list and a conversation's page with
-//! its workspace state (polled while the sandbox is being prepared).
+//! HTML: the agents table at `/agents` and the agent form (server-rendered; htmx refreshes the
+//! *Runtime* and *Session scope* fields); the conversations pages in [`conversations`].
+
+pub mod conversations;
+pub mod files;
 
 use actix_web::http::StatusCode;
 use actix_web::web::{Data, Form, Path, Query};
@@ -8,81 +10,19 @@ use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 use serde::Deserialize;
 
-use super::model::{Agent, Backend, Conversation, Run, WorkspaceFile};
-use super::service::{self, AgentInput, ConversationSummary, FormOptions, LatestWorkspace, RuntimeChoice};
+use self::files::{files_text, parse_files};
+use super::model::{Agent, Backend};
+use super::service::{self, AgentInput, FormOptions, RuntimeChoice};
 use crate::sandbox::connections::model::Connection;
 use crate::sandbox::workspaces::key::Scope;
-use crate::sandbox::workspaces::model::WorkspaceState;
 use crate::startup::AppState;
 use crate::web::{
     page, page_status, paths, redirect_with_flash, render_status, see_other, AppError, Caller, FieldErrors, Kind,
     PageError, Shell,
 };
 
-fn is_htmx(req: &HttpRequest) -> bool {
+pub(super) fn is_htmx(req: &HttpRequest) -> bool {
     req.headers().contains_key("hx-request")
-}
-
-// ---------------------------------------------------------------------------------------------
-// The files textarea
-
-/// The textarea format of an agent's skills and manifest files: each file starts with a line
-/// `--- path` and the lines below it, up to the next such line, are its content (trailing blank
-/// lines dropped, ending in one newline). A path ending in `/` is an empty folder.
-pub fn parse_files(text: &str) -> Result<Vec<WorkspaceFile>, String> {
-    let text = text.replace("\r\n", "\n");
-    let mut files = Vec::new();
-    let mut current: Option<(String, Vec<&str>)> = None;
-    for (n, line) in text.split('\n').enumerate() {
-        if line.trim_end() == "---" || line.starts_with("--- ") {
-            if let Some(done) = current.take() {
-                files.push(file_of(done)?);
-            }
-            let path = line.trim_end().strip_prefix("---").unwrap_or_default().trim();
-            if path.is_empty() {
-                return Err(format!("Line {}: write the file's path after “--- ”.", n + 1));
-            }
-            current = Some((path.to_string(), Vec::new()));
-        } else if let Some((_, lines)) = current.as_mut() {
-            lines.push(line);
-        } else if !line.trim().is_empty() {
-            return Err(format!("Line {}: start each file with a line “--- path”.", n + 1));
-        }
-    }
-    if let Some(done) = current.take() {
-        files.push(file_of(done)?);
-    }
-    Ok(files)
-}
-
-fn file_of((path, mut lines): (String, Vec<&str>)) -> Result<WorkspaceFile, String> {
-    while lines.last().is_some_and(|l| l.trim().is_empty()) {
-        lines.pop();
-    }
-    if let Some(folder) = path.strip_suffix('/') {
-        if !lines.is_empty() {
-            return Err(format!("{path} ends in / so it is a folder, and a folder has no content."));
-        }
-        return Ok(WorkspaceFile { path: folder.to_string(), content: String::new(), is_dir: true });
-    }
-    let content = if lines.is_empty() { String::new() } else { format!("{}\n", lines.join("\n")) };
-    Ok(WorkspaceFile { path, content, is_dir: false })
-}
-
-/// Files in the textarea format ([`parse_files`] reads it back).
-pub fn files_text(files: &[WorkspaceFile]) -> String {
-    let mut out = String::new();
-    for f in files {
-        if f.is_dir {
-            out.push_str(&format!("--- {}/\n", f.path));
-        } else {
-            out.push_str(&format!("--- {}\n{}", f.path, f.content));
-            if !f.content.is_empty() && !f.content.ends_with('\n') {
-                out.push('\n');
-            }
-        }
-    }
-    out
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -465,169 +405,4 @@ pub async fn scope_field_partial(
         return Ok(see_other(paths::AGENTS));
     }
     render_status(StatusCode::OK, &ScopeFieldPartial { selected: q.into_inner().scope, error: None })
-}
-
-// ---------------------------------------------------------------------------------------------
-// Conversations
-
-#[derive(Template)]
-#[template(path = "conversations/index.html")]
-pub struct ConversationsPage {
-    pub shell: Shell,
-    pub conversations: Vec<ConversationSummary>,
-    pub can_see_agents: bool,
-}
-
-pub async fn conversations(st: Data<AppState>, caller: Caller, req: HttpRequest) -> Result<HttpResponse, PageError> {
-    let conversations = service::list_conversations(&st, &caller).await?;
-    let p = ConversationsPage {
-        shell: Shell::new(&caller, &req, "agents"),
-        conversations,
-        can_see_agents: caller.role.can_see_sandboxes(),
-    };
-    page(&p.shell, &p)
-}
-
-/// The workspace of the conversation's latest run; polls itself while it is being prepared.
-#[derive(Template)]
-#[template(path = "conversations/_workspace.html")]
-pub struct WorkspacePartial {
-    pub conversation_id: String,
-    pub workspace: LatestWorkspace,
-}
-
-impl WorkspacePartial {
-    /// `none`, `not_opened`, `preparing`, `open`, `lost` or `refused`.
-    pub fn status(&self) -> &'static str {
-        match &self.workspace {
-            LatestWorkspace::NoRun => "none",
-            LatestWorkspace::Known { state, .. } => state.as_str(),
-            LatestWorkspace::Refused { .. } => "refused",
-        }
-    }
-    pub fn is_preparing(&self) -> bool {
-        matches!(self.workspace, LatestWorkspace::Known { state: WorkspaceState::Preparing, .. })
-    }
-    pub fn poll_path(&self) -> String {
-        paths::conversation_workspace(&self.conversation_id)
-    }
-    pub fn run_id(&self) -> &str {
-        match &self.workspace {
-            LatestWorkspace::NoRun => "",
-            LatestWorkspace::Known { run_id, .. } | LatestWorkspace::Refused { run_id, .. } => run_id,
-        }
-    }
-    pub fn shared_with(&self) -> &'static str {
-        match &self.workspace {
-            LatestWorkspace::Known { scope, .. } => scope.access_label(),
-            _ => "",
-        }
-    }
-    pub fn carrier(&self) -> &'static str {
-        match &self.workspace {
-            LatestWorkspace::Known { backend, .. } if backend == "state" => {
-                "a document in this console's database (files only)"
-            }
-            LatestWorkspace::Known { .. } => "a sandbox on the connection's host (files and a shell)",
-            _ => "",
-        }
-    }
-    pub fn runtime(&self) -> &str {
-        match &self.workspace {
-            LatestWorkspace::Known { runtime: Some(r), .. } => r,
-            _ => "",
-        }
-    }
-    pub fn refusal(&self) -> &str {
-        match &self.workspace {
-            LatestWorkspace::Refused { message, .. } => message,
-            _ => "",
-        }
-    }
-}
-
-#[derive(Template)]
-#[template(path = "conversations/show.html")]
-pub struct ConversationPage {
-    pub shell: Shell,
-    pub conversation: Conversation,
-    pub agent: Agent,
-    pub member_emails: Vec<String>,
-    pub runs: Vec<Run>,
-    pub workspace: WorkspacePartial,
-    pub can_edit_agent: bool,
-}
-
-pub async fn show(
-    st: Data<AppState>,
-    caller: Caller,
-    req: HttpRequest,
-    id: Path<String>,
-) -> Result<HttpResponse, PageError> {
-    let o = service::conversation_overview(&st, &caller, &id).await?;
-    let p = ConversationPage {
-        shell: Shell::new(&caller, &req, "agents"),
-        workspace: WorkspacePartial { conversation_id: o.conversation.id.clone(), workspace: o.workspace },
-        conversation: o.conversation,
-        agent: o.agent,
-        member_emails: o.member_emails,
-        runs: o.runs,
-        can_edit_agent: caller.role.can_edit_agents(),
-    };
-    page(&p.shell, &p)
-}
-
-/// The workspace fragment the conversation page polls.
-pub async fn workspace_partial(
-    st: Data<AppState>,
-    caller: Caller,
-    req: HttpRequest,
-    id: Path<String>,
-) -> Result<HttpResponse, PageError> {
-    if !is_htmx(&req) {
-        return Ok(see_other(&paths::conversation(&id)));
-    }
-    let workspace = service::conversation_workspace(&st, &caller, &id).await?;
-    render_status(StatusCode::OK, &WorkspacePartial { conversation_id: id.into_inner(), workspace })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{files_text, parse_files};
-    use crate::agents::model::WorkspaceFile;
-
-    fn file(path: &str, content: &str) -> WorkspaceFile {
-        WorkspaceFile { path: path.into(), content: content.into(), is_dir: false }
-    }
-
-    #[test]
-    fn files_and_folders_are_read_from_the_textarea() {
-        let text = "--- review/SKILL.md\r\n# Review\r\n\r\nRead the diff.\r\n\r\n--- data/\r\n--- empty.txt\r\n";
-        let files = parse_files(text).expect("parses");
-        assert_eq!(
-            files,
-            vec![
-                file("review/SKILL.md", "# Review\n\nRead the diff.\n"),
-                WorkspaceFile { path: "data".into(), content: String::new(), is_dir: true },
-                file("empty.txt", ""),
-            ]
-        );
-        assert_eq!(parse_files("").expect("empty"), vec![]);
-        assert_eq!(parse_files("\n  \n").expect("blank"), vec![]);
-    }
-
-    #[test]
-    fn the_textarea_reads_back_what_it_shows() {
-        let files =
-            vec![file("a.md", "one\ntwo\n"), WorkspaceFile { path: "d".into(), content: String::new(), is_dir: true }];
-        assert_eq!(files_text(&files), "--- a.md\none\ntwo\n--- d/\n");
-        assert_eq!(parse_files(&files_text(&files)).expect("round trip"), files);
-    }
-
-    #[test]
-    fn problems_name_the_line() {
-        assert!(parse_files("hello\n--- a.md\n").unwrap_err().contains("Line 1"));
-        assert!(parse_files("--- a.md\nx\n---\n").unwrap_err().contains("Line 3"));
-        assert!(parse_files("--- d/\ncontent\n").unwrap_err().contains("folder"));
-    }
 }
