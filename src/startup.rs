@@ -140,6 +140,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     crate::vault::routes(cfg);
     crate::audit::routes(cfg);
     crate::sandbox::connections::routes(cfg);
+    crate::agents::routes(cfg);
 }
 
 async fn healthz() -> HttpResponse {

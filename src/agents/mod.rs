@@ -2,5 +2,21 @@
 
 pub mod api;
 pub mod model;
+pub mod pages;
 pub mod service;
 pub mod store;
+
+use actix_web::web;
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/agents", web::get().to(pages::index))
+        .route("/agents", web::post().to(pages::create))
+        .route("/agents/new", web::get().to(pages::new_form))
+        .route("/agents/_runtime_field", web::get().to(pages::runtime_field_partial))
+        .route("/agents/_scope_field", web::get().to(pages::scope_field_partial))
+        .route("/agents/{id}", web::get().to(pages::edit_form))
+        .route("/agents/{id}", web::post().to(pages::update))
+        .route("/conversations", web::get().to(pages::conversations::conversations))
+        .route("/conversations/{id}", web::get().to(pages::conversations::show))
+        .route("/conversations/{id}/workspace", web::get().to(pages::conversations::workspace_partial));
+}

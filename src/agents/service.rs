@@ -5,10 +5,14 @@ use super::model::{Agent, Backend, Conversation, Run, StartedBy, WorkspaceFile};
 use super::store::{self, AgentValues};
 use crate::audit::service as audit;
 use crate::db::{self, DbError};
-use crate::sandbox::connections::model::ConnectionKind;
+use crate::orgs::model::Role;
+use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service as connections;
+use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::sandbox::workspaces::key::Scope;
+use crate::sandbox::workspaces::model::WorkspaceState;
 use crate::sandbox::workspaces::paths;
+use crate::sandbox::workspaces::service as workspaces;
 use crate::startup::AppState;
 use crate::validate;
 use crate::web::{AppError, Caller, FieldErrors, Kind};
@@ -396,4 +400,205 @@ pub async fn get_run(st: &AppState, caller: &Caller, id: &str) -> Result<Run> {
     ensure_see(caller)?;
     let mut c = st.db.conn().await?;
     store::get_run(&mut c, &caller.org_id, id).await?.ok_or_else(AppError::not_found)
+}
+
+// -- what the console pages show ------------------------------------------------------------
+
+/// The agents table: the organization's agents and connections (to name each agent's).
+pub struct Listing {
+    pub agents: Vec<Agent>,
+    pub connections: Vec<Connection>,
+}
+
+pub async fn listing(st: &AppState, caller: &Caller) -> Result<Listing> {
+    let agents = list(st, caller).await?;
+    let connections = connections::list(st, caller).await.map_err(AppError::from)?;
+    Ok(Listing { agents, connections })
+}
+
+/// What the *Runtime* field can offer for a backend and connection.
+#[derive(Debug, Clone, Default)]
+pub struct RuntimeChoice {
+    /// What the host allows right now (read live).
+    pub runtimes: Vec<String>,
+    /// Why the host could not be asked, in words a person reads (only "connection default" then).
+    pub unavailable: Option<String>,
+    /// A `state` workspace runs no commands: it has no runtime and no host is asked.
+    pub is_state: bool,
+}
+
+/// The *Runtime* field's choice: a `state` agent asks nobody; a `service` agent asks its
+/// connection's host live (the organization's default when none is chosen).
+pub async fn runtime_choice(
+    st: &AppState,
+    caller: &Caller,
+    backend: &str,
+    connection_id: Option<&str>,
+) -> Result<RuntimeChoice> {
+    ensure_see(caller)?;
+    if Backend::parse(backend) == Some(Backend::State) {
+        return Ok(RuntimeChoice { is_state: true, ..RuntimeChoice::default() });
+    }
+    match live_runtimes(st, caller, connection_id).await {
+        Ok(runtimes) => Ok(RuntimeChoice { runtimes, ..RuntimeChoice::default() }),
+        Err(e) if matches!(e.kind, Kind::Forbidden | Kind::Internal) => Err(e),
+        Err(e) if e.kind == Kind::NotFound => Ok(RuntimeChoice {
+            unavailable: Some("This connection does not exist in this organization.".into()),
+            ..RuntimeChoice::default()
+        }),
+        Err(e) => Ok(RuntimeChoice { unavailable: Some(e.public_detail()), ..RuntimeChoice::default() }),
+    }
+}
+
+/// What the agent form offers besides the agent: connections, and the runtimes of the chosen one.
+pub struct FormOptions {
+    pub connections: Vec<Connection>,
+    pub runtimes: RuntimeChoice,
+}
+
+/// The form's options for a backend and connection (the form is for builders and above).
+pub async fn form_options(
+    st: &AppState,
+    caller: &Caller,
+    backend: &str,
+    connection_id: Option<&str>,
+) -> Result<FormOptions> {
+    if !caller.role.can_edit_agents() {
+        return Err(AppError::forbidden());
+    }
+    let connections = connections::list(st, caller).await.map_err(AppError::from)?;
+    let runtimes = runtime_choice(st, caller, backend, connection_id).await?;
+    Ok(FormOptions { connections, runtimes })
+}
+
+/// The agent form: the agent (none for a new one) and its options.
+pub struct AgentForm {
+    pub agent: Option<Agent>,
+    /// The backend a new agent starts with: `service` once the organization has a connection.
+    pub backend: Backend,
+    pub options: FormOptions,
+}
+
+pub async fn agent_form(st: &AppState, caller: &Caller, id: Option<&str>) -> Result<AgentForm> {
+    if !caller.role.can_edit_agents() {
+        return Err(AppError::forbidden());
+    }
+    let agent = match id {
+        Some(id) => Some(get(st, caller, id).await?),
+        None => None,
+    };
+    let backend = match &agent {
+        Some(a) => a.backend,
+        None if connections::list(st, caller).await.map_err(AppError::from)?.is_empty() => Backend::State,
+        None => Backend::Service,
+    };
+    let connection_id = agent.as_ref().and_then(|a| a.connection_id.clone());
+    let options = form_options(st, caller, backend.as_str(), connection_id.as_deref()).await?;
+    Ok(AgentForm { agent, backend, options })
+}
+
+/// A row of the conversations list.
+pub struct ConversationSummary {
+    pub id: String,
+    pub title: String,
+    pub agent_id: String,
+    /// None when the agent is not visible (cannot happen while conversations cascade with it).
+    pub agent_name: Option<String>,
+    pub created_at: i64,
+}
+
+/// Newest first: all of the organization's for operators and above, a member's own otherwise.
+pub async fn list_conversations(st: &AppState, caller: &Caller) -> Result<Vec<ConversationSummary>> {
+    let mut c = st.db.conn().await?;
+    let rows = if caller.role.can_see_sandboxes() {
+        store::list_conversations(&mut c, &caller.org_id).await?
+    } else {
+        store::list_conversations_of_member(&mut c, &caller.org_id, &caller.user_id).await?
+    };
+    let agents = store::list_agents(&mut c, &caller.org_id).await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, agent_id, title, created_at)| ConversationSummary {
+            agent_name: agents.iter().find(|a| a.id == agent_id).map(|a| a.name.clone()),
+            id,
+            title,
+            agent_id,
+            created_at,
+        })
+        .collect())
+}
+
+/// The workspace of a conversation's latest run, from our rows only (never a host call).
+#[derive(Debug, Clone)]
+pub enum LatestWorkspace {
+    /// The conversation has no run yet.
+    NoRun,
+    Known {
+        run_id: String,
+        state: WorkspaceState,
+        scope: Scope,
+        /// `sandboxd` or `state`.
+        backend: String,
+        runtime: Option<String>,
+    },
+    /// The run gets no workspace (a scope it cannot have, a switched-off connection, …).
+    Refused { run_id: String, message: String },
+}
+
+/// A conversation as its page shows it.
+pub struct ConversationOverview {
+    pub conversation: Conversation,
+    pub agent: Agent,
+    pub member_emails: Vec<String>,
+    /// Newest first.
+    pub runs: Vec<Run>,
+    pub workspace: LatestWorkspace,
+}
+
+pub async fn conversation_overview(st: &AppState, caller: &Caller, id: &str) -> Result<ConversationOverview> {
+    let conversation = get_conversation(st, caller, id).await?;
+    let mut c = st.db.conn().await?;
+    let agent =
+        store::get_agent(&mut c, &caller.org_id, &conversation.agent_id).await?.ok_or_else(AppError::not_found)?;
+    let mut member_emails = Vec::new();
+    for u in &conversation.member_user_ids {
+        if let Some(e) = store::email_of(&mut c, u).await? {
+            member_emails.push(e);
+        }
+    }
+    member_emails.sort();
+    let runs = store::list_runs_of_conversation(&mut c, &caller.org_id, id).await?;
+    drop(c);
+    let workspace = latest_workspace(st, caller, runs.first()).await?;
+    Ok(ConversationOverview { conversation, agent, member_emails, runs, workspace })
+}
+
+/// The state of the workspace of a conversation's latest run (the fragment the page polls).
+pub async fn conversation_workspace(st: &AppState, caller: &Caller, id: &str) -> Result<LatestWorkspace> {
+    get_conversation(st, caller, id).await?;
+    let mut c = st.db.conn().await?;
+    let runs = store::list_runs_of_conversation(&mut c, &caller.org_id, id).await?;
+    drop(c);
+    latest_workspace(st, caller, runs.first()).await
+}
+
+async fn latest_workspace(st: &AppState, caller: &Caller, run: Option<&Run>) -> Result<LatestWorkspace> {
+    let Some(run) = run else { return Ok(LatestWorkspace::NoRun) };
+    // A member may see the workspaces of the conversations they are in (DESIGN.md §9); the
+    // caller passed `get_conversation`, so the state is read with an operator's view.
+    let mut viewer = caller.clone();
+    if !viewer.role.can_see_sandboxes() {
+        viewer.role = Role::Operator;
+    }
+    match workspaces::state(st, &viewer, &run.id).await {
+        Ok((r, state)) => Ok(LatestWorkspace::Known {
+            run_id: run.id.clone(),
+            state,
+            scope: r.workspace.scope,
+            backend: r.workspace.backend.clone(),
+            runtime: r.workspace.runtime.clone(),
+        }),
+        Err(WorkspaceError::Internal(e)) => Err(AppError::internal(e)),
+        Err(e) => Ok(LatestWorkspace::Refused { run_id: run.id.clone(), message: AppError::from(e).public_detail() }),
+    }
 }

@@ -208,6 +208,23 @@ pub async fn list_conversations(c: &mut Conn, org_id: &str) -> DbResult<Vec<(Str
     .await?)
 }
 
+/// The conversations `user_id` is a member of, newest first (the shape of [`list_conversations`]).
+pub async fn list_conversations_of_member(
+    c: &mut Conn,
+    org_id: &str,
+    user_id: &str,
+) -> DbResult<Vec<(String, String, String, i64)>> {
+    Ok(sqlx::query_as(
+        "SELECT c.id, c.agent_id, c.title, c.created_at FROM conversations c \
+         JOIN conversation_members m ON m.conversation_id = c.id \
+         WHERE c.organization_id = $1 AND m.user_id = $2 ORDER BY c.created_at DESC LIMIT 200",
+    )
+    .bind(org_id)
+    .bind(user_id)
+    .fetch_all(c)
+    .await?)
+}
+
 // -- runs -----------------------------------------------------------------------------------
 
 #[derive(sqlx::FromRow)]
@@ -310,6 +327,20 @@ pub async fn finish_run(c: &mut Conn, org_id: &str, id: &str, now: i64) -> DbRes
         .execute(c)
         .await?
         .rows_affected())
+}
+
+/// The runs of a conversation, newest first (at most 200).
+pub async fn list_runs_of_conversation(c: &mut Conn, org_id: &str, conversation_id: &str) -> DbResult<Vec<Run>> {
+    let rows: Vec<RunRow> = sqlx::query_as(
+        "SELECT id, agent_id, conversation_id, started_by, user_id, trigger_as_creator, channel_sender, status, \
+         workspace_opened, created_at, finished_at FROM runs WHERE organization_id = $1 AND conversation_id = $2 \
+         ORDER BY created_at DESC, id DESC LIMIT 200",
+    )
+    .bind(org_id)
+    .bind(conversation_id)
+    .fetch_all(c)
+    .await?;
+    Ok(rows.into_iter().map(Run::from).collect())
 }
 
 pub async fn is_org_member(c: &mut Conn, org_id: &str, user_id: &str) -> DbResult<bool> {

@@ -48,3 +48,19 @@ pub fn connection_action(id: &str, action: &str) -> String {
 pub fn connection_policy(id: &str) -> String {
     format!("/sandboxes/{id}/policy")
 }
+
+pub const AGENTS: &str = "/agents";
+pub const AGENTS_NEW: &str = "/agents/new";
+pub const AGENTS_RUNTIME_FIELD: &str = "/agents/_runtime_field";
+pub const AGENTS_SCOPE_FIELD: &str = "/agents/_scope_field";
+pub const CONVERSATIONS: &str = "/conversations";
+
+pub fn agent(id: &str) -> String {
+    format!("/agents/{id}")
+}
+pub fn conversation(id: &str) -> String {
+    format!("/conversations/{id}")
+}
+pub fn conversation_workspace(id: &str) -> String {
+    format!("/conversations/{id}/workspace")
+}

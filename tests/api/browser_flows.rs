@@ -129,3 +129,49 @@ async fn sign_in(b: &Browser, base: &str) -> anyhow::Result<()> {
     b.wait_for("nav.sidebar-nav").await?;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_runtime_and_scope_fields_refresh_in_a_real_browser() -> anyhow::Result<()> {
+    if !browser::browser_or_skip("an_agents_runtime_and_scope_fields_refresh_in_a_real_browser") {
+        return Ok(());
+    }
+    let peer = crate::peer::shared().await;
+    let Some(app) = spawn_app(Backend::Sqlite).await else { return Ok(()) };
+    app.setup_owner().await;
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let down = format!("http://127.0.0.1:{}", closed.local_addr()?.port());
+    drop(closed);
+    let mut ids = Vec::new();
+    for (name, address, key) in
+        [("down", down.as_str(), "some-key-1234"), ("peer", peer.url.as_str(), peer.token.as_str())]
+    {
+        let body = serde_json::json!({"name": name, "address": address, "new_key": key});
+        let r = app.web.api(reqwest::Method::POST, "/api/v1/sandbox-connections", Some(body)).await;
+        ids.push(r.json()["id"].as_str().unwrap_or_default().to_string());
+    }
+    let body =
+        serde_json::json!({"name": "coder", "backend": "service", "connection_id": ids[0], "scope": "conversation"});
+    let agent = app.web.api(reqwest::Method::POST, "/api/v1/agents", Some(body)).await.json();
+
+    let b = Browser::start().await?;
+    sign_in(&b, &app.address).await?;
+    b.goto(&format!("{}/agents/{}", app.address, agent["id"].as_str().unwrap_or_default())).await?;
+    b.wait_for_text("#runtime-unavailable", "did not answer").await?;
+    b.wait_for("#agent-connection").await?.select_by_value(&ids[1]).await?;
+    let runtimes = b.wait_for_text("#agent-runtime", "python").await?;
+    assert!(runtimes.contains("workbench"), "{runtimes}");
+    assert!(b.client.find(fantoccini::Locator::Css("#runtime-unavailable")).await.is_err());
+    b.wait_for("#agent-scope").await?.select_by_value("agent").await?;
+    b.wait_for_text("#agent-scope-warning", "Every user of this agent shares the files").await?;
+    b.wait_for("#agent-runtime").await?.select_by_value("python").await?;
+    shot(&b, "agent-form").await?;
+    b.click("#save-agent").await?;
+    b.wait_for("#agents-table").await?;
+    let table = b.text("#agents-table").await?;
+    assert!(
+        table.contains("peer") && table.contains("python") && table.contains("anyone who talks to this agent"),
+        "{table}"
+    );
+    shot(&b, "agents").await?;
+    b.close().await
+}

@@ -4,6 +4,7 @@ mod browser;
 mod helpers;
 
 mod accounts;
+mod agents_pages;
 mod api_tokens;
 mod audit_log;
 mod browser_flows;
