@@ -5,7 +5,6 @@ use super::model::{Agent, Backend, Conversation, Run, StartedBy, WorkspaceFile};
 use super::store::{self, AgentValues};
 use crate::audit::service as audit;
 use crate::db::{self, DbError};
-use crate::orgs::model::Role;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service as connections;
 use crate::sandbox::workspaces::error::WorkspaceError;
@@ -584,13 +583,9 @@ pub async fn conversation_workspace(st: &AppState, caller: &Caller, id: &str) ->
 
 async fn latest_workspace(st: &AppState, caller: &Caller, run: Option<&Run>) -> Result<LatestWorkspace> {
     let Some(run) = run else { return Ok(LatestWorkspace::NoRun) };
-    // A member may see the workspaces of the conversations they are in (DESIGN.md §9); the
-    // caller passed `get_conversation`, so the state is read with an operator's view.
-    let mut viewer = caller.clone();
-    if !viewer.role.can_see_sandboxes() {
-        viewer.role = Role::Operator;
-    }
-    match workspaces::state(st, &viewer, &run.id).await {
+    // A member may see the workspaces of the conversations they are in (DESIGN.md §9): the
+    // caller passed `get_conversation`, so the state is read for this organization directly.
+    match workspaces::state_in_org(st, &caller.org_id, &run.id).await {
         Ok((r, state)) => Ok(LatestWorkspace::Known {
             run_id: run.id.clone(),
             state,

@@ -61,7 +61,13 @@ fn ensure_caller(caller: &Caller) -> Result<()> {
 /// Resolves a run's workspace (creating its row, never asking a host).
 pub async fn resolve(st: &AppState, caller: &Caller, run_id: &str) -> Result<Resolved> {
     ensure_caller(caller)?;
-    let org_id = caller.org_id.clone();
+    resolve_in(st, &caller.org_id, run_id).await
+}
+
+/// [`resolve`] for a caller whose access was decided elsewhere (a member of the run's
+/// conversation, DESIGN.md §9); still confined to `org_id`.
+async fn resolve_in(st: &AppState, org_id: &str, run_id: &str) -> Result<Resolved> {
+    let org_id = org_id.to_string();
     let mut c = st.db.conn().await?;
     let run = agents::get_run(&mut c, &org_id, run_id)
         .await?
@@ -629,7 +635,14 @@ fn shell_join(argv: &[String]) -> String {
 
 /// The workspace's state for this run, from our rows only (never a host call).
 pub async fn state(st: &AppState, caller: &Caller, run_id: &str) -> Result<(Resolved, WorkspaceState)> {
-    let r = resolve(st, caller, run_id).await?;
+    ensure_caller(caller)?;
+    state_in_org(st, &caller.org_id, run_id).await
+}
+
+/// The state of a run's workspace for someone allowed to see the run's conversation (checked by
+/// the caller of this function, e.g. a member of it); confined to `org_id`, never a host call.
+pub async fn state_in_org(st: &AppState, org_id: &str, run_id: &str) -> Result<(Resolved, WorkspaceState)> {
+    let r = resolve_in(st, org_id, run_id).await?;
     let s = r.workspace.state;
     Ok((r, s))
 }
