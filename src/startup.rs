@@ -11,8 +11,9 @@ use crate::catalog::RuntimeCatalog;
 use crate::config::{Config, VaultKeySource};
 use crate::db::Db;
 use crate::sandbox::client::SandboxdClient;
+use crate::sandbox::connections::service::ClientCache;
 use crate::sandbox::recording::Recorder;
-use crate::sandbox::workspaces::service::OpenLocks;
+use crate::sandbox::workspaces::service::{OpenLocks, ResolveCache};
 use crate::vault::crypto::{self, MasterKey};
 use crate::web::csrf::CsrfKey;
 use crate::web::{self as w, middleware as mw};
@@ -33,6 +34,10 @@ pub struct AppState {
     pub recorder: Recorder,
     /// One lock per workspace, so concurrent first operations open one session.
     pub open_locks: OpenLocks,
+    /// Resolved runs, for a few seconds.
+    pub resolve_cache: ResolveCache,
+    /// Built sandboxd clients, for a few seconds.
+    pub client_cache: ClientCache,
 }
 
 impl AppState {
@@ -58,6 +63,8 @@ impl AppState {
             http,
             recorder,
             open_locks: OpenLocks::default(),
+            resolve_cache: ResolveCache::default(),
+            client_cache: ClientCache::default(),
         })
     }
 }

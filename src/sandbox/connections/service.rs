@@ -371,6 +371,29 @@ fn client(st: &AppState, address: &str, token: SecretString) -> Result<SandboxdC
     Ok(SandboxdClient::new(st.http.clone(), url, token).with_expected_version(st.sandboxd_version.clone()))
 }
 
+/// Built clients for a few seconds, so a stream of operations does not read and decrypt the
+/// vault key each time. A rotated key or an edited address applies within [`CLIENT_TTL`].
+#[derive(Default)]
+pub struct ClientCache(
+    std::sync::Mutex<std::collections::HashMap<String, (std::time::Instant, String, SandboxdClient)>>,
+);
+
+pub const CLIENT_TTL: std::time::Duration = std::time::Duration::from_secs(10);
+
+impl ClientCache {
+    fn get(&self, key: &str, version: &str) -> Option<SandboxdClient> {
+        let map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        map.get(key).filter(|(at, v, _)| at.elapsed() < CLIENT_TTL && v == version).map(|(_, _, c)| c.clone())
+    }
+    fn put(&self, key: String, version: String, client: SandboxdClient) {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() > 1000 {
+            map.retain(|_, (at, _, _)| at.elapsed() < CLIENT_TTL);
+        }
+        map.insert(key, (std::time::Instant::now(), version, client));
+    }
+}
+
 /// A client for a saved connection, with the token from the vault.
 pub async fn client_for(st: &AppState, org_id: &str, conn: &Connection) -> Result<SandboxdClient> {
     let Some(address) = conn.address.as_deref() else {
@@ -379,6 +402,17 @@ pub async fn client_for(st: &AppState, org_id: &str, conn: &Connection) -> Resul
     let Some(secret_id) = conn.credential_secret_id.as_deref() else {
         return Err(ConnectionError::NoCredential);
     };
+    let cache_key = format!("{org_id}/{}", conn.id);
+    let version = format!("{address}|{secret_id}|{}", conn.updated_at);
+    if let Some(client) = st.client_cache.get(&cache_key, &version) {
+        return Ok(client);
+    }
+    let client = fresh_client(st, org_id, address, secret_id).await?;
+    st.client_cache.put(cache_key, version, client.clone());
+    Ok(client)
+}
+
+async fn fresh_client(st: &AppState, org_id: &str, address: &str, secret_id: &str) -> Result<SandboxdClient> {
     let mut c = st.db.conn().await?;
     let token = vault::reveal(st, &mut c, org_id, secret_id).await?.ok_or(ConnectionError::NoCredential)?;
     if let Ok(url) = address::parse(address) {

@@ -41,7 +41,40 @@ impl OpenLocks {
     }
 }
 
+/// Resolved runs for a few seconds, so an agent runtime's stream of operations does not look the
+/// same rows up each time. Updated when a session opens; dropped when a run finishes or a
+/// workspace is lost. Settings edited meanwhile apply within [`RESOLVE_TTL`].
+#[derive(Default)]
+pub struct ResolveCache(Mutex<HashMap<(String, String), (Instant, Resolved)>>);
+
+pub const RESOLVE_TTL: Duration = Duration::from_secs(3);
+
+impl ResolveCache {
+    fn get(&self, org_id: &str, run_id: &str) -> Option<Resolved> {
+        let map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        map.get(&(org_id.to_string(), run_id.to_string()))
+            .filter(|(at, _)| at.elapsed() < RESOLVE_TTL)
+            .map(|(_, r)| r.clone())
+    }
+    fn put(&self, r: &Resolved) {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() > 10_000 {
+            map.retain(|_, (at, _)| at.elapsed() < RESOLVE_TTL);
+        }
+        map.insert((r.org_id.clone(), r.run.id.clone()), (Instant::now(), r.clone()));
+    }
+    fn forget_workspace(&self, workspace_id: &str) {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        map.retain(|_, (_, r)| r.workspace.id != workspace_id);
+    }
+    fn forget_run(&self, org_id: &str, run_id: &str) {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        map.remove(&(org_id.to_string(), run_id.to_string()));
+    }
+}
+
 /// A run and the workspace it resolves to.
+#[derive(Clone)]
 pub struct Resolved {
     pub run: Run,
     pub agent: Agent,
@@ -61,7 +94,12 @@ fn ensure_caller(caller: &Caller) -> Result<()> {
 /// Resolves a run's workspace (creating its row, never asking a host).
 pub async fn resolve(st: &AppState, caller: &Caller, run_id: &str) -> Result<Resolved> {
     ensure_caller(caller)?;
-    resolve_in(st, &caller.org_id, run_id).await
+    if let Some(r) = st.resolve_cache.get(&caller.org_id, run_id) {
+        return Ok(r);
+    }
+    let r = resolve_in(st, &caller.org_id, run_id).await?;
+    st.resolve_cache.put(&r);
+    Ok(r)
 }
 
 /// [`resolve`] for a caller whose access was decided elsewhere (a member of the run's
@@ -235,6 +273,7 @@ async fn ensure_open(st: &AppState, r: &mut Resolved) -> Result<Session> {
         Ok(id) => id,
         Err(WorkspaceError::Lost) => {
             store::set_lost(&mut c, &r.workspace.id, &r.run.id, db::now_ms()).await?;
+            st.resolve_cache.forget_workspace(&r.workspace.id);
             tracing::warn!(event = "workspace_lost", workspace_id = %r.workspace.id, "the host no longer has this workspace's files");
             return Err(WorkspaceError::Lost);
         }
@@ -256,6 +295,7 @@ async fn ensure_open(st: &AppState, r: &mut Resolved) -> Result<Session> {
     r.run.workspace_opened = true;
     r.workspace.state = WorkspaceState::Open;
     r.workspace.session_ref = Some(session_id.clone());
+    st.resolve_cache.put(r);
     Ok(Session { client, id: session_id })
 }
 
@@ -332,6 +372,7 @@ where
             let mut c = st.db.conn().await?;
             agents::reset_workspace_opened(&mut c, &r.run.id).await?;
             drop(c);
+            st.resolve_cache.forget_workspace(&r.workspace.id);
             r.run.workspace_opened = false;
             let s = ensure_open(st, r).await?;
             Ok(op(s.client, s.id).await?)
@@ -636,6 +677,7 @@ fn shell_join(argv: &[String]) -> String {
 /// The workspace's state for this run, from our rows only (never a host call).
 pub async fn state(st: &AppState, caller: &Caller, run_id: &str) -> Result<(Resolved, WorkspaceState)> {
     ensure_caller(caller)?;
+    // Read fresh: this is what people and runtimes check, not a hot path.
     state_in_org(st, &caller.org_id, run_id).await
 }
 
@@ -668,13 +710,15 @@ pub async fn briefing(st: &AppState, caller: &Caller, run_id: &str) -> Result<(O
 /// reference is forgotten so the next turn starts fresh.
 pub async fn finish(st: &AppState, caller: &Caller, run_id: &str) -> Result<Run> {
     ensure_caller(caller)?;
+    st.resolve_cache.forget_run(&caller.org_id, run_id);
     st.recorder.flush_run(run_id).await;
     let mut c = st.db.conn().await?;
     let run = agents::get_run(&mut c, &caller.org_id, run_id)
         .await?
         .ok_or_else(|| WorkspaceError::NotFound("There is no such run.".into()))?;
     drop(c);
-    if let Ok(r) = resolve(st, caller, run_id).await {
+    if let Ok(r) = resolve_in(st, &caller.org_id, run_id).await {
+        st.resolve_cache.forget_workspace(&r.workspace.id);
         let mut c = st.db.conn().await?;
         if r.workspace.state == WorkspaceState::Lost && r.workspace.lost_run_id.as_deref() == Some(run_id) {
             store::forget_ref(&mut c, &r.workspace.id, db::now_ms()).await?;

@@ -63,8 +63,12 @@ pub struct NewWorkspace<'a> {
     pub channel_key: Option<&'a str>,
 }
 
-/// Creates the row for `session_key` unless it exists; returns the row either way.
+/// Creates the row for `session_key` unless it exists; returns the row either way. The common
+/// case (it exists) is one read and takes no write lock.
 pub async fn upsert(c: &mut Conn, org_id: &str, w: &NewWorkspace<'_>, now: i64) -> DbResult<Option<Workspace>> {
+    if let Some(existing) = by_key(&mut *c, org_id, w.session_key).await? {
+        return Ok(Some(existing));
+    }
     sqlx::query(
         "INSERT INTO sandbox_workspaces (id, organization_id, session_key, backend, scope, connection_id, agent_id, \
          conversation_id, run_id, user_id, owner_label, channel_key, state, created_at, updated_at) \
