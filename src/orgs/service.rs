@@ -171,6 +171,7 @@ pub async fn change_role(db: &Db, caller: &Caller, membership_id: &str, role: &s
         return Err(OrgError::Refused("The last owner cannot be demoted. Make someone else an owner first.".into()));
     }
     store::set_role(&mut tx, &caller.org_id, membership_id, new_role).await?;
+    crate::tokens::service::forget_cached_callers();
     audit::record(
         &mut tx,
         &caller.org_id,
@@ -199,6 +200,7 @@ pub async fn remove_member(db: &Db, caller: &Caller, membership_id: &str) -> Res
         return Err(OrgError::Refused("The last owner cannot be removed. Make someone else an owner first.".into()));
     }
     store::delete_membership(&mut tx, &caller.org_id, membership_id).await?;
+    crate::tokens::service::forget_cached_callers();
     audit::record(
         &mut tx,
         &caller.org_id,

@@ -1,5 +1,10 @@
 //! API tokens for REST clients: shown once, stored hashed, carry a role, revocable.
 
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{LazyLock, Mutex};
+use std::time::{Duration, Instant};
+
 use super::model::{ApiToken, TokenCaller};
 use super::store;
 use crate::audit::service as audit;
@@ -76,6 +81,7 @@ pub async fn revoke(db: &Db, caller: &Caller, id: &str) -> Result<ApiToken, AppE
     let mut tx = db.begin().await?;
     let token = store::get(&mut tx, &caller.org_id, id).await?.ok_or_else(AppError::not_found)?;
     if store::revoke(&mut tx, &caller.org_id, id, db::now_ms()).await? > 0 {
+        forget_cached_callers();
         audit::record(
             &mut tx,
             &caller.org_id,
@@ -93,12 +99,20 @@ pub async fn revoke(db: &Db, caller: &Caller, id: &str) -> Result<ApiToken, AppE
 
 /// The caller behind a bearer value: live token, creator still a member; the role is the lower
 /// of the token's and the creator's current one.
+///
+/// Answers are kept for [`AUTH_CACHE_TTL`]: a revoke, a role change or a removal in this process
+/// clears them at once; another replica notices within the TTL.
 pub async fn authenticate(db: &Db, value: &str) -> Result<Option<TokenCaller>, AppError> {
     if !value.starts_with(TOKEN_PREFIX) || value.len() > 200 {
         return Ok(None);
     }
+    let hash = secrets::sha256_hex(value);
+    if let Some(hit) = AUTH_CACHE.get(&hash) {
+        return Ok(Some(hit));
+    }
+    let generation = AUTH_CACHE.generation();
     let mut c = db.conn().await?;
-    let Some(row) = store::find_for_auth(&mut c, &secrets::sha256_hex(value)).await? else {
+    let Some(row) = store::find_for_auth(&mut c, &hash).await? else {
         return Ok(None);
     };
     let now = db::now_ms();
@@ -109,7 +123,7 @@ pub async fn authenticate(db: &Db, value: &str) -> Result<Option<TokenCaller>, A
         (Some(t), Some(m)) => t.min(m),
         _ => return Ok(None),
     };
-    Ok(Some(TokenCaller {
+    let caller = TokenCaller {
         token_id: row.id,
         name: row.name,
         org_id: row.organization_id,
@@ -117,5 +131,46 @@ pub async fn authenticate(db: &Db, value: &str) -> Result<Option<TokenCaller>, A
         user_id: row.user_id,
         email: row.email,
         role,
-    }))
+    };
+    AUTH_CACHE.put(hash, caller.clone(), generation);
+    Ok(Some(caller))
+}
+
+pub const AUTH_CACHE_TTL: Duration = Duration::from_secs(2);
+
+/// Recently authenticated tokens of this process, by hash.
+struct AuthCache {
+    map: Mutex<HashMap<String, (Instant, TokenCaller)>>,
+    generation: AtomicU64,
+}
+
+static AUTH_CACHE: LazyLock<AuthCache> =
+    LazyLock::new(|| AuthCache { map: Mutex::default(), generation: AtomicU64::new(0) });
+
+impl AuthCache {
+    fn get(&self, hash: &str) -> Option<TokenCaller> {
+        let map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        map.get(hash).filter(|(at, _)| at.elapsed() < AUTH_CACHE_TTL).map(|(_, c)| c.clone())
+    }
+    fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+    /// Keeps an answer unless a change cleared the cache while it was being looked up.
+    fn put(&self, hash: String, caller: TokenCaller, generation: u64) {
+        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        if self.generation() != generation {
+            return;
+        }
+        if map.len() > 10_000 {
+            map.retain(|_, (at, _)| at.elapsed() < AUTH_CACHE_TTL);
+        }
+        map.insert(hash, (Instant::now(), caller));
+    }
+}
+
+/// Forgets every cached token answer (a token was revoked, a role changed, a member left).
+pub fn forget_cached_callers() {
+    let mut map = AUTH_CACHE.map.lock().unwrap_or_else(|p| p.into_inner());
+    AUTH_CACHE.generation.fetch_add(1, Ordering::SeqCst);
+    map.clear();
 }

@@ -1,6 +1,7 @@
 //! Recording (DESIGN.md §8): every workspace operation that reached the host becomes a row of
-//! `sandbox_operations` — never a payload, never an output. Rows are buffered per run and
-//! committed together (when the run finishes, every second, or every 64 rows); a failure to
+//! `sandbox_operations` — never a payload, never an output. Rows are buffered and committed
+//! together, off the request path: every second, and a run's rows when it finishes (flushes are
+//! serialised, so `finish` returns only after every row of the run is committed). A failure to
 //! record is logged and does not fail the operation.
 
 pub mod store;
@@ -12,7 +13,8 @@ use std::sync::Mutex;
 use crate::db::Db;
 
 pub const TARGET_MAX: usize = 512;
-const BATCH: usize = 64;
+/// Past this many buffered rows, the request that adds one writes them (backpressure).
+const BUFFER_MAX: usize = 10_000;
 
 /// The operations that are recorded (questions like `exists` and `stat` are not).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,28 +73,33 @@ pub struct Recorder {
     db: Db,
     pending: Mutex<HashMap<String, Vec<Record>>>,
     seq: AtomicI64,
+    /// One flush at a time, so a run's `finish` waits for a periodic flush holding its rows.
+    flushing: tokio::sync::Mutex<()>,
 }
 
 impl Recorder {
     pub fn new(db: Db) -> Self {
-        Recorder { db, pending: Mutex::new(HashMap::new()), seq: AtomicI64::new(crate::db::now_ms() * 1000) }
+        Recorder {
+            db,
+            pending: Mutex::new(HashMap::new()),
+            seq: AtomicI64::new(crate::db::now_ms() * 1000),
+            flushing: tokio::sync::Mutex::new(()),
+        }
     }
 
     pub fn next_seq(&self) -> i64 {
         self.seq.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// Buffers a row; a full batch is written at once.
+    /// Buffers a row (written by the next flush).
     pub async fn record(&self, record: Record) {
-        let run_id = record.run_id.clone();
-        let full = {
+        let over = {
             let Ok(mut pending) = self.pending.lock() else { return };
-            let rows = pending.entry(run_id.clone()).or_default();
-            rows.push(record);
-            rows.len() >= BATCH
+            pending.entry(record.run_id.clone()).or_default().push(record);
+            pending.values().map(Vec::len).sum::<usize>() > BUFFER_MAX
         };
-        if full {
-            self.flush_run(&run_id).await;
+        if over {
+            self.flush_all().await;
         }
     }
 
@@ -106,12 +113,14 @@ impl Recorder {
 
     /// Commits a run's buffered rows in one transaction.
     pub async fn flush_run(&self, run_id: &str) {
+        let _one_at_a_time = self.flushing.lock().await;
         let rows = self.take(Some(run_id));
         self.write(rows).await;
     }
 
     /// Commits everything buffered (the periodic flush, and shutdown).
     pub async fn flush_all(&self) {
+        let _one_at_a_time = self.flushing.lock().await;
         let rows = self.take(None);
         self.write(rows).await;
     }
