@@ -8,6 +8,7 @@ pub mod error;
 pub mod extract;
 pub mod filters;
 pub mod guard;
+pub mod htmx;
 pub mod layout;
 pub mod middleware;
 pub mod paths;

@@ -6,11 +6,11 @@ use actix_web::web::{Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 
-use super::is_htmx;
 use crate::agents::model::{Agent, Conversation, Run};
 use crate::agents::service::{self, ConversationSummary, LatestWorkspace};
 use crate::sandbox::workspaces::model::WorkspaceState;
 use crate::startup::AppState;
+use crate::web::htmx::wants_fragment;
 use crate::web::{page, paths, render_status, see_other, Caller, PageError, Shell};
 
 #[derive(Template)]
@@ -127,7 +127,7 @@ pub async fn workspace_partial(
     req: HttpRequest,
     id: Path<String>,
 ) -> Result<HttpResponse, PageError> {
-    if !is_htmx(&req) {
+    if !wants_fragment(&req) {
         return Ok(see_other(&paths::conversation(&id)));
     }
     let workspace = service::conversation_workspace(&st, &caller, &id).await?;

@@ -21,9 +21,7 @@ use crate::web::{
     PageError, Shell,
 };
 
-pub(super) fn is_htmx(req: &HttpRequest) -> bool {
-    req.headers().contains_key("hx-request")
-}
+use crate::web::htmx::wants_fragment;
 
 // ---------------------------------------------------------------------------------------------
 // The agents table
@@ -285,7 +283,7 @@ fn show_form(
     status: StatusCode,
     form: FormPartial,
 ) -> Result<HttpResponse, PageError> {
-    if is_htmx(req) {
+    if wants_fragment(req) {
         return render_status(status, &form);
     }
     let p = FormPage { shell: Shell::new(caller, req, "agents"), form };
@@ -380,7 +378,7 @@ pub async fn runtime_field_partial(
     req: HttpRequest,
     q: Query<RuntimeQuery>,
 ) -> Result<HttpResponse, PageError> {
-    if !is_htmx(&req) {
+    if !wants_fragment(&req) {
         return Ok(see_other(paths::AGENTS));
     }
     let q = q.into_inner();
@@ -401,7 +399,7 @@ pub async fn scope_field_partial(
     req: HttpRequest,
     q: Query<ScopeQuery>,
 ) -> Result<HttpResponse, PageError> {
-    if !is_htmx(&req) {
+    if !wants_fragment(&req) {
         return Ok(see_other(paths::AGENTS));
     }
     render_status(StatusCode::OK, &ScopeFieldPartial { selected: q.into_inner().scope, error: None })

@@ -14,10 +14,6 @@ use crate::startup::AppState;
 use crate::vault::model::Secret;
 use crate::web::{page, paths, redirect_with_flash, render_status, AppError, Caller, FieldErrors, PageError, Shell};
 
-fn is_htmx(req: &HttpRequest) -> bool {
-    req.headers().contains_key("hx-request")
-}
-
 #[derive(Template)]
 #[template(path = "sandbox/connections/index.html")]
 pub struct ConnectionsPage {
@@ -117,7 +113,7 @@ fn show_form(
     status: StatusCode,
     form: FormPartial,
 ) -> Result<HttpResponse, PageError> {
-    if is_htmx(req) {
+    if crate::web::htmx::wants_fragment(req) {
         // A fresh dialog for a click on "Add connection"/"Edit"; the form alone when the form posted.
         if req.headers().get("hx-target").and_then(|v| v.to_str().ok()) == Some("connection-form") {
             return render_status(status, &form);

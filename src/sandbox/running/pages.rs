@@ -67,7 +67,7 @@ pub async fn index(
     query: Query<UsageQuery>,
 ) -> Result<HttpResponse, PageError> {
     let view = service::list(&st, &caller, query.usage()).await?;
-    if wants_fragment(&req) {
+    if crate::web::htmx::wants_fragment(&req) {
         return varying(render(&SessionsPartial { view }));
     }
     let shell = Shell::new(&caller, &req, "sandboxes");
@@ -82,7 +82,7 @@ pub async fn activity(
     query: Query<AfterQuery>,
 ) -> Result<HttpResponse, PageError> {
     let (connection_id, session_id) = path.into_inner();
-    let fragment = wants_fragment(&req);
+    let fragment = crate::web::htmx::wants_fragment(&req);
     match service::activity(&st, &caller, &connection_id, &session_id, query.after).await {
         Ok(view) if fragment => varying(render(&ActivityRowsPartial { view })),
         Ok(view) => {
@@ -94,13 +94,6 @@ pub async fn activity(
         }
         Err(e) => Err(e.into()),
     }
-}
-
-/// An htmx request for the fragment (a poll or a swap), not a boosted navigation or a history
-/// restore, which want the whole page.
-fn wants_fragment(req: &HttpRequest) -> bool {
-    let h = req.headers();
-    h.contains_key("hx-request") && !h.contains_key("hx-boosted") && !h.contains_key("hx-history-restore-request")
 }
 
 /// The same URL answers a page or a fragment: caches must keep them apart.
