@@ -492,3 +492,32 @@ db_test! {
         assert_eq!(app.count("agents").await, 0);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_switched_off_connection_refuses_new_work_but_still_gets_its_sessions_purged() {
+    let peer = peer::shared().await;
+    let Some(app) = spawn_app_with(Backend::Sqlite, &[]).await else { return };
+    let o = Org::new(&app).await;
+    let conn = o.connect(peer).await;
+    let agent = o.agent(service_agent("once", "run")).await;
+    let run = o.run(&agent, None, json!({})).await;
+    assert_eq!(o.write(&run, "out.txt", "x").await.status, 204);
+    let key = o.ws(&run, Method::GET, "state", None).await.json()["session_key"].as_str().expect("key").to_string();
+    let r =
+        o.call(Method::PATCH, &format!("/api/v1/sandbox-connections/{conn}"), Some(json!({"is_enabled": false}))).await;
+    assert_eq!(r.json()["is_enabled"], false);
+    // New work is refused, in words.
+    let other = o.run(&agent, None, json!({})).await;
+    let p = o.write(&other, "a.txt", "1").await.problem(409);
+    assert!(p["detail"].as_str().is_some_and(|d| d.contains("switched off")), "{p}");
+    // Finishing still destroys the run's sandbox on the host.
+    o.finish(&run).await;
+    let tree = reqwest::Client::new()
+        .post(format!("{}/workspaces/{key}/tree", peer.url))
+        .header("X-Sandbox-Token", &peer.token)
+        .json(&json!({}))
+        .send()
+        .await
+        .expect("tree");
+    assert_eq!(tree.status(), 404, "the switched-off connection's session was purged");
+}

@@ -135,12 +135,8 @@ async fn resolve_in(st: &AppState, org_id: &str, run_id: &str) -> Result<Resolve
                     "Daytona workspaces are not supported yet; give this agent a sandboxd connection.".into(),
                 ));
             }
-            if !conn.is_enabled {
-                return Err(WorkspaceError::Refused(format!(
-                    "The connection “{}” is switched off: no new work starts there.",
-                    conn.name
-                )));
-            }
+            // A switched-off connection is refused where new work starts (`ensure_open`), not
+            // here: finishing a run must still reach it (off stops new work, not the bill).
             (Carrier::Container, "sandboxd", Some(conn))
         }
     };
@@ -233,6 +229,12 @@ async fn client_of(st: &AppState, r: &Resolved) -> Result<SandboxdClient> {
 
 /// Opens (or attaches to) the run's session on its first operation; later operations reuse it.
 async fn ensure_open(st: &AppState, r: &mut Resolved) -> Result<Session> {
+    if let Some(conn) = r.connection.as_ref().filter(|c| !c.is_enabled) {
+        return Err(WorkspaceError::Refused(format!(
+            "The connection “{}” is switched off: no new work starts there.",
+            conn.name
+        )));
+    }
     let client = client_of(st, r).await?;
     if r.run.workspace_opened && r.workspace.state == WorkspaceState::Open {
         if let Some(id) = r.workspace.session_ref.clone() {
