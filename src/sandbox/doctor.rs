@@ -207,7 +207,18 @@ async fn check_sandboxd(st: &AppState, org_id: &str, conn: &Connection) -> Vec<C
             failed(RUNTIMES_ALLOWED, "the host allows no runtime: no sandbox can start there")
         } else {
             let aliases: Vec<&str> = policy.runtimes.iter().map(|r| r.alias.as_str()).collect();
-            passed(RUNTIMES_ALLOWED, aliases.join(", "))
+            match conn.default_runtime.as_deref().filter(|d| !aliases.contains(d)) {
+                // The connection's default is a selection with a hole in it: its first workspace fails.
+                Some(missing) => failed(
+                    RUNTIMES_ALLOWED,
+                    format!(
+                        "the connection's default runtime \"{missing}\" is not offered by this host (it offers {}): \
+                         edit the connection and pick one it offers",
+                        aliases.join(", ")
+                    ),
+                ),
+                None => passed(RUNTIMES_ALLOWED, aliases.join(", ")),
+            }
         });
     }
 

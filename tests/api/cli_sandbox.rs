@@ -203,6 +203,27 @@ db_test! {
 }
 
 db_test! {
+    async fn a_default_runtime_the_host_does_not_offer_makes_doctor_fail(app: TestApp) {
+        let peer = peer::shared().await;
+        let acme = owner(&app, "ops@example.com", "Acme").await;
+        let input = ConnectionInput {
+            name: "ghostly".to_owned(),
+            kind: "sandboxd".to_owned(),
+            address: peer.url.clone(),
+            new_key: Some(SecretString::from(peer.token.clone())),
+            default_runtime: "ghost".to_owned(),
+            ..ConnectionInput::default()
+        };
+        connections::create(&app.state, &acme, input).await.expect("create");
+        let (code, out, err) = doctor(&app).await;
+        assert_eq!(code, 1, "{out}\n{err}");
+        let (mark, text) = check(&section(&out, "Acme / ghostly"), "runtimes allowed");
+        assert_eq!(mark, "✗", "{out}");
+        assert!(text.contains("\"ghost\" is not offered by this host") && text.contains("workbench"), "{text}");
+    }
+}
+
+db_test! {
     async fn an_unreachable_host_and_a_missing_credential_make_doctor_fail(app: TestApp) {
         let acme = owner(&app, "ops@example.com", "Acme").await;
         let port = free_port().expect("free port");
