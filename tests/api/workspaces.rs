@@ -521,3 +521,28 @@ async fn a_switched_off_connection_refuses_new_work_but_still_gets_its_sessions_
         .expect("tree");
     assert_eq!(tree.status(), 404, "the switched-off connection's session was purged");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn path_escapes_are_400_and_never_reach_the_host() {
+    let peer = Peer::start(PeerOptions::default()).await.expect("peer");
+    let Some(app) = spawn_app_with(Backend::Sqlite, &[]).await else { return };
+    let o = Org::new(&app).await;
+    o.connect(&peer).await;
+    let agent = o.agent(service_agent("careful", "conversation")).await;
+    let run = o.run(&agent, Some(&o.conversation(&agent, json!({})).await), json!({})).await;
+    // Open the session first, so any later request would be a file operation reaching the host.
+    assert_eq!(o.write(&run, "ok.txt", "fine").await.status, 204);
+    let requests = || std::fs::read_to_string(&peer.log_path).expect("log").matches("HTTP/1.1\"").count();
+    let before = requests();
+    for bad in ["../etc/passwd", "/etc/passwd", "a/../../b", "/workspace/../x", "~/.ssh/id_rsa", "a\u{0}b"] {
+        let p = o.read(&run, bad).await.problem(400);
+        assert!(p["detail"].as_str().is_some_and(|d| !d.is_empty()), "{bad:?}: {p}");
+        o.write(&run, bad, "x").await.problem(400);
+    }
+    o.read(&run, &"a/".repeat(600)).await.problem(400);
+    o.ws(&run, Method::POST, "remove", Some(json!({"path": "../.."}))).await.problem(400);
+    assert_eq!(requests(), before, "a refused path reached the host:\n{}", peer.log_tail(20));
+    o.finish(&run).await;
+    // Only the one legitimate write was recorded.
+    assert_eq!(o.rows(&run).await, vec![row("write", "/workspace/ok.txt", true, "4 bytes")]);
+}
