@@ -1,34 +1,11 @@
 //! The `/api/v1` surface: every route is registered from the table below, and the OpenAPI
 //! document is generated from the same handlers' annotations; a test compares the two.
 
-use actix_web::http::Method;
-use actix_web::{web, HttpRequest, HttpResponse, Route};
+use actix_web::{web, HttpResponse};
 use utoipa::OpenApi;
 
-use crate::web::error::{problem_response, AppError, Problem};
-
-/// One registered API route.
-pub struct ApiRoute {
-    pub method: Method,
-    pub path: &'static str,
-    make: fn() -> Route,
-}
-
-impl ApiRoute {
-    pub fn new(method: Method, path: &'static str, make: fn() -> Route) -> Self {
-        ApiRoute { method, path, make }
-    }
-}
-
-/// `api_route!(GET "/api/v1/me" => handler)`.
-#[macro_export]
-macro_rules! api_route {
-    ($method:ident $path:literal => $handler:path) => {
-        $crate::api::ApiRoute::new(actix_web::http::Method::$method, $path, || {
-            actix_web::web::method(actix_web::http::Method::$method).to($handler)
-        })
-    };
-}
+use crate::web::error::Problem;
+use crate::web::route::ApiRoute;
 
 /// Every API route of the product.
 pub fn routes() -> Vec<ApiRoute> {
@@ -47,20 +24,13 @@ pub fn routes() -> Vec<ApiRoute> {
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     for r in routes() {
-        cfg.route(r.path, (r.make)());
+        cfg.route(r.path, r.route());
     }
     cfg.route("/api/v1/openapi.json", web::get().to(openapi_json));
 }
 
 async fn openapi_json() -> HttpResponse {
     HttpResponse::Ok().content_type("application/json").body(document().to_json().unwrap_or_default())
-}
-
-/// Any path under `/api/` no route serves.
-pub async fn not_found(req: HttpRequest) -> HttpResponse {
-    let mut e = AppError::not_found();
-    e.detail = format!("No API route {} {}.", req.method(), req.path());
-    problem_response(&e)
 }
 
 #[derive(OpenApi)]

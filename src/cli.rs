@@ -117,7 +117,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let app = Application::build(config).await?;
     let state = app.state();
     startup::spawn_sweeps(state.clone());
-    crate::sandbox::recording::spawn_flusher(state.clone());
+    startup::spawn_flusher(state.clone());
     tracing::info!(address = %bind, "agenticos is serving; open http://{bind}/ in a browser");
     app.run_until_stopped().await?;
     // Operations buffered since the last flush are committed before the process ends.

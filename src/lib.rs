@@ -1,7 +1,9 @@
+pub mod access;
 pub mod agents;
 pub mod api;
 pub mod audit;
 pub mod auth;
+pub mod cache;
 pub mod catalog;
 pub mod cli;
 pub mod config;
@@ -10,6 +12,7 @@ pub mod db;
 pub mod orgs;
 pub mod sandbox;
 pub mod startup;
+pub mod state;
 pub mod telemetry;
 pub mod tokens;
 pub mod validate;

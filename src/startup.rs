@@ -7,38 +7,15 @@ use actix_web::middleware::{from_fn, Compress};
 use actix_web::web::{self, Data};
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer};
 
+use crate::auth::secrets::CsrfKey;
 use crate::catalog::RuntimeCatalog;
 use crate::config::{Config, VaultKeySource};
 use crate::db::Db;
 use crate::sandbox::client::SandboxdClient;
-use crate::sandbox::connections::service::ClientCache;
 use crate::sandbox::recording::Recorder;
-use crate::sandbox::workspaces::service::{OpenLocks, ResolveCache};
+pub use crate::state::AppState;
 use crate::vault::crypto::{self, MasterKey};
-use crate::web::csrf::CsrfKey;
 use crate::web::{self as w, middleware as mw};
-
-/// Everything a handler may need, shared by all workers.
-pub struct AppState {
-    pub config: Config,
-    pub db: Db,
-    pub vault_key: MasterKey,
-    pub csrf_key: CsrfKey,
-    /// The runtime catalog this deployment ships, validated at start-up.
-    pub catalog: RuntimeCatalog,
-    /// The sandboxd release this platform speaks to (`catalog/sandboxd.version`).
-    pub sandboxd_version: String,
-    /// One HTTP client for every outbound call (connection pooling).
-    pub http: reqwest::Client,
-    /// Buffers operation rows and commits them in batches.
-    pub recorder: Recorder,
-    /// One lock per workspace, so concurrent first operations open one session.
-    pub open_locks: OpenLocks,
-    /// Resolved runs, for a few seconds.
-    pub resolve_cache: ResolveCache,
-    /// Built sandboxd clients, for a few seconds.
-    pub client_cache: ClientCache,
-}
 
 impl AppState {
     /// Connects and migrates the database and loads (or creates) the vault key.
@@ -62,9 +39,9 @@ impl AppState {
             sandboxd_version,
             http,
             recorder,
-            open_locks: OpenLocks::default(),
-            resolve_cache: ResolveCache::default(),
-            client_cache: ClientCache::default(),
+            open_locks: Default::default(),
+            resolve_cache: Default::default(),
+            client_cache: Default::default(),
         })
     }
 }
@@ -164,7 +141,7 @@ async fn readyz(st: Data<AppState>) -> HttpResponse {
 
 async fn not_found(req: HttpRequest) -> Result<HttpResponse, w::PageError> {
     if req.path().starts_with("/api/") {
-        return Ok(crate::api::not_found(req).await);
+        return Ok(w::route::not_found(req).await);
     }
     Err(w::AppError::new(w::Kind::NotFound, "There is no page at this address.").into())
 }
@@ -179,6 +156,17 @@ pub fn spawn_sweeps(state: Data<AppState>) {
                 Ok(n) => tracing::debug!(expired_sessions = n, "sweep done"),
                 Err(e) => tracing::warn!(error = %e, "sweep failed"),
             }
+        }
+    });
+}
+
+/// Commits buffered operation rows every second while serving.
+pub fn spawn_flusher(state: Data<AppState>) {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+        loop {
+            tick.tick().await;
+            state.recorder.flush_all().await;
         }
     });
 }

@@ -1,11 +1,48 @@
 //! Input rules shared by forms and the API.
 
-use crate::web::FieldErrors;
+use serde::Serialize;
 
 pub const NAME_MAX: usize = 100;
 pub const EMAIL_MAX: usize = 254;
 pub const PASSWORD_MIN: usize = 10;
 pub const PASSWORD_MAX: usize = 1024;
+
+/// A message tied to one input field.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+/// The field errors of one submitted form or body.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct FieldErrors(pub Vec<FieldError>);
+
+impl FieldErrors {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn add(&mut self, field: &str, message: impl Into<String>) {
+        self.0.push(FieldError { field: field.to_string(), message: message.into() });
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    /// The first message for `field`, for inline display.
+    pub fn get(&self, field: &str) -> Option<&str> {
+        self.0.iter().find(|e| e.field == field).map(|e| e.message.as_str())
+    }
+    pub fn has(&self, field: &str) -> bool {
+        self.get(field).is_some()
+    }
+    pub fn into_result(self) -> Result<(), FieldErrors> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(self)
+        }
+    }
+}
 
 /// A trimmed, lower-cased e-mail address, or a message.
 pub fn email(errors: &mut FieldErrors, field: &str, raw: &str) -> String {

@@ -6,10 +6,10 @@ use serde::{Deserialize, Serialize};
 
 use super::model::{Agent, Conversation, Run, WorkspaceFile};
 use super::service::{self, AgentInput, ConversationInput, RunInput};
-use crate::api::ApiRoute;
 use crate::api_route;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::Problem;
+use crate::web::route::ApiRoute;
 use crate::web::{ApiCaller, ApiError};
 
 pub fn routes() -> Vec<ApiRoute> {

@@ -3,6 +3,7 @@
 
 use super::model::{Agent, Backend, Conversation, Run, StartedBy, WorkspaceFile};
 use super::store::{self, AgentValues};
+use crate::access::Caller;
 use crate::audit::service as audit;
 use crate::db::{self, DbError};
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
@@ -12,9 +13,9 @@ use crate::sandbox::workspaces::key::Scope;
 use crate::sandbox::workspaces::model::WorkspaceState;
 use crate::sandbox::workspaces::paths;
 use crate::sandbox::workspaces::service as workspaces;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::validate;
-use crate::web::{AppError, Caller, FieldErrors, Kind};
+use crate::web::{AppError, FieldErrors, Kind};
 
 pub const FILES_MAX: usize = 200;
 pub const FILE_BYTES_MAX: usize = 256 * 1024;

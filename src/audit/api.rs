@@ -5,10 +5,10 @@ use serde::{Deserialize, Serialize};
 
 use super::model::AuditEvent;
 use super::service;
-use crate::api::ApiRoute;
 use crate::api_route;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::Problem;
+use crate::web::route::ApiRoute;
 use crate::web::{ApiCaller, ApiError};
 
 pub fn routes() -> Vec<ApiRoute> {

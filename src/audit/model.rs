@@ -12,3 +12,18 @@ pub struct AuditEvent {
     pub detail: String,
     pub created_at: i64,
 }
+
+/// Who did something.
+pub struct Actor {
+    pub user_id: Option<String>,
+    pub label: String,
+}
+
+impl Actor {
+    pub fn user(user_id: &str, email: &str) -> Self {
+        Actor { user_id: Some(user_id.to_string()), label: email.to_string() }
+    }
+    pub fn system(label: &str) -> Self {
+        Actor { user_id: None, label: label.to_string() }
+    }
+}

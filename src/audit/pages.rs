@@ -8,8 +8,8 @@ use serde::Deserialize;
 use super::model::AuditEvent;
 use super::service;
 use crate::db::Page;
-use crate::startup::AppState;
-use crate::web::{page, paths, Caller, PageError, Shell};
+use crate::state::AppState;
+use crate::web::{page, paths, PageCaller, PageError, Shell};
 
 #[derive(Template)]
 #[template(path = "audit/index.html")]
@@ -34,7 +34,7 @@ pub struct PageQuery {
 
 pub async fn index(
     st: Data<AppState>,
-    caller: Caller,
+    caller: PageCaller,
     req: HttpRequest,
     q: Query<PageQuery>,
 ) -> Result<HttpResponse, PageError> {

@@ -1,26 +1,13 @@
 //! The audit log: written in the same transaction as the change it records.
 
+pub use super::model::Actor;
 use super::model::AuditEvent;
 use super::store;
+use crate::access::Caller;
 use crate::db::{self, Db, DbResult, Page, PageRequest};
-use crate::web::{AppError, Caller};
+use crate::web::AppError;
 
 pub const PER_PAGE: u32 = 50;
-
-/// Who did something.
-pub struct Actor {
-    pub user_id: Option<String>,
-    pub label: String,
-}
-
-impl Actor {
-    pub fn user(user_id: &str, email: &str) -> Self {
-        Actor { user_id: Some(user_id.to_string()), label: email.to_string() }
-    }
-    pub fn system(label: &str) -> Self {
-        Actor { user_id: None, label: label.to_string() }
-    }
-}
 
 pub async fn record(
     c: &mut db::Conn,

@@ -9,7 +9,7 @@ use secrecy::SecretString;
 use serde::Deserialize;
 
 use super::service::{self, AuthError, LoginInput, NewSession, SetupInput};
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::csrf;
 use crate::web::error::AppError;
 use crate::web::{paths, FieldErrors, PageError};

@@ -1,6 +1,7 @@
 //! Random tokens and their one-way hashes (session cookies, API tokens, one-time passwords).
 
 use base64::Engine;
+use hmac::{Hmac, Mac};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 
@@ -22,4 +23,22 @@ pub fn one_time_password() -> String {
 
 pub fn sha256_hex(value: &str) -> String {
     hex::encode(Sha256::digest(value.as_bytes()))
+}
+
+/// The secret behind session-bound CSRF tokens.
+#[derive(Clone)]
+pub struct CsrfKey([u8; 32]);
+
+impl CsrfKey {
+    pub fn derive(master: &[u8; 32]) -> Self {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(master).expect("hmac takes any key length");
+        mac.update(b"agenticos csrf v1");
+        CsrfKey(mac.finalize().into_bytes().into())
+    }
+
+    pub fn for_session(&self, session_cookie: &str) -> String {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.0).expect("hmac takes any key length");
+        mac.update(session_cookie.as_bytes());
+        hex::encode(mac.finalize().into_bytes())
+    }
 }

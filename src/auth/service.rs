@@ -7,7 +7,7 @@ use crate::audit::service::{self as audit, Actor};
 use crate::db::{self, Db, DbKind};
 use crate::orgs::model::Role;
 use crate::orgs::service as orgs;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::validate;
 use crate::web::{AppError, FieldErrors, Kind};
 

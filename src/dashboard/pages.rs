@@ -3,8 +3,8 @@ use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 
 use super::service::{self, Home};
-use crate::startup::AppState;
-use crate::web::{page, Caller, PageError, Shell};
+use crate::state::AppState;
+use crate::web::{page, PageCaller, PageError, Shell};
 
 #[derive(Template)]
 #[template(path = "dashboard/index.html")]
@@ -22,7 +22,7 @@ impl DashboardPage {
     }
 }
 
-pub async fn index(st: Data<AppState>, caller: Caller, req: HttpRequest) -> Result<HttpResponse, PageError> {
+pub async fn index(st: Data<AppState>, caller: PageCaller, req: HttpRequest) -> Result<HttpResponse, PageError> {
     let home = service::home(&st, &caller).await?;
     let shell = Shell::new(&caller, &req, "home");
     page(&shell, &DashboardPage { shell: shell.clone(), home })

@@ -1,10 +1,11 @@
 //! What the home page shows: where the console keeps its records and, for those who may see
 //! sandboxes, the capacity this organization uses on each switched-on host.
 
+use crate::access::Caller;
 use crate::db::DbKind;
 use crate::sandbox::running::service::{self as running, HostSessions};
-use crate::startup::AppState;
-use crate::web::{AppError, Caller};
+use crate::state::AppState;
+use crate::web::AppError;
 
 pub struct Home {
     pub database: &'static str,

@@ -6,11 +6,11 @@ use serde::{Deserialize, Serialize};
 
 use super::model::{Member, OrgChoice, Organization, Role};
 use super::service::{self, NewMember};
-use crate::api::ApiRoute;
+use crate::access::Via;
 use crate::api_route;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::Problem;
-use crate::web::guard::Via;
+use crate::web::route::ApiRoute;
 use crate::web::{ApiCaller, ApiError};
 
 pub fn routes() -> Vec<ApiRoute> {

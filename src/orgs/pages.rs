@@ -8,9 +8,9 @@ use serde::Deserialize;
 
 use super::model::{Member, OrgChoice, Role};
 use super::service::{self, NewMember, OrgError};
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::{
-    page, page_status, paths, redirect_with_flash, render_status, Caller, FieldErrors, PageError, Shell, SignedIn,
+    page, page_status, paths, redirect_with_flash, render_status, FieldErrors, PageCaller, PageError, Shell, SignedIn,
 };
 
 #[derive(Template)]
@@ -98,7 +98,7 @@ impl MembersPage {
     }
 }
 
-async fn members_page(st: &AppState, caller: &Caller, req: &HttpRequest) -> Result<MembersPage, PageError> {
+async fn members_page(st: &AppState, caller: &PageCaller, req: &HttpRequest) -> Result<MembersPage, PageError> {
     let members = service::members(&st.db, caller).await?;
     Ok(MembersPage {
         shell: Shell::new(caller, req, "members"),
@@ -112,7 +112,7 @@ async fn members_page(st: &AppState, caller: &Caller, req: &HttpRequest) -> Resu
     })
 }
 
-pub async fn index(st: Data<AppState>, caller: Caller, req: HttpRequest) -> Result<HttpResponse, PageError> {
+pub async fn index(st: Data<AppState>, caller: PageCaller, req: HttpRequest) -> Result<HttpResponse, PageError> {
     let p = members_page(&st, &caller, &req).await?;
     page(&p.shell, &p)
 }
@@ -127,7 +127,7 @@ pub struct MemberForm {
 
 pub async fn add(
     st: Data<AppState>,
-    caller: Caller,
+    caller: PageCaller,
     req: HttpRequest,
     form: Form<MemberForm>,
 ) -> Result<HttpResponse, PageError> {
@@ -165,7 +165,7 @@ pub struct RoleForm {
 
 pub async fn change_role(
     st: Data<AppState>,
-    caller: Caller,
+    caller: PageCaller,
     id: Path<String>,
     form: Form<RoleForm>,
 ) -> Result<HttpResponse, PageError> {
@@ -173,7 +173,7 @@ pub async fn change_role(
     Ok(redirect_with_flash(paths::MEMBERS, "success", format!("{} is now {}.", m.email, m.role)))
 }
 
-pub async fn remove(st: Data<AppState>, caller: Caller, id: Path<String>) -> Result<HttpResponse, PageError> {
+pub async fn remove(st: Data<AppState>, caller: PageCaller, id: Path<String>) -> Result<HttpResponse, PageError> {
     let m = service::remove_member(&st.db, &caller, &id).await?;
     Ok(redirect_with_flash(paths::MEMBERS, "success", format!("{} was removed from this organization.", m.email)))
 }

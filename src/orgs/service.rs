@@ -2,11 +2,12 @@
 
 use super::model::{Member, OrgChoice, Organization, Role};
 use super::store;
+use crate::access::Caller;
 use crate::audit::service::{self as audit, Actor};
 use crate::auth::service as auth;
 use crate::db::{self, Db, DbError};
 use crate::validate;
-use crate::web::{AppError, Caller, FieldErrors, Kind};
+use crate::web::{AppError, FieldErrors, Kind};
 
 #[derive(Debug, thiserror::Error)]
 pub enum OrgError {

@@ -16,7 +16,7 @@ use crate::sandbox::client::{required_routes, SandboxdClient, SandboxdError, Ser
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service::host_message;
 use crate::sandbox::connections::{address, store};
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::vault::service as vault;
 
 /// How long each call to a host may take.

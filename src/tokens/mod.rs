@@ -1,6 +1,7 @@
 //! API tokens for REST clients.
 
 pub mod api;
+pub mod cache;
 pub mod model;
 pub mod pages;
 pub mod service;

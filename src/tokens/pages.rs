@@ -9,8 +9,8 @@ use serde::Deserialize;
 use super::model::ApiToken;
 use super::service::{self, NewToken};
 use crate::orgs::model::Role;
-use crate::startup::AppState;
-use crate::web::{page, page_status, paths, redirect_with_flash, Caller, FieldErrors, Kind, PageError, Shell};
+use crate::state::AppState;
+use crate::web::{page, page_status, paths, redirect_with_flash, FieldErrors, Kind, PageCaller, PageError, Shell};
 
 #[derive(Template)]
 #[template(path = "tokens/index.html")]
@@ -24,7 +24,7 @@ pub struct TokensPage {
     pub created: Option<(String, String)>,
 }
 
-async fn tokens_page(st: &AppState, caller: &Caller, req: &HttpRequest) -> Result<TokensPage, PageError> {
+async fn tokens_page(st: &AppState, caller: &PageCaller, req: &HttpRequest) -> Result<TokensPage, PageError> {
     Ok(TokensPage {
         shell: Shell::new(caller, req, "tokens"),
         tokens: service::list(&st.db, caller).await?,
@@ -36,7 +36,7 @@ async fn tokens_page(st: &AppState, caller: &Caller, req: &HttpRequest) -> Resul
     })
 }
 
-pub async fn index(st: Data<AppState>, caller: Caller, req: HttpRequest) -> Result<HttpResponse, PageError> {
+pub async fn index(st: Data<AppState>, caller: PageCaller, req: HttpRequest) -> Result<HttpResponse, PageError> {
     let p = tokens_page(&st, &caller, &req).await?;
     page(&p.shell, &p)
 }
@@ -51,7 +51,7 @@ pub struct TokenForm {
 
 pub async fn create(
     st: Data<AppState>,
-    caller: Caller,
+    caller: PageCaller,
     req: HttpRequest,
     form: Form<TokenForm>,
 ) -> Result<HttpResponse, PageError> {
@@ -73,7 +73,7 @@ pub async fn create(
     }
 }
 
-pub async fn revoke(st: Data<AppState>, caller: Caller, id: Path<String>) -> Result<HttpResponse, PageError> {
+pub async fn revoke(st: Data<AppState>, caller: PageCaller, id: Path<String>) -> Result<HttpResponse, PageError> {
     let t = service::revoke(&st.db, &caller, &id).await?;
     Ok(redirect_with_flash(
         paths::TOKENS,

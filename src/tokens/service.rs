@@ -1,18 +1,16 @@
 //! API tokens for REST clients: shown once, stored hashed, carry a role, revocable.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{LazyLock, Mutex};
-use std::time::{Duration, Instant};
-
+use super::cache::AUTH_CACHE;
+pub use super::cache::{forget_cached_callers, AUTH_CACHE_TTL};
 use super::model::{ApiToken, TokenCaller};
 use super::store;
+use crate::access::Caller;
 use crate::audit::service as audit;
 use crate::auth::secrets;
 use crate::db::{self, Db, DbError};
 use crate::orgs::model::Role;
 use crate::validate;
-use crate::web::{AppError, Caller, FieldErrors};
+use crate::web::{AppError, FieldErrors};
 
 pub const TOKEN_PREFIX: &str = "agos_";
 
@@ -132,45 +130,6 @@ pub async fn authenticate(db: &Db, value: &str) -> Result<Option<TokenCaller>, A
         email: row.email,
         role,
     };
-    AUTH_CACHE.put(hash, caller.clone(), generation);
+    AUTH_CACHE.put_unless_cleared(hash, caller.clone(), generation);
     Ok(Some(caller))
-}
-
-pub const AUTH_CACHE_TTL: Duration = Duration::from_secs(2);
-
-/// Recently authenticated tokens of this process, by hash.
-struct AuthCache {
-    map: Mutex<HashMap<String, (Instant, TokenCaller)>>,
-    generation: AtomicU64,
-}
-
-static AUTH_CACHE: LazyLock<AuthCache> =
-    LazyLock::new(|| AuthCache { map: Mutex::default(), generation: AtomicU64::new(0) });
-
-impl AuthCache {
-    fn get(&self, hash: &str) -> Option<TokenCaller> {
-        let map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        map.get(hash).filter(|(at, _)| at.elapsed() < AUTH_CACHE_TTL).map(|(_, c)| c.clone())
-    }
-    fn generation(&self) -> u64 {
-        self.generation.load(Ordering::SeqCst)
-    }
-    /// Keeps an answer unless a change cleared the cache while it was being looked up.
-    fn put(&self, hash: String, caller: TokenCaller, generation: u64) {
-        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        if self.generation() != generation {
-            return;
-        }
-        if map.len() > 10_000 {
-            map.retain(|_, (at, _)| at.elapsed() < AUTH_CACHE_TTL);
-        }
-        map.insert(hash, (Instant::now(), caller));
-    }
-}
-
-/// Forgets every cached token answer (a token was revoked, a role changed, a member left).
-pub fn forget_cached_callers() {
-    let mut map = AUTH_CACHE.map.lock().unwrap_or_else(|p| p.into_inner());
-    AUTH_CACHE.generation.fetch_add(1, Ordering::SeqCst);
-    map.clear();
 }

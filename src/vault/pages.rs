@@ -9,8 +9,8 @@ use serde::Deserialize;
 
 use super::model::{Secret, PURPOSES};
 use super::service::{self, NewSecret};
-use crate::startup::AppState;
-use crate::web::{page, page_status, paths, redirect_with_flash, Caller, FieldErrors, Kind, PageError, Shell};
+use crate::state::AppState;
+use crate::web::{page, page_status, paths, redirect_with_flash, FieldErrors, Kind, PageCaller, PageError, Shell};
 
 #[derive(Template)]
 #[template(path = "vault/index.html")]
@@ -25,7 +25,7 @@ pub struct VaultPage {
     pub rotate_error: Option<(String, String)>,
 }
 
-async fn vault_page(st: &AppState, caller: &Caller, req: &HttpRequest) -> Result<VaultPage, PageError> {
+async fn vault_page(st: &AppState, caller: &PageCaller, req: &HttpRequest) -> Result<VaultPage, PageError> {
     Ok(VaultPage {
         shell: Shell::new(caller, req, "vault"),
         secrets: service::list(st, caller).await?,
@@ -37,7 +37,7 @@ async fn vault_page(st: &AppState, caller: &Caller, req: &HttpRequest) -> Result
     })
 }
 
-pub async fn index(st: Data<AppState>, caller: Caller, req: HttpRequest) -> Result<HttpResponse, PageError> {
+pub async fn index(st: Data<AppState>, caller: PageCaller, req: HttpRequest) -> Result<HttpResponse, PageError> {
     let p = vault_page(&st, &caller, &req).await?;
     page(&p.shell, &p)
 }
@@ -54,7 +54,7 @@ pub struct SecretForm {
 
 pub async fn create(
     st: Data<AppState>,
-    caller: Caller,
+    caller: PageCaller,
     req: HttpRequest,
     form: Form<SecretForm>,
 ) -> Result<HttpResponse, PageError> {
@@ -81,7 +81,7 @@ pub struct RotateForm {
 
 pub async fn rotate(
     st: Data<AppState>,
-    caller: Caller,
+    caller: PageCaller,
     req: HttpRequest,
     id: Path<String>,
     form: Form<RotateForm>,
@@ -98,7 +98,7 @@ pub async fn rotate(
     }
 }
 
-pub async fn delete(st: Data<AppState>, caller: Caller, id: Path<String>) -> Result<HttpResponse, PageError> {
+pub async fn delete(st: Data<AppState>, caller: PageCaller, id: Path<String>) -> Result<HttpResponse, PageError> {
     let s = service::delete(&st, &caller, &id).await?;
     Ok(redirect_with_flash(paths::VAULT, "success", format!("Secret “{}” deleted.", s.name)))
 }

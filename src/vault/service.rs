@@ -5,11 +5,12 @@ use secrecy::{ExposeSecret, SecretString};
 
 use super::model::{Secret, PURPOSES};
 use super::{crypto, store};
+use crate::access::Caller;
 use crate::audit::service as audit;
 use crate::db::{self, DbError};
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::validate;
-use crate::web::{AppError, Caller, FieldErrors};
+use crate::web::{AppError, FieldErrors};
 
 pub const VALUE_MAX: usize = 16 * 1024;
 

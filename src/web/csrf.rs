@@ -8,31 +8,13 @@
 
 use actix_web::cookie::{Cookie, SameSite};
 use actix_web::HttpRequest;
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
+
+pub use crate::auth::secrets::CsrfKey;
 
 pub const SESSION_COOKIE: &str = "agos_session";
 pub const ANON_COOKIE: &str = "agos_csrf";
 pub const HEADER: &str = "x-csrf-token";
 pub const FIELD: &str = "csrf_token";
-
-/// The secret behind session-bound CSRF tokens.
-#[derive(Clone)]
-pub struct CsrfKey([u8; 32]);
-
-impl CsrfKey {
-    pub fn derive(master: &[u8; 32]) -> Self {
-        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(master).expect("hmac takes any key length");
-        mac.update(b"agenticos csrf v1");
-        CsrfKey(mac.finalize().into_bytes().into())
-    }
-
-    pub fn for_session(&self, session_cookie: &str) -> String {
-        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.0).expect("hmac takes any key length");
-        mac.update(session_cookie.as_bytes());
-        hex::encode(mac.finalize().into_bytes())
-    }
-}
 
 /// The token a request must present, or `None` when it holds no cookie to protect.
 pub fn expected(key: &CsrfKey, req: &HttpRequest) -> Option<String> {

@@ -10,19 +10,12 @@ use futures_util::future::LocalBoxFuture;
 
 use super::csrf;
 use super::error::{ApiError, AppError, Kind, PageError};
-use crate::audit::service::Actor;
+use crate::access::{Caller, Via};
 use crate::auth::service as auth;
-use crate::orgs::model::{OrgChoice, Role};
+use crate::orgs::model::OrgChoice;
 use crate::orgs::service as orgs;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::tokens::service as tokens;
-
-/// How the caller proved who they are.
-#[derive(Debug, Clone)]
-pub enum Via {
-    Session { session_id: String },
-    Token { token_id: String, name: String },
-}
 
 /// A signed-in person, whatever organization they are in (or none yet).
 #[derive(Debug, Clone)]
@@ -35,27 +28,19 @@ pub struct SignedIn {
     pub current: Option<OrgChoice>,
 }
 
-/// The caller of an organization-scoped request: a person or token acting in one organization.
+/// The caller of a page: the [`Caller`] services take, plus what the layout shows (the CSRF token
+/// for forms, the organization switcher).
 #[derive(Debug, Clone)]
-pub struct Caller {
-    pub user_id: String,
-    pub email: String,
-    pub org_id: String,
-    pub org_name: String,
-    pub role: Role,
+pub struct PageCaller {
+    pub caller: Caller,
     pub csrf_token: String,
-    pub via: Via,
     pub orgs: Vec<OrgChoice>,
 }
 
-impl Caller {
-    pub fn actor(&self) -> Actor {
-        match &self.via {
-            Via::Session { .. } => Actor::user(&self.user_id, &self.email),
-            Via::Token { name, .. } => {
-                Actor { user_id: Some(self.user_id.clone()), label: format!("{} (token {name})", self.email) }
-            }
-        }
+impl std::ops::Deref for PageCaller {
+    type Target = Caller;
+    fn deref(&self) -> &Caller {
+        &self.caller
     }
 }
 
@@ -79,18 +64,20 @@ async fn signed_in(req: &HttpRequest) -> Result<SignedIn, AppError> {
     })
 }
 
-fn caller_of(s: SignedIn) -> Result<Caller, AppError> {
+fn caller_of(s: SignedIn) -> Result<PageCaller, AppError> {
     let current = s.current.clone().ok_or_else(|| {
         AppError::new(Kind::NeedsOrganization, "You belong to no organization yet. Create one to continue.")
     })?;
-    Ok(Caller {
-        user_id: s.user_id,
-        email: s.email,
-        org_id: current.organization_id,
-        org_name: current.name,
-        role: current.role,
+    Ok(PageCaller {
+        caller: Caller {
+            user_id: s.user_id,
+            email: s.email,
+            org_id: current.organization_id,
+            org_name: current.name,
+            role: current.role,
+            via: Via::Session { session_id: s.session_id },
+        },
         csrf_token: s.csrf_token,
-        via: Via::Session { session_id: s.session_id },
         orgs: s.orgs,
     })
 }
@@ -119,12 +106,10 @@ async fn api_caller(req: &HttpRequest) -> Result<Caller, AppError> {
             org_id: t.org_id,
             org_name: t.org_name,
             role: t.role,
-            csrf_token: String::new(),
             via: Via::Token { token_id: t.token_id, name: t.name },
-            orgs: Vec::new(),
         });
     }
-    caller_of(signed_in(req).await?)
+    caller_of(signed_in(req).await?).map(|p| p.caller)
 }
 
 impl FromRequest for SignedIn {
@@ -136,7 +121,7 @@ impl FromRequest for SignedIn {
     }
 }
 
-impl FromRequest for Caller {
+impl FromRequest for PageCaller {
     type Error = PageError;
     type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {

@@ -7,7 +7,7 @@ use askama::Template;
 use base64::Engine;
 
 use super::error::{AppError, PageError};
-use super::guard::Caller;
+use super::guard::PageCaller;
 use crate::orgs::model::{OrgChoice, Role};
 
 const FLASH_COOKIE: &str = "agos_flash";
@@ -32,7 +32,7 @@ pub struct Shell {
 }
 
 impl Shell {
-    pub fn new(caller: &Caller, req: &HttpRequest, active: &'static str) -> Shell {
+    pub fn new(caller: &PageCaller, req: &HttpRequest, active: &'static str) -> Shell {
         Shell {
             email: caller.email.clone(),
             org_id: caller.org_id.clone(),

@@ -11,7 +11,7 @@ use tracing::Instrument;
 use super::context::{RequestContext, REQUEST};
 use super::csrf;
 use super::error::{page_error_response, problem_response, AppError, Kind};
-use crate::startup::AppState;
+use crate::state::AppState;
 
 /// Gives every request an id (echoed as `X-Request-Id`), a span, and one log line when done.
 pub async fn request_context(
@@ -46,8 +46,11 @@ pub async fn csrf_guard(
     if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) || is_bearer(&req) {
         return Ok(next.call(req).await?.map_into_boxed_body());
     }
+    // Fail closed: without its key the guard cannot tell a forged request from a real one.
     let Some(state) = req.app_data::<Data<AppState>>().cloned() else {
-        return Ok(next.call(req).await?.map_into_boxed_body());
+        let err = AppError::internal(anyhow::anyhow!("the CSRF guard found no application state"));
+        let res = if req.path().starts_with("/api/") { problem_response(&err) } else { page_error_response(&err) };
+        return Ok(req.into_response(res));
     };
     let expected = csrf::expected(&state.csrf_key, req.request());
     let mut provided = req.headers().get(csrf::HEADER).and_then(|v| v.to_str().ok()).map(str::to_string);

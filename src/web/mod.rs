@@ -12,7 +12,8 @@ pub mod htmx;
 pub mod layout;
 pub mod middleware;
 pub mod paths;
+pub mod route;
 
 pub use error::{render, render_status, see_other, ApiError, AppError, FieldErrors, Kind, PageError};
-pub use guard::{ApiCaller, Caller, SignedIn};
+pub use guard::{ApiCaller, PageCaller, SignedIn};
 pub use layout::{page, page_status, redirect_with_flash, Shell};

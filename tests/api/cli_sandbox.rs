@@ -5,13 +5,13 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use agenticos::access::Caller;
+use agenticos::access::Via;
 use agenticos::catalog::{self, RuntimeCatalog};
 use agenticos::config::VaultKeySource;
 use agenticos::orgs::model::Role;
 use agenticos::sandbox::connections::model::Connection;
 use agenticos::sandbox::connections::service::{self as connections, ConnectionInput};
-use agenticos::web::guard::Via;
-use agenticos::web::Caller;
 use secrecy::{ExposeSecret as _, SecretString};
 use tokio::sync::OnceCell;
 
@@ -58,9 +58,7 @@ async fn owner(app: &TestApp, email: &str, org: &str) -> Caller {
         org_id,
         org_name: org.to_owned(),
         role: Role::Owner,
-        csrf_token: String::new(),
         via: Via::Session { session_id: String::new() },
-        orgs: Vec::new(),
     }
 }
 

@@ -6,6 +6,7 @@ mod helpers;
 mod accounts;
 mod agents_pages;
 mod api_tokens;
+mod architecture;
 mod audit_log;
 mod browser_flows;
 mod catalog_files;

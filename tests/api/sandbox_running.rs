@@ -1,12 +1,12 @@
 //! The Running tab, a session's live activity and the dashboard's capacity cards, against the real
 //! sandboxd peer: only this organization's sessions (sandboxd tenant = organization id) ever show.
 
+use agenticos::access::Caller;
+use agenticos::access::Via;
 use agenticos::orgs::model::Role;
 use agenticos::sandbox::client::{OpenSession, RunRequest, SandboxdClient, OPEN_WAIT};
 use agenticos::sandbox::connections::model::Connection;
 use agenticos::sandbox::connections::service::{self as connections, ConnectionInput};
-use agenticos::web::guard::Via;
-use agenticos::web::Caller;
 use reqwest::Method;
 use secrecy::SecretString;
 use tokio::sync::OnceCell;
@@ -39,9 +39,7 @@ pub async fn caller_of(client: &Client) -> Caller {
         org_id: text(&me["organization"]["id"]),
         org_name: text(&me["organization"]["name"]),
         role: Role::parse(me["role"].as_str().expect("role")).expect("a role"),
-        csrf_token: String::new(),
         via: Via::Session { session_id: String::new() },
-        orgs: Vec::new(),
     }
 }
 

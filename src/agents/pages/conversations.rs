@@ -9,9 +9,9 @@ use askama::Template;
 use crate::agents::model::{Agent, Conversation, Run};
 use crate::agents::service::{self, ConversationSummary, LatestWorkspace};
 use crate::sandbox::workspaces::model::WorkspaceState;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::htmx::wants_fragment;
-use crate::web::{page, paths, render_status, see_other, Caller, PageError, Shell};
+use crate::web::{page, paths, render_status, see_other, PageCaller, PageError, Shell};
 
 #[derive(Template)]
 #[template(path = "conversations/index.html")]
@@ -21,7 +21,11 @@ pub struct ConversationsPage {
     pub can_see_agents: bool,
 }
 
-pub async fn conversations(st: Data<AppState>, caller: Caller, req: HttpRequest) -> Result<HttpResponse, PageError> {
+pub async fn conversations(
+    st: Data<AppState>,
+    caller: PageCaller,
+    req: HttpRequest,
+) -> Result<HttpResponse, PageError> {
     let conversations = service::list_conversations(&st, &caller).await?;
     let p = ConversationsPage {
         shell: Shell::new(&caller, &req, "agents"),
@@ -103,7 +107,7 @@ pub struct ConversationPage {
 
 pub async fn show(
     st: Data<AppState>,
-    caller: Caller,
+    caller: PageCaller,
     req: HttpRequest,
     id: Path<String>,
 ) -> Result<HttpResponse, PageError> {
@@ -123,7 +127,7 @@ pub async fn show(
 /// The workspace fragment the conversation page polls.
 pub async fn workspace_partial(
     st: Data<AppState>,
-    caller: Caller,
+    caller: PageCaller,
     req: HttpRequest,
     id: Path<String>,
 ) -> Result<HttpResponse, PageError> {

@@ -15,9 +15,9 @@ use super::model::{Agent, Backend};
 use super::service::{self, AgentInput, FormOptions, RuntimeChoice};
 use crate::sandbox::connections::model::Connection;
 use crate::sandbox::workspaces::key::Scope;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::{
-    page, page_status, paths, redirect_with_flash, render_status, see_other, AppError, Caller, FieldErrors, Kind,
+    page, page_status, paths, redirect_with_flash, render_status, see_other, AppError, FieldErrors, Kind, PageCaller,
     PageError, Shell,
 };
 
@@ -48,7 +48,7 @@ impl AgentsPage {
     }
 }
 
-pub async fn index(st: Data<AppState>, caller: Caller, req: HttpRequest) -> Result<HttpResponse, PageError> {
+pub async fn index(st: Data<AppState>, caller: PageCaller, req: HttpRequest) -> Result<HttpResponse, PageError> {
     let listing = service::listing(&st, &caller).await?;
     let p = AgentsPage {
         shell: Shell::new(&caller, &req, "agents"),
@@ -223,7 +223,7 @@ impl AgentForm {
     }
 }
 
-fn form_of(caller: &Caller, form: service::AgentForm) -> FormPartial {
+fn form_of(caller: &PageCaller, form: service::AgentForm) -> FormPartial {
     let a = form.agent;
     let options = form.options;
     FormPartial {
@@ -251,7 +251,7 @@ fn form_of(caller: &Caller, form: service::AgentForm) -> FormPartial {
 
 /// The posted form again, with its input kept and the messages at their fields.
 fn form_again(
-    caller: &Caller,
+    caller: &PageCaller,
     f: AgentForm,
     id: Option<String>,
     options: FormOptions,
@@ -278,7 +278,7 @@ fn form_again(
 }
 
 fn show_form(
-    caller: &Caller,
+    caller: &PageCaller,
     req: &HttpRequest,
     status: StatusCode,
     form: FormPartial,
@@ -290,14 +290,14 @@ fn show_form(
     page_status(status, &p.shell, &p)
 }
 
-pub async fn new_form(st: Data<AppState>, caller: Caller, req: HttpRequest) -> Result<HttpResponse, PageError> {
+pub async fn new_form(st: Data<AppState>, caller: PageCaller, req: HttpRequest) -> Result<HttpResponse, PageError> {
     let form = service::agent_form(&st, &caller, None).await?;
     show_form(&caller, &req, StatusCode::OK, form_of(&caller, form))
 }
 
 pub async fn edit_form(
     st: Data<AppState>,
-    caller: Caller,
+    caller: PageCaller,
     req: HttpRequest,
     id: Path<String>,
 ) -> Result<HttpResponse, PageError> {
@@ -307,7 +307,7 @@ pub async fn edit_form(
 
 async fn saved_or_form(
     st: &AppState,
-    caller: &Caller,
+    caller: &PageCaller,
     req: &HttpRequest,
     f: AgentForm,
     id: Option<String>,
@@ -334,7 +334,7 @@ async fn saved_or_form(
 
 pub async fn create(
     st: Data<AppState>,
-    caller: Caller,
+    caller: PageCaller,
     req: HttpRequest,
     form: Form<AgentForm>,
 ) -> Result<HttpResponse, PageError> {
@@ -348,7 +348,7 @@ pub async fn create(
 
 pub async fn update(
     st: Data<AppState>,
-    caller: Caller,
+    caller: PageCaller,
     req: HttpRequest,
     id: Path<String>,
     form: Form<AgentForm>,
@@ -374,7 +374,7 @@ pub struct RuntimeQuery {
 /// The *Runtime* field for the chosen backend and connection (htmx, on change).
 pub async fn runtime_field_partial(
     st: Data<AppState>,
-    caller: Caller,
+    caller: PageCaller,
     req: HttpRequest,
     q: Query<RuntimeQuery>,
 ) -> Result<HttpResponse, PageError> {
@@ -395,7 +395,7 @@ pub struct ScopeQuery {
 
 /// The *Session scope* field for the chosen scope (htmx, on change): formatting only.
 pub async fn scope_field_partial(
-    _caller: Caller,
+    _caller: PageCaller,
     req: HttpRequest,
     q: Query<ScopeQuery>,
 ) -> Result<HttpResponse, PageError> {

@@ -7,10 +7,10 @@ use serde::Deserialize;
 
 use super::model::Connection;
 use super::service::{self, ConnectionInput, Probe, ProbeInput};
-use crate::api::ApiRoute;
 use crate::api_route;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::Problem;
+use crate::web::route::ApiRoute;
 use crate::web::{ApiCaller, ApiError};
 
 pub fn routes() -> Vec<ApiRoute> {

@@ -2,6 +2,7 @@
 
 pub mod address;
 pub mod api;
+pub mod cache;
 pub mod model;
 pub mod pages;
 pub mod service;

@@ -10,9 +10,11 @@ use serde::Deserialize;
 
 use super::model::Connection;
 use super::service::{self, ConnectionError, ConnectionInput, Probe, ProbeInput, ProbeStatus, RuntimeMark};
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::vault::model::Secret;
-use crate::web::{page, paths, redirect_with_flash, render_status, AppError, Caller, FieldErrors, PageError, Shell};
+use crate::web::{
+    page, paths, redirect_with_flash, render_status, AppError, FieldErrors, PageCaller, PageError, Shell,
+};
 
 #[derive(Template)]
 #[template(path = "sandbox/connections/index.html")]
@@ -22,7 +24,7 @@ pub struct ConnectionsPage {
     pub can_manage: bool,
 }
 
-pub async fn index(st: Data<AppState>, caller: Caller, req: HttpRequest) -> Result<HttpResponse, PageError> {
+pub async fn index(st: Data<AppState>, caller: PageCaller, req: HttpRequest) -> Result<HttpResponse, PageError> {
     let connections = service::list(&st, &caller).await?;
     let p = ConnectionsPage {
         shell: Shell::new(&caller, &req, "sandboxes"),
@@ -108,7 +110,7 @@ pub struct FormPage {
 
 /// The form as the request wants it: the dialog for htmx, else a page.
 fn show_form(
-    caller: &Caller,
+    caller: &PageCaller,
     req: &HttpRequest,
     status: StatusCode,
     form: FormPartial,
@@ -124,11 +126,11 @@ fn show_form(
     crate::web::page_status(status, &p.shell, &p)
 }
 
-async fn secrets_for(st: &AppState, caller: &Caller) -> Result<Vec<Secret>, PageError> {
+async fn secrets_for(st: &AppState, caller: &PageCaller) -> Result<Vec<Secret>, PageError> {
     Ok(crate::vault::service::list(st, caller).await?)
 }
 
-pub async fn new_form(st: Data<AppState>, caller: Caller, req: HttpRequest) -> Result<HttpResponse, PageError> {
+pub async fn new_form(st: Data<AppState>, caller: PageCaller, req: HttpRequest) -> Result<HttpResponse, PageError> {
     if !caller.role.can_manage_connections() {
         return Err(AppError::forbidden().into());
     }
@@ -164,7 +166,7 @@ pub async fn new_form(st: Data<AppState>, caller: Caller, req: HttpRequest) -> R
 
 pub async fn edit_form(
     st: Data<AppState>,
-    caller: Caller,
+    caller: PageCaller,
     req: HttpRequest,
     id: Path<String>,
 ) -> Result<HttpResponse, PageError> {
@@ -224,7 +226,7 @@ impl ConnectionForm {
 
 async fn form_again(
     st: &AppState,
-    caller: &Caller,
+    caller: &PageCaller,
     f: &ConnectionForm,
     id: Option<String>,
     errors: FieldErrors,
@@ -252,7 +254,7 @@ async fn form_again(
 
 async fn saved_or_form(
     st: &AppState,
-    caller: &Caller,
+    caller: &PageCaller,
     req: &HttpRequest,
     f: &ConnectionForm,
     id: Option<String>,
@@ -274,7 +276,7 @@ async fn saved_or_form(
 
 pub async fn create(
     st: Data<AppState>,
-    caller: Caller,
+    caller: PageCaller,
     req: HttpRequest,
     form: Form<ConnectionForm>,
 ) -> Result<HttpResponse, PageError> {
@@ -285,7 +287,7 @@ pub async fn create(
 
 pub async fn update(
     st: Data<AppState>,
-    caller: Caller,
+    caller: PageCaller,
     req: HttpRequest,
     id: Path<String>,
     form: Form<ConnectionForm>,
@@ -310,7 +312,7 @@ pub struct ProbeForm {
 }
 
 /// "Test this host": answers the *Default runtime* field, marked, with the outcome above it.
-pub async fn probe(st: Data<AppState>, caller: Caller, form: Form<ProbeForm>) -> Result<HttpResponse, PageError> {
+pub async fn probe(st: Data<AppState>, caller: PageCaller, form: Form<ProbeForm>) -> Result<HttpResponse, PageError> {
     let f = form.into_inner();
     let input = ProbeInput {
         address: f.address.clone(),
@@ -336,12 +338,12 @@ pub async fn probe(st: Data<AppState>, caller: Caller, form: Form<ProbeForm>) ->
     render_status(StatusCode::OK, &field)
 }
 
-pub async fn enable(st: Data<AppState>, caller: Caller, id: Path<String>) -> Result<HttpResponse, PageError> {
+pub async fn enable(st: Data<AppState>, caller: PageCaller, id: Path<String>) -> Result<HttpResponse, PageError> {
     let c = service::set_enabled(&st, &caller, &id, true).await?;
     Ok(redirect_with_flash(paths::SANDBOXES, "success", format!("Connection “{}” is switched on.", c.name)))
 }
 
-pub async fn disable(st: Data<AppState>, caller: Caller, id: Path<String>) -> Result<HttpResponse, PageError> {
+pub async fn disable(st: Data<AppState>, caller: PageCaller, id: Path<String>) -> Result<HttpResponse, PageError> {
     let c = service::set_enabled(&st, &caller, &id, false).await?;
     Ok(redirect_with_flash(
         paths::SANDBOXES,
@@ -350,12 +352,12 @@ pub async fn disable(st: Data<AppState>, caller: Caller, id: Path<String>) -> Re
     ))
 }
 
-pub async fn make_default(st: Data<AppState>, caller: Caller, id: Path<String>) -> Result<HttpResponse, PageError> {
+pub async fn make_default(st: Data<AppState>, caller: PageCaller, id: Path<String>) -> Result<HttpResponse, PageError> {
     let c = service::make_default(&st, &caller, &id).await?;
     Ok(redirect_with_flash(paths::SANDBOXES, "success", format!("Connection “{}” is the default now.", c.name)))
 }
 
-pub async fn delete(st: Data<AppState>, caller: Caller, id: Path<String>) -> Result<HttpResponse, PageError> {
+pub async fn delete(st: Data<AppState>, caller: PageCaller, id: Path<String>) -> Result<HttpResponse, PageError> {
     let c = service::delete(&st, &caller, &id).await?;
     Ok(redirect_with_flash(paths::SANDBOXES, "success", format!("Connection “{}” deleted.", c.name)))
 }

@@ -7,14 +7,15 @@ use secrecy::{ExposeSecret, SecretString};
 use super::address;
 use super::model::{Connection, ConnectionKind};
 use super::store::{self, Values};
+use crate::access::Caller;
 use crate::audit::service as audit;
 use crate::db::{self, DbError};
 use crate::sandbox::client::ServicePolicy;
 use crate::sandbox::client::{SandboxdClient, SandboxdError};
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::validate;
 use crate::vault::service::{self as vault, NewSecret};
-use crate::web::{AppError, Caller, FieldErrors, Kind};
+use crate::web::{AppError, FieldErrors, Kind};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectionError {
@@ -369,29 +370,6 @@ fn client(st: &AppState, address: &str, token: SecretString) -> Result<SandboxdC
         ConnectionError::Invalid(f)
     })?;
     Ok(SandboxdClient::new(st.http.clone(), url, token).with_expected_version(st.sandboxd_version.clone()))
-}
-
-/// Built clients for a few seconds, so a stream of operations does not read and decrypt the
-/// vault key each time. A rotated key or an edited address applies within [`CLIENT_TTL`].
-#[derive(Default)]
-pub struct ClientCache(
-    std::sync::Mutex<std::collections::HashMap<String, (std::time::Instant, String, SandboxdClient)>>,
-);
-
-pub const CLIENT_TTL: std::time::Duration = std::time::Duration::from_secs(10);
-
-impl ClientCache {
-    fn get(&self, key: &str, version: &str) -> Option<SandboxdClient> {
-        let map = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        map.get(key).filter(|(at, v, _)| at.elapsed() < CLIENT_TTL && v == version).map(|(_, _, c)| c.clone())
-    }
-    fn put(&self, key: String, version: String, client: SandboxdClient) {
-        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if map.len() > 1000 {
-            map.retain(|_, (at, _, _)| at.elapsed() < CLIENT_TTL);
-        }
-        map.insert(key, (std::time::Instant::now(), version, client));
-    }
 }
 
 /// A client for a saved connection, with the token from the vault.

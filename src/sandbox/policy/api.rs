@@ -3,10 +3,10 @@
 use actix_web::web::{Data, Json, Path};
 
 use super::service::{self, HostPolicy};
-use crate::api::ApiRoute;
 use crate::api_route;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::Problem;
+use crate::web::route::ApiRoute;
 use crate::web::{ApiCaller, ApiError};
 
 pub fn routes() -> Vec<ApiRoute> {

@@ -7,7 +7,7 @@ pub mod service;
 
 use actix_web::web;
 
-use crate::api::ApiRoute;
+use crate::web::route::ApiRoute;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/sandboxes/{id}/policy", web::get().to(pages::show));

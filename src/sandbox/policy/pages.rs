@@ -5,8 +5,8 @@ use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 
 use super::service::{self, PolicyPanel};
-use crate::startup::AppState;
-use crate::web::{page, Caller, PageError, Shell};
+use crate::state::AppState;
+use crate::web::{page, PageCaller, PageError, Shell};
 
 #[derive(Template)]
 #[template(path = "sandbox/policy/show.html")]
@@ -26,7 +26,7 @@ impl PolicyPage {
 
 pub async fn show(
     st: Data<AppState>,
-    caller: Caller,
+    caller: PageCaller,
     req: HttpRequest,
     id: Path<String>,
 ) -> Result<HttpResponse, PageError> {

@@ -4,11 +4,11 @@
 
 use serde::Serialize;
 
+use crate::access::Caller;
 use crate::sandbox::client::{SandboxdError, ServicePolicy};
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service::{self as connections, ConnectionError};
-use crate::startup::AppState;
-use crate::web::Caller;
+use crate::state::AppState;
 
 type Result<T> = std::result::Result<T, ConnectionError>;
 

@@ -136,17 +136,6 @@ impl Recorder {
     }
 }
 
-/// Flushes every second while serving.
-pub fn spawn_flusher(state: actix_web::web::Data<crate::startup::AppState>) {
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
-        loop {
-            tick.tick().await;
-            state.recorder.flush_all().await;
-        }
-    });
-}
-
 #[cfg(test)]
 mod tests {
     #[test]

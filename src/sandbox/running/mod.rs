@@ -8,7 +8,7 @@ pub mod service;
 use actix_web::web;
 use serde::Deserialize;
 
-use crate::api::ApiRoute;
+use crate::web::route::ApiRoute;
 
 /// The Running tab.
 pub const PAGE: &str = "/sandboxes/running";

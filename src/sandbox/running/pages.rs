@@ -10,8 +10,8 @@ use askama::Template;
 use super::service::{self, Activity, RunningSessions};
 use super::{AfterQuery, UsageQuery};
 use crate::sandbox::connections::service::ConnectionError;
-use crate::startup::AppState;
-use crate::web::{page, render, render_status, Caller, PageError, Shell};
+use crate::state::AppState;
+use crate::web::{page, render, render_status, PageCaller, PageError, Shell};
 
 #[derive(Template)]
 #[template(path = "sandbox/running/index.html")]
@@ -62,7 +62,7 @@ impl SandboxLinks for ActivityPage {}
 
 pub async fn index(
     st: Data<AppState>,
-    caller: Caller,
+    caller: PageCaller,
     req: HttpRequest,
     query: Query<UsageQuery>,
 ) -> Result<HttpResponse, PageError> {
@@ -76,7 +76,7 @@ pub async fn index(
 
 pub async fn activity(
     st: Data<AppState>,
-    caller: Caller,
+    caller: PageCaller,
     req: HttpRequest,
     path: Path<(String, String)>,
     query: Query<AfterQuery>,

@@ -6,14 +6,14 @@
 use futures_util::future::join_all;
 use serde::Serialize;
 
+use crate::access::Caller;
 use crate::sandbox::client::{
     is_session_id, EventOp, SandboxdError, SessionEvent, SessionEvents, SessionInfo, SessionList, SessionState,
 };
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service::{self as connections, ConnectionError};
 use crate::sandbox::policy::service::{duration, inline_message, ConnectionRef};
-use crate::startup::AppState;
-use crate::web::Caller;
+use crate::state::AppState;
 
 type Result<T> = std::result::Result<T, ConnectionError>;
 

@@ -11,10 +11,10 @@ use serde::{Deserialize, Serialize};
 use super::model::{Entry, ExecResult, WorkspaceState};
 use super::service::{self, ExecInput};
 use crate::agents::model::Run;
-use crate::api::ApiRoute;
 use crate::api_route;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::Problem;
+use crate::web::route::ApiRoute;
 use crate::web::{ApiCaller, ApiError, AppError};
 
 pub fn routes() -> Vec<ApiRoute> {

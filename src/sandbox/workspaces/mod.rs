@@ -2,6 +2,7 @@
 //! `state` backend's document.
 
 pub mod api;
+pub mod cache;
 pub mod document;
 pub mod error;
 pub mod key;

@@ -1,6 +1,8 @@
 use serde::Serialize;
 
 use super::key::Scope;
+use crate::agents::model::{Agent, Run};
+use crate::sandbox::connections::model::Connection;
 
 /// Where a run's workspace stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -74,4 +76,14 @@ pub struct ExecResult {
     pub exit_code: Option<i32>,
     pub timed_out: bool,
     pub output_limited: bool,
+}
+
+/// A run and the workspace it resolves to.
+#[derive(Clone)]
+pub struct Resolved {
+    pub run: Run,
+    pub agent: Agent,
+    pub workspace: Workspace,
+    pub connection: Option<Connection>,
+    pub org_id: String,
 }

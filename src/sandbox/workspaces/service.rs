@@ -1,87 +1,32 @@
 //! Workspaces for runs (DESIGN.md §7-8): which workspace a run gets (its session key), opening it
 //! lazily on the first operation, and every operation through one recording wrapper.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::document::Document;
 use super::error::WorkspaceError;
 use super::key::{self, Carrier, Scope, Subject};
-use super::model::{Entry, ExecResult, Workspace, WorkspaceState};
+use super::model::{Entry, ExecResult, Resolved, WorkspaceState};
 use super::paths::{self, WorkspacePath};
 use super::store::{self, NewWorkspace};
+use crate::access::Caller;
 use crate::agents::model::{Agent, Backend, Run, StartedBy};
 use crate::agents::store as agents;
 use crate::db;
 use crate::sandbox::client::{
     OpenSession, RunRequest, SandboxdClient, SandboxdError, OPEN_WAIT, OPEN_WAIT_WHILE_BUILDING,
 };
-use crate::sandbox::connections::model::{Connection, ConnectionKind};
+use crate::sandbox::connections::model::ConnectionKind;
 use crate::sandbox::connections::service as connections;
 use crate::sandbox::connections::store as connection_store;
 use crate::sandbox::recording::{clip_target, Operation, Record};
-use crate::startup::AppState;
-use crate::web::Caller;
+use crate::state::AppState;
 
 type Result<T> = std::result::Result<T, WorkspaceError>;
 
 pub const READ_MAX: usize = 8 * 1024 * 1024;
 pub const EXEC_TIMEOUT_DEFAULT: u64 = 120;
 pub const EXEC_TIMEOUT_MAX: u64 = 3600;
-
-/// One lock per workspace in this process, so concurrent first operations open one session.
-#[derive(Default)]
-pub struct OpenLocks(Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>);
-
-impl OpenLocks {
-    fn get(&self, workspace_id: &str) -> Arc<tokio::sync::Mutex<()>> {
-        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        map.entry(workspace_id.to_string()).or_default().clone()
-    }
-}
-
-/// Resolved runs for a few seconds, so an agent runtime's stream of operations does not look the
-/// same rows up each time. Updated when a session opens; dropped when a run finishes or a
-/// workspace is lost. Settings edited meanwhile apply within [`RESOLVE_TTL`].
-#[derive(Default)]
-pub struct ResolveCache(Mutex<HashMap<(String, String), (Instant, Resolved)>>);
-
-pub const RESOLVE_TTL: Duration = Duration::from_secs(3);
-
-impl ResolveCache {
-    fn get(&self, org_id: &str, run_id: &str) -> Option<Resolved> {
-        let map = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        map.get(&(org_id.to_string(), run_id.to_string()))
-            .filter(|(at, _)| at.elapsed() < RESOLVE_TTL)
-            .map(|(_, r)| r.clone())
-    }
-    fn put(&self, r: &Resolved) {
-        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if map.len() > 10_000 {
-            map.retain(|_, (at, _)| at.elapsed() < RESOLVE_TTL);
-        }
-        map.insert((r.org_id.clone(), r.run.id.clone()), (Instant::now(), r.clone()));
-    }
-    fn forget_workspace(&self, workspace_id: &str) {
-        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        map.retain(|_, (_, r)| r.workspace.id != workspace_id);
-    }
-    fn forget_run(&self, org_id: &str, run_id: &str) {
-        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        map.remove(&(org_id.to_string(), run_id.to_string()));
-    }
-}
-
-/// A run and the workspace it resolves to.
-#[derive(Clone)]
-pub struct Resolved {
-    pub run: Run,
-    pub agent: Agent,
-    pub workspace: Workspace,
-    pub connection: Option<Connection>,
-    org_id: String,
-}
 
 fn ensure_caller(caller: &Caller) -> Result<()> {
     if caller.role.can_see_sandboxes() {

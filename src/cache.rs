@@ -1,0 +1,115 @@
+//! A small map whose entries expire: what the hot paths keep for a few seconds (resolved runs,
+//! built sandboxd clients, token answers). Each capability's `cache.rs` names its own.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+pub struct TtlCache<K, V> {
+    ttl: Duration,
+    /// Past this many entries, expired ones are dropped before another is added.
+    soft_max: usize,
+    map: Mutex<HashMap<K, (Instant, V)>>,
+    /// Bumped by [`TtlCache::clear`], so an answer looked up before a clear is not kept after it.
+    generation: AtomicU64,
+}
+
+impl<K: Eq + Hash, V: Clone> TtlCache<K, V> {
+    pub fn new(ttl: Duration, soft_max: usize) -> Self {
+        TtlCache { ttl, soft_max, map: Mutex::new(HashMap::new()), generation: AtomicU64::new(0) }
+    }
+
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<K, (Instant, V)>> {
+        self.map.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The live value for `key`.
+    pub fn get(&self, key: &K) -> Option<V> {
+        self.lock().get(key).filter(|(at, _)| at.elapsed() < self.ttl).map(|(_, v)| v.clone())
+    }
+
+    pub fn put(&self, key: K, value: V) {
+        let mut map = self.lock();
+        self.insert(&mut map, key, value);
+    }
+
+    fn insert(&self, map: &mut HashMap<K, (Instant, V)>, key: K, value: V) {
+        if map.len() > self.soft_max {
+            let ttl = self.ttl;
+            map.retain(|_, (at, _)| at.elapsed() < ttl);
+        }
+        map.insert(key, (Instant::now(), value));
+    }
+
+    /// The generation to hand back to [`TtlCache::put_unless_cleared`].
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    /// Keeps `value` unless the cache was cleared since `generation` was read.
+    pub fn put_unless_cleared(&self, key: K, value: V, generation: u64) {
+        let mut map = self.lock();
+        if self.generation() == generation {
+            self.insert(&mut map, key, value);
+        }
+    }
+
+    pub fn remove(&self, key: &K) {
+        self.lock().remove(key);
+    }
+
+    /// Drops every entry for which `keep` is false.
+    pub fn retain(&self, keep: impl Fn(&K, &V) -> bool) {
+        self.lock().retain(|k, (_, v)| keep(k, v));
+    }
+
+    pub fn clear(&self) {
+        let mut map = self.lock();
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        map.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TtlCache;
+    use std::time::Duration;
+
+    #[test]
+    fn an_entry_is_served_until_it_expires() {
+        let c = TtlCache::new(Duration::from_secs(60), 10);
+        c.put("a", 1);
+        assert_eq!(c.get(&"a"), Some(1));
+        let expired = TtlCache::new(Duration::ZERO, 10);
+        expired.put("a", 1);
+        assert_eq!(expired.get(&"a"), None);
+    }
+
+    #[test]
+    fn an_answer_looked_up_before_a_clear_is_not_kept() {
+        let c = TtlCache::new(Duration::from_secs(60), 10);
+        let generation = c.generation();
+        c.clear();
+        c.put_unless_cleared("a", 1, generation);
+        assert_eq!(c.get(&"a"), None);
+        c.put_unless_cleared("a", 2, c.generation());
+        assert_eq!(c.get(&"a"), Some(2));
+    }
+
+    #[test]
+    fn retain_and_remove_drop_entries() {
+        let c = TtlCache::new(Duration::from_secs(60), 10);
+        c.put(1, "x");
+        c.put(2, "y");
+        c.retain(|k, _| *k != 1);
+        assert_eq!(c.get(&1), None);
+        c.remove(&2);
+        assert_eq!(c.get(&2), None);
+    }
+}

@@ -1,0 +1,33 @@
+//! What every handler shares: built once by `startup.rs`, handed out as `web::Data<AppState>`.
+//! Imports only low layers (config, db, keys, clients) and the capabilities' caches.
+
+use crate::auth::secrets::CsrfKey;
+use crate::catalog::RuntimeCatalog;
+use crate::config::Config;
+use crate::db::Db;
+use crate::sandbox::connections::cache::ClientCache;
+use crate::sandbox::recording::Recorder;
+use crate::sandbox::workspaces::cache::{OpenLocks, ResolveCache};
+use crate::vault::crypto::MasterKey;
+
+/// Everything a handler may need, shared by all workers.
+pub struct AppState {
+    pub config: Config,
+    pub db: Db,
+    pub vault_key: MasterKey,
+    pub csrf_key: CsrfKey,
+    /// The runtime catalog this deployment ships, validated at start-up.
+    pub catalog: RuntimeCatalog,
+    /// The sandboxd release this platform speaks to (`catalog/sandboxd.version`).
+    pub sandboxd_version: String,
+    /// One HTTP client for every outbound call (connection pooling).
+    pub http: reqwest::Client,
+    /// Buffers operation rows and commits them in batches.
+    pub recorder: Recorder,
+    /// One lock per workspace, so concurrent first operations open one session.
+    pub open_locks: OpenLocks,
+    /// Resolved runs, for a few seconds.
+    pub resolve_cache: ResolveCache,
+    /// Built sandboxd clients, for a few seconds.
+    pub client_cache: ClientCache,
+}
