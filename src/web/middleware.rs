@@ -113,3 +113,29 @@ pub fn security_headers() -> actix_web::middleware::DefaultHeaders {
         .add((header::X_FRAME_OPTIONS, "DENY"))
         .add(("Cross-Origin-Opener-Policy", "same-origin"))
 }
+
+#[cfg(test)]
+mod tests {
+    use actix_web::middleware::from_fn;
+    use actix_web::{test, web, App, HttpResponse};
+
+    #[actix_web::test]
+    async fn the_csrf_guard_refuses_a_write_when_it_cannot_find_its_key() {
+        // No AppState registered: the guard has no key to check a token against.
+        let app = test::init_service(
+            App::new()
+                .route("/members", web::post().to(|| async { HttpResponse::Ok().body("handler ran") }))
+                .wrap(from_fn(super::csrf_guard)),
+        )
+        .await;
+        let req = test::TestRequest::post().uri("/members").insert_header(("x-csrf-token", "anything")).to_request();
+        let res = test::call_service(&app, req).await;
+        assert_eq!(res.status(), 500);
+        let body = test::read_body(res).await;
+        assert!(!String::from_utf8_lossy(&body).contains("handler ran"));
+
+        // A read is not state-changing and passes.
+        let req = test::TestRequest::get().uri("/members").to_request();
+        assert_eq!(test::call_service(&app, req).await.status(), 404);
+    }
+}
