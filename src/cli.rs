@@ -167,7 +167,7 @@ async fn create_owner(config: Config, rest: &[&str]) -> anyhow::Result<()> {
 
 /// `sandbox-runtimes`: print, write or check the `SANDBOXD_RUNTIMES` value of the catalog.
 fn sandbox_runtimes(config: &Config, flags: &Flags<'_>) -> anyhow::Result<i32> {
-    use crate::catalog::{self, RuntimeCatalog};
+    use crate::catalog::{repo, RuntimeCatalog, RUNTIMES_VARIABLE};
     if flags.has("--write") && flags.has("--check") {
         anyhow::bail!("choose one of --write and --check");
     }
@@ -183,7 +183,7 @@ fn sandbox_runtimes(config: &Config, flags: &Flags<'_>) -> anyhow::Result<i32> {
     let value = RuntimeCatalog::load(catalog_dir.join("sandbox_runtimes.json"))?.sandboxd_runtimes_value();
 
     if flags.has("--check") {
-        let problems = catalog::compose_drift_problems(&root, &value);
+        let problems = repo::compose_drift_problems(&root, &value);
         if problems.is_empty() {
             println!("every compose file in {} matches the catalog", root.display());
             return Ok(0);
@@ -194,22 +194,22 @@ fn sandbox_runtimes(config: &Config, flags: &Flags<'_>) -> anyhow::Result<i32> {
         return Ok(1);
     }
     if flags.has("--write") {
-        let files = catalog::compose_files(&root)?;
+        let files = repo::compose_files(&root)?;
         if files.is_empty() {
-            anyhow::bail!("{} holds no compose file (docker-compose*.yml, compose*.yaml)", root.display());
+            anyhow::bail!("{}", repo::no_compose_file(&root));
         }
         // Every file is read and rewritten in memory first: one that cannot be fixed leaves all as they were.
         let mut rewrites = Vec::new();
         for file in files {
             let text =
                 std::fs::read_to_string(&file).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
-            let rewritten = catalog::rewrite_compose(&text, &value);
-            if catalog::compose_drift(&rewritten, &value) {
+            let rewritten = repo::rewrite_compose(&text, &value);
+            if repo::compose_drift(&rewritten, &value) {
                 anyhow::bail!(
                     "{} sets no {} for --write to replace; add `{}: ''` to its sandboxd service first",
                     file.display(),
-                    catalog::RUNTIMES_VARIABLE,
-                    catalog::RUNTIMES_VARIABLE
+                    RUNTIMES_VARIABLE,
+                    RUNTIMES_VARIABLE
                 );
             }
             rewrites.push((file, text, rewritten));
@@ -220,7 +220,7 @@ fn sandbox_runtimes(config: &Config, flags: &Flags<'_>) -> anyhow::Result<i32> {
             } else {
                 std::fs::write(&file, rewritten)
                     .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", file.display()))?;
-                println!("{}: {} rewritten", file.display(), catalog::RUNTIMES_VARIABLE);
+                println!("{}: {} rewritten", file.display(), RUNTIMES_VARIABLE);
             }
         }
         return Ok(0);

@@ -1,12 +1,12 @@
-//! The repository's own checks (`catalog::check_catalog`, `check_compose_drift`, `check_pins`,
-//! which the repository tests in src/catalog.rs run on the repository) fail on a temporary copy of
+//! The repository's own checks (`catalog::repo::check_catalog`, `check_compose_drift`, `check_pins`,
+//! which the repository tests in src/catalog/repo/checks.rs run on the repository) fail on a temporary copy of
 //! the repository's files broken one way at a time, naming the file, the entry and the rule; and
 //! the application refuses to start on a broken catalog.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use agenticos::catalog::{
+use agenticos::catalog::repo::{
     check_catalog, check_compose_drift, check_pins, rewrite_compose, sandboxd_version, CATALOG_FILE, VERSION_FILE,
     WRITE_COMMAND,
 };

@@ -5,9 +5,9 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use agenticos::access::Caller;
-use agenticos::access::Via;
-use agenticos::catalog::{self, RuntimeCatalog};
+use agenticos::access::{Caller, Via};
+use agenticos::catalog::repo::{rewrite_compose, CATALOG_FILE, VERSION_FILE};
+use agenticos::catalog::RuntimeCatalog;
 use agenticos::config::VaultKeySource;
 use agenticos::orgs::model::Role;
 use agenticos::sandbox::connections::model::Connection;
@@ -322,16 +322,14 @@ async fn sandbox_token_appends_to_the_default_env_file_and_keeps_what_is_there()
 // sandbox-runtimes
 
 fn shipped_value() -> String {
-    RuntimeCatalog::load(repo_root().join(catalog::CATALOG_FILE))
-        .expect("the shipped catalog")
-        .sandboxd_runtimes_value()
+    RuntimeCatalog::load(repo_root().join(CATALOG_FILE)).expect("the shipped catalog").sandboxd_runtimes_value()
 }
 
 /// A repository of the catalog and the compose file, copied.
 fn copied_repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir_all(dir.path().join("catalog")).expect("mkdir");
-    for file in [catalog::CATALOG_FILE, catalog::VERSION_FILE, "docker-compose.yml"] {
+    for file in [CATALOG_FILE, VERSION_FILE, "docker-compose.yml"] {
         std::fs::copy(repo_root().join(file), dir.path().join(file)).expect("copy");
     }
     dir
@@ -373,7 +371,7 @@ async fn sandbox_runtimes_check_names_a_drifted_file_and_write_fixes_it() {
     let repo = copied_repo();
     let compose: PathBuf = repo.path().join("docker-compose.yml");
     let original = std::fs::read_to_string(&compose).expect("read");
-    let drifted = catalog::rewrite_compose(&original, r#"{"python":{"image":"python:3.12.11-slim-bookworm"}}"#);
+    let drifted = rewrite_compose(&original, r#"{"python":{"image":"python:3.12.11-slim-bookworm"}}"#);
     assert_ne!(drifted, original);
     std::fs::write(&compose, &drifted).expect("write");
 
@@ -409,7 +407,7 @@ async fn sandbox_runtimes_refuses_conflicting_or_unknown_flags() {
 async fn sandbox_runtimes_write_changes_nothing_when_a_compose_file_cannot_be_fixed() {
     let repo = copied_repo();
     let compose = repo.path().join("docker-compose.yml");
-    let drifted = catalog::rewrite_compose(&std::fs::read_to_string(&compose).expect("read"), "{}");
+    let drifted = rewrite_compose(&std::fs::read_to_string(&compose).expect("read"), "{}");
     std::fs::write(&compose, &drifted).expect("write");
     let other = repo.path().join("compose.yaml");
     std::fs::write(&other, "services:\n  sandboxd:\n    environment:\n      SANDBOXD_TOKEN: x\n").expect("write");
