@@ -4,7 +4,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::db_test;
-use crate::helpers::{spawn_app, Backend, Client, Resp};
+use crate::helpers::{Client, Resp};
 
 /// A form of the agent page, with the fields a person leaves as they are.
 fn agent_form<'a>(extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
@@ -117,67 +117,67 @@ db_test! {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn choosing_the_agent_scope_says_every_user_shares_the_files() {
-    let Some(app) = spawn_app(Backend::Sqlite).await else { return };
-    app.setup_owner().await;
-    let r = htmx_get(&app.web, "/agents/_scope_field?scope=agent").await;
-    assert_eq!(r.status, 200);
-    let warning = r.select_text("#agent-scope-warning").expect("the warning");
-    assert!(warning.contains("Every user of this agent shares the files"), "{warning}");
-    let r = htmx_get(&app.web, "/agents/_scope_field?scope=conversation").await;
-    assert!(r.select_text("#agent-scope-warning").is_none());
-    // Without htmx the fragment endpoint sends people to the page.
-    assert_eq!(app.web.get("/agents/_scope_field?scope=agent").await.status, 303);
+db_test! {
+    async fn choosing_the_agent_scope_says_every_user_shares_the_files(app: TestApp) {
+        app.setup_owner().await;
+        let r = htmx_get(&app.web, "/agents/_scope_field?scope=agent").await;
+        assert_eq!(r.status, 200);
+        let warning = r.select_text("#agent-scope-warning").expect("the warning");
+        assert!(warning.contains("Every user of this agent shares the files"), "{warning}");
+        let r = htmx_get(&app.web, "/agents/_scope_field?scope=conversation").await;
+        assert!(r.select_text("#agent-scope-warning").is_none());
+        // Without htmx the fragment endpoint sends people to the page.
+        assert_eq!(app.web.get("/agents/_scope_field?scope=agent").await.status, 303);
 
-    // Server-rendered, so it works without JavaScript: a re-rendered form and a saved agent.
-    let r = app.web.post_form("/agents", &agent_form(&[("scope", "agent"), ("name", "")])).await;
-    assert_eq!(r.status, 422);
-    assert!(r.select_text("#agent-scope-warning").is_some_and(|t| t.contains("Every user")));
-    let r = app.web.post_form("/agents", &agent_form(&[("scope", "agent")])).await;
-    assert_eq!(r.status, 303, "{}", r.body);
-    let id = app.web.api(Method::GET, "/api/v1/agents", None).await.json()[0]["id"].as_str().expect("id").to_string();
-    let edit = app.web.get(&format!("/agents/{id}")).await;
-    assert!(edit.select_text("#agent-scope-warning").is_some_and(|t| t.contains("Every user")));
-    assert!(app.web.get("/agents/new").await.select_text("#agent-scope-warning").is_none());
+        // Server-rendered, so it works without JavaScript: a re-rendered form and a saved agent.
+        let r = app.web.post_form("/agents", &agent_form(&[("scope", "agent"), ("name", "")])).await;
+        assert_eq!(r.status, 422);
+        assert!(r.select_text("#agent-scope-warning").is_some_and(|t| t.contains("Every user")));
+        let r = app.web.post_form("/agents", &agent_form(&[("scope", "agent")])).await;
+        assert_eq!(r.status, 303, "{}", r.body);
+        let id = app.web.api(Method::GET, "/api/v1/agents", None).await.json()[0]["id"].as_str().expect("id").to_string();
+        let edit = app.web.get(&format!("/agents/{id}")).await;
+        assert!(edit.select_text("#agent-scope-warning").is_some_and(|t| t.contains("Every user")));
+        assert!(app.web.get("/agents/new").await.select_text("#agent-scope-warning").is_none());
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_runtime_select_lists_what_the_host_allows_or_says_it_did_not_answer() {
-    let peer = crate::peer::shared().await;
-    let Some(app) = spawn_app(Backend::Sqlite).await else { return };
-    app.setup_owner().await;
-    let conn = connection(&app.web, "peer", &peer.url, &peer.token).await;
-    let body = json!({"name": "coder", "backend": "service", "connection_id": conn, "scope": "run"});
-    let agent = created(app.web.api(Method::POST, "/api/v1/agents", Some(body)).await).await;
-    let id = agent["id"].as_str().expect("id");
+db_test! {
+    async fn the_runtime_select_lists_what_the_host_allows_or_says_it_did_not_answer(app: TestApp) {
+        let peer = crate::peer::shared().await;
+        app.setup_owner().await;
+        let conn = connection(&app.web, "peer", &peer.url, &peer.token).await;
+        let body = json!({"name": "coder", "backend": "service", "connection_id": conn, "scope": "run"});
+        let agent = created(app.web.api(Method::POST, "/api/v1/agents", Some(body)).await).await;
+        let id = agent["id"].as_str().expect("id");
 
-    let edit = app.web.get(&format!("/agents/{id}")).await;
-    assert_eq!(edit.status, 200);
-    let runtimes = option_values(&edit, "#agent-runtime");
-    assert!(runtimes.contains(&"workbench".into()) && runtimes.contains(&"python".into()), "{runtimes:?}");
-    assert_eq!(runtimes[0], "", "connection default comes first");
-    let field = htmx_get(&app.web, &format!("/agents/_runtime_field?backend=service&connection_id={conn}")).await;
-    assert_eq!(field.status, 200);
-    assert_eq!(option_values(&field, "#agent-runtime"), runtimes);
-    assert!(!app.web.all_bodies().contains(&peer.token), "the token reached the browser");
+        let edit = app.web.get(&format!("/agents/{id}")).await;
+        assert_eq!(edit.status, 200);
+        let runtimes = option_values(&edit, "#agent-runtime");
+        assert!(runtimes.contains(&"workbench".into()) && runtimes.contains(&"python".into()), "{runtimes:?}");
+        assert_eq!(runtimes[0], "", "connection default comes first");
+        let field = htmx_get(&app.web, &format!("/agents/_runtime_field?backend=service&connection_id={conn}")).await;
+        assert_eq!(field.status, 200);
+        assert_eq!(option_values(&field, "#agent-runtime"), runtimes);
+        assert!(!app.web.all_bodies().contains(&peer.token), "the token reached the browser");
 
-    // A host that does not answer: said inline, and the connection default can still be chosen.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let address = format!("http://127.0.0.1:{}", closed.local_addr().expect("addr").port());
-    drop(closed);
-    let down = connection(&app.web, "down", &address, "some-key-1234").await;
-    let field =
-        htmx_get(&app.web, &format!("/agents/_runtime_field?backend=service&connection_id={down}&runtime=python"))
-            .await;
-    assert_eq!(field.status, 200);
-    let message = field.select_text("#runtime-unavailable").expect("an inline message");
-    assert!(message.contains("did not answer"), "{message}");
-    assert_eq!(option_values(&field, "#agent-runtime"), vec!["".to_string(), "python".to_string()]);
-    // A state agent asks no host.
-    let field = htmx_get(&app.web, &format!("/agents/_runtime_field?backend=state&connection_id={down}")).await;
-    assert!(field.select_text("#runtime-unavailable").is_none());
-    assert!(field.select_text("#agent-runtime-hint").is_some_and(|t| t.contains("no runtime")));
+        // A host that does not answer: said inline, and the connection default can still be chosen.
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let address = format!("http://127.0.0.1:{}", closed.local_addr().expect("addr").port());
+        drop(closed);
+        let down = connection(&app.web, "down", &address, "some-key-1234").await;
+        let field =
+            htmx_get(&app.web, &format!("/agents/_runtime_field?backend=service&connection_id={down}&runtime=python"))
+                .await;
+        assert_eq!(field.status, 200);
+        let message = field.select_text("#runtime-unavailable").expect("an inline message");
+        assert!(message.contains("did not answer"), "{message}");
+        assert_eq!(option_values(&field, "#agent-runtime"), vec!["".to_string(), "python".to_string()]);
+        // A state agent asks no host.
+        let field = htmx_get(&app.web, &format!("/agents/_runtime_field?backend=state&connection_id={down}")).await;
+        assert!(field.select_text("#runtime-unavailable").is_none());
+        assert!(field.select_text("#agent-runtime-hint").is_some_and(|t| t.contains("no runtime")));
+    }
 }
 
 db_test! {

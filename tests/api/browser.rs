@@ -13,20 +13,20 @@
 //! test may skip with a printed message. [`browser_or_skip`] implements exactly that:
 //!
 //! ```ignore
-//! #[tokio::test]
-//! async fn a_probe_result_is_swapped_into_the_dialog() -> anyhow::Result<()> {
-//!     if !browser::browser_or_skip("a_probe_result_is_swapped_into_the_dialog") {
-//!         return Ok(());
+//! db_test! {
+//!     async fn a_probe_result_is_swapped_into_the_dialog(app: TestApp) -> anyhow::Result<()> {
+//!         if !browser::browser_or_skip("a_probe_result_is_swapped_into_the_dialog") {
+//!             return Ok(());
+//!         }
+//!         let browser = Browser::start().await?;
+//!         browser.goto(&format!("{}/login", app.address)).await?;
+//!         browser.fill("#email", "owner@example.com").await?;
+//!         browser.fill("#password", "correct horse battery").await?;
+//!         browser.click("button[type=submit]").await?;
+//!         browser.wait_for("nav.sidebar-nav").await?;
+//!         assert_eq!(browser.current_path().await?, "/");
+//!         browser.close().await
 //!     }
-//!     let app = spawn_app(Backend::Sqlite).await;
-//!     let browser = Browser::start().await?;
-//!     browser.goto(&format!("{}/login", app.address)).await?;
-//!     browser.fill("#email", "owner@example.com").await?;
-//!     browser.fill("#password", "correct horse battery").await?;
-//!     browser.click("button[type=submit]").await?;
-//!     browser.wait_for("nav.sidebar-nav").await?;
-//!     assert_eq!(browser.current_path().await?, "/");
-//!     browser.close().await
 //! }
 //! ```
 //!

@@ -1,58 +1,59 @@
-//! Real Chromium: the flows that need htmx and a browser running.
+//! Real Chromium: the flows that need htmx and a browser running, on SQLite and PostgreSQL.
 
 use crate::browser::{self, Browser};
-use crate::helpers::{spawn_app, Backend, OWNER_EMAIL, OWNER_ORG, OWNER_PASSWORD};
+use crate::db_test;
+use crate::helpers::{OWNER_EMAIL, OWNER_ORG, OWNER_PASSWORD};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn setup_login_dashboard_logout_in_a_real_browser() -> anyhow::Result<()> {
-    if !browser::browser_or_skip("setup_login_dashboard_logout_in_a_real_browser") {
-        return Ok(());
+db_test! {
+    async fn setup_login_dashboard_logout_in_a_real_browser(app: TestApp) -> anyhow::Result<()> {
+        if !browser::browser_or_skip("setup_login_dashboard_logout_in_a_real_browser") {
+            return Ok(());
+        }
+        let b = Browser::start().await?;
+        b.goto(&format!("{}/", app.address)).await?;
+        // Not signed in and no account: / → /login → /setup.
+        b.wait_for("#organization").await?;
+        assert_eq!(b.current_path().await?, "/setup");
+        b.fill("#organization", OWNER_ORG).await?;
+        b.fill("#email", OWNER_EMAIL).await?;
+        b.fill("#password", OWNER_PASSWORD).await?;
+        b.click("button[type=submit]").await?;
+        b.wait_for("nav.sidebar-nav").await?;
+        assert_eq!(b.current_path().await?, "/");
+        assert_eq!(b.text("main h1").await?, OWNER_ORG);
+        shot(&b, "dashboard").await?;
+
+        // Sign out (a boosted form carrying the CSRF header), then sign in again.
+        b.click(".user-menu button[type=submit]").await?;
+        b.wait_for("#password").await?;
+        assert_eq!(b.current_path().await?, "/login");
+        b.fill("#email", OWNER_EMAIL).await?;
+        b.fill("#password", "wrong password!").await?;
+        b.click("button[type=submit]").await?;
+        b.wait_for_text(".alert-error", "e-mail or password is wrong").await?;
+        b.fill("#email", OWNER_EMAIL).await?;
+        b.fill("#password", OWNER_PASSWORD).await?;
+        b.click("button[type=submit]").await?;
+        b.wait_for("nav.sidebar-nav").await?;
+        assert_eq!(b.text("main h1").await?, OWNER_ORG);
+
+        // An htmx-boosted page change keeps working (members page, add a member).
+        b.click("nav.sidebar-nav a[href='/members']").await?;
+        b.wait_for("#member-email").await?;
+        b.fill("#member-email", "teammate@example.com").await?;
+        b.click("form[action='/members'] button[type=submit]").await?;
+        b.wait_for("#one-time-password").await?;
+        // A full navigation may still be parsing the table when the password above it appears.
+        b.wait_for_text("#members-table", "teammate@example.com").await?;
+        shot(&b, "members").await?;
+
+        b.click(".user-menu button[type=submit]").await?;
+        b.wait_for("#password").await?;
+        assert_eq!(b.current_path().await?, "/login");
+        assert_eq!(app.count("login_sessions").await, 0);
+        shot(&b, "login").await?;
+        b.close().await
     }
-    let Some(app) = spawn_app(Backend::Sqlite).await else { return Ok(()) };
-    let b = Browser::start().await?;
-    b.goto(&format!("{}/", app.address)).await?;
-    // Not signed in and no account: / → /login → /setup.
-    b.wait_for("#organization").await?;
-    assert_eq!(b.current_path().await?, "/setup");
-    b.fill("#organization", OWNER_ORG).await?;
-    b.fill("#email", OWNER_EMAIL).await?;
-    b.fill("#password", OWNER_PASSWORD).await?;
-    b.click("button[type=submit]").await?;
-    b.wait_for("nav.sidebar-nav").await?;
-    assert_eq!(b.current_path().await?, "/");
-    assert_eq!(b.text("main h1").await?, OWNER_ORG);
-    shot(&b, "dashboard").await?;
-
-    // Sign out (a boosted form carrying the CSRF header), then sign in again.
-    b.click(".user-menu button[type=submit]").await?;
-    b.wait_for("#password").await?;
-    assert_eq!(b.current_path().await?, "/login");
-    b.fill("#email", OWNER_EMAIL).await?;
-    b.fill("#password", "wrong password!").await?;
-    b.click("button[type=submit]").await?;
-    b.wait_for_text(".alert-error", "e-mail or password is wrong").await?;
-    b.fill("#email", OWNER_EMAIL).await?;
-    b.fill("#password", OWNER_PASSWORD).await?;
-    b.click("button[type=submit]").await?;
-    b.wait_for("nav.sidebar-nav").await?;
-    assert_eq!(b.text("main h1").await?, OWNER_ORG);
-
-    // An htmx-boosted page change keeps working (members page, add a member).
-    b.click("nav.sidebar-nav a[href='/members']").await?;
-    b.wait_for("#member-email").await?;
-    b.fill("#member-email", "teammate@example.com").await?;
-    b.click("form[action='/members'] button[type=submit]").await?;
-    b.wait_for("#one-time-password").await?;
-    // A full navigation may still be parsing the table when the password above it appears.
-    b.wait_for_text("#members-table", "teammate@example.com").await?;
-    shot(&b, "members").await?;
-
-    b.click(".user-menu button[type=submit]").await?;
-    b.wait_for("#password").await?;
-    assert_eq!(b.current_path().await?, "/login");
-    assert_eq!(app.count("login_sessions").await, 0);
-    shot(&b, "login").await?;
-    b.close().await
 }
 
 /// With `SCREENSHOTS=1`, saves `target/screenshots/<name>.png` to look at.
@@ -64,62 +65,62 @@ async fn shot(b: &Browser, name: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_connection_is_added_tested_and_saved_in_the_dialog() -> anyhow::Result<()> {
-    if !browser::browser_or_skip("a_connection_is_added_tested_and_saved_in_the_dialog") {
-        return Ok(());
+db_test! {
+    async fn a_connection_is_added_tested_and_saved_in_the_dialog(app: TestApp) -> anyhow::Result<()> {
+        if !browser::browser_or_skip("a_connection_is_added_tested_and_saved_in_the_dialog") {
+            return Ok(());
+        }
+        let peer = crate::peer::shared().await;
+        app.setup_owner().await;
+        let b = Browser::start().await?;
+        sign_in(&b, &app.address).await?;
+        b.click("nav.sidebar-nav a[href='/sandboxes']").await?;
+        b.wait_for("#add-connection").await?;
+        assert!(b.text(".empty-state").await?.contains("No sandbox host"));
+        b.click("#add-connection").await?;
+        b.wait_for("dialog#connection-dialog[open] #connection-name").await?;
+        // Before any probe the catalog is offered, unmarked.
+        let before = b.text("#connection-runtime").await?;
+        assert!(
+            before.contains("workbench") && before.contains("python") && !before.contains("offered by this host"),
+            "{before}"
+        );
+        b.fill("#connection-name", "peer").await?;
+        b.fill("#connection-address", &peer.url).await?;
+        b.fill("#connection-new-key", &peer.token).await?;
+        b.click("#probe-button").await?;
+        b.wait_for_text("#probe-result", "accepted the key").await?;
+        let after = b.text("#connection-runtime").await?;
+        assert!(after.contains("workbench") && after.contains("offered by this host"), "{after}");
+        shot(&b, "connection-dialog").await?;
+        b.click("#save-connection").await?;
+        b.wait_for("#connections-table").await?;
+        let table = b.text("#connections-table").await?;
+        assert!(table.contains("peer") && table.contains("default") && table.contains("in the vault"), "{table}");
+        assert!(!b.client.source().await?.contains(&peer.token), "the token reached the browser");
+        shot(&b, "connections").await?;
+
+        // Its policy panel, read live from the host.
+        b.click("#connections-table a[href$='/policy']").await?;
+        let runtimes = b.wait_for_text("#policy-runtimes", "workbench").await?;
+        assert!(runtimes.contains("workbench") && runtimes.contains("python"), "{runtimes}");
+        shot(&b, "policy").await?;
+
+        // A session this organization opened on the host shows in the Running tab.
+        let org_id = app.scalar_strings("SELECT id FROM organizations").await.remove(0);
+        let session = format!("browser-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+        let opened = reqwest::Client::new()
+            .post(format!("{}/sessions", peer.url))
+            .header("X-Sandbox-Token", &peer.token)
+            .json(&serde_json::json!({"session_id": session, "tenant": org_id, "reuse": true}))
+            .send()
+            .await?;
+        assert!(opened.status().is_success());
+        b.goto(&format!("{}/sandboxes/running", app.address)).await?;
+        b.wait_for_text("#running-sessions", &session).await?;
+        shot(&b, "running").await?;
+        b.close().await
     }
-    let peer = crate::peer::shared().await;
-    let Some(app) = spawn_app(Backend::Sqlite).await else { return Ok(()) };
-    app.setup_owner().await;
-    let b = Browser::start().await?;
-    sign_in(&b, &app.address).await?;
-    b.click("nav.sidebar-nav a[href='/sandboxes']").await?;
-    b.wait_for("#add-connection").await?;
-    assert!(b.text(".empty-state").await?.contains("No sandbox host"));
-    b.click("#add-connection").await?;
-    b.wait_for("dialog#connection-dialog[open] #connection-name").await?;
-    // Before any probe the catalog is offered, unmarked.
-    let before = b.text("#connection-runtime").await?;
-    assert!(
-        before.contains("workbench") && before.contains("python") && !before.contains("offered by this host"),
-        "{before}"
-    );
-    b.fill("#connection-name", "peer").await?;
-    b.fill("#connection-address", &peer.url).await?;
-    b.fill("#connection-new-key", &peer.token).await?;
-    b.click("#probe-button").await?;
-    b.wait_for_text("#probe-result", "accepted the key").await?;
-    let after = b.text("#connection-runtime").await?;
-    assert!(after.contains("workbench") && after.contains("offered by this host"), "{after}");
-    shot(&b, "connection-dialog").await?;
-    b.click("#save-connection").await?;
-    b.wait_for("#connections-table").await?;
-    let table = b.text("#connections-table").await?;
-    assert!(table.contains("peer") && table.contains("default") && table.contains("in the vault"), "{table}");
-    assert!(!b.client.source().await?.contains(&peer.token), "the token reached the browser");
-    shot(&b, "connections").await?;
-
-    // Its policy panel, read live from the host.
-    b.click("#connections-table a[href$='/policy']").await?;
-    let runtimes = b.wait_for_text("#policy-runtimes", "workbench").await?;
-    assert!(runtimes.contains("workbench") && runtimes.contains("python"), "{runtimes}");
-    shot(&b, "policy").await?;
-
-    // A session this organization opened on the host shows in the Running tab.
-    let org_id = app.scalar_strings("SELECT id FROM organizations").await.remove(0);
-    let session = format!("browser-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
-    let opened = reqwest::Client::new()
-        .post(format!("{}/sessions", peer.url))
-        .header("X-Sandbox-Token", &peer.token)
-        .json(&serde_json::json!({"session_id": session, "tenant": org_id, "reuse": true}))
-        .send()
-        .await?;
-    assert!(opened.status().is_success());
-    b.goto(&format!("{}/sandboxes/running", app.address)).await?;
-    b.wait_for_text("#running-sessions", &session).await?;
-    shot(&b, "running").await?;
-    b.close().await
 }
 
 async fn sign_in(b: &Browser, base: &str) -> anyhow::Result<()> {
@@ -131,48 +132,48 @@ async fn sign_in(b: &Browser, base: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_agents_runtime_and_scope_fields_refresh_in_a_real_browser() -> anyhow::Result<()> {
-    if !browser::browser_or_skip("an_agents_runtime_and_scope_fields_refresh_in_a_real_browser") {
-        return Ok(());
-    }
-    let peer = crate::peer::shared().await;
-    let Some(app) = spawn_app(Backend::Sqlite).await else { return Ok(()) };
-    app.setup_owner().await;
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")?;
-    let down = format!("http://127.0.0.1:{}", closed.local_addr()?.port());
-    drop(closed);
-    let mut ids = Vec::new();
-    for (name, address, key) in
-        [("down", down.as_str(), "some-key-1234"), ("peer", peer.url.as_str(), peer.token.as_str())]
-    {
-        let body = serde_json::json!({"name": name, "address": address, "new_key": key});
-        let r = app.web.api(reqwest::Method::POST, "/api/v1/sandbox-connections", Some(body)).await;
-        ids.push(r.json()["id"].as_str().unwrap_or_default().to_string());
-    }
-    let body =
-        serde_json::json!({"name": "coder", "backend": "service", "connection_id": ids[0], "scope": "conversation"});
-    let agent = app.web.api(reqwest::Method::POST, "/api/v1/agents", Some(body)).await.json();
+db_test! {
+    async fn an_agents_runtime_and_scope_fields_refresh_in_a_real_browser(app: TestApp) -> anyhow::Result<()> {
+        if !browser::browser_or_skip("an_agents_runtime_and_scope_fields_refresh_in_a_real_browser") {
+            return Ok(());
+        }
+        let peer = crate::peer::shared().await;
+        app.setup_owner().await;
+        let closed = std::net::TcpListener::bind("127.0.0.1:0")?;
+        let down = format!("http://127.0.0.1:{}", closed.local_addr()?.port());
+        drop(closed);
+        let mut ids = Vec::new();
+        for (name, address, key) in
+            [("down", down.as_str(), "some-key-1234"), ("peer", peer.url.as_str(), peer.token.as_str())]
+        {
+            let body = serde_json::json!({"name": name, "address": address, "new_key": key});
+            let r = app.web.api(reqwest::Method::POST, "/api/v1/sandbox-connections", Some(body)).await;
+            ids.push(r.json()["id"].as_str().unwrap_or_default().to_string());
+        }
+        let body =
+            serde_json::json!({"name": "coder", "backend": "service", "connection_id": ids[0], "scope": "conversation"});
+        let agent = app.web.api(reqwest::Method::POST, "/api/v1/agents", Some(body)).await.json();
 
-    let b = Browser::start().await?;
-    sign_in(&b, &app.address).await?;
-    b.goto(&format!("{}/agents/{}", app.address, agent["id"].as_str().unwrap_or_default())).await?;
-    b.wait_for_text("#runtime-unavailable", "did not answer").await?;
-    b.wait_for("#agent-connection").await?.select_by_value(&ids[1]).await?;
-    let runtimes = b.wait_for_text("#agent-runtime", "python").await?;
-    assert!(runtimes.contains("workbench"), "{runtimes}");
-    assert!(b.client.find(fantoccini::Locator::Css("#runtime-unavailable")).await.is_err());
-    b.wait_for("#agent-scope").await?.select_by_value("agent").await?;
-    b.wait_for_text("#agent-scope-warning", "Every user of this agent shares the files").await?;
-    b.wait_for("#agent-runtime").await?.select_by_value("python").await?;
-    shot(&b, "agent-form").await?;
-    b.click("#save-agent").await?;
-    b.wait_for("#agents-table").await?;
-    let table = b.text("#agents-table").await?;
-    assert!(
-        table.contains("peer") && table.contains("python") && table.contains("anyone who talks to this agent"),
-        "{table}"
-    );
-    shot(&b, "agents").await?;
-    b.close().await
+        let b = Browser::start().await?;
+        sign_in(&b, &app.address).await?;
+        b.goto(&format!("{}/agents/{}", app.address, agent["id"].as_str().unwrap_or_default())).await?;
+        b.wait_for_text("#runtime-unavailable", "did not answer").await?;
+        b.wait_for("#agent-connection").await?.select_by_value(&ids[1]).await?;
+        let runtimes = b.wait_for_text("#agent-runtime", "python").await?;
+        assert!(runtimes.contains("workbench"), "{runtimes}");
+        assert!(b.client.find(fantoccini::Locator::Css("#runtime-unavailable")).await.is_err());
+        b.wait_for("#agent-scope").await?.select_by_value("agent").await?;
+        b.wait_for_text("#agent-scope-warning", "Every user of this agent shares the files").await?;
+        b.wait_for("#agent-runtime").await?.select_by_value("python").await?;
+        shot(&b, "agent-form").await?;
+        b.click("#save-agent").await?;
+        b.wait_for("#agents-table").await?;
+        let table = b.text("#agents-table").await?;
+        assert!(
+            table.contains("peer") && table.contains("python") && table.contains("anyone who talks to this agent"),
+            "{table}"
+        );
+        shot(&b, "agents").await?;
+        b.close().await
+    }
 }

@@ -1,6 +1,8 @@
-//! The binary itself: configuration errors, `migrate`, `admin create-owner`.
+//! The binary itself: configuration errors, `migrate`, `admin create-owner` (on SQLite and PostgreSQL).
 
 use std::process::Command;
+
+use crate::db_test;
 
 fn agenticos() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_agenticos"));
@@ -24,35 +26,34 @@ fn an_invalid_setting_stops_start_up_listing_every_problem_with_status_2() {
     }
 }
 
-#[test]
-fn migrate_and_create_owner_work_on_a_fresh_sqlite_file() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = format!("sqlite://{}/a.db", dir.path().display());
-    let key = dir.path().join("vault.key");
-    let out = agenticos()
-        .env("DATABASE_URL", &db)
-        .env("AGENTICOS_VAULT_KEY_FILE", &key)
-        .arg("migrate")
-        .output()
-        .expect("runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let out = agenticos()
-        .env("DATABASE_URL", &db)
-        .env("AGENTICOS_VAULT_KEY_FILE", &key)
-        .args(["admin", "create-owner", "--email", "ops@example.com", "--organization", "Ops"])
-        .output()
-        .expect("runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("owner ops@example.com created") && text.contains("one-time password"), "{text}");
-    let out = agenticos()
-        .env("DATABASE_URL", &db)
-        .env("AGENTICOS_VAULT_KEY_FILE", &key)
-        .args(["admin", "create-owner", "--email", "", "--organization", "Ops"])
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("email"));
-    let out = agenticos().arg("frobnicate").output().expect("runs");
-    assert_eq!(out.status.code(), Some(2));
+db_test! {
+    async fn migrate_and_create_owner_work_on_a_fresh_database(database: TestDatabase) {
+        let key = database.dir.path().join("vault.key");
+        let out = agenticos()
+            .env("DATABASE_URL", &database.url)
+            .env("AGENTICOS_VAULT_KEY_FILE", &key)
+            .arg("migrate")
+            .output()
+            .expect("runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = agenticos()
+            .env("DATABASE_URL", &database.url)
+            .env("AGENTICOS_VAULT_KEY_FILE", &key)
+            .args(["admin", "create-owner", "--email", "ops@example.com", "--organization", "Ops"])
+            .output()
+            .expect("runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("owner ops@example.com created") && text.contains("one-time password"), "{text}");
+        let out = agenticos()
+            .env("DATABASE_URL", &database.url)
+            .env("AGENTICOS_VAULT_KEY_FILE", &key)
+            .args(["admin", "create-owner", "--email", "", "--organization", "Ops"])
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(1));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("email"));
+        let out = agenticos().arg("frobnicate").output().expect("runs");
+        assert_eq!(out.status.code(), Some(2));
+    }
 }

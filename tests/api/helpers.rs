@@ -23,10 +23,22 @@ pub enum Backend {
     Postgres,
 }
 
-/// Generates one test per database: `name::sqlite` and `name::postgres`.
+/// Generates one test per database: `name::sqlite` and `name::postgres`. A passing PostgreSQL
+/// test drops its database; a failing one keeps it to look at.
+///
+/// - `async fn name(app: TestApp) { … }`: a fresh app.
+/// - `async fn name(app: TestApp) settings(&[("NAME", "value")]) { … }`: an app started with extra
+///   settings (evaluated in the test, so they may await, e.g. a peer's token).
+/// - `async fn name(app: TestApp) -> anyhow::Result<()> { … }`: a body that returns a `Result`
+///   (the database is dropped only on `Ok`).
+/// - `async fn name(database: TestDatabase) { … }`: a fresh, empty database and no app (for the
+///   binary's own commands).
 #[macro_export]
 macro_rules! db_test {
     ($(#[$meta:meta])* async fn $name:ident($app:ident: TestApp) $body:block) => {
+        $crate::db_test! { $(#[$meta])* async fn $name($app: TestApp) settings(&[]) $body }
+    };
+    ($(#[$meta:meta])* async fn $name:ident($app:ident: TestApp) settings($settings:expr) $body:block) => {
         mod $name {
             #[allow(unused_imports)]
             use super::*;
@@ -34,16 +46,65 @@ macro_rules! db_test {
             async fn run($app: $crate::helpers::TestApp) $body
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn sqlite() {
-                if let Some(app) = $crate::helpers::spawn_app($crate::helpers::Backend::Sqlite).await {
+                if let Some(app) = $crate::helpers::spawn_app_with($crate::helpers::Backend::Sqlite, $settings).await {
                     run(app).await
                 }
             }
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn postgres() {
-                if let Some(app) = $crate::helpers::spawn_app($crate::helpers::Backend::Postgres).await {
+                if let Some(app) = $crate::helpers::spawn_app_with($crate::helpers::Backend::Postgres, $settings).await {
                     let database = app.database.clone();
                     run(app).await;
                     $crate::helpers::drop_database(database).await;
+                }
+            }
+        }
+    };
+    ($(#[$meta:meta])* async fn $name:ident($app:ident: TestApp) -> $ret:ty $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            $(#[$meta])*
+            async fn run($app: $crate::helpers::TestApp) -> $ret $body
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() -> $ret {
+                match $crate::helpers::spawn_app($crate::helpers::Backend::Sqlite).await {
+                    Some(app) => run(app).await,
+                    None => Ok(()),
+                }
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() -> $ret {
+                let Some(app) = $crate::helpers::spawn_app($crate::helpers::Backend::Postgres).await else {
+                    return Ok(());
+                };
+                let database = app.database.clone();
+                let outcome = run(app).await;
+                if outcome.is_ok() {
+                    $crate::helpers::drop_database(database).await;
+                }
+                outcome
+            }
+        }
+    };
+    ($(#[$meta:meta])* async fn $name:ident($db:ident: TestDatabase) $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            $(#[$meta])*
+            async fn run($db: $crate::helpers::TestDatabase) $body
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                if let Some(database) = $crate::helpers::fresh_database($crate::helpers::Backend::Sqlite).await {
+                    run(database).await
+                }
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                if let Some(database) = $crate::helpers::fresh_database($crate::helpers::Backend::Postgres).await {
+                    let name = database.name.clone();
+                    run(database).await;
+                    $crate::helpers::drop_database(name).await;
                 }
             }
         }
@@ -192,14 +253,29 @@ pub async fn spawn_app(backend: Backend) -> Option<TestApp> {
     spawn_app_with(backend, &[]).await
 }
 
-pub async fn spawn_app_with(backend: Backend, extra: &[(&str, &str)]) -> Option<TestApp> {
-    log_sink();
+/// A new, empty database (nothing migrated) and a temporary directory beside it.
+pub struct TestDatabase {
+    /// `sqlite://<dir>/agenticos.db` or `postgres://…/<name>`.
+    pub url: String,
+    /// The PostgreSQL database's name, dropped when the test passes.
+    pub name: Option<String>,
+    pub dir: tempfile::TempDir,
+}
+
+/// `None` (the test skips) when PostgreSQL is not there outside CI.
+pub async fn fresh_database(backend: Backend) -> Option<TestDatabase> {
     let dir = tempfile::tempdir().expect("tempdir");
     let url = match backend {
         Backend::Sqlite => format!("sqlite://{}/agenticos.db", dir.path().display()),
         Backend::Postgres => fresh_postgres().await?,
     };
-    let database = (backend == Backend::Postgres).then(|| url.rsplit('/').next().unwrap_or_default().to_string());
+    let name = (backend == Backend::Postgres).then(|| url.rsplit('/').next().unwrap_or_default().to_string());
+    Some(TestDatabase { url, name, dir })
+}
+
+pub async fn spawn_app_with(backend: Backend, extra: &[(&str, &str)]) -> Option<TestApp> {
+    log_sink();
+    let TestDatabase { url, name: database, dir } = fresh_database(backend).await?;
     let config = test_config(&url, dir.path(), extra);
     let app = Application::build(config).await.expect("the application builds");
     let port = app.port();

@@ -4,7 +4,7 @@ use reqwest::Method;
 use serde_json::json;
 
 use crate::db_test;
-use crate::helpers::{captured_logs, spawn_app_with, Backend, Client, TestApp};
+use crate::helpers::{captured_logs, Client, TestApp};
 use crate::peer::{self, Peer, PeerOptions};
 
 async fn admin_token(app: &TestApp) -> String {
@@ -41,75 +41,79 @@ db_test! {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_typed_address_without_a_key_is_never_sent_a_request() {
-    let Some(app) = spawn_app_with(Backend::Sqlite, &[]).await else { return };
-    let t = admin_token(&app).await;
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.set_nonblocking(true).expect("nonblocking");
-    let address = format!("http://127.0.0.1:{}", listener.local_addr().expect("addr").port());
-    let p = probe(&app.web, &t, json!({"address": address})).await;
-    assert_eq!(p["status"], "not_asked", "{p}");
-    assert!(p["message"].as_str().is_some_and(|m| m.contains("No request was sent")));
-    // Catalog aliases are offered unmarked.
-    assert!(aliases(&p).iter().all(|(_, offered)| offered == "null"));
-    // The probe has answered: any request it made would be waiting here.
-    match listener.accept() {
-        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-        other => panic!("a request arrived at the typed address: {other:?}"),
+db_test! {
+    async fn a_typed_address_without_a_key_is_never_sent_a_request(app: TestApp) {
+        let t = admin_token(&app).await;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let address = format!("http://127.0.0.1:{}", listener.local_addr().expect("addr").port());
+        let p = probe(&app.web, &t, json!({"address": address})).await;
+        assert_eq!(p["status"], "not_asked", "{p}");
+        assert!(p["message"].as_str().is_some_and(|m| m.contains("No request was sent")));
+        // Catalog aliases are offered unmarked.
+        assert!(aliases(&p).iter().all(|(_, offered)| offered == "null"));
+        // The probe has answered: any request it made would be waiting here.
+        match listener.accept() {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            other => panic!("a request arrived at the typed address: {other:?}"),
+        }
+        // The dialog page itself does not ask typed addresses either (only the compose ones).
+        let r = app.web.get("/sandboxes/new").await;
+        assert_eq!(r.status, 200);
+        assert!(matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock));
     }
-    // The dialog page itself does not ask typed addresses either (only the compose ones).
-    let r = app.web.get("/sandboxes/new").await;
-    assert_eq!(r.status, 200);
-    assert!(matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_deployments_token_is_used_for_the_compose_address_only() {
-    let peer = peer::shared().await;
-    let local = format!("http://localhost:{}", peer.port());
-    let locals = format!("http://sandboxd:8080,{local}");
-    let Some(app) =
-        spawn_app_with(Backend::Sqlite, &[("SANDBOXD_TOKEN", &peer.token), ("SANDBOXD_LOCAL_ADDRESSES", &locals)])
-            .await
-    else {
-        return;
-    };
-    let t = admin_token(&app).await;
-    let p = probe(&app.web, &t, json!({"address": local})).await;
-    assert_eq!(p["status"], "ok", "{p}");
-    // The same host under another name is a typed address: no key, no request.
-    let p = probe(&app.web, &t, json!({"address": peer.url})).await;
-    assert_eq!(p["status"], "not_asked", "{p}");
+/// The peer under the name compose gives this deployment's own host (`localhost`, not `127.0.0.1`).
+fn local_address(peer: &Peer) -> String {
+    format!("http://localhost:{}", peer.port())
+}
 
-    // The dialog discovers the local service and prefills it.
-    let r = app.web.get("/sandboxes/new").await;
-    assert_eq!(r.select_attr("#connection-address", "value").as_deref(), Some(local.as_str()));
-    assert!(r.select_text("#connection-address-hint").is_some_and(|h| h.contains("only its /healthz was asked")));
+db_test! {
+    async fn the_deployments_token_is_used_for_the_compose_address_only(app: TestApp)
+        settings(&[
+            ("SANDBOXD_TOKEN", &peer::shared().await.token),
+            ("SANDBOXD_LOCAL_ADDRESSES", &format!("http://sandboxd:8080,{}", local_address(peer::shared().await))),
+        ])
+    {
+        let peer = peer::shared().await;
+        let local = local_address(peer);
+        let t = admin_token(&app).await;
+        let p = probe(&app.web, &t, json!({"address": local})).await;
+        assert_eq!(p["status"], "ok", "{p}");
+        // The same host under another name is a typed address: no key, no request.
+        let p = probe(&app.web, &t, json!({"address": peer.url})).await;
+        assert_eq!(p["status"], "not_asked", "{p}");
 
-    // Saving without a key stores this deployment's token in the vault first.
-    let r = app
-        .web
-        .post_form(
-            "/sandboxes",
-            &[("name", "local"), ("kind", "sandboxd"), ("address", &local), ("default_runtime", "workbench")],
-        )
-        .await;
-    assert_eq!(r.status, 303, "{}", r.body);
-    let list = app.web.bearer(&t, Method::GET, "/api/v1/sandbox-connections", None).await.json();
-    assert_eq!(list[0]["credential"], "in the vault");
-    assert_eq!(list[0]["is_default"], true);
-    assert_eq!(
-        app.scalar_strings("SELECT name FROM vault_secrets").await,
-        vec!["sandboxd token (this deployment)".to_string()]
-    );
-    // A typed address saved without a key has no credential.
-    let r = app.web.post_form("/sandboxes", &[("name", "typed"), ("kind", "sandboxd"), ("address", &peer.url)]).await;
-    assert_eq!(r.status, 303);
-    let page = app.web.get("/sandboxes").await;
-    let typed_id = app.scalar_strings("SELECT id FROM sandbox_connections WHERE name = 'typed'").await.remove(0);
-    assert!(page.select_text(&format!("#connection-{typed_id}")).is_some_and(|t| t.contains("missing")));
-    assert!(!page.body.contains(&peer.token) && !captured_logs().contains(&peer.token));
+        // The dialog discovers the local service and prefills it.
+        let r = app.web.get("/sandboxes/new").await;
+        assert_eq!(r.select_attr("#connection-address", "value").as_deref(), Some(local.as_str()));
+        assert!(r.select_text("#connection-address-hint").is_some_and(|h| h.contains("only its /healthz was asked")));
+
+        // Saving without a key stores this deployment's token in the vault first.
+        let r = app
+            .web
+            .post_form(
+                "/sandboxes",
+                &[("name", "local"), ("kind", "sandboxd"), ("address", &local), ("default_runtime", "workbench")],
+            )
+            .await;
+        assert_eq!(r.status, 303, "{}", r.body);
+        let list = app.web.bearer(&t, Method::GET, "/api/v1/sandbox-connections", None).await.json();
+        assert_eq!(list[0]["credential"], "in the vault");
+        assert_eq!(list[0]["is_default"], true);
+        assert_eq!(
+            app.scalar_strings("SELECT name FROM vault_secrets").await,
+            vec!["sandboxd token (this deployment)".to_string()]
+        );
+        // A typed address saved without a key has no credential.
+        let r = app.web.post_form("/sandboxes", &[("name", "typed"), ("kind", "sandboxd"), ("address", &peer.url)]).await;
+        assert_eq!(r.status, 303);
+        let page = app.web.get("/sandboxes").await;
+        let typed_id = app.scalar_strings("SELECT id FROM sandbox_connections WHERE name = 'typed'").await.remove(0);
+        assert!(page.select_text(&format!("#connection-{typed_id}")).is_some_and(|t| t.contains("missing")));
+        assert!(!page.body.contains(&peer.token) && !captured_logs().contains(&peer.token));
+    }
 }
 
 db_test! {
@@ -122,56 +126,56 @@ db_test! {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_port_serving_html_and_a_silent_address_get_clear_messages() {
-    let Some(app) = spawn_app_with(Backend::Sqlite, &[]).await else { return };
-    let t = admin_token(&app).await;
-    // Our own console serves HTML: it answers, but not like a sandbox service.
-    let p = probe(&app.web, &t, json!({"address": format!("{}/login", app.address), "new_key": "k"})).await;
-    assert_eq!(p["status"], "failed");
-    assert!(
-        p["message"].as_str().is_some_and(|m| m.contains("not like a sandbox service") && m.contains("check the port")),
-        "{p}"
-    );
-    // A port nobody listens on.
-    let port = peer::free_port().expect("port");
-    let p = probe(&app.web, &t, json!({"address": format!("http://127.0.0.1:{port}"), "new_key": "k"})).await;
-    assert_eq!(p["status"], "failed");
-    assert!(p["message"].as_str().is_some_and(|m| m.contains("did not answer")), "{p}");
-    // A link-local address is refused before anything is sent.
-    let r = app
-        .web
-        .bearer(
-            &t,
-            Method::POST,
-            "/api/v1/sandbox-connections/probe",
-            Some(json!({"address": "http://169.254.169.254/", "new_key": "k"})),
-        )
-        .await;
-    r.problem(422);
-    assert_eq!(r.problem_fields(), vec!["address"]);
+db_test! {
+    async fn a_port_serving_html_and_a_silent_address_get_clear_messages(app: TestApp) {
+        let t = admin_token(&app).await;
+        // Our own console serves HTML: it answers, but not like a sandbox service.
+        let p = probe(&app.web, &t, json!({"address": format!("{}/login", app.address), "new_key": "k"})).await;
+        assert_eq!(p["status"], "failed");
+        assert!(
+            p["message"].as_str().is_some_and(|m| m.contains("not like a sandbox service") && m.contains("check the port")),
+            "{p}"
+        );
+        // A port nobody listens on.
+        let port = peer::free_port().expect("port");
+        let p = probe(&app.web, &t, json!({"address": format!("http://127.0.0.1:{port}"), "new_key": "k"})).await;
+        assert_eq!(p["status"], "failed");
+        assert!(p["message"].as_str().is_some_and(|m| m.contains("did not answer")), "{p}");
+        // A link-local address is refused before anything is sent.
+        let r = app
+            .web
+            .bearer(
+                &t,
+                Method::POST,
+                "/api/v1/sandbox-connections/probe",
+                Some(json!({"address": "http://169.254.169.254/", "new_key": "k"})),
+            )
+            .await;
+        r.problem(422);
+        assert_eq!(r.problem_fields(), vec!["address"]);
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_older_sandboxd_is_a_version_mismatch_without_its_address() {
-    let old = Peer::start(PeerOptions::default().package_version("0.2.36")).await.expect("0.2.36 peer");
-    let Some(app) = spawn_app_with(Backend::Sqlite, &[]).await else { return };
-    let t = admin_token(&app).await;
-    let p = probe(&app.web, &t, json!({"address": old.url, "new_key": old.token})).await;
-    assert_eq!(p["status"], "failed");
-    let m = p["message"].as_str().expect("message");
-    assert!(
-        m.contains("/workspaces/trees")
-            && m.contains("expected 0.2.37")
-            && m.contains("ghcr.io/vstorm-co/sandboxd:0.2.37"),
-        "{m}"
-    );
-    assert!(!m.contains(&old.url) && !m.contains("127.0.0.1"), "the address leaked: {m}");
-    let logs = captured_logs();
-    assert!(
-        logs.lines().any(|l| l.contains("sandboxd_version_mismatch") && l.contains(&old.url)),
-        "no log line with the address"
-    );
+db_test! {
+    async fn an_older_sandboxd_is_a_version_mismatch_without_its_address(app: TestApp) {
+        let old = Peer::start(PeerOptions::default().package_version("0.2.36")).await.expect("0.2.36 peer");
+        let t = admin_token(&app).await;
+        let p = probe(&app.web, &t, json!({"address": old.url, "new_key": old.token})).await;
+        assert_eq!(p["status"], "failed");
+        let m = p["message"].as_str().expect("message");
+        assert!(
+            m.contains("/workspaces/trees")
+                && m.contains("expected 0.2.37")
+                && m.contains("ghcr.io/vstorm-co/sandboxd:0.2.37"),
+            "{m}"
+        );
+        assert!(!m.contains(&old.url) && !m.contains("127.0.0.1"), "the address leaked: {m}");
+        let logs = captured_logs();
+        assert!(
+            logs.lines().any(|l| l.contains("sandboxd_version_mismatch") && l.contains(&old.url)),
+            "no log line with the address"
+        );
+    }
 }
 
 db_test! {

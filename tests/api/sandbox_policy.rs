@@ -3,7 +3,6 @@
 use reqwest::Method;
 
 use crate::db_test;
-use crate::helpers::{spawn_app, Backend};
 use crate::peer::{Peer, PeerOptions};
 use crate::sandbox_running::{attrs, caller_of, capped_peer, connect, dead_address};
 
@@ -107,20 +106,20 @@ db_test! {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_host_of_another_release_is_named_on_the_panel() {
-    let Some(app) = spawn_app(Backend::Sqlite).await else { return };
-    let peer =
-        Peer::start(PeerOptions::default().drop_route("/workspaces/trees")).await.unwrap_or_else(|e| panic!("{e:#}"));
-    app.setup_owner().await;
-    let caller = caller_of(&app.web).await;
-    let conn = connect(&app, &caller, "old host", &peer.url, Some(&peer.token)).await;
+db_test! {
+    async fn a_host_of_another_release_is_named_on_the_panel(app: TestApp) {
+        let peer =
+            Peer::start(PeerOptions::default().drop_route("/workspaces/trees")).await.unwrap_or_else(|e| panic!("{e:#}"));
+        app.setup_owner().await;
+        let caller = caller_of(&app.web).await;
+        let conn = connect(&app, &caller, "old host", &peer.url, Some(&peer.token)).await;
 
-    let r = app.web.get(&policy(&conn.id)).await;
-    assert_eq!(r.status, 200, "{}", r.body);
-    let notice = r.select_text("#policy-notice-version_mismatch").expect("the version notice");
-    assert!(notice.contains("does not serve /workspaces/trees"), "{notice}");
-    assert!(notice.contains("ghcr.io/vstorm-co/sandboxd:0.2.37"), "{notice}");
-    assert!(!notice.contains("127.0.0.1"));
-    assert_eq!(attrs(&r, "tr[data-alias]", "data-alias"), ["python", "workbench"], "the policy still shows");
+        let r = app.web.get(&policy(&conn.id)).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        let notice = r.select_text("#policy-notice-version_mismatch").expect("the version notice");
+        assert!(notice.contains("does not serve /workspaces/trees"), "{notice}");
+        assert!(notice.contains("ghcr.io/vstorm-co/sandboxd:0.2.37"), "{notice}");
+        assert!(!notice.contains("127.0.0.1"));
+        assert_eq!(attrs(&r, "tr[data-alias]", "data-alias"), ["python", "workbench"], "the policy still shows");
+    }
 }

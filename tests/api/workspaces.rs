@@ -1,11 +1,11 @@
-//! Workspaces for runs, through our API only, against the real sandboxd peer (and the `state`
-//! backend on SQLite and PostgreSQL).
+//! Workspaces for runs, through our API only, against the real sandboxd peer and the `state`
+//! backend, each on SQLite and PostgreSQL.
 
 use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::db_test;
-use crate::helpers::{spawn_app_with, Backend, Resp, TestApp};
+use crate::helpers::{Resp, TestApp};
 use crate::peer::{self, Peer, PeerOptions};
 
 /// An organization with a token and (optionally) a connection to a host.
@@ -134,64 +134,64 @@ fn service_agent(name: &str, scope: &str) -> Value {
     json!({"name": name, "backend": "service", "scope": scope})
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_sandboxd_workspace_opens_on_first_use_and_records_each_operation_once() {
-    let peer = peer::shared().await;
-    let Some(app) = spawn_app_with(Backend::Sqlite, &[]).await else { return };
-    let o = Org::new(&app).await;
-    o.connect(peer).await;
-    let agent = o.agent(service_agent("coder", "conversation")).await;
-    let conv = o.conversation(&agent, json!({})).await;
-    let run = o.run(&agent, Some(&conv), json!({})).await;
+db_test! {
+    async fn a_sandboxd_workspace_opens_on_first_use_and_records_each_operation_once(app: TestApp) {
+        let peer = peer::shared().await;
+        let o = Org::new(&app).await;
+        o.connect(peer).await;
+        let agent = o.agent(service_agent("coder", "conversation")).await;
+        let conv = o.conversation(&agent, json!({})).await;
+        let run = o.run(&agent, Some(&conv), json!({})).await;
 
-    let state = o.ws(&run, Method::GET, "state", None).await.json();
-    assert_eq!(state["state"], "not_opened");
-    assert!(o.sessions_on(peer).await.is_empty(), "nothing opened before the first operation");
+        let state = o.ws(&run, Method::GET, "state", None).await.json();
+        assert_eq!(state["state"], "not_opened");
+        assert!(o.sessions_on(peer).await.is_empty(), "nothing opened before the first operation");
 
-    let secret_content = "top-secret-content-4711";
-    assert_eq!(o.write(&run, "notes/hello.txt", secret_content).await.status, 204);
-    assert_eq!(o.sessions_on(peer).await.len(), 1, "the first operation opened one session");
-    let state = o.ws(&run, Method::GET, "state", None).await.json();
-    assert_eq!(state["state"], "open");
-    let key = state["session_key"].as_str().expect("key");
-    assert!(key.starts_with("xc-") && key.len() <= 64, "{key}");
+        let secret_content = "top-secret-content-4711";
+        assert_eq!(o.write(&run, "notes/hello.txt", secret_content).await.status, 204);
+        assert_eq!(o.sessions_on(peer).await.len(), 1, "the first operation opened one session");
+        let state = o.ws(&run, Method::GET, "state", None).await.json();
+        assert_eq!(state["state"], "open");
+        let key = state["session_key"].as_str().expect("key");
+        assert!(key.starts_with("xc-") && key.len() <= 64, "{key}");
 
-    let r = o.read(&run, "/workspace/notes/hello.txt").await;
-    assert_eq!((r.status.as_u16(), r.body.as_str()), (200, secret_content));
-    let ls = o.ws(&run, Method::GET, "ls?path=notes", None).await.json();
-    assert_eq!(ls[0]["name"], "hello.txt");
-    assert_eq!(ls[0]["path"], "notes/hello.txt");
-    let out = o.exec(&run, "cat notes/hello.txt").await.json();
-    assert_eq!(out["stdout"], secret_content);
-    assert_eq!(out["exit_code"], 0);
-    let out = o.exec(&run, "echo secret-output-99; exit 3").await.json();
-    assert_eq!(out["exit_code"], 3);
-    assert_eq!(out["stdout"], "secret-output-99\n");
-    assert_eq!(o.ws(&run, Method::POST, "remove", Some(json!({"path": "notes/hello.txt"}))).await.status, 204);
-    let gone = o.ws(&run, Method::GET, "stat?path=notes/hello.txt", None).await;
-    gone.problem(404);
-    o.finish(&run).await;
+        let r = o.read(&run, "/workspace/notes/hello.txt").await;
+        assert_eq!((r.status.as_u16(), r.body.as_str()), (200, secret_content));
+        let ls = o.ws(&run, Method::GET, "ls?path=notes", None).await.json();
+        assert_eq!(ls[0]["name"], "hello.txt");
+        assert_eq!(ls[0]["path"], "notes/hello.txt");
+        let out = o.exec(&run, "cat notes/hello.txt").await.json();
+        assert_eq!(out["stdout"], secret_content);
+        assert_eq!(out["exit_code"], 0);
+        let out = o.exec(&run, "echo secret-output-99; exit 3").await.json();
+        assert_eq!(out["exit_code"], 3);
+        assert_eq!(out["stdout"], "secret-output-99\n");
+        assert_eq!(o.ws(&run, Method::POST, "remove", Some(json!({"path": "notes/hello.txt"}))).await.status, 204);
+        let gone = o.ws(&run, Method::GET, "stat?path=notes/hello.txt", None).await;
+        gone.problem(404);
+        o.finish(&run).await;
 
-    assert_eq!(
-        o.rows(&run).await,
-        vec![
-            row("write", "/workspace/notes/hello.txt", true, &format!("{} bytes", secret_content.len())),
-            row("read", "/workspace/notes/hello.txt", true, &format!("{} bytes", secret_content.len())),
-            row("ls", "/workspace/notes", true, "1 entries"),
-            row("execute", "cat notes/hello.txt", true, "exit 0"),
-            row("execute", "echo secret-output-99; exit 3", true, "exit 3"),
-            row("remove", "/workspace/notes/hello.txt", true, ""),
-        ]
-    );
-    // No payload and no output anywhere in the table.
-    let mut c = app.state.db.conn().await.expect("conn");
-    let everything: Vec<(String, String)> =
-        sqlx::query_as("SELECT target, detail FROM sandbox_operations").fetch_all(&mut *c).await.expect("q");
-    for (t, d) in everything {
-        assert!(
-            !t.contains(secret_content) && !d.contains(secret_content) && !d.contains("secret-output-99"),
-            "{t} / {d}"
+        assert_eq!(
+            o.rows(&run).await,
+            vec![
+                row("write", "/workspace/notes/hello.txt", true, &format!("{} bytes", secret_content.len())),
+                row("read", "/workspace/notes/hello.txt", true, &format!("{} bytes", secret_content.len())),
+                row("ls", "/workspace/notes", true, "1 entries"),
+                row("execute", "cat notes/hello.txt", true, "exit 0"),
+                row("execute", "echo secret-output-99; exit 3", true, "exit 3"),
+                row("remove", "/workspace/notes/hello.txt", true, ""),
+            ]
         );
+        // No payload and no output anywhere in the table.
+        let mut c = app.state.db.conn().await.expect("conn");
+        let everything: Vec<(String, String)> =
+            sqlx::query_as("SELECT target, detail FROM sandbox_operations").fetch_all(&mut *c).await.expect("q");
+        for (t, d) in everything {
+            assert!(
+                !t.contains(secret_content) && !d.contains(secret_content) && !d.contains("secret-output-99"),
+                "{t} / {d}"
+            );
+        }
     }
 }
 
@@ -232,210 +232,212 @@ db_test! {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_state_backend_refuses_a_write_over_its_storage_limit_and_keeps_the_document() {
-    let Some(app) = spawn_app_with(Backend::Sqlite, &[("AGENTICOS_STATE_LIMIT_BYTES", "100")]).await else { return };
-    let o = Org::new(&app).await;
-    let agent = o.agent(json!({"name": "doc", "backend": "state", "scope": "agent"})).await;
-    let run = o.run(&agent, None, json!({})).await;
-    assert_eq!(o.write(&run, "a.txt", &"x".repeat(50)).await.status, 204);
-    let r = o.write(&run, "b.txt", &"y".repeat(60)).await;
-    let p = r.problem(413);
-    assert!(
-        p["detail"].as_str().is_some_and(|d| d.contains("storage limit") && d.contains("Nothing was written")),
-        "{p}"
-    );
-    let ls = o.ws(&run, Method::GET, "ls", None).await.json();
-    assert_eq!(ls.as_array().map(Vec::len), Some(1), "the document is unchanged: {ls}");
-    // Shrinking is always allowed.
-    assert_eq!(o.write(&run, "a.txt", "small").await.status, 204);
-    // Empty folders count too.
-    let r = o.ws(&run, Method::POST, "mkdir", Some(json!({"path": "f".repeat(120)}))).await;
-    r.problem(413);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn scopes_decide_who_shares_files() {
-    let peer = peer::shared().await;
-    let Some(app) = spawn_app_with(Backend::Sqlite, &[]).await else { return };
-    let o = Org::new(&app).await;
-    o.connect(peer).await;
-    // conversation scope: two runs of one conversation share; two conversations do not.
-    let agent = o.agent(service_agent("conv", "conversation")).await;
-    let (c1, c2) = (o.conversation(&agent, json!({})).await, o.conversation(&agent, json!({})).await);
-    let r1 = o.run(&agent, Some(&c1), json!({})).await;
-    assert_eq!(o.write(&r1, "shared.txt", "one").await.status, 204);
-    o.finish(&r1).await;
-    let r2 = o.run(&agent, Some(&c1), json!({})).await;
-    assert_eq!(o.read(&r2, "shared.txt").await.body, "one");
-    let r3 = o.run(&agent, Some(&c2), json!({})).await;
-    o.read(&r3, "shared.txt").await.problem(404);
-
-    // agent scope: shared across conversations.
-    let everyone = o.agent(service_agent("everyone", "agent")).await;
-    let (d1, d2) = (o.conversation(&everyone, json!({})).await, o.conversation(&everyone, json!({})).await);
-    let a1 = o.run(&everyone, Some(&d1), json!({})).await;
-    assert_eq!(o.write(&a1, "all.txt", "for all").await.status, 204);
-    let a2 = o.run(&everyone, Some(&d2), json!({})).await;
-    assert_eq!(o.read(&a2, "all.txt").await.body, "for all");
-
-    // user scope: two users apart, a widget run refused.
-    let personal = o.agent(service_agent("personal", "user")).await;
-    let bob = app.scalar_strings("SELECT id FROM users").await.remove(0);
-    app.member_with_role("second@example.com", "member").await;
-    let second = app.scalar_strings("SELECT id FROM users WHERE email = 'second@example.com'").await.remove(0);
-    let u1 = o.run(&personal, None, json!({"user_id": bob})).await;
-    assert_eq!(o.write(&u1, "mine.txt", "bob's").await.status, 204);
-    let u2 = o.run(&personal, None, json!({"started_by": "api", "user_id": second})).await;
-    o.read(&u2, "mine.txt").await.problem(404);
-    let u3 = o.run(&personal, None, json!({"user_id": bob})).await;
-    assert_eq!(o.read(&u3, "mine.txt").await.body, "bob's");
-    let widget = o.run(&personal, None, json!({"started_by": "widget"})).await;
-    let p = o.read(&widget, "mine.txt").await.problem(409);
-    assert!(p["detail"].as_str().is_some_and(|d| d.contains("widget")), "{p}");
-    let trigger = o.run(&personal, None, json!({"started_by": "trigger"})).await;
-    o.read(&trigger, "mine.txt").await.problem(409);
-    let as_creator =
-        o.run(&personal, None, json!({"started_by": "trigger", "trigger_as_creator": true, "user_id": bob})).await;
-    assert_eq!(o.read(&as_creator, "mine.txt").await.body, "bob's");
-
-    // A scope whose subject is missing is refused, naming the scope.
-    let no_conv = o.run(&agent, None, json!({})).await;
-    let p = o.read(&no_conv, "x").await.problem(409);
-    assert!(p["detail"].as_str().is_some_and(|d| d.contains("conversation scope")), "{p}");
-    let channel = o.agent(service_agent("chan", "channel")).await;
-    let no_chan = o.run(&channel, Some(&o.conversation(&channel, json!({})).await), json!({})).await;
-    let p = o.read(&no_chan, "x").await.problem(409);
-    assert!(p["detail"].as_str().is_some_and(|d| d.contains("channel scope")), "{p}");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_run_that_never_touches_its_workspace_calls_no_host() {
-    let peer = Peer::start(PeerOptions::default()).await.expect("peer");
-    let Some(app) = spawn_app_with(Backend::Sqlite, &[]).await else { return };
-    let o = Org::new(&app).await;
-    o.connect(&peer).await;
-    let agent = o.agent(service_agent("idle", "run")).await;
-    let requests_before = std::fs::read_to_string(&peer.log_path).expect("log").matches("HTTP/1.1\"").count();
-    let run = o.run(&agent, None, json!({})).await;
-    assert_eq!(o.ws(&run, Method::GET, "state", None).await.json()["state"], "not_opened");
-    assert!(o.ws(&run, Method::GET, "briefing", None).await.json()["briefing"].as_str().is_some());
-    o.finish(&run).await;
-    let requests_after = std::fs::read_to_string(&peer.log_path).expect("log").matches("HTTP/1.1\"").count();
-    assert_eq!(requests_before, requests_after, "a request reached the host:\n{}", peer.log_tail(20));
-    assert!(o.rows(&run).await.is_empty());
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn twenty_concurrent_first_operations_of_one_conversation_open_one_session() {
-    let peer = peer::shared().await;
-    let Some(app) = spawn_app_with(Backend::Sqlite, &[]).await else { return };
-    let o = Org::new(&app).await;
-    o.connect(peer).await;
-    let agent = o.agent(service_agent("busy", "conversation")).await;
-    let conv = o.conversation(&agent, json!({})).await;
-    let mut runs = Vec::new();
-    for _ in 0..4 {
-        runs.push(o.run(&agent, Some(&conv), json!({})).await);
+db_test! {
+    async fn the_state_backend_refuses_a_write_over_its_storage_limit_and_keeps_the_document(app: TestApp)
+        settings(&[("AGENTICOS_STATE_LIMIT_BYTES", "100")])
+    {
+        let o = Org::new(&app).await;
+        let agent = o.agent(json!({"name": "doc", "backend": "state", "scope": "agent"})).await;
+        let run = o.run(&agent, None, json!({})).await;
+        assert_eq!(o.write(&run, "a.txt", &"x".repeat(50)).await.status, 204);
+        let r = o.write(&run, "b.txt", &"y".repeat(60)).await;
+        let p = r.problem(413);
+        assert!(
+            p["detail"].as_str().is_some_and(|d| d.contains("storage limit") && d.contains("Nothing was written")),
+            "{p}"
+        );
+        let ls = o.ws(&run, Method::GET, "ls", None).await.json();
+        assert_eq!(ls.as_array().map(Vec::len), Some(1), "the document is unchanged: {ls}");
+        // Shrinking is always allowed.
+        assert_eq!(o.write(&run, "a.txt", "small").await.status, 204);
+        // Empty folders count too.
+        let r = o.ws(&run, Method::POST, "mkdir", Some(json!({"path": "f".repeat(120)}))).await;
+        r.problem(413);
     }
-    let calls = (0..20).map(|i| {
-        let run = runs[i % runs.len()].clone();
-        let o = &o;
-        async move { o.write(&run, &format!("f{i}.txt"), "x").await.status.as_u16() }
-    });
-    let statuses = futures_util::future::join_all(calls).await;
-    assert!(statuses.iter().all(|s| *s == 204), "{statuses:?}");
-    assert_eq!(o.sessions_on(peer).await.len(), 1);
-    let ls = o.ws(&runs[0], Method::GET, "ls", None).await.json();
-    assert_eq!(ls.as_array().map(Vec::len), Some(20));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_session_whose_files_are_gone_is_reported_lost_not_replaced() {
-    let peer = peer::shared().await;
-    let Some(app) = spawn_app_with(Backend::Sqlite, &[]).await else { return };
-    let o = Org::new(&app).await;
-    o.connect(peer).await;
-    let agent = o.agent(service_agent("keeper", "conversation")).await;
-    let conv = o.conversation(&agent, json!({})).await;
-    let r1 = o.run(&agent, Some(&conv), json!({})).await;
-    assert_eq!(o.write(&r1, "work.txt", "important").await.status, 204);
-    o.finish(&r1).await;
-    // Behind our back: the host purges the session and its files.
-    let key = o.ws(&r1, Method::GET, "state", None).await.json()["session_key"].as_str().expect("key").to_string();
-    let r = reqwest::Client::new()
-        .delete(format!("{}/sessions/{key}?purge=true", peer.url))
-        .header("X-Sandbox-Token", &peer.token)
-        .send()
-        .await
-        .expect("purge");
-    assert_eq!(r.status(), 204);
+db_test! {
+    async fn scopes_decide_who_shares_files(app: TestApp) {
+        let peer = peer::shared().await;
+        let o = Org::new(&app).await;
+        o.connect(peer).await;
+        // conversation scope: two runs of one conversation share; two conversations do not.
+        let agent = o.agent(service_agent("conv", "conversation")).await;
+        let (c1, c2) = (o.conversation(&agent, json!({})).await, o.conversation(&agent, json!({})).await);
+        let r1 = o.run(&agent, Some(&c1), json!({})).await;
+        assert_eq!(o.write(&r1, "shared.txt", "one").await.status, 204);
+        o.finish(&r1).await;
+        let r2 = o.run(&agent, Some(&c1), json!({})).await;
+        assert_eq!(o.read(&r2, "shared.txt").await.body, "one");
+        let r3 = o.run(&agent, Some(&c2), json!({})).await;
+        o.read(&r3, "shared.txt").await.problem(404);
 
-    let r2 = o.run(&agent, Some(&conv), json!({})).await;
-    let p = o.read(&r2, "work.txt").await.problem(410);
-    assert!(p["detail"].as_str().is_some_and(|d| d.contains("files are gone")), "{p}");
-    assert_eq!(o.ws(&r2, Method::GET, "state", None).await.json()["state"], "lost");
-    // Still lost for the rest of this run: never a silent empty workspace.
-    o.write(&r2, "new.txt", "x").await.problem(410);
-    o.finish(&r2).await;
-    // The next turn starts fresh.
-    let r3 = o.run(&agent, Some(&conv), json!({})).await;
-    assert_eq!(o.write(&r3, "new.txt", "fresh").await.status, 204);
-    o.read(&r3, "work.txt").await.problem(404);
+        // agent scope: shared across conversations.
+        let everyone = o.agent(service_agent("everyone", "agent")).await;
+        let (d1, d2) = (o.conversation(&everyone, json!({})).await, o.conversation(&everyone, json!({})).await);
+        let a1 = o.run(&everyone, Some(&d1), json!({})).await;
+        assert_eq!(o.write(&a1, "all.txt", "for all").await.status, 204);
+        let a2 = o.run(&everyone, Some(&d2), json!({})).await;
+        assert_eq!(o.read(&a2, "all.txt").await.body, "for all");
+
+        // user scope: two users apart, a widget run refused.
+        let personal = o.agent(service_agent("personal", "user")).await;
+        let bob = app.scalar_strings("SELECT id FROM users").await.remove(0);
+        app.member_with_role("second@example.com", "member").await;
+        let second = app.scalar_strings("SELECT id FROM users WHERE email = 'second@example.com'").await.remove(0);
+        let u1 = o.run(&personal, None, json!({"user_id": bob})).await;
+        assert_eq!(o.write(&u1, "mine.txt", "bob's").await.status, 204);
+        let u2 = o.run(&personal, None, json!({"started_by": "api", "user_id": second})).await;
+        o.read(&u2, "mine.txt").await.problem(404);
+        let u3 = o.run(&personal, None, json!({"user_id": bob})).await;
+        assert_eq!(o.read(&u3, "mine.txt").await.body, "bob's");
+        let widget = o.run(&personal, None, json!({"started_by": "widget"})).await;
+        let p = o.read(&widget, "mine.txt").await.problem(409);
+        assert!(p["detail"].as_str().is_some_and(|d| d.contains("widget")), "{p}");
+        let trigger = o.run(&personal, None, json!({"started_by": "trigger"})).await;
+        o.read(&trigger, "mine.txt").await.problem(409);
+        let as_creator =
+            o.run(&personal, None, json!({"started_by": "trigger", "trigger_as_creator": true, "user_id": bob})).await;
+        assert_eq!(o.read(&as_creator, "mine.txt").await.body, "bob's");
+
+        // A scope whose subject is missing is refused, naming the scope.
+        let no_conv = o.run(&agent, None, json!({})).await;
+        let p = o.read(&no_conv, "x").await.problem(409);
+        assert!(p["detail"].as_str().is_some_and(|d| d.contains("conversation scope")), "{p}");
+        let channel = o.agent(service_agent("chan", "channel")).await;
+        let no_chan = o.run(&channel, Some(&o.conversation(&channel, json!({})).await), json!({})).await;
+        let p = o.read(&no_chan, "x").await.problem(409);
+        assert!(p["detail"].as_str().is_some_and(|d| d.contains("channel scope")), "{p}");
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_hosts_tenant_cap_arrives_as_429_in_its_own_words() {
-    let peer = Peer::start(PeerOptions::default().env("SANDBOXD_MAX_SESSIONS_PER_TENANT", "1")).await.expect("peer");
-    let Some(app) = spawn_app_with(Backend::Sqlite, &[]).await else { return };
-    let o = Org::new(&app).await;
-    o.connect(&peer).await;
-    let agent = o.agent(service_agent("capped", "conversation")).await;
-    let r1 = o.run(&agent, Some(&o.conversation(&agent, json!({})).await), json!({})).await;
-    assert_eq!(o.write(&r1, "a", "1").await.status, 204);
-    let r2 = o.run(&agent, Some(&o.conversation(&agent, json!({})).await), json!({})).await;
-    let p = o.write(&r2, "a", "1").await.problem(429);
-    assert!(p["detail"].as_str().is_some_and(|d| d.contains("already holds 1 of 1")), "{p}");
+db_test! {
+    async fn a_run_that_never_touches_its_workspace_calls_no_host(app: TestApp) {
+        let peer = Peer::start(PeerOptions::default()).await.expect("peer");
+        let o = Org::new(&app).await;
+        o.connect(&peer).await;
+        let agent = o.agent(service_agent("idle", "run")).await;
+        let requests_before = std::fs::read_to_string(&peer.log_path).expect("log").matches("HTTP/1.1\"").count();
+        let run = o.run(&agent, None, json!({})).await;
+        assert_eq!(o.ws(&run, Method::GET, "state", None).await.json()["state"], "not_opened");
+        assert!(o.ws(&run, Method::GET, "briefing", None).await.json()["briefing"].as_str().is_some());
+        o.finish(&run).await;
+        let requests_after = std::fs::read_to_string(&peer.log_path).expect("log").matches("HTTP/1.1\"").count();
+        assert_eq!(requests_before, requests_after, "a request reached the host:\n{}", peer.log_tail(20));
+        assert!(o.rows(&run).await.is_empty());
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_host_missing_a_route_is_a_502_version_mismatch() {
-    let peer =
-        Peer::start(PeerOptions::default().drop_route("/sessions/{session_id}/files/write")).await.expect("peer");
-    let Some(app) = spawn_app_with(Backend::Sqlite, &[]).await else { return };
-    let o = Org::new(&app).await;
-    o.connect(&peer).await;
-    let agent = o.agent(service_agent("old", "run")).await;
-    let run = o.run(&agent, None, json!({})).await;
-    let p = o.write(&run, "a.txt", "1").await.problem(502);
-    let d = p["detail"].as_str().expect("detail");
-    assert!(d.contains("/sessions/{session_id}/files/write") && d.contains("ghcr.io/vstorm-co/sandboxd:0.2.37"), "{d}");
-    assert!(!d.contains(&peer.url));
+db_test! {
+    async fn twenty_concurrent_first_operations_of_one_conversation_open_one_session(app: TestApp) {
+        let peer = peer::shared().await;
+        let o = Org::new(&app).await;
+        o.connect(peer).await;
+        let agent = o.agent(service_agent("busy", "conversation")).await;
+        let conv = o.conversation(&agent, json!({})).await;
+        let mut runs = Vec::new();
+        for _ in 0..4 {
+            runs.push(o.run(&agent, Some(&conv), json!({})).await);
+        }
+        let calls = (0..20).map(|i| {
+            let run = runs[i % runs.len()].clone();
+            let o = &o;
+            async move { o.write(&run, &format!("f{i}.txt"), "x").await.status.as_u16() }
+        });
+        let statuses = futures_util::future::join_all(calls).await;
+        assert!(statuses.iter().all(|s| *s == 204), "{statuses:?}");
+        assert_eq!(o.sessions_on(peer).await.len(), 1);
+        let ls = o.ws(&runs[0], Method::GET, "ls", None).await.json();
+        assert_eq!(ls.as_array().map(Vec::len), Some(20));
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_finished_run_scoped_workspace_is_purged_on_the_host() {
-    let peer = peer::shared().await;
-    let Some(app) = spawn_app_with(Backend::Sqlite, &[]).await else { return };
-    let o = Org::new(&app).await;
-    o.connect(peer).await;
-    let agent = o.agent(json!({"name": "once", "backend": "service", "scope": "run", "skills": [{"path": "howto.md", "content": "# how"}], "manifest_files": [{"path": "data", "is_dir": true}]})).await;
-    let run = o.run(&agent, None, json!({})).await;
-    assert_eq!(o.write(&run, "out.txt", "x").await.status, 204);
-    // Skills and the manifest were written at the first operation.
-    assert_eq!(o.read(&run, "skills/howto.md").await.body, "# how");
-    assert_eq!(o.ws(&run, Method::GET, "stat?path=data", None).await.json()["is_dir"], true);
-    let key = o.ws(&run, Method::GET, "state", None).await.json()["session_key"].as_str().expect("key").to_string();
-    assert!(key.starts_with("xr-"));
-    o.finish(&run).await;
-    let tree = reqwest::Client::new()
-        .post(format!("{}/workspaces/{key}/tree", peer.url))
-        .header("X-Sandbox-Token", &peer.token)
-        .json(&json!({}))
-        .send()
-        .await
-        .expect("tree");
-    assert_eq!(tree.status(), 404, "the run's files were purged");
+db_test! {
+    async fn a_session_whose_files_are_gone_is_reported_lost_not_replaced(app: TestApp) {
+        let peer = peer::shared().await;
+        let o = Org::new(&app).await;
+        o.connect(peer).await;
+        let agent = o.agent(service_agent("keeper", "conversation")).await;
+        let conv = o.conversation(&agent, json!({})).await;
+        let r1 = o.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(o.write(&r1, "work.txt", "important").await.status, 204);
+        o.finish(&r1).await;
+        // Behind our back: the host purges the session and its files.
+        let key = o.ws(&r1, Method::GET, "state", None).await.json()["session_key"].as_str().expect("key").to_string();
+        let r = reqwest::Client::new()
+            .delete(format!("{}/sessions/{key}?purge=true", peer.url))
+            .header("X-Sandbox-Token", &peer.token)
+            .send()
+            .await
+            .expect("purge");
+        assert_eq!(r.status(), 204);
+
+        let r2 = o.run(&agent, Some(&conv), json!({})).await;
+        let p = o.read(&r2, "work.txt").await.problem(410);
+        assert!(p["detail"].as_str().is_some_and(|d| d.contains("files are gone")), "{p}");
+        assert_eq!(o.ws(&r2, Method::GET, "state", None).await.json()["state"], "lost");
+        // Still lost for the rest of this run: never a silent empty workspace.
+        o.write(&r2, "new.txt", "x").await.problem(410);
+        o.finish(&r2).await;
+        // The next turn starts fresh.
+        let r3 = o.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(o.write(&r3, "new.txt", "fresh").await.status, 204);
+        o.read(&r3, "work.txt").await.problem(404);
+    }
+}
+
+db_test! {
+    async fn the_hosts_tenant_cap_arrives_as_429_in_its_own_words(app: TestApp) {
+        let peer = Peer::start(PeerOptions::default().env("SANDBOXD_MAX_SESSIONS_PER_TENANT", "1")).await.expect("peer");
+        let o = Org::new(&app).await;
+        o.connect(&peer).await;
+        let agent = o.agent(service_agent("capped", "conversation")).await;
+        let r1 = o.run(&agent, Some(&o.conversation(&agent, json!({})).await), json!({})).await;
+        assert_eq!(o.write(&r1, "a", "1").await.status, 204);
+        let r2 = o.run(&agent, Some(&o.conversation(&agent, json!({})).await), json!({})).await;
+        let p = o.write(&r2, "a", "1").await.problem(429);
+        assert!(p["detail"].as_str().is_some_and(|d| d.contains("already holds 1 of 1")), "{p}");
+    }
+}
+
+db_test! {
+    async fn a_host_missing_a_route_is_a_502_version_mismatch(app: TestApp) {
+        let peer =
+            Peer::start(PeerOptions::default().drop_route("/sessions/{session_id}/files/write")).await.expect("peer");
+        let o = Org::new(&app).await;
+        o.connect(&peer).await;
+        let agent = o.agent(service_agent("old", "run")).await;
+        let run = o.run(&agent, None, json!({})).await;
+        let p = o.write(&run, "a.txt", "1").await.problem(502);
+        let d = p["detail"].as_str().expect("detail");
+        assert!(d.contains("/sessions/{session_id}/files/write") && d.contains("ghcr.io/vstorm-co/sandboxd:0.2.37"), "{d}");
+        assert!(!d.contains(&peer.url));
+    }
+}
+
+db_test! {
+    async fn a_finished_run_scoped_workspace_is_purged_on_the_host(app: TestApp) {
+        let peer = peer::shared().await;
+        let o = Org::new(&app).await;
+        o.connect(peer).await;
+        let agent = o.agent(json!({"name": "once", "backend": "service", "scope": "run", "skills": [{"path": "howto.md", "content": "# how"}], "manifest_files": [{"path": "data", "is_dir": true}]})).await;
+        let run = o.run(&agent, None, json!({})).await;
+        assert_eq!(o.write(&run, "out.txt", "x").await.status, 204);
+        // Skills and the manifest were written at the first operation.
+        assert_eq!(o.read(&run, "skills/howto.md").await.body, "# how");
+        assert_eq!(o.ws(&run, Method::GET, "stat?path=data", None).await.json()["is_dir"], true);
+        let key = o.ws(&run, Method::GET, "state", None).await.json()["session_key"].as_str().expect("key").to_string();
+        assert!(key.starts_with("xr-"));
+        o.finish(&run).await;
+        let tree = reqwest::Client::new()
+            .post(format!("{}/workspaces/{key}/tree", peer.url))
+            .header("X-Sandbox-Token", &peer.token)
+            .json(&json!({}))
+            .send()
+            .await
+            .expect("tree");
+        assert_eq!(tree.status(), 404, "the run's files were purged");
+    }
 }
 
 db_test! {
@@ -493,56 +495,56 @@ db_test! {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_switched_off_connection_refuses_new_work_but_still_gets_its_sessions_purged() {
-    let peer = peer::shared().await;
-    let Some(app) = spawn_app_with(Backend::Sqlite, &[]).await else { return };
-    let o = Org::new(&app).await;
-    let conn = o.connect(peer).await;
-    let agent = o.agent(service_agent("once", "run")).await;
-    let run = o.run(&agent, None, json!({})).await;
-    assert_eq!(o.write(&run, "out.txt", "x").await.status, 204);
-    let key = o.ws(&run, Method::GET, "state", None).await.json()["session_key"].as_str().expect("key").to_string();
-    let r =
-        o.call(Method::PATCH, &format!("/api/v1/sandbox-connections/{conn}"), Some(json!({"is_enabled": false}))).await;
-    assert_eq!(r.json()["is_enabled"], false);
-    // New work is refused, in words.
-    let other = o.run(&agent, None, json!({})).await;
-    let p = o.write(&other, "a.txt", "1").await.problem(409);
-    assert!(p["detail"].as_str().is_some_and(|d| d.contains("switched off")), "{p}");
-    // Finishing still destroys the run's sandbox on the host.
-    o.finish(&run).await;
-    let tree = reqwest::Client::new()
-        .post(format!("{}/workspaces/{key}/tree", peer.url))
-        .header("X-Sandbox-Token", &peer.token)
-        .json(&json!({}))
-        .send()
-        .await
-        .expect("tree");
-    assert_eq!(tree.status(), 404, "the switched-off connection's session was purged");
+db_test! {
+    async fn a_switched_off_connection_refuses_new_work_but_still_gets_its_sessions_purged(app: TestApp) {
+        let peer = peer::shared().await;
+        let o = Org::new(&app).await;
+        let conn = o.connect(peer).await;
+        let agent = o.agent(service_agent("once", "run")).await;
+        let run = o.run(&agent, None, json!({})).await;
+        assert_eq!(o.write(&run, "out.txt", "x").await.status, 204);
+        let key = o.ws(&run, Method::GET, "state", None).await.json()["session_key"].as_str().expect("key").to_string();
+        let r =
+            o.call(Method::PATCH, &format!("/api/v1/sandbox-connections/{conn}"), Some(json!({"is_enabled": false}))).await;
+        assert_eq!(r.json()["is_enabled"], false);
+        // New work is refused, in words.
+        let other = o.run(&agent, None, json!({})).await;
+        let p = o.write(&other, "a.txt", "1").await.problem(409);
+        assert!(p["detail"].as_str().is_some_and(|d| d.contains("switched off")), "{p}");
+        // Finishing still destroys the run's sandbox on the host.
+        o.finish(&run).await;
+        let tree = reqwest::Client::new()
+            .post(format!("{}/workspaces/{key}/tree", peer.url))
+            .header("X-Sandbox-Token", &peer.token)
+            .json(&json!({}))
+            .send()
+            .await
+            .expect("tree");
+        assert_eq!(tree.status(), 404, "the switched-off connection's session was purged");
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn path_escapes_are_400_and_never_reach_the_host() {
-    let peer = Peer::start(PeerOptions::default()).await.expect("peer");
-    let Some(app) = spawn_app_with(Backend::Sqlite, &[]).await else { return };
-    let o = Org::new(&app).await;
-    o.connect(&peer).await;
-    let agent = o.agent(service_agent("careful", "conversation")).await;
-    let run = o.run(&agent, Some(&o.conversation(&agent, json!({})).await), json!({})).await;
-    // Open the session first, so any later request would be a file operation reaching the host.
-    assert_eq!(o.write(&run, "ok.txt", "fine").await.status, 204);
-    let requests = || std::fs::read_to_string(&peer.log_path).expect("log").matches("HTTP/1.1\"").count();
-    let before = requests();
-    for bad in ["../etc/passwd", "/etc/passwd", "a/../../b", "/workspace/../x", "~/.ssh/id_rsa", "a\u{0}b"] {
-        let p = o.read(&run, bad).await.problem(400);
-        assert!(p["detail"].as_str().is_some_and(|d| !d.is_empty()), "{bad:?}: {p}");
-        o.write(&run, bad, "x").await.problem(400);
+db_test! {
+    async fn path_escapes_are_400_and_never_reach_the_host(app: TestApp) {
+        let peer = Peer::start(PeerOptions::default()).await.expect("peer");
+        let o = Org::new(&app).await;
+        o.connect(&peer).await;
+        let agent = o.agent(service_agent("careful", "conversation")).await;
+        let run = o.run(&agent, Some(&o.conversation(&agent, json!({})).await), json!({})).await;
+        // Open the session first, so any later request would be a file operation reaching the host.
+        assert_eq!(o.write(&run, "ok.txt", "fine").await.status, 204);
+        let requests = || std::fs::read_to_string(&peer.log_path).expect("log").matches("HTTP/1.1\"").count();
+        let before = requests();
+        for bad in ["../etc/passwd", "/etc/passwd", "a/../../b", "/workspace/../x", "~/.ssh/id_rsa", "a\u{0}b"] {
+            let p = o.read(&run, bad).await.problem(400);
+            assert!(p["detail"].as_str().is_some_and(|d| !d.is_empty()), "{bad:?}: {p}");
+            o.write(&run, bad, "x").await.problem(400);
+        }
+        o.read(&run, &"a/".repeat(600)).await.problem(400);
+        o.ws(&run, Method::POST, "remove", Some(json!({"path": "../.."}))).await.problem(400);
+        assert_eq!(requests(), before, "a refused path reached the host:\n{}", peer.log_tail(20));
+        o.finish(&run).await;
+        // Only the one legitimate write was recorded.
+        assert_eq!(o.rows(&run).await, vec![row("write", "/workspace/ok.txt", true, "4 bytes")]);
     }
-    o.read(&run, &"a/".repeat(600)).await.problem(400);
-    o.ws(&run, Method::POST, "remove", Some(json!({"path": "../.."}))).await.problem(400);
-    assert_eq!(requests(), before, "a refused path reached the host:\n{}", peer.log_tail(20));
-    o.finish(&run).await;
-    // Only the one legitimate write was recorded.
-    assert_eq!(o.rows(&run).await, vec![row("write", "/workspace/ok.txt", true, "4 bytes")]);
 }
