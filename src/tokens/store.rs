@@ -1,7 +1,7 @@
 //! SQL for API tokens.
 
 use super::model::ApiToken;
-use crate::db::{Conn, DbResult};
+use crate::db::{self, Conn, DbResult};
 
 #[derive(sqlx::FromRow)]
 pub struct TokenAuthRow {
@@ -59,26 +59,19 @@ pub async fn list(c: &mut Conn, org_id: &str) -> DbResult<Vec<ApiToken>> {
 }
 
 pub async fn get(c: &mut Conn, org_id: &str, id: &str) -> DbResult<Option<ApiToken>> {
-    Ok(sqlx::query_as(&format!(
+    let sql = format!(
         "SELECT {COLUMNS} FROM api_tokens t LEFT JOIN users u ON u.id = t.created_by \
          WHERE t.organization_id = $1 AND t.id = $2"
-    ))
-    .bind(org_id)
-    .bind(id)
-    .fetch_optional(c)
-    .await?)
+    );
+    db::fetch_org_row(c, sqlx::query_as(&sql), org_id, id).await
 }
 
 pub async fn revoke(c: &mut Conn, org_id: &str, id: &str, now: i64) -> DbResult<u64> {
-    Ok(sqlx::query(
+    let q = sqlx::query(
         "UPDATE api_tokens SET revoked_at = $1 WHERE organization_id = $2 AND id = $3 AND revoked_at IS NULL",
     )
-    .bind(now)
-    .bind(org_id)
-    .bind(id)
-    .execute(c)
-    .await?
-    .rows_affected())
+    .bind(now);
+    db::execute_on_org_row(c, q, org_id, id).await
 }
 
 /// A live token by hash, with its creator's current membership in the token's organization.

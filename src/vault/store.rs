@@ -1,7 +1,7 @@
 //! SQL for vault secrets.
 
 use super::model::Secret;
-use crate::db::{Conn, DbResult};
+use crate::db::{self, Conn, DbResult};
 
 #[derive(sqlx::FromRow)]
 pub struct SealedRow {
@@ -19,19 +19,13 @@ pub async fn list(c: &mut Conn, org_id: &str) -> DbResult<Vec<Secret>> {
 }
 
 pub async fn get(c: &mut Conn, org_id: &str, id: &str) -> DbResult<Option<Secret>> {
-    Ok(sqlx::query_as(&format!("SELECT {COLUMNS} FROM vault_secrets WHERE organization_id = $1 AND id = $2"))
-        .bind(org_id)
-        .bind(id)
-        .fetch_optional(c)
-        .await?)
+    let sql = format!("SELECT {COLUMNS} FROM vault_secrets WHERE organization_id = $1 AND id = $2");
+    db::fetch_org_row(c, sqlx::query_as(&sql), org_id, id).await
 }
 
 pub async fn sealed(c: &mut Conn, org_id: &str, id: &str) -> DbResult<Option<SealedRow>> {
-    Ok(sqlx::query_as("SELECT nonce, ciphertext FROM vault_secrets WHERE organization_id = $1 AND id = $2")
-        .bind(org_id)
-        .bind(id)
-        .fetch_optional(c)
-        .await?)
+    let sql = "SELECT nonce, ciphertext FROM vault_secrets WHERE organization_id = $1 AND id = $2";
+    db::fetch_org_row(c, sqlx::query_as(sql), org_id, id).await
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -72,26 +66,18 @@ pub async fn replace_value(
     ciphertext: &[u8],
     now: i64,
 ) -> DbResult<u64> {
-    Ok(sqlx::query(
+    let q = sqlx::query(
         "UPDATE vault_secrets SET hint = $1, nonce = $2, ciphertext = $3, updated_at = $4 \
          WHERE organization_id = $5 AND id = $6",
     )
     .bind(hint)
     .bind(nonce.to_vec())
     .bind(ciphertext.to_vec())
-    .bind(now)
-    .bind(org_id)
-    .bind(id)
-    .execute(c)
-    .await?
-    .rows_affected())
+    .bind(now);
+    db::execute_on_org_row(c, q, org_id, id).await
 }
 
 pub async fn delete(c: &mut Conn, org_id: &str, id: &str) -> DbResult<u64> {
-    Ok(sqlx::query("DELETE FROM vault_secrets WHERE organization_id = $1 AND id = $2")
-        .bind(org_id)
-        .bind(id)
-        .execute(c)
-        .await?
-        .rows_affected())
+    let q = sqlx::query("DELETE FROM vault_secrets WHERE organization_id = $1 AND id = $2");
+    db::execute_on_org_row(c, q, org_id, id).await
 }

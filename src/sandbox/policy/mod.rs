@@ -2,6 +2,7 @@
 //! read live (DESIGN.md §6, §10).
 
 pub mod api;
+pub mod error;
 pub mod pages;
 pub mod service;
 

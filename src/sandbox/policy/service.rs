@@ -4,13 +4,16 @@
 
 use serde::Serialize;
 
+use super::error::PolicyError;
 use crate::access::Caller;
 use crate::sandbox::client::{SandboxdError, ServicePolicy};
+use crate::sandbox::connections::error::host_message;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
-use crate::sandbox::connections::service::{self as connections, ConnectionError};
+use crate::sandbox::connections::runtimes::marks_against;
+use crate::sandbox::connections::service as connections;
 use crate::state::AppState;
 
-type Result<T> = std::result::Result<T, ConnectionError>;
+type Result<T> = std::result::Result<T, PolicyError>;
 
 /// The connection a view is about.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -218,7 +221,7 @@ impl HostPolicy {
     /// Marks `policy` against the catalog and says what needs attention. `version` is the
     /// version-mismatch message, when the host lacks routes this platform calls.
     pub fn new(st: &AppState, conn: &Connection, policy: &ServicePolicy, version: Option<String>) -> Self {
-        let marks = connections::marks_against(st, policy);
+        let marks = marks_against(st, policy);
         let runtimes = policy
             .runtimes
             .iter()
@@ -298,43 +301,29 @@ pub async fn panel(st: &AppState, caller: &Caller, connection_id: &str) -> Resul
     let conn = connections::get(st, caller, connection_id).await?;
     let policy = match load(st, caller, &conn).await {
         Ok(p) => Ok(p),
-        Err(e) => Err(inline_message(&conn, e)?),
+        Err(PolicyError::HostUnavailable(e)) => Err(e.host_problem(&conn.id)?),
+        Err(e @ PolicyError::NotSandboxd) => {
+            let message = e.to_string();
+            tracing::warn!(connection_id = %conn.id, problem = %message, "a sandbox host could not be read");
+            Err(message)
+        }
+        Err(e) => return Err(e),
     };
     Ok(PolicyPanel { connection: ConnectionRef::of(&conn), policy })
 }
 
 async fn load(st: &AppState, caller: &Caller, conn: &Connection) -> Result<HostPolicy> {
     if conn.kind != ConnectionKind::Sandboxd {
-        return Err(ConnectionError::Refused("A Daytona connection has no sandboxd policy to show.".into()));
+        return Err(PolicyError::NotSandboxd);
     }
     let client = connections::client_for(st, &caller.org_id, conn).await?;
     let policy = client.policy().await?;
     // Logged (with the address) by the client; shown here without it.
     let version = match client.check_version().await {
-        Err(e @ SandboxdError::VersionMismatch { .. }) => Some(connections::host_message(&e)),
+        Err(e @ SandboxdError::VersionMismatch { .. }) => Some(host_message(&e)),
         _ => None,
     };
     Ok(HostPolicy::new(st, conn, &policy, version))
-}
-
-/// A connection-level failure in words a person reads (the host did not answer, refused the key,
-/// is another release; no credential; no address), or the error itself when it is not about the
-/// host (not found, not allowed, internal).
-pub fn inline_message(conn: &Connection, e: ConnectionError) -> Result<String> {
-    let message = match e {
-        ConnectionError::Host(h) => connections::host_message(&h),
-        ConnectionError::NoCredential => {
-            "This connection has no credential in the vault: no request was sent. Edit it and pick or paste the host's token."
-                .to_string()
-        }
-        ConnectionError::Refused(m) => m,
-        ConnectionError::Invalid(fields) => {
-            fields.0.iter().map(|f| f.message.clone()).collect::<Vec<_>>().join(" ")
-        }
-        other => return Err(other),
-    };
-    tracing::warn!(connection_id = %conn.id, problem = %message, "a sandbox host could not be read");
-    Ok(message)
 }
 
 /// Seconds in words: `45 s`, `30 min`, `1 h 5 min`, `2 d 3 h`.

@@ -2,6 +2,7 @@
 //! session's live activity.
 
 pub mod api;
+pub mod error;
 pub mod pages;
 pub mod service;
 

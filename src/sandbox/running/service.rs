@@ -6,16 +6,18 @@
 use futures_util::future::join_all;
 use serde::Serialize;
 
+use super::error::RunningError;
 use crate::access::Caller;
 use crate::sandbox::client::{
-    is_session_id, EventOp, SandboxdError, SessionEvent, SessionEvents, SessionInfo, SessionList, SessionState,
+    is_session_id, EventOp, SessionEvent, SessionEvents, SessionInfo, SessionList, SessionState,
 };
+use crate::sandbox::connections::error::ConnectionError;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
-use crate::sandbox::connections::service::{self as connections, ConnectionError};
-use crate::sandbox::policy::service::{duration, inline_message, ConnectionRef};
+use crate::sandbox::connections::service as connections;
+use crate::sandbox::policy::service::{duration, ConnectionRef};
 use crate::state::AppState;
 
-type Result<T> = std::result::Result<T, ConnectionError>;
+type Result<T> = std::result::Result<T, RunningError>;
 
 /// What a session is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -278,7 +280,7 @@ async fn host_sessions(
     };
     match read.await {
         Ok((list, idle_timeout)) => Ok(HostSessions::read(conn, &caller.org_id, list, idle_timeout)),
-        Err(e) => Ok(HostSessions::unavailable(conn, inline_message(conn, e)?)),
+        Err(e) => Ok(HostSessions::unavailable(conn, e.host_problem(&conn.id)?)),
     }
 }
 
@@ -398,23 +400,15 @@ pub async fn activity(
 ) -> Result<Activity> {
     let conn = connections::get(st, caller, connection_id).await?;
     if conn.kind != ConnectionKind::Sandboxd || !is_session_id(session_id) {
-        return Err(ConnectionError::NotFound);
+        return Err(RunningError::NotFound);
     }
     let client = connections::client_for(st, &caller.org_id, &conn).await?;
-    let info = client.session(session_id, false).await.map_err(not_found)?;
+    let info = client.session(session_id, false).await?;
     if info.tenant.as_deref() != Some(caller.org_id.as_str()) {
-        return Err(ConnectionError::NotFound);
+        return Err(RunningError::NotFound);
     }
-    let log = client.events(session_id, after).await.map_err(not_found)?;
+    let log = client.events(session_id, after).await?;
     Ok(Activity::of(&conn, &info, after, log))
-}
-
-/// The host's "No such session" is ours too.
-fn not_found(e: SandboxdError) -> ConnectionError {
-    match e {
-        SandboxdError::NotFound { .. } => ConnectionError::NotFound,
-        other => ConnectionError::Host(other),
-    }
 }
 
 /// `48.2 MiB`.
