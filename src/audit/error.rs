@@ -4,7 +4,7 @@ use crate::db::DbError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AuditError {
-    #[error("not allowed")]
+    #[error("only admins and owners read the audit log")]
     Forbidden,
     #[error(transparent)]
     Internal(#[from] anyhow::Error),

@@ -17,18 +17,7 @@ pub async fn record(
     target: &str,
     detail: &str,
 ) -> DbResult<()> {
-    store::insert(
-        c,
-        &db::new_id(),
-        org_id,
-        actor.user_id.as_deref(),
-        &actor.label,
-        action,
-        target,
-        detail,
-        db::now_ms(),
-    )
-    .await
+    store::insert(c, org_id, actor, action, target, detail, db::now_ms()).await
 }
 
 pub async fn page(db: &Db, caller: &Caller, page: Option<u32>) -> Result<Page<AuditEvent>, AuditError> {

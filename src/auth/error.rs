@@ -6,7 +6,8 @@ use crate::validate::FieldErrors;
 /// The outcomes of the account rules, in the words a person reads where there are any.
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {
-    #[error("invalid input")]
+    /// The e-mail, password or organization name was refused; a message per field.
+    #[error("the e-mail, password or organization name was refused")]
     Invalid(FieldErrors),
     #[error("The e-mail or password is wrong.")]
     BadCredentials,

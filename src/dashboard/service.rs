@@ -4,7 +4,8 @@
 use super::error::DashboardError;
 use crate::access::Caller;
 use crate::db::DbKind;
-use crate::sandbox::running::service::{self as running, HostSessions};
+use crate::sandbox::running::model::HostSessions;
+use crate::sandbox::running::service as running;
 use crate::state::AppState;
 
 pub struct Home {

@@ -8,11 +8,13 @@ use crate::validate::FieldErrors;
 /// The outcomes of the membership rules; the refusals say why in the words a person reads.
 #[derive(Debug, thiserror::Error)]
 pub enum OrgError {
-    #[error("not found")]
+    /// No such organization or membership of the caller's.
+    #[error("no such organization or member")]
     NotFound,
-    #[error("not allowed")]
+    #[error("only admins and owners manage members")]
     Forbidden,
-    #[error("invalid input")]
+    /// The name, e-mail or role was refused; a message per field.
+    #[error("the name, e-mail or role was refused")]
     Invalid(FieldErrors),
     /// The member outranks the caller; `action` is what only an owner may do to them.
     #[error("{email} outranks you; only an owner can {action}.")]

@@ -5,14 +5,12 @@ use crate::validate::FieldErrors;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TokenError {
-    /// No such token in the caller's organization.
-    #[error("not found")]
+    #[error("no such token in this organization")]
     NotFound,
-    /// Only admins and owners manage tokens.
-    #[error("not allowed")]
+    #[error("only admins and owners manage API tokens")]
     Forbidden,
     /// The name or role was refused; a message per field.
-    #[error("invalid input")]
+    #[error("the token's name or role was refused")]
     Invalid(FieldErrors),
     #[error(transparent)]
     Internal(#[from] anyhow::Error),

@@ -4,7 +4,7 @@ use super::cache::AUTH_CACHE;
 pub use super::cache::{forget_cached_callers, AUTH_CACHE_TTL};
 use super::error::TokenError;
 use super::model::{ApiToken, TokenCaller};
-use super::store;
+use super::store::{self, Values};
 use crate::access::Caller;
 use crate::audit::service as audit;
 use crate::auth::secrets;
@@ -57,18 +57,15 @@ pub async fn create(db: &Db, caller: &Caller, input: NewToken) -> Result<Created
     let prefix: String = value.chars().take(TOKEN_PREFIX.len() + 6).collect();
     let id = db::new_id();
     let mut tx = db.begin().await?;
-    store::insert(
-        &mut tx,
-        &id,
-        &caller.org_id,
-        &name,
-        &prefix,
-        &secrets::sha256_hex(&value),
-        role.as_str(),
-        &caller.user_id,
-        db::now_ms(),
-    )
-    .await?;
+    let token_hash = secrets::sha256_hex(&value);
+    let values = Values {
+        name: &name,
+        prefix: &prefix,
+        token_hash: &token_hash,
+        role: role.as_str(),
+        created_by: &caller.user_id,
+    };
+    store::insert(&mut tx, &id, &caller.org_id, &values, db::now_ms()).await?;
     audit::record(&mut tx, &caller.org_id, &caller.actor(), "token.created", &name, &format!("role {role}, {prefix}…"))
         .await?;
     let token = store::get(&mut tx, &caller.org_id, &id).await?.ok_or(TokenError::NotFound)?;

@@ -16,29 +16,27 @@ pub struct TokenAuthRow {
     pub last_used_at: Option<i64>,
 }
 
-#[allow(clippy::too_many_arguments)]
-pub async fn insert(
-    c: &mut Conn,
-    id: &str,
-    org_id: &str,
-    name: &str,
-    prefix: &str,
-    token_hash: &str,
-    role: &str,
-    created_by: &str,
-    now: i64,
-) -> DbResult<()> {
+/// The values a token is written with.
+pub struct Values<'a> {
+    pub name: &'a str,
+    pub prefix: &'a str,
+    pub token_hash: &'a str,
+    pub role: &'a str,
+    pub created_by: &'a str,
+}
+
+pub async fn insert(c: &mut Conn, id: &str, org_id: &str, v: &Values<'_>, now: i64) -> DbResult<()> {
     sqlx::query(
         "INSERT INTO api_tokens (id, organization_id, name, prefix, token_hash, role, created_by, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
     .bind(id)
     .bind(org_id)
-    .bind(name)
-    .bind(prefix)
-    .bind(token_hash)
-    .bind(role)
-    .bind(created_by)
+    .bind(v.name)
+    .bind(v.prefix)
+    .bind(v.token_hash)
+    .bind(v.role)
+    .bind(v.created_by)
     .bind(now)
     .execute(c)
     .await?;

@@ -5,14 +5,12 @@ use crate::validate::FieldErrors;
 
 #[derive(Debug, thiserror::Error)]
 pub enum VaultError {
-    /// No such secret in the caller's organization.
-    #[error("not found")]
+    #[error("no such secret in this organization")]
     NotFound,
-    /// Only builders and above manage the vault.
-    #[error("not allowed")]
+    #[error("only builders and above manage the vault")]
     Forbidden,
     /// The name (a taken one too), purpose or value was refused; a message per field.
-    #[error("invalid input")]
+    #[error("the secret's name, purpose or value was refused")]
     Invalid(FieldErrors),
     /// A store failure, or a value that does not decrypt under this deployment's key.
     #[error(transparent)]

@@ -3,9 +3,10 @@
 
 use secrecy::{ExposeSecret, SecretString};
 
+use super::crypto;
 use super::error::VaultError;
 use super::model::{Secret, PURPOSES};
-use super::{crypto, store};
+use super::store::{self, Sealed};
 use crate::access::Caller;
 use crate::audit::service as audit;
 use crate::db::{self, DbError};
@@ -39,6 +40,12 @@ fn hint(value: &str) -> String {
     } else {
         "••••".to_string()
     }
+}
+
+/// A value encrypted for secret `id` of `org_id`, with its hint.
+fn seal(st: &AppState, org_id: &str, id: &str, value: &SecretString) -> Result<Sealed> {
+    let (nonce, ciphertext) = crypto::encrypt(&st.vault_key, org_id, id, value.expose_secret().as_bytes())?;
+    Ok(Sealed { hint: hint(value.expose_secret()), nonce, ciphertext })
 }
 
 fn ensure_can_manage(caller: &Caller) -> Result<()> {
@@ -92,9 +99,8 @@ pub async fn create_in(st: &AppState, c: &mut db::Conn, caller: &Caller, input: 
     check_value(&mut errors, &input.value);
     errors.into_result().map_err(VaultError::Invalid)?;
     let id = db::new_id();
-    let (nonce, ct) = crypto::encrypt(&st.vault_key, &caller.org_id, &id, input.value.expose_secret().as_bytes())?;
-    let now = db::now_ms();
-    store::insert(c, &id, &caller.org_id, &name, &purpose, &hint(input.value.expose_secret()), &nonce, &ct, now)
+    let sealed = seal(st, &caller.org_id, &id, &input.value)?;
+    store::insert(c, &id, &caller.org_id, &name, &purpose, &sealed, db::now_ms())
         .await
         .or_name_taken("A secret", VaultError::Invalid)?;
     audit::record(c, &caller.org_id, &caller.actor(), "vault.secret_created", &name, &format!("purpose {purpose}"))
@@ -116,8 +122,7 @@ pub async fn rotate(st: &AppState, caller: &Caller, id: &str, value: SecretStrin
     let mut errors = FieldErrors::new();
     check_value(&mut errors, &value);
     errors.into_result().map_err(VaultError::Invalid)?;
-    let (nonce, ct) = crypto::encrypt(&st.vault_key, &caller.org_id, id, value.expose_secret().as_bytes())?;
-    store::replace_value(&mut tx, &caller.org_id, id, &hint(value.expose_secret()), &nonce, &ct, db::now_ms()).await?;
+    store::replace_value(&mut tx, &caller.org_id, id, &seal(st, &caller.org_id, id, &value)?, db::now_ms()).await?;
     audit::record(&mut tx, &caller.org_id, &caller.actor(), "vault.secret_rotated", &existing.name, "").await?;
     let secret = get_in(&mut tx, caller, id).await?;
     tx.commit().await.map_err(DbError::from)?;

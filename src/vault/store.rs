@@ -28,16 +28,20 @@ pub async fn sealed(c: &mut Conn, org_id: &str, id: &str) -> DbResult<Option<Sea
     db::fetch_org_row(c, sqlx::query_as(sql), org_id, id).await
 }
 
-#[allow(clippy::too_many_arguments)]
+/// A value as it is stored: its hint, and the ciphertext with its nonce.
+pub struct Sealed {
+    pub hint: String,
+    pub nonce: Vec<u8>,
+    pub ciphertext: Vec<u8>,
+}
+
 pub async fn insert(
     c: &mut Conn,
     id: &str,
     org_id: &str,
     name: &str,
     purpose: &str,
-    hint: &str,
-    nonce: &[u8],
-    ciphertext: &[u8],
+    v: &Sealed,
     now: i64,
 ) -> DbResult<()> {
     sqlx::query(
@@ -48,31 +52,23 @@ pub async fn insert(
     .bind(org_id)
     .bind(name)
     .bind(purpose)
-    .bind(hint)
-    .bind(nonce.to_vec())
-    .bind(ciphertext.to_vec())
+    .bind(&v.hint)
+    .bind(&v.nonce)
+    .bind(&v.ciphertext)
     .bind(now)
     .execute(c)
     .await?;
     Ok(())
 }
 
-pub async fn replace_value(
-    c: &mut Conn,
-    org_id: &str,
-    id: &str,
-    hint: &str,
-    nonce: &[u8],
-    ciphertext: &[u8],
-    now: i64,
-) -> DbResult<u64> {
+pub async fn replace_value(c: &mut Conn, org_id: &str, id: &str, v: &Sealed, now: i64) -> DbResult<u64> {
     let q = sqlx::query(
         "UPDATE vault_secrets SET hint = $1, nonce = $2, ciphertext = $3, updated_at = $4 \
          WHERE organization_id = $5 AND id = $6",
     )
-    .bind(hint)
-    .bind(nonce.to_vec())
-    .bind(ciphertext.to_vec())
+    .bind(&v.hint)
+    .bind(&v.nonce)
+    .bind(&v.ciphertext)
     .bind(now);
     db::execute_on_org_row(c, q, org_id, id).await
 }

@@ -9,11 +9,12 @@ use crate::vault::error::VaultError;
 /// The outcomes of the connection rules; the refusals say why in the words a person reads.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectionError {
-    #[error("not found")]
+    #[error("no such connection in this organization")]
     NotFound,
-    #[error("not allowed")]
+    #[error("this role may not see or manage connections")]
     Forbidden,
-    #[error("invalid input")]
+    /// A field of the dialog (or a probe's address or key) was refused; a message per field.
+    #[error("the connection's settings were refused")]
     Invalid(FieldErrors),
     #[error("This connection has no address.")]
     NoAddress,

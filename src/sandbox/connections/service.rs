@@ -290,6 +290,18 @@ pub async fn probe(st: &AppState, caller: &Caller, input: ProbeInput) -> Result<
     host::probe(st, &caller.org_id, input).await
 }
 
+/// Asks the host of a saved connection, with its stored credential.
+pub async fn probe_saved(st: &AppState, caller: &Caller, id: &str) -> Result<Probe> {
+    let conn = get(st, caller, id).await?;
+    let input = ProbeInput {
+        address: conn.address.unwrap_or_default(),
+        credential_secret_id: String::new(),
+        new_key: None,
+        connection_id: Some(conn.id),
+    };
+    probe(st, caller, input).await
+}
+
 /// The live policy of a saved sandboxd connection.
 pub async fn policy(st: &AppState, caller: &Caller, id: &str) -> Result<(Connection, ServicePolicy)> {
     let conn = get(st, caller, id).await?;

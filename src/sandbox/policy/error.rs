@@ -5,9 +5,9 @@ use crate::sandbox::connections::error::ConnectionError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
-    #[error("not found")]
+    #[error("no such connection in this organization")]
     NotFound,
-    #[error("not allowed")]
+    #[error("this role may not see sandbox hosts")]
     Forbidden,
     #[error("A Daytona connection has no sandboxd policy to show.")]
     NotSandboxd,

@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod error;
+pub mod model;
 pub mod pages;
 pub mod service;
 

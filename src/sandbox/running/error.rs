@@ -6,9 +6,9 @@ use crate::sandbox::connections::error::ConnectionError;
 #[derive(Debug, thiserror::Error)]
 pub enum RunningError {
     /// No such connection or session of this organization (another tenant's is not ours either).
-    #[error("not found")]
+    #[error("no such connection or session of this organization")]
     NotFound,
-    #[error("not allowed")]
+    #[error("this role may not see sandbox hosts")]
     Forbidden,
     /// The host could not be asked (no credential, no address) or did not answer well.
     #[error(transparent)]

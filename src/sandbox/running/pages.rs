@@ -7,8 +7,10 @@ use actix_web::web::{Data, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 
+use super::activity::Activity;
 use super::error::RunningError;
-use super::service::{self, Activity, RunningSessions};
+use super::model::RunningSessions;
+use super::service;
 use super::{AfterQuery, UsageQuery};
 use crate::state::AppState;
 use crate::web::{page, render, render_status, PageCaller, PageError, Shell};
