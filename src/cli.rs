@@ -157,7 +157,7 @@ async fn create_owner(config: Config, rest: &[&str]) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Err(crate::auth::service::AuthError::Invalid(f)) => {
+        Err(crate::auth::error::AuthError::Invalid(f)) => {
             let lines: Vec<String> = f.0.iter().map(|e| format!("{}: {}", e.field, e.message)).collect();
             anyhow::bail!("{}", lines.join("; "))
         }

@@ -7,11 +7,13 @@
 use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::any::{AnyArguments, AnyConnectOptions, AnyPoolOptions, AnyRow};
 use sqlx::{AnyConnection, AnyPool, ConnectOptions, Executor};
 
 pub type Tx = sqlx::Transaction<'static, sqlx::Any>;
 pub type Conn = AnyConnection;
+pub type Query<'q> = sqlx::query::Query<'q, sqlx::Any, AnyArguments<'q>>;
+pub type QueryAs<'q, T> = sqlx::query::QueryAs<'q, sqlx::Any, T, AnyArguments<'q>>;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DbKind {
@@ -52,9 +54,33 @@ impl DbError {
     pub fn is_conflict(&self) -> bool {
         matches!(self, DbError::Conflict { .. })
     }
+
+    /// How a capability's error takes a store's: a missing row is `not_found`, anything else
+    /// `internal` (its cause kept for the log).
+    pub fn not_found_or<E>(self, not_found: E, internal: impl FnOnce(anyhow::Error) -> E) -> E {
+        match self {
+            DbError::NotFound => not_found,
+            other => internal(other.into()),
+        }
+    }
 }
 
 pub type DbResult<T> = Result<T, DbError>;
+
+/// One row of an organization, by id: `q` binds the organization and the row id last
+/// (`… WHERE organization_id = $n AND id = $n+1`), so another organization's row is none.
+pub async fn fetch_org_row<'q, T>(c: &mut Conn, q: QueryAs<'q, T>, org_id: &'q str, id: &'q str) -> DbResult<Option<T>>
+where
+    T: Send + Unpin + for<'r> sqlx::FromRow<'r, AnyRow>,
+{
+    Ok(q.bind(org_id).bind(id).fetch_optional(c).await?)
+}
+
+/// A change to one row of an organization: `q` binds its own values, then the organization and
+/// the row id last. The rows changed (0 or 1).
+pub async fn execute_on_org_row<'q>(c: &mut Conn, q: Query<'q>, org_id: &'q str, id: &'q str) -> DbResult<u64> {
+    Ok(q.bind(org_id).bind(id).execute(c).await?.rows_affected())
+}
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");

@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::db::{DbError, DbResult};
+
 pub const NAME_MAX: usize = 100;
 pub const EMAIL_MAX: usize = 254;
 pub const PASSWORD_MIN: usize = 10;
@@ -21,6 +23,12 @@ pub struct FieldErrors(pub Vec<FieldError>);
 impl FieldErrors {
     pub fn new() -> Self {
         Self::default()
+    }
+    /// One message for one field.
+    pub fn one(field: &str, message: impl Into<String>) -> Self {
+        let mut errors = Self::new();
+        errors.add(field, message);
+        errors
     }
     pub fn add(&mut self, field: &str, message: impl Into<String>) {
         self.0.push(FieldError { field: field.to_string(), message: message.into() });
@@ -79,6 +87,28 @@ pub fn name(errors: &mut FieldErrors, field: &str, raw: &str, what: &str) -> Str
     v
 }
 
+/// What a form shows when a name is taken in this organization; `thing` names the row with its
+/// article: `A secret`, `An agent`.
+pub fn name_taken(thing: &str) -> FieldErrors {
+    FieldErrors::one("name", format!("{thing} with this name exists already in this organization."))
+}
+
+/// A write to a table whose names are unique per organization.
+pub trait NameTaken<T> {
+    /// A unique violation becomes [`name_taken`], wrapped by `invalid` (a capability's
+    /// `Invalid` variant); any other error converts as usual.
+    fn or_name_taken<E: From<DbError>>(self, thing: &str, invalid: fn(FieldErrors) -> E) -> Result<T, E>;
+}
+
+impl<T> NameTaken<T> for DbResult<T> {
+    fn or_name_taken<E: From<DbError>>(self, thing: &str, invalid: fn(FieldErrors) -> E) -> Result<T, E> {
+        match self {
+            Err(DbError::Conflict { .. }) => Err(invalid(name_taken(thing))),
+            other => Ok(other?),
+        }
+    }
+}
+
 pub fn new_password(errors: &mut FieldErrors, field: &str, raw: &str) {
     let n = raw.chars().count();
     if n < PASSWORD_MIN {
@@ -110,6 +140,32 @@ mod tests {
             email(&mut e, "email", bad);
             assert!(e.has("email"), "{bad:?} accepted");
         }
+    }
+
+    #[derive(Debug, PartialEq)]
+    enum Outcome {
+        Invalid(FieldErrors),
+        Db,
+    }
+
+    impl From<DbError> for Outcome {
+        fn from(_: DbError) -> Self {
+            Outcome::Db
+        }
+    }
+
+    #[test]
+    fn a_unique_violation_is_a_taken_name_and_other_errors_pass() {
+        let conflict: DbResult<()> = Err(DbError::Conflict { constraint: "name".into() });
+        assert_eq!(
+            conflict.or_name_taken("A secret", Outcome::Invalid),
+            Err(Outcome::Invalid(FieldErrors::one(
+                "name",
+                "A secret with this name exists already in this organization."
+            )))
+        );
+        let missing: DbResult<()> = Err(DbError::NotFound);
+        assert_eq!(missing.or_name_taken("A secret", Outcome::Invalid), Err(Outcome::Db));
     }
 
     #[test]

@@ -1,11 +1,11 @@
 //! The audit log: written in the same transaction as the change it records.
 
+use super::error::AuditError;
 pub use super::model::Actor;
 use super::model::AuditEvent;
 use super::store;
 use crate::access::Caller;
 use crate::db::{self, Db, DbResult, Page, PageRequest};
-use crate::web::AppError;
 
 pub const PER_PAGE: u32 = 50;
 
@@ -17,23 +17,12 @@ pub async fn record(
     target: &str,
     detail: &str,
 ) -> DbResult<()> {
-    store::insert(
-        c,
-        &db::new_id(),
-        org_id,
-        actor.user_id.as_deref(),
-        &actor.label,
-        action,
-        target,
-        detail,
-        db::now_ms(),
-    )
-    .await
+    store::insert(c, org_id, actor, action, target, detail, db::now_ms()).await
 }
 
-pub async fn page(db: &Db, caller: &Caller, page: Option<u32>) -> Result<Page<AuditEvent>, AppError> {
+pub async fn page(db: &Db, caller: &Caller, page: Option<u32>) -> Result<Page<AuditEvent>, AuditError> {
     if !caller.role.can_read_audit() {
-        return Err(AppError::forbidden());
+        return Err(AuditError::Forbidden);
     }
     let req = PageRequest::new(page, PER_PAGE);
     let mut c = db.conn().await?;

@@ -1,15 +1,13 @@
 //! SQL for the audit log.
 
-use super::model::AuditEvent;
-use crate::db::{Conn, DbResult, PageRequest};
+use super::model::{Actor, AuditEvent};
+use crate::db::{self, Conn, DbResult, PageRequest};
 
-#[allow(clippy::too_many_arguments)]
+/// Writes an entry under a new id.
 pub async fn insert(
     c: &mut Conn,
-    id: &str,
     org_id: &str,
-    actor_user_id: Option<&str>,
-    actor_label: &str,
+    actor: &Actor,
     action: &str,
     target: &str,
     detail: &str,
@@ -19,10 +17,10 @@ pub async fn insert(
         "INSERT INTO audit_events (id, organization_id, actor_user_id, actor_label, action, target, detail, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
-    .bind(id)
+    .bind(db::new_id())
     .bind(org_id)
-    .bind(actor_user_id)
-    .bind(actor_label)
+    .bind(actor.user_id.as_deref())
+    .bind(&actor.label)
     .bind(action)
     .bind(target)
     .bind(detail)

@@ -1,5 +1,7 @@
 //! Accounts, sign-in sessions, argon2id.
 
+pub mod accounts;
+pub mod error;
 pub mod pages;
 pub mod password;
 pub mod secrets;

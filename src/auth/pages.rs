@@ -8,7 +8,8 @@ use askama::Template;
 use secrecy::SecretString;
 use serde::Deserialize;
 
-use super::service::{self, AuthError, LoginInput, NewSession, SetupInput};
+use super::error::AuthError;
+use super::service::{self, LoginInput, NewSession, SetupInput};
 use crate::state::AppState;
 use crate::web::csrf;
 use crate::web::error::AppError;
@@ -118,12 +119,9 @@ pub async fn login(st: Data<AppState>, req: HttpRequest, form: Form<LoginForm>) 
     let (status, message, errors, retry) = match result {
         Ok(session) => return Ok(signed_in_redirect(&st, &session)),
         Err(AuthError::Invalid(errors)) => (StatusCode::UNPROCESSABLE_ENTITY, None, errors, None),
-        Err(e @ AuthError::BadCredentials) => {
-            (StatusCode::UNAUTHORIZED, Some(AppError::from(e).detail), FieldErrors::new(), None)
-        }
-        Err(AuthError::LockedOut { retry_after }) => {
-            let msg = AppError::from(AuthError::LockedOut { retry_after }).detail;
-            (StatusCode::TOO_MANY_REQUESTS, Some(msg), FieldErrors::new(), Some(retry_after))
+        Err(e @ AuthError::BadCredentials) => (StatusCode::UNAUTHORIZED, Some(e.to_string()), FieldErrors::new(), None),
+        Err(e @ AuthError::LockedOut { retry_after }) => {
+            (StatusCode::TOO_MANY_REQUESTS, Some(e.to_string()), FieldErrors::new(), Some(retry_after))
         }
         Err(e) => return Err(AppError::from(e).into()),
     };

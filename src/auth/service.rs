@@ -2,53 +2,14 @@
 
 use secrecy::{ExposeSecret, SecretString};
 
+use super::error::AuthError;
 use super::{password, secrets, store};
 use crate::audit::service::{self as audit, Actor};
 use crate::db::{self, Db, DbKind};
 use crate::orgs::model::Role;
 use crate::orgs::service as orgs;
 use crate::state::AppState;
-use crate::validate;
-use crate::web::{AppError, FieldErrors, Kind};
-
-#[derive(Debug, thiserror::Error)]
-pub enum AuthError {
-    #[error("invalid input")]
-    Invalid(FieldErrors),
-    #[error("the e-mail or password is wrong")]
-    BadCredentials,
-    #[error("too many failed sign-ins")]
-    LockedOut { retry_after: u64 },
-    #[error("setup is done")]
-    SetupDone,
-    #[error(transparent)]
-    Internal(#[from] anyhow::Error),
-}
-
-impl From<db::DbError> for AuthError {
-    fn from(e: db::DbError) -> Self {
-        AuthError::Internal(e.into())
-    }
-}
-
-impl From<AuthError> for AppError {
-    fn from(e: AuthError) -> Self {
-        match e {
-            AuthError::Invalid(f) => AppError::invalid(f),
-            AuthError::BadCredentials => AppError::new(Kind::Unauthenticated, "The e-mail or password is wrong."),
-            AuthError::LockedOut { retry_after } => AppError::new(
-                Kind::TooManyRequests,
-                format!(
-                    "Too many failed sign-ins for this account. Try again in {} minutes.",
-                    retry_after.div_ceil(60)
-                ),
-            )
-            .with_retry_after(retry_after),
-            AuthError::SetupDone => AppError::not_found(),
-            AuthError::Internal(e) => AppError::internal(e),
-        }
-    }
-}
+use crate::validate::{self, FieldErrors};
 
 pub struct SetupInput {
     pub email: String,
@@ -86,8 +47,7 @@ pub async fn setup(st: &AppState, input: SetupInput) -> Result<NewSession, AuthE
     let now = db::now_ms();
     let user_id = db::new_id();
     store::insert_user(&mut tx, &user_id, &email, &hash, now).await?;
-    let org =
-        orgs::create_in(&mut tx, &org_name, &user_id, Role::Owner).await.map_err(|e| AuthError::Internal(e.into()))?;
+    let org = orgs::create_in(&mut tx, &org_name, &user_id, Role::Owner).await?;
     audit::record(
         &mut tx,
         &org.id,
@@ -125,8 +85,7 @@ pub async fn create_owner(
             id
         }
     };
-    let org =
-        orgs::create_in(&mut tx, &org_name, &user_id, Role::Owner).await.map_err(|e| AuthError::Internal(e.into()))?;
+    let org = orgs::create_in(&mut tx, &org_name, &user_id, Role::Owner).await?;
     audit::record(&mut tx, &org.id, &Actor::system("agenticos admin"), "organization.created", &org.name, &email)
         .await?;
     tx.commit().await.map_err(db::DbError::from)?;
@@ -243,27 +202,10 @@ pub async fn session_for_cookie(db: &Db, cookie_value: &str) -> Result<Option<st
     Ok(store::find_session(&mut c, &secrets::sha256_hex(cookie_value), db::now_ms()).await?)
 }
 
-pub async fn set_current_org(db: &Db, session_id: &str, org_id: &str) -> Result<(), AuthError> {
-    let mut c = db.conn().await?;
-    Ok(store::set_session_org(&mut c, session_id, org_id).await?)
-}
-
 /// Deletes expired sessions and stale failure records.
 pub async fn sweep(db: &Db, window_minutes: u32) -> Result<u64, AuthError> {
     let mut c = db.conn().await?;
     let now = db::now_ms();
     store::clear_failures(&mut c, "", Some(now - window_minutes as i64 * 60_000)).await?;
     Ok(store::delete_expired_sessions(&mut c, now).await?)
-}
-
-/// Looks an e-mail up, or creates the account with a one-time password (returned once).
-pub async fn find_or_create_user(c: &mut db::Conn, email: &str) -> Result<(String, Option<String>), AuthError> {
-    if let Some(u) = store::find_user_by_email(c, email).await? {
-        return Ok((u.id, None));
-    }
-    let otp = secrets::one_time_password();
-    let hash = password::hash(SecretString::from(otp.clone())).await?;
-    let id = db::new_id();
-    store::insert_user(c, &id, email, &hash, db::now_ms()).await?;
-    Ok((id, Some(otp)))
 }

@@ -1,5 +1,6 @@
 //! The console's home page.
 
+pub mod error;
 pub mod pages;
 pub mod service;
 

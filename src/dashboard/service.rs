@@ -1,11 +1,12 @@
 //! What the home page shows: where the console keeps its records and, for those who may see
 //! sandboxes, the capacity this organization uses on each switched-on host.
 
+use super::error::DashboardError;
 use crate::access::Caller;
 use crate::db::DbKind;
-use crate::sandbox::running::service::{self as running, HostSessions};
+use crate::sandbox::running::model::HostSessions;
+use crate::sandbox::running::service as running;
 use crate::state::AppState;
-use crate::web::AppError;
 
 pub struct Home {
     pub database: &'static str,
@@ -13,7 +14,7 @@ pub struct Home {
     pub capacity: Option<Vec<HostSessions>>,
 }
 
-pub async fn home(st: &AppState, caller: &Caller) -> Result<Home, AppError> {
+pub async fn home(st: &AppState, caller: &Caller) -> Result<Home, DashboardError> {
     let database = match st.db.kind() {
         DbKind::Sqlite => "SQLite (embedded)",
         DbKind::Postgres => "PostgreSQL",

@@ -1,6 +1,7 @@
 //! Organizations, memberships, roles.
 
 pub mod api;
+pub mod error;
 pub mod model;
 pub mod pages;
 pub mod service;

@@ -6,8 +6,9 @@ use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 use serde::Deserialize;
 
+use super::error::OrgError;
 use super::model::{Member, OrgChoice, Role};
-use super::service::{self, NewMember, OrgError};
+use super::service::{self, NewMember};
 use crate::state::AppState;
 use crate::web::{
     page, page_status, paths, redirect_with_flash, render_status, FieldErrors, PageCaller, PageError, Shell, SignedIn,

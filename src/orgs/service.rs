@@ -1,54 +1,13 @@
 //! Organizations and their members: create, switch, add, change role, remove.
 
+use super::error::OrgError;
 use super::model::{Member, OrgChoice, Organization, Role};
 use super::store;
 use crate::access::Caller;
 use crate::audit::service::{self as audit, Actor};
-use crate::auth::service as auth;
+use crate::auth::accounts;
 use crate::db::{self, Db, DbError};
-use crate::validate;
-use crate::web::{AppError, FieldErrors, Kind};
-
-#[derive(Debug, thiserror::Error)]
-pub enum OrgError {
-    #[error("not found")]
-    NotFound,
-    #[error("not allowed")]
-    Forbidden,
-    #[error("invalid input")]
-    Invalid(FieldErrors),
-    #[error("{0}")]
-    Refused(String),
-    #[error(transparent)]
-    Internal(#[from] anyhow::Error),
-}
-
-impl From<DbError> for OrgError {
-    fn from(e: DbError) -> Self {
-        match e {
-            DbError::NotFound => OrgError::NotFound,
-            other => OrgError::Internal(other.into()),
-        }
-    }
-}
-
-impl From<auth::AuthError> for OrgError {
-    fn from(e: auth::AuthError) -> Self {
-        OrgError::Internal(anyhow::anyhow!(e))
-    }
-}
-
-impl From<OrgError> for AppError {
-    fn from(e: OrgError) -> Self {
-        match e {
-            OrgError::NotFound => AppError::not_found(),
-            OrgError::Forbidden => AppError::forbidden(),
-            OrgError::Invalid(f) => AppError::invalid(f),
-            OrgError::Refused(m) => AppError::new(Kind::Conflict, m),
-            OrgError::Internal(e) => AppError::internal(e),
-        }
-    }
-}
+use crate::validate::{self, FieldErrors};
 
 /// Creates an organization with `user_id` as its first member, inside the caller's transaction.
 pub async fn create_in(c: &mut db::Conn, name: &str, user_id: &str, role: Role) -> Result<Organization, DbError> {
@@ -94,7 +53,7 @@ pub async fn switch(db: &Db, session_id: &str, user_id: &str, org_id: &str) -> R
     if role_of(db, org_id, user_id).await?.is_none() {
         return Err(OrgError::NotFound);
     }
-    auth::set_current_org(db, session_id, org_id).await?;
+    accounts::set_current_org(db, session_id, org_id).await?;
     Ok(())
 }
 
@@ -126,18 +85,16 @@ pub async fn add_member(db: &Db, caller: &Caller, input: NewMember) -> Result<Ad
     let role = validate::role(&mut errors, "role", &input.role);
     if let Some(r) = role {
         if r.outranks(caller.role) {
-            errors.add("role", format!("You cannot grant a role above your own ({}).", caller.role));
+            errors.add("role", OrgError::AboveOwnRole(caller.role).to_string());
         }
     }
     errors.into_result().map_err(OrgError::Invalid)?;
     let role = role.unwrap_or(Role::Member);
 
     let mut tx = db.begin().await?;
-    let (user_id, otp) = auth::find_or_create_user(&mut tx, &email).await?;
+    let (user_id, otp) = accounts::find_or_create_user(&mut tx, &email).await?;
     if store::role_of(&mut tx, &caller.org_id, &user_id).await?.is_some() {
-        let mut f = FieldErrors::new();
-        f.add("email", "This person is already a member.");
-        return Err(OrgError::Invalid(f));
+        return Err(OrgError::Invalid(FieldErrors::one("email", "This person is already a member.")));
     }
     let id = db::new_id();
     store::insert_membership(&mut tx, &id, &caller.org_id, &user_id, role, db::now_ms()).await?;
@@ -162,14 +119,14 @@ pub async fn change_role(db: &Db, caller: &Caller, membership_id: &str, role: &s
     store::lock_org(&mut tx, db.kind(), &caller.org_id).await?;
     let target = store::member(&mut tx, &caller.org_id, membership_id).await?.ok_or(OrgError::NotFound)?;
     if target.role.outranks(caller.role) {
-        return Err(OrgError::Refused(format!("{} outranks you; only an owner can change their role.", target.email)));
+        return Err(OrgError::Outranked { email: target.email, action: "change their role" });
     }
     if new_role.outranks(caller.role) {
-        return Err(OrgError::Refused(format!("You cannot grant a role above your own ({}).", caller.role)));
+        return Err(OrgError::AboveOwnRole(caller.role));
     }
     if target.role == Role::Owner && new_role != Role::Owner && store::count_owners(&mut tx, &caller.org_id).await? <= 1
     {
-        return Err(OrgError::Refused("The last owner cannot be demoted. Make someone else an owner first.".into()));
+        return Err(OrgError::LastOwner("demoted"));
     }
     store::set_role(&mut tx, &caller.org_id, membership_id, new_role).await?;
     crate::tokens::service::forget_cached_callers();
@@ -195,10 +152,10 @@ pub async fn remove_member(db: &Db, caller: &Caller, membership_id: &str) -> Res
     store::lock_org(&mut tx, db.kind(), &caller.org_id).await?;
     let target = store::member(&mut tx, &caller.org_id, membership_id).await?.ok_or(OrgError::NotFound)?;
     if target.role.outranks(caller.role) {
-        return Err(OrgError::Refused(format!("{} outranks you; only an owner can remove them.", target.email)));
+        return Err(OrgError::Outranked { email: target.email, action: "remove them" });
     }
     if target.role == Role::Owner && store::count_owners(&mut tx, &caller.org_id).await? <= 1 {
-        return Err(OrgError::Refused("The last owner cannot be removed. Make someone else an owner first.".into()));
+        return Err(OrgError::LastOwner("removed"));
     }
     store::delete_membership(&mut tx, &caller.org_id, membership_id).await?;
     crate::tokens::service::forget_cached_callers();

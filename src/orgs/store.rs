@@ -1,7 +1,7 @@
 //! SQL for organizations and memberships.
 
 use super::model::{Member, OrgChoice, Organization, Role};
-use crate::db::{Conn, DbResult};
+use crate::db::{self, Conn, DbResult};
 
 #[derive(sqlx::FromRow)]
 struct ChoiceRow {
@@ -83,14 +83,11 @@ fn to_member(r: MemberRow) -> Member {
 }
 
 pub async fn member(c: &mut Conn, org_id: &str, membership_id: &str) -> DbResult<Option<Member>> {
-    let row: Option<MemberRow> = sqlx::query_as(
+    let q = sqlx::query_as(
         "SELECT m.id, m.user_id, u.email, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id \
          WHERE m.organization_id = $1 AND m.id = $2",
-    )
-    .bind(org_id)
-    .bind(membership_id)
-    .fetch_optional(c)
-    .await?;
+    );
+    let row: Option<MemberRow> = db::fetch_org_row(c, q, org_id, membership_id).await?;
     Ok(row.map(to_member))
 }
 
@@ -112,22 +109,13 @@ pub async fn count_owners(c: &mut Conn, org_id: &str) -> DbResult<i64> {
 }
 
 pub async fn set_role(c: &mut Conn, org_id: &str, membership_id: &str, role: Role) -> DbResult<u64> {
-    Ok(sqlx::query("UPDATE memberships SET role = $1 WHERE organization_id = $2 AND id = $3")
-        .bind(role.as_str())
-        .bind(org_id)
-        .bind(membership_id)
-        .execute(c)
-        .await?
-        .rows_affected())
+    let q = sqlx::query("UPDATE memberships SET role = $1 WHERE organization_id = $2 AND id = $3");
+    db::execute_on_org_row(c, q.bind(role.as_str()), org_id, membership_id).await
 }
 
 pub async fn delete_membership(c: &mut Conn, org_id: &str, membership_id: &str) -> DbResult<u64> {
-    Ok(sqlx::query("DELETE FROM memberships WHERE organization_id = $1 AND id = $2")
-        .bind(org_id)
-        .bind(membership_id)
-        .execute(c)
-        .await?
-        .rows_affected())
+    let q = sqlx::query("DELETE FROM memberships WHERE organization_id = $1 AND id = $2");
+    db::execute_on_org_row(c, q, org_id, membership_id).await
 }
 
 /// Serialises membership changes of one organization on PostgreSQL (the last-owner rule).

@@ -13,9 +13,10 @@ use std::time::Duration;
 use secrecy::SecretString;
 
 use crate::sandbox::client::{required_routes, SandboxdClient, SandboxdError, ServicePolicy, Timeouts};
+use crate::sandbox::connections::address;
+use crate::sandbox::connections::error::host_message;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
-use crate::sandbox::connections::service::host_message;
-use crate::sandbox::connections::{address, store};
+use crate::sandbox::connections::service as connections;
 use crate::state::AppState;
 use crate::vault::service as vault;
 
@@ -122,25 +123,17 @@ impl Report {
 /// Checks every connection of every organization, concurrently; the report keeps their order
 /// (organization, then name).
 pub async fn run(st: &AppState) -> anyhow::Result<Report> {
-    let (connections, names) = {
-        let mut c = st.db.conn().await?;
-        (store::all(&mut c).await?, store::organization_names(&mut c).await?)
-    };
-    let checks = connections.into_iter().map(|(org_id, connection)| {
-        let organization =
-            names.iter().find(|(id, _)| *id == org_id).map_or_else(|| org_id.clone(), |(_, n)| n.clone());
-        async move {
-            match connection.kind {
-                ConnectionKind::Daytona => ConnectionReport {
-                    organization,
-                    connection,
-                    checks: Vec::new(),
-                    not_checked: Some("not checked (Daytona support is not built yet)".into()),
-                },
-                ConnectionKind::Sandboxd => {
-                    let checks = check_sandboxd(st, &org_id, &connection).await;
-                    ConnectionReport { organization, connection, checks, not_checked: None }
-                }
+    let checks = connections::everywhere(st).await?.into_iter().map(|(org_id, organization, connection)| async move {
+        match connection.kind {
+            ConnectionKind::Daytona => ConnectionReport {
+                organization,
+                connection,
+                checks: Vec::new(),
+                not_checked: Some("not checked (Daytona support is not built yet)".into()),
+            },
+            ConnectionKind::Sandboxd => {
+                let checks = check_sandboxd(st, &org_id, &connection).await;
+                ConnectionReport { organization, connection, checks, not_checked: None }
             }
         }
     });

@@ -6,11 +6,12 @@ use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 use serde::Deserialize;
 
+use super::error::TokenError;
 use super::model::ApiToken;
 use super::service::{self, NewToken};
 use crate::orgs::model::Role;
 use crate::state::AppState;
-use crate::web::{page, page_status, paths, redirect_with_flash, FieldErrors, Kind, PageCaller, PageError, Shell};
+use crate::web::{page, page_status, paths, redirect_with_flash, FieldErrors, PageCaller, PageError, Shell};
 
 #[derive(Template)]
 #[template(path = "tokens/index.html")]
@@ -62,11 +63,11 @@ pub async fn create(
             p.created = Some((created.token.name, created.value));
             page(&p.shell, &p)
         }
-        Err(e) if e.kind == Kind::Invalid => {
+        Err(TokenError::Invalid(errors)) => {
             let mut p = tokens_page(&st, &caller, &req).await?;
             p.form_name = f.name;
             p.form_role = f.role;
-            p.errors = e.fields;
+            p.errors = errors;
             page_status(StatusCode::UNPROCESSABLE_ENTITY, &p.shell, &p)
         }
         Err(e) => Err(e.into()),

@@ -2,15 +2,25 @@
 
 use super::cache::AUTH_CACHE;
 pub use super::cache::{forget_cached_callers, AUTH_CACHE_TTL};
+use super::error::TokenError;
 use super::model::{ApiToken, TokenCaller};
-use super::store;
+use super::store::{self, Values};
 use crate::access::Caller;
 use crate::audit::service as audit;
 use crate::auth::secrets;
 use crate::db::{self, Db, DbError};
 use crate::orgs::model::Role;
-use crate::validate;
-use crate::web::{AppError, FieldErrors};
+use crate::validate::{self, FieldErrors};
+
+type Result<T> = std::result::Result<T, TokenError>;
+
+fn ensure_can_manage(caller: &Caller) -> Result<()> {
+    if caller.role.can_manage_members() {
+        Ok(())
+    } else {
+        Err(TokenError::Forbidden)
+    }
+}
 
 pub const TOKEN_PREFIX: &str = "agos_";
 
@@ -25,18 +35,14 @@ pub struct CreatedToken {
     pub value: String,
 }
 
-pub async fn list(db: &Db, caller: &Caller) -> Result<Vec<ApiToken>, AppError> {
-    if !caller.role.can_manage_members() {
-        return Err(AppError::forbidden());
-    }
+pub async fn list(db: &Db, caller: &Caller) -> Result<Vec<ApiToken>> {
+    ensure_can_manage(caller)?;
     let mut c = db.conn().await?;
     Ok(store::list(&mut c, &caller.org_id).await?)
 }
 
-pub async fn create(db: &Db, caller: &Caller, input: NewToken) -> Result<CreatedToken, AppError> {
-    if !caller.role.can_manage_members() {
-        return Err(AppError::forbidden());
-    }
+pub async fn create(db: &Db, caller: &Caller, input: NewToken) -> Result<CreatedToken> {
+    ensure_can_manage(caller)?;
     let mut errors = FieldErrors::new();
     let name = validate::name(&mut errors, "name", &input.name, "token name");
     let role = validate::role(&mut errors, "role", &input.role);
@@ -45,39 +51,32 @@ pub async fn create(db: &Db, caller: &Caller, input: NewToken) -> Result<Created
             errors.add("role", format!("A token cannot carry a role above your own ({}).", caller.role));
         }
     }
-    if !errors.is_empty() {
-        return Err(AppError::invalid(errors));
-    }
+    errors.into_result().map_err(TokenError::Invalid)?;
     let role = role.unwrap_or(Role::Member);
     let value = format!("{TOKEN_PREFIX}{}", secrets::random_token(32));
     let prefix: String = value.chars().take(TOKEN_PREFIX.len() + 6).collect();
     let id = db::new_id();
     let mut tx = db.begin().await?;
-    store::insert(
-        &mut tx,
-        &id,
-        &caller.org_id,
-        &name,
-        &prefix,
-        &secrets::sha256_hex(&value),
-        role.as_str(),
-        &caller.user_id,
-        db::now_ms(),
-    )
-    .await?;
+    let token_hash = secrets::sha256_hex(&value);
+    let values = Values {
+        name: &name,
+        prefix: &prefix,
+        token_hash: &token_hash,
+        role: role.as_str(),
+        created_by: &caller.user_id,
+    };
+    store::insert(&mut tx, &id, &caller.org_id, &values, db::now_ms()).await?;
     audit::record(&mut tx, &caller.org_id, &caller.actor(), "token.created", &name, &format!("role {role}, {prefix}…"))
         .await?;
-    let token = store::get(&mut tx, &caller.org_id, &id).await?.ok_or(DbError::NotFound)?;
+    let token = store::get(&mut tx, &caller.org_id, &id).await?.ok_or(TokenError::NotFound)?;
     tx.commit().await.map_err(DbError::from)?;
     Ok(CreatedToken { token, value })
 }
 
-pub async fn revoke(db: &Db, caller: &Caller, id: &str) -> Result<ApiToken, AppError> {
-    if !caller.role.can_manage_members() {
-        return Err(AppError::forbidden());
-    }
+pub async fn revoke(db: &Db, caller: &Caller, id: &str) -> Result<ApiToken> {
+    ensure_can_manage(caller)?;
     let mut tx = db.begin().await?;
-    let token = store::get(&mut tx, &caller.org_id, id).await?.ok_or_else(AppError::not_found)?;
+    let token = store::get(&mut tx, &caller.org_id, id).await?.ok_or(TokenError::NotFound)?;
     if store::revoke(&mut tx, &caller.org_id, id, db::now_ms()).await? > 0 {
         forget_cached_callers();
         audit::record(
@@ -90,7 +89,7 @@ pub async fn revoke(db: &Db, caller: &Caller, id: &str) -> Result<ApiToken, AppE
         )
         .await?;
     }
-    let token = store::get(&mut tx, &caller.org_id, id).await?.ok_or_else(AppError::not_found)?;
+    let token = store::get(&mut tx, &caller.org_id, id).await?.ok_or(TokenError::NotFound)?;
     tx.commit().await.map_err(DbError::from)?;
     Ok(token)
 }
@@ -100,7 +99,7 @@ pub async fn revoke(db: &Db, caller: &Caller, id: &str) -> Result<ApiToken, AppE
 ///
 /// Answers are kept for [`AUTH_CACHE_TTL`]: a revoke, a role change or a removal in this process
 /// clears them at once; another replica notices within the TTL.
-pub async fn authenticate(db: &Db, value: &str) -> Result<Option<TokenCaller>, AppError> {
+pub async fn authenticate(db: &Db, value: &str) -> Result<Option<TokenCaller>> {
     if !value.starts_with(TOKEN_PREFIX) || value.len() > 200 {
         return Ok(None);
     }

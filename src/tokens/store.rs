@@ -1,7 +1,7 @@
 //! SQL for API tokens.
 
 use super::model::ApiToken;
-use crate::db::{Conn, DbResult};
+use crate::db::{self, Conn, DbResult};
 
 #[derive(sqlx::FromRow)]
 pub struct TokenAuthRow {
@@ -16,29 +16,27 @@ pub struct TokenAuthRow {
     pub last_used_at: Option<i64>,
 }
 
-#[allow(clippy::too_many_arguments)]
-pub async fn insert(
-    c: &mut Conn,
-    id: &str,
-    org_id: &str,
-    name: &str,
-    prefix: &str,
-    token_hash: &str,
-    role: &str,
-    created_by: &str,
-    now: i64,
-) -> DbResult<()> {
+/// The values a token is written with.
+pub struct Values<'a> {
+    pub name: &'a str,
+    pub prefix: &'a str,
+    pub token_hash: &'a str,
+    pub role: &'a str,
+    pub created_by: &'a str,
+}
+
+pub async fn insert(c: &mut Conn, id: &str, org_id: &str, v: &Values<'_>, now: i64) -> DbResult<()> {
     sqlx::query(
         "INSERT INTO api_tokens (id, organization_id, name, prefix, token_hash, role, created_by, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
     .bind(id)
     .bind(org_id)
-    .bind(name)
-    .bind(prefix)
-    .bind(token_hash)
-    .bind(role)
-    .bind(created_by)
+    .bind(v.name)
+    .bind(v.prefix)
+    .bind(v.token_hash)
+    .bind(v.role)
+    .bind(v.created_by)
     .bind(now)
     .execute(c)
     .await?;
@@ -59,26 +57,19 @@ pub async fn list(c: &mut Conn, org_id: &str) -> DbResult<Vec<ApiToken>> {
 }
 
 pub async fn get(c: &mut Conn, org_id: &str, id: &str) -> DbResult<Option<ApiToken>> {
-    Ok(sqlx::query_as(&format!(
+    let sql = format!(
         "SELECT {COLUMNS} FROM api_tokens t LEFT JOIN users u ON u.id = t.created_by \
          WHERE t.organization_id = $1 AND t.id = $2"
-    ))
-    .bind(org_id)
-    .bind(id)
-    .fetch_optional(c)
-    .await?)
+    );
+    db::fetch_org_row(c, sqlx::query_as(&sql), org_id, id).await
 }
 
 pub async fn revoke(c: &mut Conn, org_id: &str, id: &str, now: i64) -> DbResult<u64> {
-    Ok(sqlx::query(
+    let q = sqlx::query(
         "UPDATE api_tokens SET revoked_at = $1 WHERE organization_id = $2 AND id = $3 AND revoked_at IS NULL",
     )
-    .bind(now)
-    .bind(org_id)
-    .bind(id)
-    .execute(c)
-    .await?
-    .rows_affected())
+    .bind(now);
+    db::execute_on_org_row(c, q, org_id, id).await
 }
 
 /// A live token by hash, with its creator's current membership in the token's organization.

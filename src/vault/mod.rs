@@ -2,6 +2,7 @@
 
 pub mod api;
 pub mod crypto;
+pub mod error;
 pub mod model;
 pub mod pages;
 pub mod service;

@@ -7,10 +7,11 @@ use askama::Template;
 use secrecy::SecretString;
 use serde::Deserialize;
 
+use super::error::VaultError;
 use super::model::{Secret, PURPOSES};
 use super::service::{self, NewSecret};
 use crate::state::AppState;
-use crate::web::{page, page_status, paths, redirect_with_flash, FieldErrors, Kind, PageCaller, PageError, Shell};
+use crate::web::{page, page_status, paths, redirect_with_flash, FieldErrors, PageCaller, PageError, Shell};
 
 #[derive(Template)]
 #[template(path = "vault/index.html")]
@@ -62,11 +63,11 @@ pub async fn create(
     let input = NewSecret { name: f.name.clone(), purpose: f.purpose.clone(), value: SecretString::from(f.value) };
     match service::create(&st, &caller, input).await {
         Ok(s) => Ok(redirect_with_flash(paths::VAULT, "success", format!("Secret “{}” stored in the vault.", s.name))),
-        Err(e) if e.kind == Kind::Invalid => {
+        Err(VaultError::Invalid(errors)) => {
             let mut p = vault_page(&st, &caller, &req).await?;
             p.form_name = f.name;
             p.form_purpose = f.purpose;
-            p.errors = e.fields;
+            p.errors = errors;
             page_status(StatusCode::UNPROCESSABLE_ENTITY, &p.shell, &p)
         }
         Err(e) => Err(e.into()),
@@ -88,9 +89,9 @@ pub async fn rotate(
 ) -> Result<HttpResponse, PageError> {
     match service::rotate(&st, &caller, &id, SecretString::from(form.into_inner().value)).await {
         Ok(s) => Ok(redirect_with_flash(paths::VAULT, "success", format!("Secret “{}” rotated.", s.name))),
-        Err(e) if e.kind == Kind::Invalid => {
+        Err(VaultError::Invalid(errors)) => {
             let mut p = vault_page(&st, &caller, &req).await?;
-            let msg = e.fields.get("value").unwrap_or("Enter the new value.").to_string();
+            let msg = errors.get("value").unwrap_or("Enter the new value.").to_string();
             p.rotate_error = Some((id.into_inner(), msg));
             page_status(StatusCode::UNPROCESSABLE_ENTITY, &p.shell, &p)
         }

@@ -3,16 +3,19 @@
 
 use secrecy::{ExposeSecret, SecretString};
 
+use super::crypto;
+use super::error::VaultError;
 use super::model::{Secret, PURPOSES};
-use super::{crypto, store};
+use super::store::{self, Sealed};
 use crate::access::Caller;
 use crate::audit::service as audit;
 use crate::db::{self, DbError};
 use crate::state::AppState;
-use crate::validate;
-use crate::web::{AppError, FieldErrors};
+use crate::validate::{self, FieldErrors, NameTaken as _};
 
 pub const VALUE_MAX: usize = 16 * 1024;
+
+type Result<T> = std::result::Result<T, VaultError>;
 
 pub struct NewSecret {
     pub name: String,
@@ -39,29 +42,53 @@ fn hint(value: &str) -> String {
     }
 }
 
-fn ensure_can_manage(caller: &Caller) -> Result<(), AppError> {
+/// A value encrypted for secret `id` of `org_id`, with its hint.
+fn seal(st: &AppState, org_id: &str, id: &str, value: &SecretString) -> Result<Sealed> {
+    let (nonce, ciphertext) = crypto::encrypt(&st.vault_key, org_id, id, value.expose_secret().as_bytes())?;
+    Ok(Sealed { hint: hint(value.expose_secret()), nonce, ciphertext })
+}
+
+fn ensure_can_manage(caller: &Caller) -> Result<()> {
     if caller.role.can_manage_vault() {
         Ok(())
     } else {
-        Err(AppError::forbidden())
+        Err(VaultError::Forbidden)
     }
 }
 
-pub async fn list(st: &AppState, caller: &Caller) -> Result<Vec<Secret>, AppError> {
+pub async fn list(st: &AppState, caller: &Caller) -> Result<Vec<Secret>> {
     ensure_can_manage(caller)?;
     let mut c = st.db.conn().await?;
     Ok(store::list(&mut c, &caller.org_id).await?)
 }
 
-pub async fn get(st: &AppState, caller: &Caller, id: &str) -> Result<Secret, AppError> {
-    ensure_can_manage(caller)?;
+pub async fn get(st: &AppState, caller: &Caller, id: &str) -> Result<Secret> {
     let mut c = st.db.conn().await?;
-    store::get(&mut c, &caller.org_id, id).await?.ok_or_else(AppError::not_found)
+    get_in(&mut c, caller, id).await
+}
+
+/// A secret of the caller's organization, inside the caller's transaction (a connection naming
+/// its credential checks it is there).
+pub async fn get_in(c: &mut db::Conn, caller: &Caller, id: &str) -> Result<Secret> {
+    ensure_can_manage(caller)?;
+    store::get(c, &caller.org_id, id).await?.ok_or(VaultError::NotFound)
+}
+
+/// `base` (cut to 90 characters), or `base (2)`, `base (3)` … : a name no secret of the caller's
+/// organization has yet, inside the caller's transaction.
+pub async fn free_name_in(c: &mut db::Conn, caller: &Caller, base: &str) -> Result<String> {
+    ensure_can_manage(caller)?;
+    let taken: Vec<String> = store::list(c, &caller.org_id).await?.into_iter().map(|s| s.name).collect();
+    let base: String = base.chars().take(90).collect();
+    if !taken.contains(&base) {
+        return Ok(base);
+    }
+    Ok((2..).map(|n| format!("{base} ({n})")).find(|n| !taken.contains(n)).unwrap_or(base))
 }
 
 /// Creates a secret inside the caller's transaction (a connection's inline "new key" commits
 /// with the connection).
-pub async fn create_in(st: &AppState, c: &mut db::Conn, caller: &Caller, input: NewSecret) -> Result<Secret, AppError> {
+pub async fn create_in(st: &AppState, c: &mut db::Conn, caller: &Caller, input: NewSecret) -> Result<Secret> {
     ensure_can_manage(caller)?;
     let mut errors = FieldErrors::new();
     let name = validate::name(&mut errors, "name", &input.name, "secret name");
@@ -70,28 +97,18 @@ pub async fn create_in(st: &AppState, c: &mut db::Conn, caller: &Caller, input: 
         errors.add("purpose", format!("Choose one of: {}.", PURPOSES.join(", ")));
     }
     check_value(&mut errors, &input.value);
-    if !errors.is_empty() {
-        return Err(AppError::invalid(errors));
-    }
+    errors.into_result().map_err(VaultError::Invalid)?;
     let id = db::new_id();
-    let (nonce, ct) = crypto::encrypt(&st.vault_key, &caller.org_id, &id, input.value.expose_secret().as_bytes())?;
-    let now = db::now_ms();
-    match store::insert(c, &id, &caller.org_id, &name, &purpose, &hint(input.value.expose_secret()), &nonce, &ct, now)
+    let sealed = seal(st, &caller.org_id, &id, &input.value)?;
+    store::insert(c, &id, &caller.org_id, &name, &purpose, &sealed, db::now_ms())
         .await
-    {
-        Err(DbError::Conflict { .. }) => {
-            let mut f = FieldErrors::new();
-            f.add("name", "A secret with this name exists already in this organization.");
-            return Err(AppError::invalid(f));
-        }
-        other => other?,
-    }
+        .or_name_taken("A secret", VaultError::Invalid)?;
     audit::record(c, &caller.org_id, &caller.actor(), "vault.secret_created", &name, &format!("purpose {purpose}"))
         .await?;
-    store::get(c, &caller.org_id, &id).await?.ok_or_else(AppError::not_found)
+    store::get(c, &caller.org_id, &id).await?.ok_or(VaultError::NotFound)
 }
 
-pub async fn create(st: &AppState, caller: &Caller, input: NewSecret) -> Result<Secret, AppError> {
+pub async fn create(st: &AppState, caller: &Caller, input: NewSecret) -> Result<Secret> {
     let mut tx = st.db.begin().await?;
     let secret = create_in(st, &mut tx, caller, input).await?;
     tx.commit().await.map_err(DbError::from)?;
@@ -99,27 +116,22 @@ pub async fn create(st: &AppState, caller: &Caller, input: NewSecret) -> Result<
 }
 
 /// Replaces a secret's value.
-pub async fn rotate(st: &AppState, caller: &Caller, id: &str, value: SecretString) -> Result<Secret, AppError> {
-    ensure_can_manage(caller)?;
+pub async fn rotate(st: &AppState, caller: &Caller, id: &str, value: SecretString) -> Result<Secret> {
     let mut tx = st.db.begin().await?;
-    let existing = store::get(&mut tx, &caller.org_id, id).await?.ok_or_else(AppError::not_found)?;
+    let existing = get_in(&mut tx, caller, id).await?;
     let mut errors = FieldErrors::new();
     check_value(&mut errors, &value);
-    if !errors.is_empty() {
-        return Err(AppError::invalid(errors));
-    }
-    let (nonce, ct) = crypto::encrypt(&st.vault_key, &caller.org_id, id, value.expose_secret().as_bytes())?;
-    store::replace_value(&mut tx, &caller.org_id, id, &hint(value.expose_secret()), &nonce, &ct, db::now_ms()).await?;
+    errors.into_result().map_err(VaultError::Invalid)?;
+    store::replace_value(&mut tx, &caller.org_id, id, &seal(st, &caller.org_id, id, &value)?, db::now_ms()).await?;
     audit::record(&mut tx, &caller.org_id, &caller.actor(), "vault.secret_rotated", &existing.name, "").await?;
-    let secret = store::get(&mut tx, &caller.org_id, id).await?.ok_or_else(AppError::not_found)?;
+    let secret = get_in(&mut tx, caller, id).await?;
     tx.commit().await.map_err(DbError::from)?;
     Ok(secret)
 }
 
-pub async fn delete(st: &AppState, caller: &Caller, id: &str) -> Result<Secret, AppError> {
-    ensure_can_manage(caller)?;
+pub async fn delete(st: &AppState, caller: &Caller, id: &str) -> Result<Secret> {
     let mut tx = st.db.begin().await?;
-    let existing = store::get(&mut tx, &caller.org_id, id).await?.ok_or_else(AppError::not_found)?;
+    let existing = get_in(&mut tx, caller, id).await?;
     store::delete(&mut tx, &caller.org_id, id).await?;
     audit::record(&mut tx, &caller.org_id, &caller.actor(), "vault.secret_deleted", &existing.name, "").await?;
     tx.commit().await.map_err(DbError::from)?;
@@ -127,7 +139,7 @@ pub async fn delete(st: &AppState, caller: &Caller, id: &str) -> Result<Secret, 
 }
 
 /// The plaintext of a secret, for the product's own outbound calls only. Never render or log it.
-pub async fn reveal(st: &AppState, c: &mut db::Conn, org_id: &str, id: &str) -> Result<Option<SecretString>, AppError> {
+pub async fn reveal(st: &AppState, c: &mut db::Conn, org_id: &str, id: &str) -> Result<Option<SecretString>> {
     let Some(row) = store::sealed(c, org_id, id).await? else {
         return Ok(None);
     };

@@ -1,7 +1,7 @@
 //! SQL for vault secrets.
 
 use super::model::Secret;
-use crate::db::{Conn, DbResult};
+use crate::db::{self, Conn, DbResult};
 
 #[derive(sqlx::FromRow)]
 pub struct SealedRow {
@@ -19,31 +19,29 @@ pub async fn list(c: &mut Conn, org_id: &str) -> DbResult<Vec<Secret>> {
 }
 
 pub async fn get(c: &mut Conn, org_id: &str, id: &str) -> DbResult<Option<Secret>> {
-    Ok(sqlx::query_as(&format!("SELECT {COLUMNS} FROM vault_secrets WHERE organization_id = $1 AND id = $2"))
-        .bind(org_id)
-        .bind(id)
-        .fetch_optional(c)
-        .await?)
+    let sql = format!("SELECT {COLUMNS} FROM vault_secrets WHERE organization_id = $1 AND id = $2");
+    db::fetch_org_row(c, sqlx::query_as(&sql), org_id, id).await
 }
 
 pub async fn sealed(c: &mut Conn, org_id: &str, id: &str) -> DbResult<Option<SealedRow>> {
-    Ok(sqlx::query_as("SELECT nonce, ciphertext FROM vault_secrets WHERE organization_id = $1 AND id = $2")
-        .bind(org_id)
-        .bind(id)
-        .fetch_optional(c)
-        .await?)
+    let sql = "SELECT nonce, ciphertext FROM vault_secrets WHERE organization_id = $1 AND id = $2";
+    db::fetch_org_row(c, sqlx::query_as(sql), org_id, id).await
 }
 
-#[allow(clippy::too_many_arguments)]
+/// A value as it is stored: its hint, and the ciphertext with its nonce.
+pub struct Sealed {
+    pub hint: String,
+    pub nonce: Vec<u8>,
+    pub ciphertext: Vec<u8>,
+}
+
 pub async fn insert(
     c: &mut Conn,
     id: &str,
     org_id: &str,
     name: &str,
     purpose: &str,
-    hint: &str,
-    nonce: &[u8],
-    ciphertext: &[u8],
+    v: &Sealed,
     now: i64,
 ) -> DbResult<()> {
     sqlx::query(
@@ -54,44 +52,28 @@ pub async fn insert(
     .bind(org_id)
     .bind(name)
     .bind(purpose)
-    .bind(hint)
-    .bind(nonce.to_vec())
-    .bind(ciphertext.to_vec())
+    .bind(&v.hint)
+    .bind(&v.nonce)
+    .bind(&v.ciphertext)
     .bind(now)
     .execute(c)
     .await?;
     Ok(())
 }
 
-pub async fn replace_value(
-    c: &mut Conn,
-    org_id: &str,
-    id: &str,
-    hint: &str,
-    nonce: &[u8],
-    ciphertext: &[u8],
-    now: i64,
-) -> DbResult<u64> {
-    Ok(sqlx::query(
+pub async fn replace_value(c: &mut Conn, org_id: &str, id: &str, v: &Sealed, now: i64) -> DbResult<u64> {
+    let q = sqlx::query(
         "UPDATE vault_secrets SET hint = $1, nonce = $2, ciphertext = $3, updated_at = $4 \
          WHERE organization_id = $5 AND id = $6",
     )
-    .bind(hint)
-    .bind(nonce.to_vec())
-    .bind(ciphertext.to_vec())
-    .bind(now)
-    .bind(org_id)
-    .bind(id)
-    .execute(c)
-    .await?
-    .rows_affected())
+    .bind(&v.hint)
+    .bind(&v.nonce)
+    .bind(&v.ciphertext)
+    .bind(now);
+    db::execute_on_org_row(c, q, org_id, id).await
 }
 
 pub async fn delete(c: &mut Conn, org_id: &str, id: &str) -> DbResult<u64> {
-    Ok(sqlx::query("DELETE FROM vault_secrets WHERE organization_id = $1 AND id = $2")
-        .bind(org_id)
-        .bind(id)
-        .execute(c)
-        .await?
-        .rows_affected())
+    let q = sqlx::query("DELETE FROM vault_secrets WHERE organization_id = $1 AND id = $2");
+    db::execute_on_org_row(c, q, org_id, id).await
 }

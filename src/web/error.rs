@@ -1,18 +1,25 @@
-//! The only mapping from outcomes to HTTP statuses, behind two wrappers: [`ApiError`] answers
-//! `application/problem+json`; [`PageError`] renders the error page (or, for htmx, a message
-//! swapped into `#flash`). A 5xx says "Something went wrong" and the request id; the cause chain
-//! goes to the log.
+//! The only mapping from outcomes to HTTP statuses: each kind's status, problem type and title,
+//! and (at the end) every capability's error as a kind and the words shown. Two wrappers answer
+//! with it: [`super::problem::ApiError`] (`application/problem+json`) and
+//! [`super::page_error::PageError`] (the error page, or for htmx a message swapped into `#flash`).
+//! A 5xx says "Something went wrong" and the request id; the cause chain goes to the log.
 
 use std::fmt;
 
-use actix_web::http::{header, StatusCode};
-use actix_web::{HttpResponse, ResponseError};
-use askama::Template;
+use actix_web::http::StatusCode;
 use serde::Serialize;
 
-use super::context;
-
+use crate::audit::error::AuditError;
+use crate::auth::error::AuthError;
+use crate::dashboard::error::DashboardError;
+use crate::orgs::error::OrgError;
+use crate::sandbox::client::SandboxdError;
+use crate::sandbox::connections::error::{host_message, ConnectionError};
+use crate::sandbox::policy::error::PolicyError;
+use crate::sandbox::running::error::RunningError;
+use crate::tokens::error::TokenError;
 pub use crate::validate::{FieldError, FieldErrors};
+use crate::vault::error::VaultError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -32,56 +39,36 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The status, the problem type's last segment and the title of each kind.
+    fn parts(self) -> (StatusCode, &'static str, &'static str) {
+        match self {
+            Kind::BadRequest => (StatusCode::BAD_REQUEST, "bad-request", "Bad request"),
+            Kind::Unauthenticated => (StatusCode::UNAUTHORIZED, "unauthenticated", "Sign-in required"),
+            Kind::Forbidden => (StatusCode::FORBIDDEN, "forbidden", "Not allowed"),
+            Kind::NotFound => (StatusCode::NOT_FOUND, "not-found", "Not found"),
+            Kind::Conflict => (StatusCode::CONFLICT, "conflict", "Conflict"),
+            Kind::Invalid => (StatusCode::UNPROCESSABLE_ENTITY, "invalid-input", "Invalid input"),
+            Kind::TooManyRequests => (StatusCode::TOO_MANY_REQUESTS, "too-many-requests", "Too many requests"),
+            Kind::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "payload-too-large", "Too large"),
+            Kind::NeedsOrganization => (StatusCode::FORBIDDEN, "no-organization", "No organization"),
+            Kind::Gone => (StatusCode::GONE, "gone", "Gone"),
+            Kind::BadGateway => (StatusCode::BAD_GATEWAY, "bad-gateway", "The sandbox host did not cooperate"),
+            Kind::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable", "Temporarily unavailable"),
+            Kind::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal", "Something went wrong"),
+        }
+    }
     pub fn status(self) -> StatusCode {
-        match self {
-            Kind::BadRequest => StatusCode::BAD_REQUEST,
-            Kind::Unauthenticated => StatusCode::UNAUTHORIZED,
-            Kind::Forbidden => StatusCode::FORBIDDEN,
-            Kind::NotFound => StatusCode::NOT_FOUND,
-            Kind::Conflict => StatusCode::CONFLICT,
-            Kind::Invalid => StatusCode::UNPROCESSABLE_ENTITY,
-            Kind::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
-            Kind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            Kind::NeedsOrganization => StatusCode::FORBIDDEN,
-            Kind::Gone => StatusCode::GONE,
-            Kind::BadGateway => StatusCode::BAD_GATEWAY,
-            Kind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
-            Kind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
-        }
+        self.parts().0
     }
-    fn slug(self) -> &'static str {
-        match self {
-            Kind::BadRequest => "bad-request",
-            Kind::Unauthenticated => "unauthenticated",
-            Kind::Forbidden => "forbidden",
-            Kind::NotFound => "not-found",
-            Kind::Conflict => "conflict",
-            Kind::Invalid => "invalid-input",
-            Kind::TooManyRequests => "too-many-requests",
-            Kind::PayloadTooLarge => "payload-too-large",
-            Kind::NeedsOrganization => "no-organization",
-            Kind::Gone => "gone",
-            Kind::BadGateway => "bad-gateway",
-            Kind::Unavailable => "unavailable",
-            Kind::Internal => "internal",
-        }
+    pub fn slug(self) -> &'static str {
+        self.parts().1
     }
-    fn title(self) -> &'static str {
-        match self {
-            Kind::BadRequest => "Bad request",
-            Kind::Unauthenticated => "Sign-in required",
-            Kind::Forbidden => "Not allowed",
-            Kind::NotFound => "Not found",
-            Kind::Conflict => "Conflict",
-            Kind::Invalid => "Invalid input",
-            Kind::TooManyRequests => "Too many requests",
-            Kind::PayloadTooLarge => "Too large",
-            Kind::NeedsOrganization => "No organization",
-            Kind::Gone => "Gone",
-            Kind::BadGateway => "The sandbox host did not cooperate",
-            Kind::Unavailable => "Temporarily unavailable",
-            Kind::Internal => "Something went wrong",
-        }
+    pub fn title(self) -> &'static str {
+        self.parts().2
+    }
+    /// The `type` of an API problem.
+    pub fn problem_type(self) -> String {
+        format!("https://agenticos.dev/problems/{}", self.slug())
     }
 }
 
@@ -126,10 +113,6 @@ impl AppError {
         self
     }
 
-    fn is_server_error(&self) -> bool {
-        self.kind.status().is_server_error()
-    }
-
     /// What a person or client may read: a 5xx never shows its cause.
     pub fn public_detail(&self) -> String {
         if self.kind == Kind::Internal {
@@ -139,8 +122,9 @@ impl AppError {
         }
     }
 
-    fn log(&self) {
-        if self.is_server_error() {
+    /// A 5xx goes to the log with its cause chain.
+    pub(super) fn log(&self) {
+        if self.kind.status().is_server_error() {
             let chain = self.source.as_ref().map(|e| format!("{e:#}")).unwrap_or_default();
             tracing::error!(kind = self.kind.slug(), detail = %self.detail, cause = %chain, "request failed");
         }
@@ -174,9 +158,6 @@ impl From<askama::Error> for AppError {
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// API: application/problem+json
-
 /// RFC 9457 problem details, as every `/api/v1` error answers.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Problem {
@@ -190,155 +171,122 @@ pub struct Problem {
     pub request_id: String,
 }
 
-pub struct ApiError(pub AppError);
-
-impl<E: Into<AppError>> From<E> for ApiError {
-    fn from(e: E) -> Self {
-        ApiError(e.into())
-    }
-}
-
-impl fmt::Debug for ApiError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl fmt::Display for ApiError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-pub fn problem_response(err: &AppError) -> HttpResponse {
-    err.log();
-    let status = err.kind.status();
-    let body = Problem {
-        kind: format!("https://agenticos.dev/problems/{}", err.kind.slug()),
-        title: err.kind.title().to_string(),
-        status: status.as_u16(),
-        detail: err.public_detail(),
-        errors: err.fields.0.clone(),
-        request_id: context::request_id(),
-    };
-    let mut res = HttpResponse::build(status);
-    res.content_type("application/problem+json");
-    if let Some(s) = err.retry_after {
-        res.insert_header((header::RETRY_AFTER, s.to_string()));
-    }
-    if err.kind == Kind::Unauthenticated {
-        res.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
-    }
-    res.body(serde_json::to_string(&body).unwrap_or_default())
-}
-
-impl ResponseError for ApiError {
-    fn status_code(&self) -> StatusCode {
-        self.0.kind.status()
-    }
-    fn error_response(&self) -> HttpResponse {
-        problem_response(&self.0)
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
-// Pages
+// The table: each capability's error as a kind and the words a person or client reads.
 
-#[derive(Template)]
-#[template(path = "errors/error.html")]
-pub struct ErrorPage {
-    pub status: u16,
-    pub title: String,
-    pub detail: String,
-    pub request_id: String,
-}
-
-#[derive(Template)]
-#[template(path = "errors/_flash.html")]
-pub struct FlashPartial {
-    pub level: &'static str,
-    pub message: String,
-}
-
-pub struct PageError(pub AppError);
-
-impl<E: Into<AppError>> From<E> for PageError {
-    fn from(e: E) -> Self {
-        PageError(e.into())
+impl From<AuthError> for AppError {
+    fn from(e: AuthError) -> Self {
+        match e {
+            AuthError::Invalid(f) => AppError::invalid(f),
+            e @ AuthError::BadCredentials => AppError::new(Kind::Unauthenticated, e.to_string()),
+            e @ AuthError::LockedOut { retry_after } => {
+                AppError::new(Kind::TooManyRequests, e.to_string()).with_retry_after(retry_after)
+            }
+            AuthError::SetupDone => AppError::not_found(),
+            AuthError::Internal(e) => AppError::internal(e),
+        }
     }
 }
 
-impl fmt::Debug for PageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
+impl From<OrgError> for AppError {
+    fn from(e: OrgError) -> Self {
+        match e {
+            OrgError::NotFound => AppError::not_found(),
+            OrgError::Forbidden => AppError::forbidden(),
+            OrgError::Invalid(f) => AppError::invalid(f),
+            e @ (OrgError::Outranked { .. } | OrgError::AboveOwnRole(_) | OrgError::LastOwner(_)) => {
+                AppError::new(Kind::Conflict, e.to_string())
+            }
+            OrgError::Internal(e) => AppError::internal(e),
+        }
     }
 }
 
-impl fmt::Display for PageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
+impl From<TokenError> for AppError {
+    fn from(e: TokenError) -> Self {
+        match e {
+            TokenError::NotFound => AppError::not_found(),
+            TokenError::Forbidden => AppError::forbidden(),
+            TokenError::Invalid(f) => AppError::invalid(f),
+            TokenError::Internal(e) => AppError::internal(e),
+        }
     }
 }
 
-pub fn page_error_response(err: &AppError) -> HttpResponse {
-    err.log();
-    let ctx = context::current();
-    let is_htmx = ctx.as_ref().map(|c| c.is_htmx).unwrap_or(false);
-    let status = err.kind.status();
-    if matches!(err.kind, Kind::Unauthenticated | Kind::NeedsOrganization) {
-        let to = if err.kind == Kind::Unauthenticated { super::paths::LOGIN } else { super::paths::ORGS_NEW };
-        return if is_htmx {
-            HttpResponse::Ok().insert_header(("HX-Redirect", to)).finish()
-        } else {
-            HttpResponse::SeeOther().insert_header((header::LOCATION, to)).finish()
+impl From<VaultError> for AppError {
+    fn from(e: VaultError) -> Self {
+        match e {
+            VaultError::NotFound => AppError::not_found(),
+            VaultError::Forbidden => AppError::forbidden(),
+            VaultError::Invalid(f) => AppError::invalid(f),
+            VaultError::Internal(e) => AppError::internal(e),
+        }
+    }
+}
+
+impl From<AuditError> for AppError {
+    fn from(e: AuditError) -> Self {
+        match e {
+            AuditError::Forbidden => AppError::forbidden(),
+            AuditError::Internal(e) => AppError::internal(e),
+        }
+    }
+}
+
+impl From<DashboardError> for AppError {
+    fn from(e: DashboardError) -> Self {
+        match e {
+            DashboardError::Capacity(e) => e.into(),
+        }
+    }
+}
+
+/// A host's failure, in connections' words: 429 when the host is full, else 502.
+impl From<&SandboxdError> for AppError {
+    fn from(e: &SandboxdError) -> Self {
+        let kind = match e {
+            SandboxdError::Capacity { .. } => Kind::TooManyRequests,
+            _ => Kind::BadGateway,
         };
-    }
-    let mut res = HttpResponse::build(status);
-    res.content_type("text/html; charset=utf-8");
-    if let Some(s) = err.retry_after {
-        res.insert_header((header::RETRY_AFTER, s.to_string()));
-    }
-    if is_htmx {
-        let flash = FlashPartial { level: "error", message: err.public_detail() };
-        res.insert_header(("HX-Retarget", "#flash"))
-            .insert_header(("HX-Reswap", "innerHTML"))
-            .insert_header(("HX-Reselect", ".flash"));
-        return res.body(flash.render().unwrap_or_else(|_| "Something went wrong".into()));
-    }
-    let page = ErrorPage {
-        status: status.as_u16(),
-        title: err.kind.title().to_string(),
-        detail: err.public_detail(),
-        request_id: context::request_id(),
-    };
-    res.body(page.render().unwrap_or_else(|_| "Something went wrong".into()))
-}
-
-impl ResponseError for PageError {
-    fn status_code(&self) -> StatusCode {
-        self.0.kind.status()
-    }
-    fn error_response(&self) -> HttpResponse {
-        page_error_response(&self.0)
+        AppError::new(kind, host_message(e))
     }
 }
 
-/// Renders a template into a 200 HTML response; a template error is a 500.
-pub fn render<T: Template>(t: &T) -> Result<HttpResponse, PageError> {
-    render_status(StatusCode::OK, t)
+impl From<ConnectionError> for AppError {
+    fn from(e: ConnectionError) -> Self {
+        match e {
+            ConnectionError::NotFound => AppError::not_found(),
+            ConnectionError::Forbidden => AppError::forbidden(),
+            ConnectionError::Invalid(f) => AppError::invalid(f),
+            e @ (ConnectionError::NoAddress
+            | ConnectionError::AddressRefused(_)
+            | ConnectionError::NotSandboxd
+            | ConnectionError::NoCredential) => AppError::new(Kind::Conflict, e.to_string()),
+            ConnectionError::Host(h) => AppError::from(&h),
+            ConnectionError::Internal(e) => AppError::internal(e),
+        }
+    }
 }
 
-pub fn render_status<T: Template>(status: StatusCode, t: &T) -> Result<HttpResponse, PageError> {
-    let body = t.render().map_err(AppError::from)?;
-    Ok(HttpResponse::build(status).content_type("text/html; charset=utf-8").body(body))
+impl From<PolicyError> for AppError {
+    fn from(e: PolicyError) -> Self {
+        match e {
+            PolicyError::NotFound => AppError::not_found(),
+            PolicyError::Forbidden => AppError::forbidden(),
+            e @ PolicyError::NotSandboxd => AppError::new(Kind::Conflict, e.to_string()),
+            PolicyError::HostUnavailable(e) => e.into(),
+            PolicyError::Internal(e) => AppError::internal(e),
+        }
+    }
 }
 
-/// 303 to `to` for plain forms; for htmx, `HX-Redirect`.
-pub fn see_other(to: &str) -> HttpResponse {
-    let is_htmx = context::current().map(|c| c.is_htmx).unwrap_or(false);
-    if is_htmx {
-        HttpResponse::Ok().insert_header(("HX-Redirect", to.to_string())).finish()
-    } else {
-        HttpResponse::SeeOther().insert_header((header::LOCATION, to.to_string())).finish()
+impl From<RunningError> for AppError {
+    fn from(e: RunningError) -> Self {
+        match e {
+            RunningError::NotFound => AppError::not_found(),
+            RunningError::Forbidden => AppError::forbidden(),
+            RunningError::HostUnavailable(e) => e.into(),
+            RunningError::Internal(e) => AppError::internal(e),
+        }
     }
 }

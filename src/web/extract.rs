@@ -3,7 +3,9 @@
 use actix_web::error::{JsonPayloadError, UrlencodedError};
 use actix_web::{web, HttpRequest};
 
-use super::error::{ApiError, AppError, FieldErrors, Kind, PageError};
+use super::error::{AppError, FieldErrors, Kind};
+use super::page_error::PageError;
+use super::problem::ApiError;
 
 pub fn json_config() -> web::JsonConfig {
     web::JsonConfig::default().limit(1024 * 1024).error_handler(|err, _req: &HttpRequest| {

@@ -9,7 +9,9 @@ use actix_web::{FromRequest, HttpRequest};
 use futures_util::future::LocalBoxFuture;
 
 use super::csrf;
-use super::error::{ApiError, AppError, Kind, PageError};
+use super::error::{AppError, Kind};
+use super::page_error::PageError;
+use super::problem::ApiError;
 use crate::access::{Caller, Via};
 use crate::auth::service as auth;
 use crate::orgs::model::OrgChoice;

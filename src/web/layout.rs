@@ -6,8 +6,9 @@ use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 use base64::Engine;
 
-use super::error::{AppError, PageError};
+use super::error::AppError;
 use super::guard::PageCaller;
+use super::page_error::PageError;
 use crate::orgs::model::{OrgChoice, Role};
 
 const FLASH_COOKIE: &str = "agos_flash";
@@ -90,7 +91,7 @@ pub fn page_status<T: Template>(
 pub fn redirect_with_flash(to: &str, level: &str, message: impl Into<String>) -> HttpResponse {
     let flash = Flash { level: level.to_string(), message: message.into() };
     let value = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(serde_json::to_vec(&flash).unwrap_or_default());
-    let mut res = super::error::see_other(to);
+    let mut res = super::page_error::see_other(to);
     let cookie = Cookie::build(FLASH_COOKIE, value).path("/").http_only(true).same_site(SameSite::Lax).finish();
     let _ = res.add_cookie(&cookie);
     res

@@ -10,7 +10,9 @@ use tracing::Instrument;
 
 use super::context::{RequestContext, REQUEST};
 use super::csrf;
-use super::error::{page_error_response, problem_response, AppError, Kind};
+use super::error::{AppError, Kind};
+use super::page_error::page_error_response;
+use super::problem::problem_response;
 use crate::state::AppState;
 
 /// Gives every request an id (echoed as `X-Request-Id`), a span, and one log line when done.

@@ -11,9 +11,13 @@ pub mod guard;
 pub mod htmx;
 pub mod layout;
 pub mod middleware;
+pub mod page_error;
 pub mod paths;
+pub mod problem;
 pub mod route;
 
-pub use error::{render, render_status, see_other, ApiError, AppError, FieldErrors, Kind, PageError};
+pub use error::{AppError, FieldErrors, Kind};
 pub use guard::{ApiCaller, PageCaller, SignedIn};
 pub use layout::{page, page_status, redirect_with_flash, Shell};
+pub use page_error::{render, render_status, see_other, PageError};
+pub use problem::ApiError;

@@ -5,7 +5,8 @@
 use actix_web::http::Method;
 use actix_web::{HttpRequest, HttpResponse, Route};
 
-use super::error::{problem_response, AppError};
+use super::error::AppError;
+use super::problem::problem_response;
 
 /// One registered API route.
 pub struct ApiRoute {

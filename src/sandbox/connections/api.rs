@@ -191,12 +191,5 @@ pub async fn probe_connection(
     ApiCaller(c): ApiCaller,
     id: Path<String>,
 ) -> Result<Json<Probe>, ApiError> {
-    let conn = service::get(&st, &c, &id).await?;
-    let input = ProbeInput {
-        address: conn.address.clone().unwrap_or_default(),
-        credential_secret_id: String::new(),
-        new_key: None,
-        connection_id: Some(conn.id),
-    };
-    Ok(Json(service::probe(&st, &c, input).await?))
+    Ok(Json(service::probe_saved(&st, &c, &id).await?))
 }

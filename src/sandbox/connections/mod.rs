@@ -3,8 +3,11 @@
 pub mod address;
 pub mod api;
 pub mod cache;
+pub mod error;
+pub mod host;
 pub mod model;
 pub mod pages;
+pub mod runtimes;
 pub mod service;
 pub mod store;
 

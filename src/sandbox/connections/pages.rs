@@ -8,8 +8,9 @@ use askama::Template;
 use secrecy::SecretString;
 use serde::Deserialize;
 
+use super::error::ConnectionError;
 use super::model::Connection;
-use super::service::{self, ConnectionError, ConnectionInput, Probe, ProbeInput, ProbeStatus, RuntimeMark};
+use super::service::{self, ConnectionInput, Probe, ProbeInput, ProbeStatus, RuntimeMark};
 use crate::state::AppState;
 use crate::vault::model::Secret;
 use crate::web::{

@@ -1,7 +1,7 @@
 //! SQL for sandbox connections.
 
 use super::model::{Connection, ConnectionKind};
-use crate::db::{Conn, DbResult};
+use crate::db::{self, Conn, DbResult};
 
 #[derive(sqlx::FromRow)]
 struct Row {
@@ -60,11 +60,8 @@ pub async fn list(c: &mut Conn, org_id: &str) -> DbResult<Vec<Connection>> {
 }
 
 pub async fn get(c: &mut Conn, org_id: &str, id: &str) -> DbResult<Option<Connection>> {
-    let row: Option<Row> = sqlx::query_as(&format!("{SELECT} WHERE c.organization_id = $1 AND c.id = $2"))
-        .bind(org_id)
-        .bind(id)
-        .fetch_optional(c)
-        .await?;
+    let sql = format!("{SELECT} WHERE c.organization_id = $1 AND c.id = $2");
+    let row: Option<Row> = db::fetch_org_row(c, sqlx::query_as(&sql), org_id, id).await?;
     Ok(row.map(Connection::from))
 }
 
@@ -95,7 +92,7 @@ pub async fn insert(c: &mut Conn, id: &str, org_id: &str, v: &Values<'_>, is_def
 }
 
 pub async fn update(c: &mut Conn, org_id: &str, id: &str, v: &Values<'_>, now: i64) -> DbResult<u64> {
-    Ok(sqlx::query(
+    let q = sqlx::query(
         "UPDATE sandbox_connections SET name = $1, kind = $2, address = $3, credential_secret_id = $4, \
          default_runtime = $5, updated_at = $6 WHERE organization_id = $7 AND id = $8",
     )
@@ -104,53 +101,36 @@ pub async fn update(c: &mut Conn, org_id: &str, id: &str, v: &Values<'_>, now: i
     .bind(v.address)
     .bind(v.credential_secret_id)
     .bind(v.default_runtime)
-    .bind(now)
-    .bind(org_id)
-    .bind(id)
-    .execute(c)
-    .await?
-    .rows_affected())
+    .bind(now);
+    db::execute_on_org_row(c, q, org_id, id).await
 }
 
 pub async fn set_enabled(c: &mut Conn, org_id: &str, id: &str, enabled: bool, now: i64) -> DbResult<u64> {
-    Ok(sqlx::query(
+    let q = sqlx::query(
         "UPDATE sandbox_connections SET is_enabled = $1, updated_at = $2 WHERE organization_id = $3 AND id = $4",
     )
     .bind(i64::from(enabled))
-    .bind(now)
-    .bind(org_id)
-    .bind(id)
-    .execute(c)
-    .await?
-    .rows_affected())
+    .bind(now);
+    db::execute_on_org_row(c, q, org_id, id).await
 }
 
 /// Makes `id` the organization's default; the partial unique index keeps it to one.
 pub async fn make_default(c: &mut Conn, org_id: &str, id: &str, now: i64) -> DbResult<()> {
-    sqlx::query("UPDATE sandbox_connections SET is_default = 0, updated_at = $1 WHERE organization_id = $2 AND is_default = 1 AND id <> $3")
-        .bind(now)
-        .bind(org_id)
-        .bind(id)
-        .execute(&mut *c)
-        .await?;
-    sqlx::query(
+    let others = sqlx::query(
+        "UPDATE sandbox_connections SET is_default = 0, updated_at = $1 \
+         WHERE organization_id = $2 AND is_default = 1 AND id <> $3",
+    );
+    db::execute_on_org_row(&mut *c, others.bind(now), org_id, id).await?;
+    let this = sqlx::query(
         "UPDATE sandbox_connections SET is_default = 1, updated_at = $1 WHERE organization_id = $2 AND id = $3",
-    )
-    .bind(now)
-    .bind(org_id)
-    .bind(id)
-    .execute(c)
-    .await?;
+    );
+    db::execute_on_org_row(c, this.bind(now), org_id, id).await?;
     Ok(())
 }
 
 pub async fn delete(c: &mut Conn, org_id: &str, id: &str) -> DbResult<u64> {
-    Ok(sqlx::query("DELETE FROM sandbox_connections WHERE organization_id = $1 AND id = $2")
-        .bind(org_id)
-        .bind(id)
-        .execute(c)
-        .await?
-        .rows_affected())
+    let q = sqlx::query("DELETE FROM sandbox_connections WHERE organization_id = $1 AND id = $2");
+    db::execute_on_org_row(c, q, org_id, id).await
 }
 
 /// The oldest remaining connection, to inherit the default when the default is deleted.

@@ -2,7 +2,8 @@
 
 use actix_web::web::{Data, Json, Path};
 
-use super::service::{self, HostPolicy};
+use super::model::HostPolicy;
+use super::service;
 use crate::api_route;
 use crate::state::AppState;
 use crate::web::error::Problem;

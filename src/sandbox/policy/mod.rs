@@ -2,6 +2,8 @@
 //! read live (DESIGN.md §6, §10).
 
 pub mod api;
+pub mod error;
+pub mod model;
 pub mod pages;
 pub mod service;
 

@@ -4,7 +4,8 @@ use actix_web::web::{Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 
-use super::service::{self, PolicyPanel};
+use super::model::PolicyPanel;
+use super::service;
 use crate::state::AppState;
 use crate::web::{page, PageCaller, PageError, Shell};
 

@@ -2,223 +2,23 @@
 //! at every view and marked against this deployment's catalog. Where the two disagree, the host
 //! is right, so nothing here is cached or stored.
 
-use serde::Serialize;
-
+use super::error::PolicyError;
+use super::model::{CatalogOnly, Ceilings, ConnectionRef, HostPolicy, Notice, PolicyPanel, PolicyRuntime};
 use crate::access::Caller;
 use crate::sandbox::client::{SandboxdError, ServicePolicy};
+use crate::sandbox::connections::error::host_message;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
-use crate::sandbox::connections::service::{self as connections, ConnectionError};
+use crate::sandbox::connections::runtimes::marks_against;
+use crate::sandbox::connections::service as connections;
 use crate::state::AppState;
 
-type Result<T> = std::result::Result<T, ConnectionError>;
-
-/// The connection a view is about.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct ConnectionRef {
-    pub id: String,
-    pub name: String,
-}
-
-impl ConnectionRef {
-    pub fn of(conn: &Connection) -> Self {
-        ConnectionRef { id: conn.id.clone(), name: conn.name.clone() }
-    }
-}
-
-/// One runtime the host allows, with its effective ceilings.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct PolicyRuntime {
-    pub alias: String,
-    pub description: String,
-    /// The image, or `<base> + N package(s)` for a runtime built from packages.
-    pub image: String,
-    /// Docker syntax, e.g. `1g`; null is no limit.
-    pub mem_limit: Option<String>,
-    pub cpus: Option<f64>,
-    /// `none` means no network.
-    pub network_mode: Option<String>,
-    /// Built on this host on first use (the first session waits for the build).
-    pub builds: bool,
-    /// The host's default runtime.
-    pub is_default: bool,
-    /// This deployment's catalog ships this alias.
-    pub in_catalog: bool,
-    /// `offered by this host` or `only on this host`.
-    pub mark: String,
-}
-
-impl PolicyRuntime {
-    pub fn memory_words(&self) -> String {
-        self.mem_limit.clone().unwrap_or_else(|| "no limit".into())
-    }
-    pub fn cpus_words(&self) -> String {
-        self.cpus.map(|c| format!("{c}")).unwrap_or_else(|| "no limit".into())
-    }
-    pub fn network_words(&self) -> String {
-        match self.network_mode.as_deref() {
-            None | Some("none") => "none".into(),
-            Some(mode) => mode.to_string(),
-        }
-    }
-    pub fn builds_words(&self) -> &'static str {
-        if self.builds {
-            "yes, on first use"
-        } else {
-            "no, ready-made image"
-        }
-    }
-}
-
-/// A catalog runtime this host does not allow.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct CatalogOnly {
-    pub alias: String,
-    pub description: String,
-}
-
-/// The ceilings in force on the host. Seconds for durations; null is "no limit" / "unset".
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct Ceilings {
-    /// Sessions one organization (sandboxd tenant) may hold open.
-    pub max_sessions_per_tenant: Option<u64>,
-    /// Resident sandboxes on the host, all organizations together.
-    pub max_sessions: Option<u64>,
-    /// Open sessions on the host, hibernated ones included.
-    pub max_open_sessions: Option<u64>,
-    /// An idle session's container is closed after this; its files stay.
-    pub idle_timeout: u64,
-    /// An idle session is hibernated after this, to make room.
-    pub evict_idle_after: Option<u64>,
-    /// Containers are kept (stopped) between turns.
-    pub persist_containers: bool,
-    /// A stopped container is removed after this.
-    pub container_ttl: Option<u64>,
-    /// An unused workspace directory is removed after this; unset keeps it forever.
-    pub workspace_ttl: Option<u64>,
-    /// The deadline of every command.
-    pub execute_timeout: u64,
-}
-
-/// One line of the ceilings list, in words.
-pub struct CeilingRow {
-    pub key: &'static str,
-    pub label: &'static str,
-    pub value: String,
-    pub hint: &'static str,
-}
-
-impl Ceilings {
-    fn of(p: &ServicePolicy) -> Self {
-        Ceilings {
-            max_sessions_per_tenant: p.max_sessions_per_tenant,
-            max_sessions: p.max_sessions,
-            max_open_sessions: p.max_open_sessions,
-            idle_timeout: p.idle_timeout,
-            evict_idle_after: p.evict_idle_after,
-            persist_containers: p.persist_containers,
-            container_ttl: p.container_ttl,
-            workspace_ttl: p.workspace_ttl,
-            execute_timeout: p.execute_timeout,
-        }
-    }
-
-    pub fn rows(&self) -> Vec<CeilingRow> {
-        let limit = |n: Option<u64>| n.map(|n| n.to_string()).unwrap_or_else(|| "no limit".into());
-        let after = |n: Option<u64>, none: &str| n.map(duration).unwrap_or_else(|| none.to_string());
-        vec![
-            CeilingRow {
-                key: "max_sessions_per_tenant",
-                label: "Sessions per organization",
-                value: limit(self.max_sessions_per_tenant),
-                hint: "Opening one more is refused until one of them is released.",
-            },
-            CeilingRow {
-                key: "max_sessions",
-                label: "Host-wide sessions",
-                value: limit(self.max_sessions),
-                hint: "Resident sandboxes, all organizations on this host together.",
-            },
-            CeilingRow {
-                key: "max_open_sessions",
-                label: "Host-wide open sessions",
-                value: self.max_open_sessions.map(|n| n.to_string()).unwrap_or_else(|| "no separate ceiling".into()),
-                hint: "Hibernated sessions included.",
-            },
-            CeilingRow {
-                key: "idle_timeout",
-                label: "Idle timeout",
-                value: duration(self.idle_timeout),
-                hint: "An idle session's container is closed; its files stay.",
-            },
-            CeilingRow {
-                key: "evict_idle_after",
-                label: "Hibernate idle sessions after",
-                value: after(self.evict_idle_after, "never"),
-                hint: "Idle sessions are put to sleep to make room.",
-            },
-            CeilingRow {
-                key: "persist_containers",
-                label: "Containers kept between turns",
-                value: if self.persist_containers { "yes" } else { "no, each session starts a fresh container" }.into(),
-                hint: "A kept container keeps what was installed in it.",
-            },
-            CeilingRow {
-                key: "container_ttl",
-                label: "Stopped containers removed after",
-                value: after(self.container_ttl, "never"),
-                hint: "Installs are reclaimed; the workspace is untouched.",
-            },
-            CeilingRow {
-                key: "workspace_ttl",
-                label: "Workspace TTL",
-                value: after(self.workspace_ttl, "unset: workspaces are kept forever"),
-                hint: "Unused workspace directories are removed after this.",
-            },
-            CeilingRow {
-                key: "execute_timeout",
-                label: "Command deadline",
-                value: duration(self.execute_timeout),
-                hint: "A command still running then is stopped.",
-            },
-        ]
-    }
-}
-
-/// Something the operator should know about this host.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct Notice {
-    /// `no_runtime`, `workspace_ttl_unset` or `version_mismatch`.
-    pub code: String,
-    /// `error` or `warning`.
-    pub level: String,
-    pub message: String,
-}
-
-impl Notice {
-    fn new(code: &str, level: &str, message: impl Into<String>) -> Self {
-        Notice { code: code.into(), level: level.into(), message: message.into() }
-    }
-}
-
-/// A host's live policy, as the panel and the API show it.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct HostPolicy {
-    pub connection: ConnectionRef,
-    /// What a session gets when it names no runtime.
-    pub default_runtime: String,
-    /// What the host allows, sorted by alias. Empty: no sandbox can start there.
-    pub runtimes: Vec<PolicyRuntime>,
-    /// Catalog runtimes this host does not allow.
-    pub not_on_host: Vec<CatalogOnly>,
-    pub ceilings: Ceilings,
-    pub notices: Vec<Notice>,
-}
+type Result<T> = std::result::Result<T, PolicyError>;
 
 impl HostPolicy {
     /// Marks `policy` against the catalog and says what needs attention. `version` is the
     /// version-mismatch message, when the host lacks routes this platform calls.
     pub fn new(st: &AppState, conn: &Connection, policy: &ServicePolicy, version: Option<String>) -> Self {
-        let marks = connections::marks_against(st, policy);
+        let marks = marks_against(st, policy);
         let runtimes = policy
             .runtimes
             .iter()
@@ -280,12 +80,6 @@ pub fn notices(policy: &ServicePolicy, version: Option<String>) -> Vec<Notice> {
     out
 }
 
-/// The policy panel: the connection, and the host's policy or why it could not be read.
-pub struct PolicyPanel {
-    pub connection: ConnectionRef,
-    pub policy: std::result::Result<HostPolicy, String>,
-}
-
 /// Reads a saved connection's live policy; a host failure is an error (the API's 502/409).
 pub async fn read(st: &AppState, caller: &Caller, connection_id: &str) -> Result<HostPolicy> {
     let conn = connections::get(st, caller, connection_id).await?;
@@ -298,58 +92,29 @@ pub async fn panel(st: &AppState, caller: &Caller, connection_id: &str) -> Resul
     let conn = connections::get(st, caller, connection_id).await?;
     let policy = match load(st, caller, &conn).await {
         Ok(p) => Ok(p),
-        Err(e) => Err(inline_message(&conn, e)?),
+        Err(PolicyError::HostUnavailable(e)) => Err(e.host_problem(&conn.id)?),
+        Err(e @ PolicyError::NotSandboxd) => {
+            let message = e.to_string();
+            tracing::warn!(connection_id = %conn.id, problem = %message, "a sandbox host could not be read");
+            Err(message)
+        }
+        Err(e) => return Err(e),
     };
     Ok(PolicyPanel { connection: ConnectionRef::of(&conn), policy })
 }
 
 async fn load(st: &AppState, caller: &Caller, conn: &Connection) -> Result<HostPolicy> {
     if conn.kind != ConnectionKind::Sandboxd {
-        return Err(ConnectionError::Refused("A Daytona connection has no sandboxd policy to show.".into()));
+        return Err(PolicyError::NotSandboxd);
     }
     let client = connections::client_for(st, &caller.org_id, conn).await?;
     let policy = client.policy().await?;
     // Logged (with the address) by the client; shown here without it.
     let version = match client.check_version().await {
-        Err(e @ SandboxdError::VersionMismatch { .. }) => Some(connections::host_message(&e)),
+        Err(e @ SandboxdError::VersionMismatch { .. }) => Some(host_message(&e)),
         _ => None,
     };
     Ok(HostPolicy::new(st, conn, &policy, version))
-}
-
-/// A connection-level failure in words a person reads (the host did not answer, refused the key,
-/// is another release; no credential; no address), or the error itself when it is not about the
-/// host (not found, not allowed, internal).
-pub fn inline_message(conn: &Connection, e: ConnectionError) -> Result<String> {
-    let message = match e {
-        ConnectionError::Host(h) => connections::host_message(&h),
-        ConnectionError::NoCredential => {
-            "This connection has no credential in the vault: no request was sent. Edit it and pick or paste the host's token."
-                .to_string()
-        }
-        ConnectionError::Refused(m) => m,
-        ConnectionError::Invalid(fields) => {
-            fields.0.iter().map(|f| f.message.clone()).collect::<Vec<_>>().join(" ")
-        }
-        other => return Err(other),
-    };
-    tracing::warn!(connection_id = %conn.id, problem = %message, "a sandbox host could not be read");
-    Ok(message)
-}
-
-/// Seconds in words: `45 s`, `30 min`, `1 h 5 min`, `2 d 3 h`.
-pub fn duration(secs: u64) -> String {
-    let parts = [(secs / 86_400, "d"), (secs % 86_400 / 3600, "h"), (secs % 3600 / 60, "min"), (secs % 60, "s")];
-    let Some(first) = parts.iter().position(|(n, _)| *n > 0) else {
-        return "0 s".into();
-    };
-    parts[first..]
-        .iter()
-        .take(2)
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, unit)| format!("{n} {unit}"))
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 #[cfg(test)]
@@ -388,16 +153,6 @@ mod tests {
         let n = notices(&p, Some("The sandbox service does not serve /x".into()));
         assert_eq!(codes(&n), ["version_mismatch", "no_runtime"]);
         assert!(n[1].message.contains("no sandbox can start there"));
-    }
-
-    #[test]
-    fn durations_read_as_words() {
-        assert_eq!(duration(0), "0 s");
-        assert_eq!(duration(45), "45 s");
-        assert_eq!(duration(1800), "30 min");
-        assert_eq!(duration(3900), "1 h 5 min");
-        assert_eq!(duration(3601), "1 h");
-        assert_eq!(duration(86_400 * 2 + 3 * 3600 + 5), "2 d 3 h");
     }
 
     #[test]

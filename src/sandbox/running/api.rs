@@ -2,7 +2,8 @@
 
 use actix_web::web::{Data, Json, Query};
 
-use super::service::{self, RunningSessions};
+use super::model::RunningSessions;
+use super::service;
 use super::UsageQuery;
 use crate::api_route;
 use crate::state::AppState;

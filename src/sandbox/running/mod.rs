@@ -1,7 +1,10 @@
 //! The Running tab: this organization's sessions on its switched-on sandboxd hosts, and one
 //! session's live activity.
 
+pub mod activity;
 pub mod api;
+pub mod error;
+pub mod model;
 pub mod pages;
 pub mod service;
 

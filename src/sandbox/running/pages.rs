@@ -7,9 +7,11 @@ use actix_web::web::{Data, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 
-use super::service::{self, Activity, RunningSessions};
+use super::activity::Activity;
+use super::error::RunningError;
+use super::model::RunningSessions;
+use super::service;
 use super::{AfterQuery, UsageQuery};
-use crate::sandbox::connections::service::ConnectionError;
 use crate::state::AppState;
 use crate::web::{page, render, render_status, PageCaller, PageError, Shell};
 
@@ -89,9 +91,7 @@ pub async fn activity(
             let shell = Shell::new(&caller, &req, "sandboxes");
             varying(page(&shell, &ActivityPage { shell: shell.clone(), view }))
         }
-        Err(ConnectionError::NotFound) if fragment => {
-            varying(render_status(StatusCode::NOT_FOUND, &ActivityEndedPartial))
-        }
+        Err(RunningError::NotFound) if fragment => varying(render_status(StatusCode::NOT_FOUND, &ActivityEndedPartial)),
         Err(e) => Err(e.into()),
     }
 }

@@ -1,0 +1,17 @@
+//! What reading the audit log can come to.
+
+use crate::db::DbError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    #[error("only admins and owners read the audit log")]
+    Forbidden,
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+impl From<DbError> for AuditError {
+    fn from(e: DbError) -> Self {
+        AuditError::Internal(e.into())
+    }
+}

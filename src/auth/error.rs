@@ -1,0 +1,38 @@
+//! What signing up, signing in and sessions can come to.
+
+use crate::db::DbError;
+use crate::validate::FieldErrors;
+
+/// The outcomes of the account rules, in the words a person reads where there are any.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    /// The e-mail, password or organization name was refused; a message per field.
+    #[error("the e-mail, password or organization name was refused")]
+    Invalid(FieldErrors),
+    #[error("The e-mail or password is wrong.")]
+    BadCredentials,
+    #[error("Too many failed sign-ins for this account. Try again in {} minutes.", .retry_after.div_ceil(60))]
+    LockedOut { retry_after: u64 },
+    /// First-run setup was asked for again: it exists only while no account does.
+    #[error("setup is done")]
+    SetupDone,
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+impl From<DbError> for AuthError {
+    fn from(e: DbError) -> Self {
+        AuthError::Internal(e.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AuthError;
+
+    #[test]
+    fn a_lock_out_says_whole_minutes() {
+        let e = AuthError::LockedOut { retry_after: 61 };
+        assert_eq!(e.to_string(), "Too many failed sign-ins for this account. Try again in 2 minutes.");
+    }
+}

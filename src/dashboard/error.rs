@@ -1,0 +1,10 @@
+//! What building the home page can come to.
+
+use crate::sandbox::running::error::RunningError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DashboardError {
+    /// The capacity cards could not be read.
+    #[error(transparent)]
+    Capacity(#[from] RunningError),
+}

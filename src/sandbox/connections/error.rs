@@ -1,0 +1,91 @@
+//! What the connection rules and asking a host can come to, and a host's failures in the words a
+//! person reads.
+
+use crate::db::DbError;
+use crate::sandbox::client::SandboxdError;
+use crate::validate::FieldErrors;
+use crate::vault::error::VaultError;
+
+/// The outcomes of the connection rules; the refusals say why in the words a person reads.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectionError {
+    #[error("no such connection in this organization")]
+    NotFound,
+    #[error("this role may not see or manage connections")]
+    Forbidden,
+    /// A field of the dialog (or a probe's address or key) was refused; a message per field.
+    #[error("the connection's settings were refused")]
+    Invalid(FieldErrors),
+    #[error("This connection has no address.")]
+    NoAddress,
+    /// The address resolves where this deployment may not send a request.
+    #[error("{0}")]
+    AddressRefused(String),
+    #[error("Daytona connections have no sandboxd policy.")]
+    NotSandboxd,
+    #[error("This connection has no credential in the vault. Edit it and pick or paste the host's token.")]
+    NoCredential,
+    /// The host was asked and did not answer well.
+    #[error("{}", host_message(.0))]
+    Host(#[from] SandboxdError),
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+impl From<DbError> for ConnectionError {
+    fn from(e: DbError) -> Self {
+        e.not_found_or(ConnectionError::NotFound, ConnectionError::Internal)
+    }
+}
+
+impl From<VaultError> for ConnectionError {
+    fn from(e: VaultError) -> Self {
+        match e {
+            VaultError::NotFound => ConnectionError::NotFound,
+            VaultError::Forbidden => ConnectionError::Forbidden,
+            VaultError::Invalid(fields) => ConnectionError::Invalid(fields),
+            VaultError::Internal(e) => ConnectionError::Internal(e),
+        }
+    }
+}
+
+impl ConnectionError {
+    /// A credential choice naming no secret of this organization's vault.
+    pub fn unknown_credential() -> Self {
+        ConnectionError::Invalid(FieldErrors::one("credential", "This key is not in this organization's vault."))
+    }
+
+    /// Why the host of `connection_id` could not be asked or did not answer well, in words a
+    /// person reads inline (and the log gets); the error itself when it is not about the host
+    /// (not found, not allowed, internal).
+    pub fn host_problem(self, connection_id: &str) -> Result<String, ConnectionError> {
+        let message = match self {
+            ConnectionError::Host(h) => host_message(&h),
+            ConnectionError::NoCredential => {
+                "This connection has no credential in the vault: no request was sent. Edit it and pick or paste the host's token."
+                    .to_string()
+            }
+            e @ (ConnectionError::NoAddress | ConnectionError::AddressRefused(_) | ConnectionError::NotSandboxd) => {
+                e.to_string()
+            }
+            ConnectionError::Invalid(fields) => {
+                fields.0.iter().map(|f| f.message.clone()).collect::<Vec<_>>().join(" ")
+            }
+            other @ (ConnectionError::NotFound | ConnectionError::Forbidden | ConnectionError::Internal(_)) => {
+                return Err(other)
+            }
+        };
+        tracing::warn!(connection_id = %connection_id, problem = %message, "a sandbox host could not be read");
+        Ok(message)
+    }
+}
+
+/// A host failure in the words a person reads (never the address or a token).
+pub fn host_message(e: &SandboxdError) -> String {
+    match e {
+        SandboxdError::CredentialRefused => "Credential refused: the sandbox service did not accept this key.".into(),
+        SandboxdError::Unreachable { .. } => "The sandbox service did not answer at this address.".into(),
+        SandboxdError::Timeout => "The sandbox service did not answer in time.".into(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,39 @@
+//! What reading a host's sessions can come to.
+
+use crate::sandbox::client::SandboxdError;
+use crate::sandbox::connections::error::ConnectionError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunningError {
+    /// No such connection or session of this organization (another tenant's is not ours either).
+    #[error("no such connection or session of this organization")]
+    NotFound,
+    #[error("this role may not see sandbox hosts")]
+    Forbidden,
+    /// The host could not be asked (no credential, no address) or did not answer well.
+    #[error(transparent)]
+    HostUnavailable(ConnectionError),
+    #[error(transparent)]
+    Internal(anyhow::Error),
+}
+
+impl From<ConnectionError> for RunningError {
+    fn from(e: ConnectionError) -> Self {
+        match e {
+            ConnectionError::NotFound => RunningError::NotFound,
+            ConnectionError::Forbidden => RunningError::Forbidden,
+            ConnectionError::Internal(e) => RunningError::Internal(e),
+            other => RunningError::HostUnavailable(other),
+        }
+    }
+}
+
+impl From<SandboxdError> for RunningError {
+    /// The host's "No such session" is ours too.
+    fn from(e: SandboxdError) -> Self {
+        match e {
+            SandboxdError::NotFound { .. } => RunningError::NotFound,
+            other => RunningError::HostUnavailable(ConnectionError::Host(other)),
+        }
+    }
+}

@@ -1,0 +1,317 @@
+//! What the Running tab and the API show of a host's sessions, and its words.
+
+use serde::Serialize;
+
+use crate::sandbox::client::{is_session_id, SessionInfo, SessionList, SessionState};
+use crate::sandbox::connections::model::Connection;
+use crate::sandbox::policy::model::duration;
+
+/// What a session is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionStatus {
+    /// Its sandbox is resident and alive.
+    Running,
+    /// Put to sleep to make room; the next operation wakes it.
+    Hibernated,
+    /// Its sandbox died; the next command heals it where the host keeps workspaces.
+    Dead,
+}
+
+impl SessionStatus {
+    pub(super) fn of(info: &SessionInfo) -> Self {
+        match (info.state, info.alive) {
+            (SessionState::Hibernated, _) => SessionStatus::Hibernated,
+            (_, true) => SessionStatus::Running,
+            (_, false) => SessionStatus::Dead,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionStatus::Running => "running",
+            SessionStatus::Hibernated => "hibernated",
+            SessionStatus::Dead => "dead",
+        }
+    }
+    /// The badge colour class.
+    pub fn badge(self) -> &'static str {
+        match self {
+            SessionStatus::Running => "badge-green",
+            SessionStatus::Hibernated => "badge-grey",
+            SessionStatus::Dead => "badge-red",
+        }
+    }
+}
+
+/// One of this organization's sessions on a host.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct RunningSession {
+    pub connection_id: String,
+    /// The session's name on the host.
+    pub session_id: String,
+    pub runtime: String,
+    pub status: SessionStatus,
+    /// Seconds since its last operation.
+    pub idle_seconds: u64,
+    /// Seconds until the host's idle reaper closes it (negative: due); null when unknown.
+    pub reaped_in_seconds: Option<i64>,
+    /// Only when usage was sampled (`usage=1`) and the host could measure it.
+    pub memory_bytes: Option<u64>,
+    pub memory_limit_bytes: Option<u64>,
+    /// Epoch milliseconds.
+    pub created_at: i64,
+}
+
+impl RunningSession {
+    pub(super) fn of(connection_id: &str, info: &SessionInfo, idle_timeout: Option<u64>) -> Self {
+        let idle_seconds = info.idle_seconds.max(0.0) as u64;
+        let usage = info.usage.as_ref();
+        RunningSession {
+            connection_id: connection_id.to_string(),
+            session_id: info.session_id.clone(),
+            runtime: info.runtime.clone(),
+            status: SessionStatus::of(info),
+            idle_seconds,
+            reaped_in_seconds: idle_timeout.filter(|t| *t > 0).map(|t| t as i64 - idle_seconds as i64),
+            memory_bytes: usage.and_then(|u| u.memory_bytes),
+            memory_limit_bytes: usage.and_then(|u| u.memory_limit_bytes),
+            created_at: (info.created_at * 1000.0) as i64,
+        }
+    }
+
+    pub fn idle_words(&self) -> String {
+        duration(self.idle_seconds)
+    }
+
+    /// `25 min`, `due now`, or `—` when the host's idle timeout is unknown.
+    pub fn reaped_in_words(&self) -> String {
+        match self.reaped_in_seconds {
+            None => "—".into(),
+            Some(s) if s <= 0 => "due now".into(),
+            Some(s) => duration(s as u64),
+        }
+    }
+
+    /// `48.2 MiB`, `48.2 MiB of 1.0 GiB`, or `—` when not measured.
+    pub fn memory_words(&self) -> String {
+        match (self.memory_bytes, self.memory_limit_bytes) {
+            (None, _) => "—".into(),
+            (Some(m), None) => bytes(m),
+            (Some(m), Some(l)) => format!("{} of {}", bytes(m), bytes(l)),
+        }
+    }
+
+    /// The live activity page; none for an id that is not a session id.
+    pub fn activity_path(&self) -> Option<String> {
+        is_session_id(&self.session_id).then(|| super::activity_path(&self.connection_id, &self.session_id, 0))
+    }
+}
+
+/// What the host holds in total, beside this organization's share.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct HostCounts {
+    /// Open sessions on the host, all tenants, hibernated included.
+    pub open_sessions: u64,
+    /// The host's ceiling of open sessions, if any.
+    pub open_limit: Option<u64>,
+    /// The host's ceiling of resident sessions, if any.
+    pub resident_limit: Option<u64>,
+    /// Sessions one organization may hold there, if limited.
+    pub tenant_limit: Option<u64>,
+    /// Seconds idle before a session is reaped; null when the policy could not be read.
+    pub idle_timeout: Option<u64>,
+}
+
+/// One switched-on sandboxd connection and this organization's sessions on it.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct HostSessions {
+    pub connection_id: String,
+    pub connection_name: String,
+    /// Why the host could not be read (unreachable, no credential, key refused, another
+    /// release); null when it answered.
+    pub problem: Option<String>,
+    /// Null when the host could not be read.
+    pub host: Option<HostCounts>,
+    /// Only this organization's sessions (sandboxd tenant = organization id).
+    pub sessions: Vec<RunningSession>,
+}
+
+impl HostSessions {
+    pub(super) fn read(conn: &Connection, org_id: &str, list: SessionList, idle_timeout: Option<u64>) -> Self {
+        let sessions = list
+            .sessions
+            .iter()
+            .filter(|s| s.tenant.as_deref() == Some(org_id))
+            .map(|s| RunningSession::of(&conn.id, s, idle_timeout))
+            .collect();
+        HostSessions {
+            connection_id: conn.id.clone(),
+            connection_name: conn.name.clone(),
+            problem: None,
+            host: Some(HostCounts {
+                open_sessions: list.sessions.len() as u64,
+                open_limit: list.open_limit,
+                resident_limit: list.limit,
+                tenant_limit: list.tenant_limit,
+                idle_timeout,
+            }),
+            sessions,
+        }
+    }
+
+    pub(super) fn unavailable(conn: &Connection, problem: String) -> Self {
+        HostSessions {
+            connection_id: conn.id.clone(),
+            connection_name: conn.name.clone(),
+            problem: Some(problem),
+            host: None,
+            sessions: Vec::new(),
+        }
+    }
+
+    /// `3 of this organization's sessions (at most 10); host: 12 open of 20`.
+    pub fn counts_words(&self) -> String {
+        let Some(h) = &self.host else {
+            return String::new();
+        };
+        let n = self.sessions.len();
+        let ours = match h.tenant_limit {
+            Some(l) => format!("{n} of this organization's sessions (at most {l})"),
+            None => format!("{n} of this organization's sessions"),
+        };
+        let host = match h.open_limit.or(h.resident_limit) {
+            Some(l) => format!("host: {} open of {l}", h.open_sessions),
+            None => format!("host: {} open, no ceiling", h.open_sessions),
+        };
+        format!("{ours}; {host}")
+    }
+
+    /// `used 2 of 10`: this organization's open sessions of the host's per-organization limit.
+    pub fn used_words(&self) -> String {
+        let n = self.sessions.len();
+        match self.host.as_ref().and_then(|h| h.tenant_limit) {
+            Some(l) => format!("used {n} of {l}"),
+            None => format!("used {n}"),
+        }
+    }
+
+    pub fn has_tenant_limit(&self) -> bool {
+        self.host.as_ref().is_some_and(|h| h.tenant_limit.is_some())
+    }
+
+    pub fn policy_path(&self) -> String {
+        crate::sandbox::policy::page_path(&self.connection_id)
+    }
+}
+
+/// The Running tab: every switched-on sandboxd connection of the organization.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct RunningSessions {
+    pub organization_id: String,
+    pub organization_name: String,
+    /// Whether memory was sampled (slower: the host measures each sandbox).
+    pub usage_sampled: bool,
+    pub connections: Vec<HostSessions>,
+}
+
+impl RunningSessions {
+    pub fn session_count(&self) -> usize {
+        self.connections.iter().map(|c| c.sessions.len()).sum()
+    }
+    /// The URL this view polls: itself, with the same sampling choice.
+    pub fn poll_path(&self) -> String {
+        super::page_path(self.usage_sampled)
+    }
+}
+
+/// `48.2 MiB`.
+fn bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = n as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::{conn, info};
+    use super::*;
+
+    #[test]
+    fn only_the_organizations_own_sessions_are_kept_and_the_host_is_counted_whole() {
+        let list = SessionList {
+            sessions: vec![
+                info(Some("org-a"), SessionState::Running, true, 10.0),
+                info(Some("org-b"), SessionState::Running, true, 10.0),
+                info(None, SessionState::Running, true, 10.0),
+            ],
+            limit: Some(20),
+            open_limit: None,
+            tenant_limit: Some(10),
+        };
+        let h = HostSessions::read(&conn(), "org-a", list, Some(1800));
+        assert_eq!(h.sessions.len(), 1);
+        assert_eq!(h.counts_words(), "1 of this organization's sessions (at most 10); host: 3 open of 20");
+        assert_eq!(h.used_words(), "used 1 of 10");
+    }
+
+    #[test]
+    fn states_idle_time_and_reaping_read_as_words() {
+        let s = RunningSession::of("c1", &info(None, SessionState::Running, true, 300.4), Some(1800));
+        assert_eq!(
+            (s.status, s.idle_words(), s.reaped_in_words()),
+            (SessionStatus::Running, "5 min".into(), "25 min".into())
+        );
+        assert_eq!(s.memory_words(), "50.0 MiB");
+        let s = RunningSession::of("c1", &info(None, SessionState::Hibernated, false, 2000.0), Some(1800));
+        assert_eq!((s.status, s.reaped_in_words()), (SessionStatus::Hibernated, "due now".into()));
+        let s = RunningSession::of("c1", &info(None, SessionState::Running, false, 1.0), None);
+        assert_eq!((s.status, s.reaped_in_words()), (SessionStatus::Dead, "—".into()));
+        assert_eq!(bytes(512), "512 B");
+    }
+}
+
+#[cfg(test)]
+pub(super) mod fixtures {
+    use crate::sandbox::client::{SessionInfo, SessionState, SessionUsage};
+    use crate::sandbox::connections::model::{Connection, ConnectionKind};
+
+    pub fn info(tenant: Option<&str>, state: SessionState, alive: bool, idle: f64) -> SessionInfo {
+        SessionInfo {
+            session_id: "s-1".into(),
+            runtime: "workbench".into(),
+            tenant: tenant.map(str::to_string),
+            alive,
+            state,
+            created_at: 1.5,
+            last_activity: 1.5,
+            idle_seconds: idle,
+            usage: Some(SessionUsage { memory_bytes: Some(50 * 1024 * 1024), ..SessionUsage::default() }),
+        }
+    }
+
+    pub fn conn() -> Connection {
+        Connection {
+            id: "c1".into(),
+            name: "main".into(),
+            kind: ConnectionKind::Sandboxd,
+            address: None,
+            credential_secret_id: None,
+            credential_name: None,
+            credential: "missing",
+            default_runtime: None,
+            is_default: true,
+            is_enabled: true,
+            created_at: 0,
+            updated_at: 0,
+        }
+    }
+}
