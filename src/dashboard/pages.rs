@@ -13,15 +13,6 @@ pub struct DashboardPage {
     pub home: Home,
 }
 
-impl DashboardPage {
-    pub fn running_path(&self) -> &'static str {
-        crate::sandbox::running::PAGE
-    }
-    pub fn connections_path(&self) -> &'static str {
-        crate::sandbox::running::CONNECTIONS
-    }
-}
-
 pub async fn index(st: Data<AppState>, caller: PageCaller, req: HttpRequest) -> Result<HttpResponse, PageError> {
     let home = service::home(&st, &caller).await?;
     let shell = Shell::new(&caller, &req, "home");

@@ -10,6 +10,7 @@ use super::error::OrgError;
 use super::model::{Member, OrgChoice, Role};
 use super::service::{self, NewMember};
 use crate::state::AppState;
+use crate::web::filters::Choice;
 use crate::web::{
     page, page_status, paths, redirect_with_flash, render_status, FieldErrors, PageCaller, PageError, Shell, SignedIn,
 };
@@ -96,6 +97,9 @@ impl MembersPage {
     }
     pub fn can_edit(&self, m: &Member) -> bool {
         !m.role.outranks(self.caller_role)
+    }
+    pub fn role_choices(&self) -> Vec<Choice> {
+        Choice::roles(&self.roles)
     }
 }
 

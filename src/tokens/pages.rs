@@ -11,6 +11,7 @@ use super::model::ApiToken;
 use super::service::{self, NewToken};
 use crate::orgs::model::Role;
 use crate::state::AppState;
+use crate::web::filters::Choice;
 use crate::web::{page, page_status, paths, redirect_with_flash, FieldErrors, PageCaller, PageError, Shell};
 
 #[derive(Template)]
@@ -23,6 +24,12 @@ pub struct TokensPage {
     pub form_role: String,
     pub errors: FieldErrors,
     pub created: Option<(String, String)>,
+}
+
+impl TokensPage {
+    pub fn role_choices(&self) -> Vec<Choice> {
+        Choice::roles(&self.roles)
+    }
 }
 
 async fn tokens_page(st: &AppState, caller: &PageCaller, req: &HttpRequest) -> Result<TokensPage, PageError> {

@@ -11,6 +11,7 @@ use super::error::VaultError;
 use super::model::{Secret, PURPOSES};
 use super::service::{self, NewSecret};
 use crate::state::AppState;
+use crate::web::filters::Choice;
 use crate::web::{page, page_status, paths, redirect_with_flash, FieldErrors, PageCaller, PageError, Shell};
 
 #[derive(Template)]
@@ -24,6 +25,16 @@ pub struct VaultPage {
     pub errors: FieldErrors,
     /// The secret whose rotation failed validation, with its message.
     pub rotate_error: Option<(String, String)>,
+}
+
+impl VaultPage {
+    pub fn purpose_choices(&self) -> Vec<Choice> {
+        Choice::plain(&self.purposes)
+    }
+    /// The message of a rotation that failed validation, at its secret's row.
+    pub fn rotate_message(&self, secret_id: &str) -> Option<&str> {
+        self.rotate_error.as_ref().filter(|(id, _)| id == secret_id).map(|(_, message)| message.as_str())
+    }
 }
 
 async fn vault_page(st: &AppState, caller: &PageCaller, req: &HttpRequest) -> Result<VaultPage, PageError> {

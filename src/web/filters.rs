@@ -1,5 +1,7 @@
 //! Template helpers: formatting only.
 
+use crate::access::Role;
+
 /// Epoch milliseconds as `2026-11-29 21:12 UTC`.
 pub fn datetime(ms: &i64) -> String {
     let ms = *ms;
@@ -12,4 +14,78 @@ pub fn datetime(ms: &i64) -> String {
 
 pub fn datetime_opt(ms: &Option<i64>) -> String {
     ms.as_ref().map(datetime).unwrap_or_else(|| "never".to_string())
+}
+
+/// One `<option>` of a select (`components/form.html`): the value it posts and the text it shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choice {
+    pub value: String,
+    pub label: String,
+}
+
+impl Choice {
+    pub fn new(value: impl Into<String>, label: impl Into<String>) -> Choice {
+        Choice { value: value.into(), label: label.into() }
+    }
+
+    /// Whether this is the option the form shows selected.
+    pub fn is(&self, selected: &str) -> bool {
+        self.value == selected
+    }
+
+    /// Options that show what they post.
+    pub fn plain(values: &[&str]) -> Vec<Choice> {
+        values.iter().map(|v| Choice::new(*v, *v)).collect()
+    }
+
+    /// The roles, by their labels.
+    pub fn roles(roles: &[Role]) -> Vec<Choice> {
+        roles.iter().map(|r| Choice::new(r.as_str(), r.label())).collect()
+    }
+}
+
+/// For page tests: how a rendered form wires its messages to its controls.
+#[cfg(test)]
+pub mod aria {
+    use std::collections::HashSet;
+
+    /// Fails naming the control when its `aria-describedby` names an id the fragment lacks, or
+    /// when a message (`.field-error`) is named by no control marked `aria-invalid`. Returns
+    /// how many messages the fragment shows.
+    pub fn assert_wired(html: &str) -> usize {
+        let doc = scraper::Html::parse_fragment(html);
+        let select = |css: &str| scraper::Selector::parse(css).expect("selector");
+        let ids: HashSet<&str> = doc.select(&select("[id]")).filter_map(|e| e.value().id()).collect();
+        let mut named_by_invalid = HashSet::new();
+        for control in doc.select(&select("[aria-describedby]")) {
+            let v = control.value();
+            for id in v.attr("aria-describedby").unwrap_or_default().split_whitespace() {
+                assert!(ids.contains(id), "#{} names #{id}, which is not there", v.id().unwrap_or("?"));
+                if v.attr("aria-invalid") == Some("true") {
+                    named_by_invalid.insert(id);
+                }
+            }
+        }
+        let messages: Vec<&str> = doc.select(&select(".field-error")).filter_map(|e| e.value().id()).collect();
+        for m in &messages {
+            assert!(named_by_invalid.contains(m), "no control marked aria-invalid names #{m}");
+        }
+        messages.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Choice;
+    use crate::access::Role;
+
+    #[test]
+    fn a_choice_is_selected_by_its_value() {
+        let roles = Choice::roles(&[Role::Admin, Role::Member]);
+        assert_eq!(roles[0].value, Role::Admin.as_str());
+        assert_eq!(roles[0].label, Role::Admin.label());
+        assert!(roles[1].is("member"));
+        assert!(!roles[1].is("admin"));
+        assert_eq!(Choice::plain(&["a"]), vec![Choice::new("a", "a")]);
+    }
 }

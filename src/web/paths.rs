@@ -1,4 +1,7 @@
-//! Every link and form action the pages use; templates never build URLs by hand.
+//! Every link and form action the pages use; templates never build URLs by hand. A template
+//! calls these directly (`{{ crate::web::paths::agent(a.id) }}`); the static files' URLs sit
+//! beside the embedded files in `web::assets`. `tests/api/templates.rs` fails on a hand-written
+//! URL in a template.
 
 pub const HOME: &str = "/";
 pub const SETUP: &str = "/setup";
@@ -13,41 +16,11 @@ pub const VAULT: &str = "/vault";
 pub const AUDIT: &str = "/audit";
 pub const API_DOCS: &str = "/api/v1/openapi.json";
 
-pub fn member_role(membership_id: &str) -> String {
-    format!("/members/{membership_id}/role")
-}
-pub fn member_delete(membership_id: &str) -> String {
-    format!("/members/{membership_id}/delete")
-}
-pub fn token_revoke(token_id: &str) -> String {
-    format!("/tokens/{token_id}/revoke")
-}
-pub fn secret_rotate(secret_id: &str) -> String {
-    format!("/vault/{secret_id}/rotate")
-}
-pub fn secret_delete(secret_id: &str) -> String {
-    format!("/vault/{secret_id}/delete")
-}
-pub fn audit_page(page: u32) -> String {
-    format!("/audit?page={page}")
-}
-
 pub const SANDBOXES: &str = "/sandboxes";
 pub const SANDBOXES_NEW: &str = "/sandboxes/new";
 pub const SANDBOXES_PROBE: &str = "/sandboxes/probe";
-
-pub fn connection(id: &str) -> String {
-    format!("/sandboxes/{id}")
-}
-pub fn connection_edit(id: &str) -> String {
-    format!("/sandboxes/{id}/edit")
-}
-pub fn connection_action(id: &str, action: &str) -> String {
-    format!("/sandboxes/{id}/{action}")
-}
-pub fn connection_policy(id: &str) -> String {
-    format!("/sandboxes/{id}/policy")
-}
+/// The Running tab of the Sandboxes section.
+pub const RUNNING: &str = "/sandboxes/running";
 
 pub const AGENTS: &str = "/agents";
 pub const AGENTS_NEW: &str = "/agents/new";
@@ -55,12 +28,134 @@ pub const AGENTS_RUNTIME_FIELD: &str = "/agents/_runtime_field";
 pub const AGENTS_SCOPE_FIELD: &str = "/agents/_scope_field";
 pub const CONVERSATIONS: &str = "/conversations";
 
-pub fn agent(id: &str) -> String {
-    format!("/agents/{id}")
+/// `{collection}/{id}`.
+fn item(collection: &str, id: &str) -> String {
+    format!("{collection}/{id}")
 }
-pub fn conversation(id: &str) -> String {
-    format!("/conversations/{id}")
+
+/// `{collection}/{id}/{action}`: an action on one item (a POST, or a page of it).
+fn item_action(collection: &str, id: &str, action: &str) -> String {
+    format!("{collection}/{id}/{action}")
 }
-pub fn conversation_workspace(id: &str) -> String {
-    format!("/conversations/{id}/workspace")
+
+/// Where an item's form posts: the collection for a new one, the item itself for a saved one.
+fn save(collection: &str, id: Option<&str>) -> String {
+    match id {
+        Some(id) => item(collection, id),
+        None => collection.to_string(),
+    }
+}
+
+/// The item paths as a table. `name => COLLECTION` makes `name(id)`, `{COLLECTION}/{id}`;
+/// `name => COLLECTION / "action"` makes `name(id)`, `{COLLECTION}/{id}/action`;
+/// `name => save COLLECTION` makes `name(Option<id>)`, where that item's form posts.
+macro_rules! item_paths {
+    () => {};
+    ($name:ident => save $collection:ident; $($rest:tt)*) => {
+        #[doc = concat!("Where the form of an item of `", stringify!($collection), "` posts.")]
+        pub fn $name(id: Option<&str>) -> String {
+            save($collection, id)
+        }
+        item_paths!($($rest)*);
+    };
+    ($name:ident => $collection:ident / $action:literal; $($rest:tt)*) => {
+        #[doc = concat!("`{", stringify!($collection), "}/{id}/", $action, "`")]
+        pub fn $name(id: &str) -> String {
+            item_action($collection, id, $action)
+        }
+        item_paths!($($rest)*);
+    };
+    ($name:ident => $collection:ident; $($rest:tt)*) => {
+        #[doc = concat!("`{", stringify!($collection), "}/{id}`")]
+        pub fn $name(id: &str) -> String {
+            item($collection, id)
+        }
+        item_paths!($($rest)*);
+    };
+}
+
+item_paths! {
+    member_role => MEMBERS / "role";
+    member_delete => MEMBERS / "delete";
+    token_revoke => TOKENS / "revoke";
+    secret_rotate => VAULT / "rotate";
+    secret_delete => VAULT / "delete";
+
+    connection => SANDBOXES;
+    connection_save => save SANDBOXES;
+    connection_edit => SANDBOXES / "edit";
+    connection_enable => SANDBOXES / "enable";
+    connection_disable => SANDBOXES / "disable";
+    connection_make_default => SANDBOXES / "default";
+    connection_delete => SANDBOXES / "delete";
+    connection_policy => SANDBOXES / "policy";
+
+    agent => AGENTS;
+    agent_save => save AGENTS;
+    conversation => CONVERSATIONS;
+    conversation_workspace => CONVERSATIONS / "workspace";
+}
+
+pub fn audit_page(page: u32) -> String {
+    format!("{AUDIT}?page={page}")
+}
+
+/// The Running tab, sampling memory or not.
+pub fn running(usage: bool) -> String {
+    if usage {
+        format!("{RUNNING}?usage=1")
+    } else {
+        RUNNING.to_string()
+    }
+}
+
+/// A session's live activity, entries after `after`.
+pub fn session_activity(connection_id: &str, session_id: &str, after: u64) -> String {
+    let base = format!("{SANDBOXES}/{connection_id}/sessions/{session_id}/activity");
+    if after == 0 {
+        base
+    } else {
+        format!("{base}?after={after}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn item_paths_sit_under_their_collection() {
+        assert_eq!(member_role("m1"), "/members/m1/role");
+        assert_eq!(member_delete("m1"), "/members/m1/delete");
+        assert_eq!(token_revoke("t1"), "/tokens/t1/revoke");
+        assert_eq!(secret_rotate("s1"), "/vault/s1/rotate");
+        assert_eq!(secret_delete("s1"), "/vault/s1/delete");
+        assert_eq!(audit_page(2), "/audit?page=2");
+        assert_eq!(connection("c1"), "/sandboxes/c1");
+        assert_eq!(connection_edit("c1"), "/sandboxes/c1/edit");
+        assert_eq!(connection_enable("c1"), "/sandboxes/c1/enable");
+        assert_eq!(connection_disable("c1"), "/sandboxes/c1/disable");
+        assert_eq!(connection_make_default("c1"), "/sandboxes/c1/default");
+        assert_eq!(connection_delete("c1"), "/sandboxes/c1/delete");
+        assert_eq!(connection_policy("c1"), "/sandboxes/c1/policy");
+        assert_eq!(agent("a1"), "/agents/a1");
+        assert_eq!(conversation("v1"), "/conversations/v1");
+        assert_eq!(conversation_workspace("v1"), "/conversations/v1/workspace");
+    }
+
+    #[test]
+    fn a_form_posts_to_its_collection_when_new_and_to_its_item_when_saved() {
+        assert_eq!(connection_save(None), "/sandboxes");
+        assert_eq!(connection_save(Some("c1")), "/sandboxes/c1");
+        assert_eq!(agent_save(None), "/agents");
+        assert_eq!(agent_save(Some("a1")), "/agents/a1");
+    }
+
+    #[test]
+    fn running_paths_carry_their_query_only_when_needed() {
+        assert_eq!(running(false), "/sandboxes/running");
+        assert_eq!(running(true), "/sandboxes/running?usage=1");
+        assert_eq!(session_activity("c1", "s-1", 0), "/sandboxes/c1/sessions/s-1/activity");
+        assert_eq!(session_activity("c1", "s-1", 9), "/sandboxes/c1/sessions/s-1/activity?after=9");
+    }
 }

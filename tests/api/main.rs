@@ -22,6 +22,7 @@ mod sandbox_connections;
 mod sandbox_policy;
 mod sandbox_running;
 mod sandboxd_client;
+mod templates;
 mod validation;
 mod vault;
 mod workspaces;

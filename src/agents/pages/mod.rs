@@ -113,6 +113,14 @@ impl ScopeFieldPartial {
     pub fn is_agent(&self) -> bool {
         Scope::parse(&self.selected) == Some(Scope::Agent)
     }
+    /// What describes the select: its hint, and the warning the agent scope shows.
+    pub fn hint_ids(&self) -> &'static str {
+        if self.is_agent() {
+            "agent-scope-hint agent-scope-warning"
+        } else {
+            "agent-scope-hint"
+        }
+    }
 }
 
 /// The agent form (its own page; htmx swaps it in place on 422).
@@ -135,11 +143,37 @@ pub struct FormPartial {
 }
 
 impl FormPartial {
-    pub fn action(&self) -> String {
-        match &self.agent_id {
-            Some(id) => paths::agent(id),
-            None => paths::AGENTS.to_string(),
+    /// The one way the form is built, for a new agent, a saved one, or what was posted: `values`
+    /// are what its fields show, `errors` the messages at them.
+    fn build(
+        caller: &PageCaller,
+        agent_id: Option<String>,
+        values: AgentForm,
+        options: FormOptions,
+        errors: FieldErrors,
+    ) -> FormPartial {
+        FormPartial {
+            csrf_token: caller.csrf_token.clone(),
+            agent_id,
+            name: values.name,
+            backend: values.backend,
+            connection_id: values.connection_id,
+            connections: options.connections,
+            shell_enabled: values.shell_enabled.is_some(),
+            skills: values.skills,
+            manifest_files: values.manifest_files,
+            runtime: RuntimeFieldPartial {
+                choice: options.runtimes,
+                selected: values.runtime,
+                error: errors.get("runtime").map(str::to_string),
+            },
+            scope: ScopeFieldPartial { selected: values.scope, error: errors.get("scope").map(str::to_string) },
+            errors,
         }
+    }
+
+    pub fn action(&self) -> String {
+        paths::agent_save(self.agent_id.as_deref())
     }
     pub fn submit_label(&self) -> &'static str {
         if self.agent_id.is_some() {
@@ -176,28 +210,35 @@ impl FormPage {
     }
 }
 
-/// What the form posts.
-#[derive(Deserialize)]
+/// What the form posts, and what its fields show.
+#[derive(Deserialize, Default)]
+#[serde(default)]
 pub struct AgentForm {
-    #[serde(default)]
     name: String,
-    #[serde(default)]
     backend: String,
-    #[serde(default)]
     connection_id: String,
-    #[serde(default)]
     scope: String,
-    #[serde(default)]
     runtime: String,
-    #[serde(default)]
     shell_enabled: Option<String>,
-    #[serde(default)]
     skills: String,
-    #[serde(default)]
     manifest_files: String,
 }
 
 impl AgentForm {
+    /// The fields of a saved agent, or of a new one (its backend chosen by the service).
+    fn of(agent: Option<&Agent>, backend: Backend) -> AgentForm {
+        AgentForm {
+            name: agent.map(|a| a.name.clone()).unwrap_or_default(),
+            backend: backend.as_str().to_string(),
+            connection_id: agent.and_then(|a| a.connection_id.clone()).unwrap_or_default(),
+            scope: agent.map(|a| a.scope.as_str()).unwrap_or(Scope::Conversation.as_str()).to_string(),
+            runtime: agent.and_then(|a| a.runtime.clone()).unwrap_or_default(),
+            shell_enabled: agent.is_none_or(|a| a.shell_enabled).then(|| "on".to_string()),
+            skills: agent.map(|a| files_text(&a.skills)).unwrap_or_default(),
+            manifest_files: agent.map(|a| files_text(&a.manifest_files)).unwrap_or_default(),
+        }
+    }
+
     /// The service's input, or the textarea problems at their fields.
     fn input(&self) -> Result<AgentInput, FieldErrors> {
         let mut errors = FieldErrors::new();
@@ -223,58 +264,11 @@ impl AgentForm {
     }
 }
 
+/// The form of a saved or new agent, as the service describes it.
 fn form_of(caller: &PageCaller, form: service::AgentForm) -> FormPartial {
-    let a = form.agent;
-    let options = form.options;
-    FormPartial {
-        csrf_token: caller.csrf_token.clone(),
-        agent_id: a.as_ref().map(|a| a.id.clone()),
-        name: a.as_ref().map(|a| a.name.clone()).unwrap_or_default(),
-        backend: form.backend.as_str().to_string(),
-        connection_id: a.as_ref().and_then(|a| a.connection_id.clone()).unwrap_or_default(),
-        connections: options.connections,
-        shell_enabled: a.as_ref().is_none_or(|a| a.shell_enabled),
-        skills: a.as_ref().map(|a| files_text(&a.skills)).unwrap_or_default(),
-        manifest_files: a.as_ref().map(|a| files_text(&a.manifest_files)).unwrap_or_default(),
-        runtime: RuntimeFieldPartial {
-            choice: options.runtimes,
-            selected: a.as_ref().and_then(|a| a.runtime.clone()).unwrap_or_default(),
-            error: None,
-        },
-        scope: ScopeFieldPartial {
-            selected: a.as_ref().map(|a| a.scope.as_str()).unwrap_or(Scope::Conversation.as_str()).to_string(),
-            error: None,
-        },
-        errors: FieldErrors::new(),
-    }
-}
-
-/// The posted form again, with its input kept and the messages at their fields.
-fn form_again(
-    caller: &PageCaller,
-    f: AgentForm,
-    id: Option<String>,
-    options: FormOptions,
-    errors: FieldErrors,
-) -> FormPartial {
-    FormPartial {
-        csrf_token: caller.csrf_token.clone(),
-        agent_id: id,
-        name: f.name,
-        backend: f.backend,
-        connection_id: f.connection_id,
-        connections: options.connections,
-        shell_enabled: f.shell_enabled.is_some(),
-        skills: f.skills,
-        manifest_files: f.manifest_files,
-        runtime: RuntimeFieldPartial {
-            choice: options.runtimes,
-            selected: f.runtime,
-            error: errors.get("runtime").map(str::to_string),
-        },
-        scope: ScopeFieldPartial { selected: f.scope, error: errors.get("scope").map(str::to_string) },
-        errors,
-    }
+    let values = AgentForm::of(form.agent.as_ref(), form.backend);
+    let id = form.agent.map(|a| a.id);
+    FormPartial::build(caller, id, values, form.options, FieldErrors::new())
 }
 
 fn show_form(
@@ -325,7 +319,7 @@ async fn saved_or_form(
         Err(e) if e.kind == Kind::Invalid => {
             let conn = Some(f.connection_id.as_str()).filter(|c| !c.is_empty());
             let options = service::form_options(st, caller, &f.backend, conn).await?;
-            let form = form_again(caller, f, id, options, e.fields);
+            let form = FormPartial::build(caller, id, f, options, e.fields);
             show_form(caller, req, StatusCode::UNPROCESSABLE_ENTITY, form)
         }
         Err(e) => Err(e.into()),
@@ -403,4 +397,43 @@ pub async fn scope_field_partial(
         return Ok(see_other(paths::AGENTS));
     }
     render_status(StatusCode::OK, &ScopeFieldPartial { selected: q.into_inner().scope, error: None })
+}
+
+#[cfg(test)]
+mod tests {
+    use askama::Template;
+
+    use super::{FormPartial, RuntimeFieldPartial, ScopeFieldPartial};
+    use crate::agents::service::RuntimeChoice;
+    use crate::web::filters::aria;
+    use crate::web::FieldErrors;
+
+    #[test]
+    fn every_message_of_the_form_is_named_by_its_control() {
+        let mut errors = FieldErrors::new();
+        for field in ["name", "backend", "connection_id", "skills", "manifest_files"] {
+            errors.add(field, "Wrong.");
+        }
+        let form = FormPartial {
+            csrf_token: "t".into(),
+            agent_id: None,
+            name: String::new(),
+            backend: "service".into(),
+            connection_id: String::new(),
+            connections: Vec::new(),
+            shell_enabled: true,
+            skills: String::new(),
+            manifest_files: String::new(),
+            runtime: RuntimeFieldPartial {
+                choice: RuntimeChoice { runtimes: vec!["python".into()], unavailable: None, is_state: false },
+                selected: String::new(),
+                error: Some("Not offered.".into()),
+            },
+            scope: ScopeFieldPartial { selected: "agent".into(), error: Some("Pick one.".into()) },
+            errors,
+        };
+        let html = form.render().expect("renders");
+        assert_eq!(aria::assert_wired(&html), 7, "{html}");
+        assert!(html.contains(r#"action="/agents""#), "{html}");
+    }
 }

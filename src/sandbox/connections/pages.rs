@@ -13,6 +13,7 @@ use super::model::Connection;
 use super::service::{self, ConnectionInput, Probe, ProbeInput, ProbeStatus, RuntimeMark};
 use crate::state::AppState;
 use crate::vault::model::Secret;
+use crate::web::filters::Choice;
 use crate::web::{
     page, paths, redirect_with_flash, render_status, AppError, FieldErrors, PageCaller, PageError, Shell,
 };
@@ -46,6 +47,16 @@ pub struct RuntimeFieldPartial {
 }
 
 impl RuntimeFieldPartial {
+    /// The field before a probe: the runtimes this deployment ships.
+    fn catalog(st: &AppState, selected: String, error: Option<String>) -> RuntimeFieldPartial {
+        RuntimeFieldPartial { marks: service::catalog_marks(st), selected, probe: None, error }
+    }
+
+    /// The field after a probe: the catalog marked with what the host offers.
+    fn probed(probe: Probe, selected: String) -> RuntimeFieldPartial {
+        RuntimeFieldPartial { marks: probe.runtimes.clone(), selected, probe: Some(probe), error: None }
+    }
+
     /// A warning when the selected alias is not offered by the host that was just asked.
     pub fn warning(&self) -> Option<String> {
         let probe = self.probe.as_ref().filter(|p| p.status == ProbeStatus::Ok)?;
@@ -81,17 +92,57 @@ pub struct FormPartial {
 }
 
 impl FormPartial {
+    /// The one way the form is built, for a new connection, a saved one, or what was posted:
+    /// `values` are what its fields show, `errors` the messages at them.
+    async fn build(
+        st: &AppState,
+        caller: &PageCaller,
+        connection_id: Option<String>,
+        values: &ConnectionForm,
+        errors: FieldErrors,
+    ) -> Result<FormPartial, PageError> {
+        let runtime_error = errors.get("default_runtime").map(str::to_string);
+        Ok(FormPartial {
+            csrf_token: caller.csrf_token.clone(),
+            connection_id,
+            name: values.name.clone(),
+            kind: values.kind.clone(),
+            address: values.address.clone(),
+            address_note: None,
+            credential_secret_id: values.credential_secret_id.clone(),
+            secrets: crate::vault::service::list(st, caller).await?,
+            runtime: RuntimeFieldPartial::catalog(st, values.default_runtime.clone(), runtime_error),
+            errors,
+            error: None,
+        })
+    }
+
     pub fn action(&self) -> String {
-        match &self.connection_id {
-            Some(id) => paths::connection(id),
-            None => paths::SANDBOXES.to_string(),
-        }
+        paths::connection_save(self.connection_id.as_deref())
     }
     pub fn title(&self) -> &'static str {
         if self.connection_id.is_some() {
             "Edit connection"
         } else {
             "Add a connection"
+        }
+    }
+    pub fn kind_choices(&self) -> [Choice; 2] {
+        [
+            Choice::new("sandboxd", "sandboxd — a container per session on your host"),
+            Choice::new("daytona", "Daytona — hosted sandboxes on your Daytona account"),
+        ]
+    }
+    /// No credential, or one of the vault's keys.
+    pub fn credential_choices(&self) -> Vec<Choice> {
+        let keys = self.secrets.iter().map(|s| Choice::new(&s.id, format!("{} ({}, {})", s.name, s.purpose, s.hint)));
+        std::iter::once(Choice::new("", "— none —")).chain(keys).collect()
+    }
+    pub fn address_hint(&self) -> String {
+        let rule = "http(s), no credentials in the address.";
+        match &self.address_note {
+            Some(note) => format!("{note} {rule}"),
+            None => rule.to_string(),
         }
     }
 }
@@ -127,10 +178,6 @@ fn show_form(
     crate::web::page_status(status, &p.shell, &p)
 }
 
-async fn secrets_for(st: &AppState, caller: &PageCaller) -> Result<Vec<Secret>, PageError> {
-    Ok(crate::vault::service::list(st, caller).await?)
-}
-
 pub async fn new_form(st: Data<AppState>, caller: PageCaller, req: HttpRequest) -> Result<HttpResponse, PageError> {
     if !caller.role.can_manage_connections() {
         return Err(AppError::forbidden().into());
@@ -144,25 +191,14 @@ pub async fn new_form(st: Data<AppState>, caller: PageCaller, req: HttpRequest) 
             Some("No sandbox service of this deployment answered; enter your host's address.".to_string()),
         ),
     };
-    let form = FormPartial {
-        csrf_token: caller.csrf_token.clone(),
-        connection_id: None,
-        name: String::new(),
+    let values = ConnectionForm {
         kind: "sandboxd".into(),
         address,
-        address_note,
-        credential_secret_id: String::new(),
-        secrets: secrets_for(&st, &caller).await?,
-        runtime: RuntimeFieldPartial {
-            marks: service::catalog_marks(&st),
-            selected: st.catalog.default_runtime().alias.clone(),
-            probe: None,
-            error: None,
-        },
-        errors: FieldErrors::new(),
-        error: None,
+        default_runtime: st.catalog.default_runtime().alias.clone(),
+        ..ConnectionForm::default()
     };
-    show_form(&caller, &req, StatusCode::OK, form)
+    let form = FormPartial::build(&st, &caller, None, &values, FieldErrors::new()).await?;
+    show_form(&caller, &req, StatusCode::OK, FormPartial { address_note, ..form })
 }
 
 pub async fn edit_form(
@@ -175,44 +211,36 @@ pub async fn edit_form(
         return Err(AppError::forbidden().into());
     }
     let c = service::get(&st, &caller, &id).await?;
-    let form = FormPartial {
-        csrf_token: caller.csrf_token.clone(),
-        connection_id: Some(c.id.clone()),
-        name: c.name.clone(),
-        kind: c.kind.as_str().into(),
-        address: c.address.clone().unwrap_or_default(),
-        address_note: None,
-        credential_secret_id: c.credential_secret_id.clone().unwrap_or_default(),
-        secrets: secrets_for(&st, &caller).await?,
-        runtime: RuntimeFieldPartial {
-            marks: service::catalog_marks(&st),
-            selected: c.default_runtime.clone().unwrap_or_default(),
-            probe: None,
-            error: None,
-        },
-        errors: FieldErrors::new(),
-        error: None,
-    };
+    let form =
+        FormPartial::build(&st, &caller, Some(c.id.clone()), &ConnectionForm::of(&c), FieldErrors::new()).await?;
     show_form(&caller, &req, StatusCode::OK, form)
 }
 
-#[derive(Deserialize)]
+/// What the form posts, and what its fields show.
+#[derive(Deserialize, Default)]
+#[serde(default)]
 pub struct ConnectionForm {
-    #[serde(default)]
     name: String,
-    #[serde(default)]
     kind: String,
-    #[serde(default)]
     address: String,
-    #[serde(default)]
     credential_secret_id: String,
-    #[serde(default)]
     new_key: String,
-    #[serde(default)]
     default_runtime: String,
 }
 
 impl ConnectionForm {
+    /// The fields of a saved connection.
+    fn of(c: &Connection) -> ConnectionForm {
+        ConnectionForm {
+            name: c.name.clone(),
+            kind: c.kind.as_str().into(),
+            address: c.address.clone().unwrap_or_default(),
+            credential_secret_id: c.credential_secret_id.clone().unwrap_or_default(),
+            new_key: String::new(),
+            default_runtime: c.default_runtime.clone().unwrap_or_default(),
+        }
+    }
+
     fn input(&self) -> ConnectionInput {
         ConnectionInput {
             name: self.name.clone(),
@@ -223,34 +251,6 @@ impl ConnectionForm {
             default_runtime: self.default_runtime.clone(),
         }
     }
-}
-
-async fn form_again(
-    st: &AppState,
-    caller: &PageCaller,
-    f: &ConnectionForm,
-    id: Option<String>,
-    errors: FieldErrors,
-    error: Option<String>,
-) -> Result<FormPartial, PageError> {
-    Ok(FormPartial {
-        csrf_token: caller.csrf_token.clone(),
-        connection_id: id,
-        name: f.name.clone(),
-        kind: f.kind.clone(),
-        address: f.address.clone(),
-        address_note: None,
-        credential_secret_id: f.credential_secret_id.clone(),
-        secrets: secrets_for(st, caller).await?,
-        runtime: RuntimeFieldPartial {
-            marks: service::catalog_marks(st),
-            selected: f.default_runtime.clone(),
-            probe: None,
-            error: errors.get("default_runtime").map(str::to_string),
-        },
-        errors,
-        error,
-    })
 }
 
 async fn saved_or_form(
@@ -268,7 +268,7 @@ async fn saved_or_form(
             Ok(redirect_with_flash(paths::SANDBOXES, "success", format!("Connection “{}” {verb}.{extra}", c.name)))
         }
         Err(ConnectionError::Invalid(errors)) => {
-            let form = form_again(st, caller, f, id, errors, None).await?;
+            let form = FormPartial::build(st, caller, id, f, errors).await?;
             show_form(caller, req, StatusCode::UNPROCESSABLE_ENTITY, form)
         }
         Err(e) => Err(AppError::from(e).into()),
@@ -298,17 +298,14 @@ pub async fn update(
     saved_or_form(&st, &caller, &req, &f, Some(id.into_inner()), result).await
 }
 
-#[derive(Deserialize)]
+/// What "Test this host" posts: the form's fields (`hx-include`), of which it reads these.
+#[derive(Deserialize, Default)]
+#[serde(default)]
 pub struct ProbeForm {
-    #[serde(default)]
     address: String,
-    #[serde(default)]
     credential_secret_id: String,
-    #[serde(default)]
     new_key: String,
-    #[serde(default)]
     default_runtime: String,
-    #[serde(default)]
     connection_id: String,
 }
 
@@ -322,17 +319,10 @@ pub async fn probe(st: Data<AppState>, caller: PageCaller, form: Form<ProbeForm>
         connection_id: (!f.connection_id.is_empty()).then(|| f.connection_id.clone()),
     };
     let field = match service::probe(&st, &caller, input).await {
-        Ok(p) => {
-            RuntimeFieldPartial { marks: p.runtimes.clone(), selected: f.default_runtime, probe: Some(p), error: None }
-        }
+        Ok(p) => RuntimeFieldPartial::probed(p, f.default_runtime),
         Err(ConnectionError::Invalid(errors)) => {
             let msg = errors.0.first().map(|e| e.message.clone()).unwrap_or_else(|| "Check the address.".into());
-            RuntimeFieldPartial {
-                marks: service::catalog_marks(&st),
-                selected: f.default_runtime,
-                probe: None,
-                error: Some(msg),
-            }
+            RuntimeFieldPartial::catalog(&st, f.default_runtime, Some(msg))
         }
         Err(e) => return Err(AppError::from(e).into()),
     };
@@ -361,4 +351,43 @@ pub async fn make_default(st: Data<AppState>, caller: PageCaller, id: Path<Strin
 pub async fn delete(st: Data<AppState>, caller: PageCaller, id: Path<String>) -> Result<HttpResponse, PageError> {
     let c = service::delete(&st, &caller, &id).await?;
     Ok(redirect_with_flash(paths::SANDBOXES, "success", format!("Connection “{}” deleted.", c.name)))
+}
+
+#[cfg(test)]
+mod tests {
+    use askama::Template;
+
+    use super::{FormPartial, RuntimeFieldPartial};
+    use crate::web::filters::aria;
+    use crate::web::FieldErrors;
+
+    #[test]
+    fn every_message_of_the_form_is_named_by_its_control() {
+        let mut errors = FieldErrors::new();
+        for field in ["name", "kind", "address", "credential", "new_key"] {
+            errors.add(field, "Wrong.");
+        }
+        let form = FormPartial {
+            csrf_token: "t".into(),
+            connection_id: Some("c1".into()),
+            name: "eu".into(),
+            kind: "sandboxd".into(),
+            address: "http://sandboxd:8080".into(),
+            address_note: Some("Found it.".into()),
+            credential_secret_id: String::new(),
+            secrets: Vec::new(),
+            runtime: RuntimeFieldPartial {
+                marks: Vec::new(),
+                selected: String::new(),
+                probe: None,
+                error: Some("Not offered.".into()),
+            },
+            errors,
+            error: None,
+        };
+        let html = form.render().expect("renders");
+        assert_eq!(aria::assert_wired(&html), 5, "{html}");
+        assert!(html.contains(r#"action="/sandboxes/c1""#), "{html}");
+        assert!(html.contains("Found it. http(s), no credentials in the address."), "{html}");
+    }
 }

@@ -21,5 +21,5 @@ pub fn api_routes() -> Vec<ApiRoute> {
 
 /// The policy page of a connection.
 pub fn page_path(connection_id: &str) -> String {
-    format!("/sandboxes/{connection_id}/policy")
+    crate::web::paths::connection_policy(connection_id)
 }

@@ -16,15 +16,6 @@ pub struct PolicyPage {
     pub panel: PolicyPanel,
 }
 
-impl PolicyPage {
-    pub fn connections_path(&self) -> &'static str {
-        crate::sandbox::running::CONNECTIONS
-    }
-    pub fn running_path(&self) -> &'static str {
-        crate::sandbox::running::PAGE
-    }
-}
-
 pub async fn show(
     st: Data<AppState>,
     caller: PageCaller,

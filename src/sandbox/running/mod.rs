@@ -11,12 +11,11 @@ pub mod service;
 use actix_web::web;
 use serde::Deserialize;
 
+use crate::web::paths;
 use crate::web::route::ApiRoute;
 
 /// The Running tab.
-pub const PAGE: &str = "/sandboxes/running";
-/// The connections list (the Sandboxes section's first tab).
-pub const CONNECTIONS: &str = "/sandboxes";
+pub const PAGE: &str = paths::RUNNING;
 
 /// Register before any `/sandboxes/{id}` route, so `running` is not taken for an id.
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -30,21 +29,12 @@ pub fn api_routes() -> Vec<ApiRoute> {
 
 /// The Running tab, sampling memory or not.
 pub fn page_path(usage: bool) -> String {
-    if usage {
-        format!("{PAGE}?usage=1")
-    } else {
-        PAGE.to_string()
-    }
+    paths::running(usage)
 }
 
 /// A session's live activity, entries after `after`.
 pub fn activity_path(connection_id: &str, session_id: &str, after: u64) -> String {
-    let base = format!("/sandboxes/{connection_id}/sessions/{session_id}/activity");
-    if after == 0 {
-        base
-    } else {
-        format!("{base}?after={after}")
-    }
+    paths::session_activity(connection_id, session_id, after)
 }
 
 /// `?usage=1` (the "Sample memory" checkbox): `1`, `true`, `on` or `yes` turn it on.

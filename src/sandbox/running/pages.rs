@@ -49,19 +49,6 @@ pub struct ActivityRowsPartial {
 #[template(path = "sandbox/running/_activity_ended.html")]
 pub struct ActivityEndedPartial;
 
-/// Links shared by the Sandboxes pages.
-pub trait SandboxLinks {
-    fn connections_path(&self) -> &'static str {
-        super::CONNECTIONS
-    }
-    fn running_path(&self) -> &'static str {
-        super::PAGE
-    }
-}
-impl SandboxLinks for RunningPage {}
-impl SandboxLinks for SessionsPartial {}
-impl SandboxLinks for ActivityPage {}
-
 pub async fn index(
     st: Data<AppState>,
     caller: PageCaller,
