@@ -342,3 +342,46 @@ pub fn see_other(to: &str) -> HttpResponse {
         HttpResponse::SeeOther().insert_header((header::LOCATION, to.to_string())).finish()
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Agents and workspaces (agents/error.rs, sandbox/workspaces/error.rs)
+
+use crate::agents::error::AgentError;
+use crate::sandbox::client::SandboxdError;
+use crate::sandbox::workspaces::error::WorkspaceError;
+
+impl From<AgentError> for AppError {
+    fn from(e: AgentError) -> Self {
+        match e {
+            AgentError::NotFound => AppError::not_found(),
+            AgentError::Forbidden => AppError::forbidden(),
+            e @ (AgentError::Invalid(_) | AgentError::NameTaken) => AppError::invalid(e.fields().unwrap_or_default()),
+            AgentError::Internal(e) => AppError::internal(e),
+        }
+    }
+}
+
+impl From<WorkspaceError> for AppError {
+    fn from(e: WorkspaceError) -> Self {
+        match e {
+            WorkspaceError::NotFound(m) => AppError::new(Kind::NotFound, m),
+            WorkspaceError::IsADirectory(m) | WorkspaceError::NotADirectory(m) | WorkspaceError::BadPath(m) => {
+                AppError::new(Kind::BadRequest, m)
+            }
+            WorkspaceError::AlreadyExists(m) | WorkspaceError::Refused(m) => AppError::new(Kind::Conflict, m),
+            WorkspaceError::TooLarge(m) => AppError::new(Kind::PayloadTooLarge, m),
+            e @ WorkspaceError::NoCommands => AppError::new(Kind::BadRequest, e.to_string()),
+            e @ WorkspaceError::Lost => AppError::new(Kind::Gone, e.to_string()),
+            WorkspaceError::Host(SandboxdError::NotNative { detail }) => {
+                AppError::new(Kind::Conflict, format!("The host refused this file operation: {detail}"))
+            }
+            WorkspaceError::Host(SandboxdError::Invalid { detail }) => AppError::new(Kind::BadRequest, detail),
+            // The host's per-tenant cap is a 429 in its own words; any other failure a 502.
+            WorkspaceError::Host(h @ SandboxdError::Capacity { .. }) => {
+                AppError::new(Kind::TooManyRequests, h.in_words())
+            }
+            WorkspaceError::Host(h) => AppError::new(Kind::BadGateway, h.in_words()),
+            WorkspaceError::Internal(e) => AppError::internal(e),
+        }
+    }
+}

@@ -67,12 +67,7 @@ pub fn host_error(e: &SandboxdError) -> AppError {
 
 /// A host failure in the words a person reads (never the address or a token).
 pub fn host_message(e: &SandboxdError) -> String {
-    match e {
-        SandboxdError::CredentialRefused => "Credential refused: the sandbox service did not accept this key.".into(),
-        SandboxdError::Unreachable { .. } => "The sandbox service did not answer at this address.".into(),
-        SandboxdError::Timeout => "The sandbox service did not answer in time.".into(),
-        other => other.to_string(),
-    }
+    e.in_words()
 }
 
 impl From<ConnectionError> for AppError {
@@ -602,4 +597,19 @@ pub async fn policy(st: &AppState, caller: &Caller, id: &str) -> Result<(Connect
     let client = client_for(st, &caller.org_id, &conn).await?;
     let policy = client.policy().await?;
     Ok((conn, policy))
+}
+
+// ---------------------------------------------------------------------------------------------
+// For the workspaces service: connections of an organization whose access it decided itself
+
+/// A connection of `org_id`, if it exists.
+pub async fn for_org(st: &AppState, org_id: &str, id: &str) -> Result<Option<Connection>> {
+    let mut c = st.db.conn().await?;
+    Ok(store::get(&mut c, org_id, id).await?)
+}
+
+/// The default connection of `org_id`, if it has one.
+pub async fn default_for_org(st: &AppState, org_id: &str) -> Result<Option<Connection>> {
+    let mut c = st.db.conn().await?;
+    Ok(store::list(&mut c, org_id).await?.into_iter().find(|c| c.is_default))
 }
