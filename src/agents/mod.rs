@@ -1,4 +1,7 @@
-//! Agents, conversations and runs: only what the sandbox needs.
+//! Agents, conversations and runs: only what the sandbox needs. Agents and their settings here
+//! (`service.rs`, `check.rs`, `store.rs`); conversations and runs in their own folders, each
+//! with its service and store. The workspaces service reads runs through `runs::service`; nothing
+//! here calls the workspaces service (the conversation page composes the two).
 
 pub mod api;
 pub mod check;
