@@ -1,11 +1,15 @@
-//! JSON: agents (with their sandbox settings), conversations, runs.
+//! JSON: agents (with their sandbox settings), conversations, runs. Request bodies are the
+//! services' inputs (documented as `AgentBody`, `ConversationBody`, `RunBody`).
 
 use actix_web::web::{Data, Json, Path, Query};
 use actix_web::HttpResponse;
 use serde::{Deserialize, Serialize};
 
-use super::model::{Agent, Conversation, Run, WorkspaceFile};
-use super::service::{self, AgentInput, ConversationInput, RunInput};
+use super::check::AgentInput;
+use super::conversations::service::{self as conversations, ConversationInput};
+use super::model::{Agent, Conversation, Run};
+use super::runs::service::{self as runs, RunInput};
+use super::service;
 use crate::api_route;
 use crate::state::AppState;
 use crate::web::error::Problem;
@@ -26,52 +30,9 @@ pub fn routes() -> Vec<ApiRoute> {
     ]
 }
 
-/// An agent's sandbox settings. Saving publishes them; incoherent settings are refused.
-#[derive(Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AgentBody {
-    #[serde(default)]
-    pub name: String,
-    /// `state` (a document; files only) or `service` (a sandbox host; files and a shell).
-    #[serde(default)]
-    pub backend: String,
-    /// None: the organization's default connection (`service` only).
-    #[serde(default)]
-    pub connection_id: Option<String>,
-    /// `run`, `conversation`, `channel`, `user` or `agent` (with `agent`, every user of the agent
-    /// reads each other's files).
-    #[serde(default)]
-    pub scope: String,
-    /// A runtime alias; none: the connection's default.
-    #[serde(default)]
-    pub runtime: Option<String>,
-    #[serde(default = "yes")]
-    pub shell_enabled: bool,
-    /// Written under `skills/` at each run's first workspace operation.
-    #[serde(default)]
-    pub skills: Vec<WorkspaceFile>,
-    /// Files and empty folders written into a new workspace.
-    #[serde(default)]
-    pub manifest_files: Vec<WorkspaceFile>,
-}
-
-fn yes() -> bool {
-    true
-}
-
-impl From<AgentBody> for AgentInput {
-    fn from(b: AgentBody) -> Self {
-        AgentInput {
-            name: b.name,
-            backend: b.backend,
-            connection_id: b.connection_id,
-            scope: b.scope,
-            runtime: b.runtime,
-            shell_enabled: b.shell_enabled,
-            skills: b.skills,
-            manifest_files: b.manifest_files,
-        }
-    }
+/// 201 with what was created.
+fn created(body: impl Serialize) -> HttpResponse {
+    HttpResponse::Created().json(body)
 }
 
 #[utoipa::path(get, path = "/api/v1/agents", tag = "agents", responses((status = 200, body = [Agent])))]
@@ -79,15 +40,14 @@ pub async fn list_agents(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result<
     Ok(Json(service::list(&st, &c).await?))
 }
 
-#[utoipa::path(post, path = "/api/v1/agents", tag = "agents", request_body = AgentBody,
+#[utoipa::path(post, path = "/api/v1/agents", tag = "agents", request_body = AgentInput,
     responses((status = 201, body = Agent), (status = 422, body = Problem, content_type = "application/problem+json")))]
 pub async fn create_agent(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
-    body: Json<AgentBody>,
+    body: Json<AgentInput>,
 ) -> Result<HttpResponse, ApiError> {
-    let a = service::create(&st, &c, body.into_inner().into()).await?;
-    Ok(HttpResponse::Created().json(a))
+    Ok(created(service::create(&st, &c, body.into_inner()).await?))
 }
 
 #[utoipa::path(get, path = "/api/v1/agents/{id}", tag = "agents", params(("id" = String, Path, description = "agent id")),
@@ -96,7 +56,7 @@ pub async fn get_agent(st: Data<AppState>, ApiCaller(c): ApiCaller, id: Path<Str
     Ok(Json(service::get(&st, &c, &id).await?))
 }
 
-#[utoipa::path(put, path = "/api/v1/agents/{id}", tag = "agents", request_body = AgentBody,
+#[utoipa::path(put, path = "/api/v1/agents/{id}", tag = "agents", request_body = AgentInput,
     params(("id" = String, Path, description = "agent id")),
     responses((status = 200, body = Agent), (status = 404, body = Problem, content_type = "application/problem+json"),
         (status = 422, body = Problem, content_type = "application/problem+json")))]
@@ -104,9 +64,9 @@ pub async fn update_agent(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
     id: Path<String>,
-    body: Json<AgentBody>,
+    body: Json<AgentInput>,
 ) -> Result<Json<Agent>, ApiError> {
-    Ok(Json(service::update(&st, &c, &id, body.into_inner().into()).await?))
+    Ok(Json(service::update(&st, &c, &id, body.into_inner()).await?))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -134,41 +94,14 @@ pub async fn agent_runtimes(
     Ok(Json(Runtimes { runtimes: service::live_runtimes(&st, &c, conn.as_deref()).await? }))
 }
 
-#[derive(Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ConversationBody {
-    #[serde(default)]
-    pub agent_id: String,
-    #[serde(default)]
-    pub title: String,
-    /// Members it is shared with (the creator is its owner and a member).
-    #[serde(default)]
-    pub member_user_ids: Vec<String>,
-    /// The channel it belongs to (for `channel` scope).
-    #[serde(default)]
-    pub channel_key: Option<String>,
-}
-
-#[utoipa::path(post, path = "/api/v1/conversations", tag = "agents", request_body = ConversationBody,
+#[utoipa::path(post, path = "/api/v1/conversations", tag = "agents", request_body = ConversationInput,
     responses((status = 201, body = Conversation), (status = 422, body = Problem, content_type = "application/problem+json")))]
 pub async fn create_conversation(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
-    body: Json<ConversationBody>,
+    body: Json<ConversationInput>,
 ) -> Result<HttpResponse, ApiError> {
-    let b = body.into_inner();
-    let conv = service::create_conversation(
-        &st,
-        &c,
-        ConversationInput {
-            agent_id: b.agent_id,
-            title: b.title,
-            member_user_ids: b.member_user_ids,
-            channel_key: b.channel_key,
-        },
-    )
-    .await?;
-    Ok(HttpResponse::Created().json(conv))
+    Ok(created(conversations::create(&st, &c, body.into_inner()).await?))
 }
 
 #[utoipa::path(get, path = "/api/v1/conversations/{id}", tag = "agents", params(("id" = String, Path, description = "conversation id")),
@@ -178,55 +111,21 @@ pub async fn get_conversation(
     ApiCaller(c): ApiCaller,
     id: Path<String>,
 ) -> Result<Json<Conversation>, ApiError> {
-    Ok(Json(service::get_conversation(&st, &c, &id).await?))
+    Ok(Json(conversations::get(&st, &c, &id).await?))
 }
 
-#[derive(Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RunBody {
-    #[serde(default)]
-    pub agent_id: String,
-    #[serde(default)]
-    pub conversation_id: Option<String>,
-    /// `member`, `widget`, `trigger`, `channel` or `api`.
-    #[serde(default)]
-    pub started_by: String,
-    /// The person the run acts for (member, api; a trigger's creator).
-    #[serde(default)]
-    pub user_id: Option<String>,
-    #[serde(default)]
-    pub trigger_as_creator: bool,
-    /// A channel sender's platform id.
-    #[serde(default)]
-    pub channel_sender: Option<String>,
-}
-
-#[utoipa::path(post, path = "/api/v1/runs", tag = "agents", request_body = RunBody,
+#[utoipa::path(post, path = "/api/v1/runs", tag = "agents", request_body = RunInput,
     responses((status = 201, body = Run), (status = 422, body = Problem, content_type = "application/problem+json")))]
 pub async fn create_run(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
-    body: Json<RunBody>,
+    body: Json<RunInput>,
 ) -> Result<HttpResponse, ApiError> {
-    let b = body.into_inner();
-    let run = service::create_run(
-        &st,
-        &c,
-        RunInput {
-            agent_id: b.agent_id,
-            conversation_id: b.conversation_id,
-            started_by: b.started_by,
-            user_id: b.user_id,
-            trigger_as_creator: b.trigger_as_creator,
-            channel_sender: b.channel_sender,
-        },
-    )
-    .await?;
-    Ok(HttpResponse::Created().json(run))
+    Ok(created(runs::create(&st, &c, body.into_inner()).await?))
 }
 
 #[utoipa::path(get, path = "/api/v1/runs/{id}", tag = "agents", params(("id" = String, Path, description = "run id")),
     responses((status = 200, body = Run), (status = 404, body = Problem, content_type = "application/problem+json")))]
 pub async fn get_run(st: Data<AppState>, ApiCaller(c): ApiCaller, id: Path<String>) -> Result<Json<Run>, ApiError> {
-    Ok(Json(service::get_run(&st, &c, &id).await?))
+    Ok(Json(runs::get(&st, &c, &id).await?))
 }

@@ -1,8 +1,15 @@
-//! Agents, conversations and runs: only what the sandbox needs.
+//! Agents, conversations and runs: only what the sandbox needs. Agents and their settings here
+//! (`service.rs`, `check.rs`, `store.rs`); conversations and runs in their own folders, each
+//! with its service and store. The workspaces service reads runs through `runs::service`; nothing
+//! here calls the workspaces service (the conversation page composes the two).
 
 pub mod api;
+pub mod check;
+pub mod conversations;
+pub mod error;
 pub mod model;
 pub mod pages;
+pub mod runs;
 pub mod service;
 pub mod store;
 
@@ -12,8 +19,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/agents", web::get().to(pages::index))
         .route("/agents", web::post().to(pages::create))
         .route("/agents/new", web::get().to(pages::new_form))
-        .route("/agents/_runtime_field", web::get().to(pages::runtime_field_partial))
-        .route("/agents/_scope_field", web::get().to(pages::scope_field_partial))
+        .route("/agents/_runtime_field", web::get().to(pages::fields::runtime_field_partial))
+        .route("/agents/_scope_field", web::get().to(pages::fields::scope_field_partial))
         .route("/agents/{id}", web::get().to(pages::edit_form))
         .route("/agents/{id}", web::post().to(pages::update))
         .route("/conversations", web::get().to(pages::conversations::conversations))

@@ -261,6 +261,8 @@ impl From<ConnectionError> for AppError {
             e @ (ConnectionError::NoAddress
             | ConnectionError::AddressRefused(_)
             | ConnectionError::NotSandboxd
+            | ConnectionError::NoneYet
+            | ConnectionError::Unknown
             | ConnectionError::NoCredential) => AppError::new(Kind::Conflict, e.to_string()),
             ConnectionError::Host(h) => AppError::from(&h),
             ConnectionError::Internal(e) => AppError::internal(e),
@@ -287,6 +289,45 @@ impl From<RunningError> for AppError {
             RunningError::Forbidden => AppError::forbidden(),
             RunningError::HostUnavailable(e) => e.into(),
             RunningError::Internal(e) => AppError::internal(e),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Agents and workspaces (agents/error.rs, sandbox/workspaces/error.rs)
+
+use crate::agents::error::AgentError;
+use crate::sandbox::workspaces::error::WorkspaceError;
+
+impl From<AgentError> for AppError {
+    fn from(e: AgentError) -> Self {
+        match e {
+            AgentError::NotFound => AppError::not_found(),
+            AgentError::Forbidden => AppError::forbidden(),
+            AgentError::Invalid(f) => AppError::invalid(f),
+            AgentError::Internal(e) => AppError::internal(e),
+        }
+    }
+}
+
+impl From<WorkspaceError> for AppError {
+    fn from(e: WorkspaceError) -> Self {
+        match e {
+            WorkspaceError::NotFound(m) => AppError::new(Kind::NotFound, m),
+            WorkspaceError::IsADirectory(m) | WorkspaceError::NotADirectory(m) | WorkspaceError::BadPath(m) => {
+                AppError::new(Kind::BadRequest, m)
+            }
+            WorkspaceError::AlreadyExists(m) | WorkspaceError::Refused(m) => AppError::new(Kind::Conflict, m),
+            WorkspaceError::TooLarge(m) => AppError::new(Kind::PayloadTooLarge, m),
+            e @ WorkspaceError::NoCommands => AppError::new(Kind::BadRequest, e.to_string()),
+            e @ WorkspaceError::Lost => AppError::new(Kind::Gone, e.to_string()),
+            WorkspaceError::Host(SandboxdError::NotNative { detail }) => {
+                AppError::new(Kind::Conflict, format!("The host refused this file operation: {detail}"))
+            }
+            WorkspaceError::Host(SandboxdError::Invalid { detail }) => AppError::new(Kind::BadRequest, detail),
+            // The host's per-tenant cap is a 429 in its own words; any other failure a 502.
+            WorkspaceError::Host(h) => AppError::from(&h),
+            WorkspaceError::Internal(e) => AppError::internal(e),
         }
     }
 }

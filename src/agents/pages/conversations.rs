@@ -1,17 +1,22 @@
-//! HTML: the conversations list and a conversation's page with its workspace state (polled
-//! while the sandbox is being prepared).
+//! HTML: the conversations list and a conversation's page with the state of its latest run's
+//! workspace (polled while the sandbox is being prepared). The conversation comes from the
+//! conversations service, which decides who may see it; the workspace then from the workspaces
+//! service.
 
 use actix_web::http::StatusCode;
 use actix_web::web::{Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 
+use crate::access::Caller;
+use crate::agents::conversations::service::{self as conversations, ConversationSummary};
 use crate::agents::model::{Agent, Conversation, Run};
-use crate::agents::service::{self, ConversationSummary, LatestWorkspace};
-use crate::sandbox::workspaces::model::WorkspaceState;
+use crate::sandbox::workspaces::key::Scope;
+use crate::sandbox::workspaces::model::{RunWorkspace, WorkspaceState};
+use crate::sandbox::workspaces::service as workspaces;
 use crate::state::AppState;
 use crate::web::htmx::wants_fragment;
-use crate::web::{page, paths, render_status, see_other, PageCaller, PageError, Shell};
+use crate::web::{page, paths, render_status, see_other, AppError, PageCaller, PageError, Shell};
 
 #[derive(Template)]
 #[template(path = "conversations/index.html")]
@@ -26,13 +31,42 @@ pub async fn conversations(
     caller: PageCaller,
     req: HttpRequest,
 ) -> Result<HttpResponse, PageError> {
-    let conversations = service::list_conversations(&st, &caller).await?;
+    let conversations = conversations::list(&st, &caller).await?;
     let p = ConversationsPage {
         shell: Shell::new(&caller, &req, "agents"),
         conversations,
         can_see_agents: caller.role.can_see_sandboxes(),
     };
     page(&p.shell, &p)
+}
+
+/// The workspace of a conversation's latest run, from our rows only (never a host call).
+#[derive(Debug)]
+pub enum LatestWorkspace {
+    /// The conversation has no run yet.
+    NoRun,
+    Known {
+        run_id: String,
+        state: WorkspaceState,
+        scope: Scope,
+        /// `sandboxd` or `state`.
+        backend: String,
+        runtime: Option<String>,
+    },
+    /// The run gets no workspace (a scope it cannot have, a switched-off connection, …).
+    Refused { run_id: String, message: String },
+}
+
+/// The workspace of `run` (the latest of a conversation the caller was allowed to see).
+async fn latest_workspace(st: &AppState, caller: &Caller, run: Option<&Run>) -> Result<LatestWorkspace, PageError> {
+    let Some(run) = run else { return Ok(LatestWorkspace::NoRun) };
+    let run_id = run.id.clone();
+    Ok(match workspaces::of_visible_run(st, caller, &run.id).await? {
+        RunWorkspace::Known(w) => {
+            LatestWorkspace::Known { run_id, state: w.state, scope: w.scope, backend: w.backend, runtime: w.runtime }
+        }
+        RunWorkspace::Refused(e) => LatestWorkspace::Refused { run_id, message: AppError::from(e).public_detail() },
+    })
 }
 
 /// The workspace of the conversation's latest run; polls itself while it is being prepared.
@@ -111,10 +145,11 @@ pub async fn show(
     req: HttpRequest,
     id: Path<String>,
 ) -> Result<HttpResponse, PageError> {
-    let o = service::conversation_overview(&st, &caller, &id).await?;
+    let o = conversations::overview(&st, &caller, &id).await?;
+    let workspace = latest_workspace(&st, &caller, o.runs.first()).await?;
     let p = ConversationPage {
         shell: Shell::new(&caller, &req, "agents"),
-        workspace: WorkspacePartial { conversation_id: o.conversation.id.clone(), workspace: o.workspace },
+        workspace: WorkspacePartial { conversation_id: o.conversation.id.clone(), workspace },
         conversation: o.conversation,
         agent: o.agent,
         member_emails: o.member_emails,
@@ -134,6 +169,7 @@ pub async fn workspace_partial(
     if !wants_fragment(&req) {
         return Ok(see_other(&paths::conversation(&id)));
     }
-    let workspace = service::conversation_workspace(&st, &caller, &id).await?;
+    let run = conversations::latest_run(&st, &caller, &id).await?;
+    let workspace = latest_workspace(&st, &caller, run.as_ref()).await?;
     render_status(StatusCode::OK, &WorkspacePartial { conversation_id: id.into_inner(), workspace })
 }

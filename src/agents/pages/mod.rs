@@ -2,26 +2,27 @@
 //! *Runtime* and *Session scope* fields); the conversations pages in [`conversations`].
 
 pub mod conversations;
+pub mod fields;
 pub mod files;
 
 use actix_web::http::StatusCode;
-use actix_web::web::{Data, Form, Path, Query};
+use actix_web::web::{Data, Form, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 use serde::Deserialize;
 
+use self::fields::{RuntimeFieldPartial, ScopeFieldPartial};
 use self::files::{files_text, parse_files};
+use super::check::AgentInput;
+use super::error::AgentError;
 use super::model::{Agent, Backend};
-use super::service::{self, AgentInput, FormOptions, RuntimeChoice};
+use super::service::{self, FormOptions};
 use crate::sandbox::connections::model::Connection;
 use crate::sandbox::workspaces::key::Scope;
 use crate::state::AppState;
-use crate::web::{
-    page, page_status, paths, redirect_with_flash, render_status, see_other, AppError, FieldErrors, Kind, PageCaller,
-    PageError, Shell,
-};
-
+use crate::validate::FieldErrors;
 use crate::web::htmx::wants_fragment;
+use crate::web::{page, page_status, paths, redirect_with_flash, render_status, PageCaller, PageError, Shell};
 
 // ---------------------------------------------------------------------------------------------
 // The agents table
@@ -60,68 +61,7 @@ pub async fn index(st: Data<AppState>, caller: PageCaller, req: HttpRequest) -> 
 }
 
 // ---------------------------------------------------------------------------------------------
-// The agent form and its fields
-
-/// One option of the *Runtime* select.
-pub struct RuntimeOption {
-    pub alias: String,
-    /// False for a saved or typed alias the host does not allow right now.
-    pub is_offered: bool,
-}
-
-/// The *Runtime* field: what the chosen connection's host allows right now.
-#[derive(Template)]
-#[template(path = "agents/_runtime_field.html")]
-pub struct RuntimeFieldPartial {
-    pub choice: RuntimeChoice,
-    pub selected: String,
-    pub error: Option<String>,
-}
-
-impl RuntimeFieldPartial {
-    /// The host's runtimes, and the selected alias even when the host does not offer it (the
-    /// input is kept; saving then says why).
-    pub fn options(&self) -> Vec<RuntimeOption> {
-        let mut out: Vec<RuntimeOption> =
-            self.choice.runtimes.iter().map(|a| RuntimeOption { alias: a.clone(), is_offered: true }).collect();
-        if !self.selected.is_empty() && !self.choice.runtimes.contains(&self.selected) {
-            out.push(RuntimeOption { alias: self.selected.clone(), is_offered: false });
-        }
-        out
-    }
-    pub fn not_offered_note(&self) -> &'static str {
-        if self.choice.is_state || self.choice.unavailable.is_some() {
-            ""
-        } else {
-            " · not offered by this host right now"
-        }
-    }
-}
-
-/// The *Session scope* field; choosing `agent` shows who shares the files.
-#[derive(Template)]
-#[template(path = "agents/_scope_field.html")]
-pub struct ScopeFieldPartial {
-    pub selected: String,
-    pub error: Option<String>,
-}
-
-impl ScopeFieldPartial {
-    pub fn scopes(&self) -> [Scope; 5] {
-        Scope::ALL
-    }
-    pub fn is_agent(&self) -> bool {
-        Scope::parse(&self.selected) == Some(Scope::Agent)
-    }
-    /// What describes the select: its hint, and the warning the agent scope shows.
-    pub fn hint_ids(&self) -> &'static str {
-        if self.is_agent() {
-            "agent-scope-hint agent-scope-warning"
-        } else {
-            "agent-scope-hint"
-        }
-    }
-}
+// The agent form (its htmx-refreshed fields in [`fields`])
 
 /// The agent form (its own page; htmx swaps it in place on 422).
 #[derive(Template)]
@@ -163,7 +103,7 @@ impl FormPartial {
             skills: values.skills,
             manifest_files: values.manifest_files,
             runtime: RuntimeFieldPartial {
-                choice: options.runtimes,
+                choice: options.runtimes.into(),
                 selected: values.runtime,
                 error: errors.get("runtime").map(str::to_string),
             },
@@ -305,7 +245,7 @@ async fn saved_or_form(
     req: &HttpRequest,
     f: AgentForm,
     id: Option<String>,
-    result: Result<Agent, AppError>,
+    result: Result<Agent, AgentError>,
 ) -> Result<HttpResponse, PageError> {
     match result {
         Ok(a) => {
@@ -316,13 +256,15 @@ async fn saved_or_form(
                 format!("Agent “{}” {verb}: its next run uses these settings.", a.name),
             ))
         }
-        Err(e) if e.kind == Kind::Invalid => {
-            let conn = Some(f.connection_id.as_str()).filter(|c| !c.is_empty());
-            let options = service::form_options(st, caller, &f.backend, conn).await?;
-            let form = FormPartial::build(caller, id, f, options, e.fields);
-            show_form(caller, req, StatusCode::UNPROCESSABLE_ENTITY, form)
-        }
-        Err(e) => Err(e.into()),
+        Err(e) => match e.fields() {
+            Some(errors) => {
+                let conn = Some(f.connection_id.as_str()).filter(|c| !c.is_empty());
+                let options = service::form_options(st, caller, &f.backend, conn).await?;
+                let form = FormPartial::build(caller, id, f, options, errors);
+                show_form(caller, req, StatusCode::UNPROCESSABLE_ENTITY, form)
+            }
+            None => Err(e.into()),
+        },
     }
 }
 
@@ -335,7 +277,7 @@ pub async fn create(
     let f = form.into_inner();
     let result = match f.input() {
         Ok(input) => service::create(&st, &caller, input).await,
-        Err(errors) => Err(AppError::invalid(errors)),
+        Err(errors) => Err(AgentError::Invalid(errors)),
     };
     saved_or_form(&st, &caller, &req, f, None, result).await
 }
@@ -350,61 +292,17 @@ pub async fn update(
     let f = form.into_inner();
     let result = match f.input() {
         Ok(input) => service::update(&st, &caller, &id, input).await,
-        Err(errors) => Err(AppError::invalid(errors)),
+        Err(errors) => Err(AgentError::Invalid(errors)),
     };
     saved_or_form(&st, &caller, &req, f, Some(id.into_inner()), result).await
-}
-
-#[derive(Deserialize)]
-pub struct RuntimeQuery {
-    #[serde(default)]
-    backend: String,
-    #[serde(default)]
-    connection_id: String,
-    #[serde(default)]
-    runtime: String,
-}
-
-/// The *Runtime* field for the chosen backend and connection (htmx, on change).
-pub async fn runtime_field_partial(
-    st: Data<AppState>,
-    caller: PageCaller,
-    req: HttpRequest,
-    q: Query<RuntimeQuery>,
-) -> Result<HttpResponse, PageError> {
-    if !wants_fragment(&req) {
-        return Ok(see_other(paths::AGENTS));
-    }
-    let q = q.into_inner();
-    let conn = Some(q.connection_id.as_str()).filter(|c| !c.is_empty());
-    let choice = service::runtime_choice(&st, &caller, &q.backend, conn).await?;
-    render_status(StatusCode::OK, &RuntimeFieldPartial { choice, selected: q.runtime, error: None })
-}
-
-#[derive(Deserialize)]
-pub struct ScopeQuery {
-    #[serde(default)]
-    scope: String,
-}
-
-/// The *Session scope* field for the chosen scope (htmx, on change): formatting only.
-pub async fn scope_field_partial(
-    _caller: PageCaller,
-    req: HttpRequest,
-    q: Query<ScopeQuery>,
-) -> Result<HttpResponse, PageError> {
-    if !wants_fragment(&req) {
-        return Ok(see_other(paths::AGENTS));
-    }
-    render_status(StatusCode::OK, &ScopeFieldPartial { selected: q.into_inner().scope, error: None })
 }
 
 #[cfg(test)]
 mod tests {
     use askama::Template;
 
+    use super::fields::RuntimeOffer;
     use super::{FormPartial, RuntimeFieldPartial, ScopeFieldPartial};
-    use crate::agents::service::RuntimeChoice;
     use crate::web::filters::aria;
     use crate::web::FieldErrors;
 
@@ -425,7 +323,7 @@ mod tests {
             skills: String::new(),
             manifest_files: String::new(),
             runtime: RuntimeFieldPartial {
-                choice: RuntimeChoice { runtimes: vec!["python".into()], unavailable: None, is_state: false },
+                choice: RuntimeOffer { runtimes: vec!["python".into()], unavailable: None, is_state: false },
                 selected: String::new(),
                 error: Some("Not offered.".into()),
             },

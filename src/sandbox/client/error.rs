@@ -249,6 +249,19 @@ fn flatten_validation(items: &[serde_json::Value]) -> String {
     }
 }
 
+impl SandboxdError {
+    /// The failure in the words a person reads on a page or in a problem (never the address or
+    /// a token): a few say more than [`Display`](std::fmt::Display) does.
+    pub fn in_words(&self) -> String {
+        match self {
+            Self::CredentialRefused => "Credential refused: the sandbox service did not accept this key.".into(),
+            Self::Unreachable { .. } => "The sandbox service did not answer at this address.".into(),
+            Self::Timeout => "The sandbox service did not answer in time.".into(),
+            other => other.to_string(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::routes::FileOp;

@@ -23,6 +23,13 @@ pub enum ConnectionError {
     AddressRefused(String),
     #[error("Daytona connections have no sandboxd policy.")]
     NotSandboxd,
+    /// Nothing was chosen and the organization has no default to fall back on.
+    #[error("This organization has no sandbox connection yet.")]
+    NoneYet,
+    /// A chosen connection that is not (or no longer) in this organization, said where a
+    /// missing connection is an input problem rather than a 404.
+    #[error("This connection does not exist in this organization.")]
+    Unknown,
     #[error("This connection has no credential in the vault. Edit it and pick or paste the host's token.")]
     NoCredential,
     /// The host was asked and did not answer well.
@@ -65,9 +72,11 @@ impl ConnectionError {
                 "This connection has no credential in the vault: no request was sent. Edit it and pick or paste the host's token."
                     .to_string()
             }
-            e @ (ConnectionError::NoAddress | ConnectionError::AddressRefused(_) | ConnectionError::NotSandboxd) => {
-                e.to_string()
-            }
+            e @ (ConnectionError::NoAddress
+            | ConnectionError::AddressRefused(_)
+            | ConnectionError::NotSandboxd
+            | ConnectionError::NoneYet
+            | ConnectionError::Unknown) => e.to_string(),
             ConnectionError::Invalid(fields) => {
                 fields.0.iter().map(|f| f.message.clone()).collect::<Vec<_>>().join(" ")
             }
@@ -82,10 +91,5 @@ impl ConnectionError {
 
 /// A host failure in the words a person reads (never the address or a token).
 pub fn host_message(e: &SandboxdError) -> String {
-    match e {
-        SandboxdError::CredentialRefused => "Credential refused: the sandbox service did not accept this key.".into(),
-        SandboxdError::Unreachable { .. } => "The sandbox service did not answer at this address.".into(),
-        SandboxdError::Timeout => "The sandbox service did not answer in time.".into(),
-        other => other.to_string(),
-    }
+    e.in_words()
 }

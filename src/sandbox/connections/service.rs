@@ -14,7 +14,7 @@ use super::store::{self, Values};
 use crate::access::Caller;
 use crate::audit::service as audit;
 use crate::db::{self, DbError};
-use crate::sandbox::client::{SandboxdError, ServicePolicy};
+use crate::sandbox::client::ServicePolicy;
 use crate::state::AppState;
 use crate::validate::{self, FieldErrors, NameTaken as _};
 use crate::vault::error::VaultError;
@@ -24,12 +24,6 @@ type Result<T> = std::result::Result<T, ConnectionError>;
 
 /// What a taken name is called in the message.
 const A_CONNECTION: &str = "A connection";
-
-/// The web table's answer for a host failure, for the workspaces error until it maps
-/// `SandboxdError` itself (transitional). `T` is the web layer's error, named there, not here.
-pub fn host_error<T: for<'a> From<&'a SandboxdError>>(e: &SandboxdError) -> T {
-    T::from(e)
-}
 
 fn ensure_see(caller: &Caller) -> Result<()> {
     if caller.role.can_see_sandboxes() {
@@ -311,4 +305,19 @@ pub async fn policy(st: &AppState, caller: &Caller, id: &str) -> Result<(Connect
     let client = client_for(st, &caller.org_id, &conn).await?;
     let policy = client.policy().await?;
     Ok((conn, policy))
+}
+
+// ---------------------------------------------------------------------------------------------
+// For the workspaces service: connections of an organization whose access it decided itself
+
+/// A connection of `org_id`, if it exists.
+pub async fn for_org(st: &AppState, org_id: &str, id: &str) -> Result<Option<Connection>> {
+    let mut c = st.db.conn().await?;
+    Ok(store::get(&mut c, org_id, id).await?)
+}
+
+/// The default connection of `org_id`, if it has one.
+pub async fn default_for_org(st: &AppState, org_id: &str) -> Result<Option<Connection>> {
+    let mut c = st.db.conn().await?;
+    Ok(store::list(&mut c, org_id).await?.into_iter().find(|c| c.is_default))
 }

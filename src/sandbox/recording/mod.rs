@@ -1,5 +1,6 @@
 //! Recording (DESIGN.md §8): every workspace operation that reached the host becomes a row of
-//! `sandbox_operations` — never a payload, never an output. Rows are buffered and committed
+//! `sandbox_operations` — never a payload, never an output. The rows come from the wrapper every
+//! workspace backend is used through (`sandbox::workspaces::recorded`). Rows are buffered and committed
 //! together, off the request path: every second, and a run's rows when it finishes (flushes are
 //! serialised, so `finish` returns only after every row of the run is committed). A failure to
 //! record is logged and does not fail the operation.

@@ -8,14 +8,15 @@ use actix_web::web::{Bytes, Data, Json, Path, Query};
 use actix_web::HttpResponse;
 use serde::{Deserialize, Serialize};
 
+use super::command::ExecInput;
 use super::model::{Entry, ExecResult, WorkspaceState};
-use super::service::{self, ExecInput};
+use super::service;
 use crate::agents::model::Run;
 use crate::api_route;
 use crate::state::AppState;
 use crate::web::error::Problem;
 use crate::web::route::ApiRoute;
-use crate::web::{ApiCaller, ApiError, AppError};
+use crate::web::{ApiCaller, ApiError};
 
 pub fn routes() -> Vec<ApiRoute> {
     vec![
@@ -30,10 +31,6 @@ pub fn routes() -> Vec<ApiRoute> {
         api_route!(GET "/api/v1/runs/{run_id}/workspace/state" => workspace_state),
         api_route!(POST "/api/v1/runs/{run_id}/finish" => finish_run),
     ]
-}
-
-fn app(e: super::error::WorkspaceError) -> ApiError {
-    ApiError(AppError::from(e))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -63,7 +60,7 @@ pub async fn exec(
 ) -> Result<Json<ExecResult>, ApiError> {
     let b = body.into_inner();
     let input = ExecInput { argv: b.argv, command: b.command, timeout_seconds: b.timeout_seconds, env: b.env };
-    Ok(Json(service::exec(&st, &c, &run_id, input).await.map_err(app)?))
+    Ok(Json(service::exec(&st, &c, &run_id, input).await?))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -82,7 +79,7 @@ pub async fn read_file(
     run_id: Path<String>,
     q: Query<PathQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let bytes = service::read(&st, &c, &run_id, &q.path).await.map_err(app)?;
+    let bytes = service::read(&st, &c, &run_id, &q.path).await?;
     Ok(HttpResponse::Ok().content_type("application/octet-stream").body(bytes))
 }
 
@@ -97,7 +94,7 @@ pub async fn write_file(
     q: Query<PathQuery>,
     body: Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    service::write(&st, &c, &run_id, &q.path, &body).await.map_err(app)?;
+    service::write(&st, &c, &run_id, &q.path, &body).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -109,7 +106,7 @@ pub async fn list_dir(
     run_id: Path<String>,
     q: Query<PathQuery>,
 ) -> Result<Json<Vec<Entry>>, ApiError> {
-    Ok(Json(service::ls(&st, &c, &run_id, &q.path).await.map_err(app)?))
+    Ok(Json(service::ls(&st, &c, &run_id, &q.path).await?))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -127,7 +124,7 @@ pub async fn make_dir(
     run_id: Path<String>,
     body: Json<PathBody>,
 ) -> Result<HttpResponse, ApiError> {
-    service::mkdir(&st, &c, &run_id, &body.path).await.map_err(app)?;
+    service::mkdir(&st, &c, &run_id, &body.path).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -140,7 +137,7 @@ pub async fn remove_path(
     run_id: Path<String>,
     body: Json<PathBody>,
 ) -> Result<HttpResponse, ApiError> {
-    service::remove(&st, &c, &run_id, &body.path).await.map_err(app)?;
+    service::remove(&st, &c, &run_id, &body.path).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -152,7 +149,7 @@ pub async fn stat_path(
     run_id: Path<String>,
     q: Query<PathQuery>,
 ) -> Result<Json<Entry>, ApiError> {
-    Ok(Json(service::stat(&st, &c, &run_id, &q.path).await.map_err(app)?))
+    Ok(Json(service::stat(&st, &c, &run_id, &q.path).await?))
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -170,7 +167,7 @@ pub async fn briefing(
     ApiCaller(c): ApiCaller,
     run_id: Path<String>,
 ) -> Result<Json<Briefing>, ApiError> {
-    let (runtime, briefing) = service::briefing(&st, &c, &run_id).await.map_err(app)?;
+    let (runtime, briefing) = service::briefing(&st, &c, &run_id).await?;
     Ok(Json(Briefing { runtime, briefing }))
 }
 
@@ -192,7 +189,7 @@ pub async fn workspace_state(
     ApiCaller(c): ApiCaller,
     run_id: Path<String>,
 ) -> Result<Json<StateBody>, ApiError> {
-    let (r, state) = service::state(&st, &c, &run_id).await.map_err(app)?;
+    let (r, state) = service::state(&st, &c, &run_id).await?;
     Ok(Json(StateBody {
         state,
         workspace_id: r.workspace.id,
@@ -209,5 +206,5 @@ pub async fn finish_run(
     ApiCaller(c): ApiCaller,
     run_id: Path<String>,
 ) -> Result<Json<Run>, ApiError> {
-    Ok(Json(service::finish(&st, &c, &run_id).await.map_err(app)?))
+    Ok(Json(service::finish(&st, &c, &run_id).await?))
 }

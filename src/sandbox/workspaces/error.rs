@@ -1,6 +1,8 @@
+//! What a workspace operation can come to, in the workspace's words; web/error.rs maps it to HTTP.
+
+use crate::agents::error::AgentError;
 use crate::sandbox::client::{FileErrorKind, SandboxdError};
-use crate::sandbox::connections::service::host_error;
-use crate::web::{AppError, Kind};
+use crate::sandbox::connections::error::ConnectionError;
 
 /// What a workspace operation can come to.
 #[derive(Debug, thiserror::Error)]
@@ -36,12 +38,13 @@ impl From<crate::db::DbError> for WorkspaceError {
     }
 }
 
-impl From<AppError> for WorkspaceError {
-    fn from(e: AppError) -> Self {
-        match e.kind {
-            Kind::NotFound => WorkspaceError::NotFound(e.detail),
-            Kind::Internal => WorkspaceError::Internal(anyhow::anyhow!("{e}")),
-            _ => WorkspaceError::Refused(e.detail),
+/// The agents service answers the workspaces service about runs and agents of an organization:
+/// anything but a database failure is unexpected there.
+impl From<AgentError> for WorkspaceError {
+    fn from(e: AgentError) -> Self {
+        match e {
+            AgentError::Internal(e) => WorkspaceError::Internal(e),
+            other => WorkspaceError::Internal(anyhow::anyhow!("agents: {other}")),
         }
     }
 }
@@ -93,23 +96,16 @@ impl WorkspaceError {
     }
 }
 
-impl From<WorkspaceError> for AppError {
-    fn from(e: WorkspaceError) -> Self {
+/// A connection that cannot be used now: the workspace refuses (409, not recorded).
+impl From<ConnectionError> for WorkspaceError {
+    fn from(e: ConnectionError) -> Self {
         match e {
-            WorkspaceError::NotFound(m) => AppError::new(Kind::NotFound, m),
-            WorkspaceError::IsADirectory(m) | WorkspaceError::NotADirectory(m) | WorkspaceError::BadPath(m) => {
-                AppError::new(Kind::BadRequest, m)
+            ConnectionError::Internal(e) => WorkspaceError::Internal(e),
+            ConnectionError::NotFound => {
+                WorkspaceError::NotFound("There is nothing here, or you may not see it.".into())
             }
-            WorkspaceError::AlreadyExists(m) | WorkspaceError::Refused(m) => AppError::new(Kind::Conflict, m),
-            WorkspaceError::TooLarge(m) => AppError::new(Kind::PayloadTooLarge, m),
-            e @ WorkspaceError::NoCommands => AppError::new(Kind::BadRequest, e.to_string()),
-            e @ WorkspaceError::Lost => AppError::new(Kind::Gone, e.to_string()),
-            WorkspaceError::Host(SandboxdError::NotNative { detail }) => {
-                AppError::new(Kind::Conflict, format!("The host refused this file operation: {detail}"))
-            }
-            WorkspaceError::Host(SandboxdError::Invalid { detail }) => AppError::new(Kind::BadRequest, detail),
-            WorkspaceError::Host(h) => host_error(&h),
-            WorkspaceError::Internal(e) => AppError::internal(e),
+            ConnectionError::Host(h) => WorkspaceError::Refused(h.in_words()),
+            other => WorkspaceError::Refused(other.to_string()),
         }
     }
 }

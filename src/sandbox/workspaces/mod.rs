@@ -1,12 +1,19 @@
-//! Workspaces for runs: session keys and scopes, lazy opening, every operation recorded, and the
-//! `state` backend's document.
+//! Workspaces for runs: session keys and scopes, one [`backend::WorkspaceBackend`] per backend
+//! (`state`: a document in our database; `sandboxd`: a session on a sandbox host, opened lazily),
+//! and recording as a wrapper around any of them.
 
 pub mod api;
+pub mod backend;
 pub mod cache;
+pub mod command;
 pub mod document;
 pub mod error;
 pub mod key;
 pub mod model;
 pub mod paths;
+pub mod recorded;
+pub mod sandboxd;
+pub mod scope;
 pub mod service;
+pub mod state;
 pub mod store;

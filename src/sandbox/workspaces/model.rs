@@ -1,5 +1,6 @@
 use serde::Serialize;
 
+use super::error::WorkspaceError;
 use super::key::Scope;
 use crate::agents::model::{Agent, Run};
 use crate::sandbox::connections::model::Connection;
@@ -86,4 +87,20 @@ pub struct Resolved {
     pub workspace: Workspace,
     pub connection: Option<Connection>,
     pub org_id: String,
+}
+
+impl Resolved {
+    /// The runtime the workspace asks for: the agent's, else its connection's default; none for
+    /// the host's own default (and for a document).
+    pub fn runtime(&self) -> Option<String> {
+        self.agent.runtime.clone().or_else(|| self.connection.as_ref().and_then(|c| c.default_runtime.clone()))
+    }
+}
+
+/// The workspace a run resolves to, from our rows, or why the run gets none.
+#[derive(Debug)]
+pub enum RunWorkspace {
+    Known(Box<Workspace>),
+    /// A scope it cannot have, a missing connection, …
+    Refused(WorkspaceError),
 }

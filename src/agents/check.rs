@@ -1,0 +1,192 @@
+//! What an agent may be saved with: its settings, checked for coherence (saving an agent publishes
+//! it, so incoherent settings are refused with a clear message at their field).
+
+use serde::Deserialize;
+
+use super::error::AgentError;
+use super::model::{Backend, WorkspaceFile};
+use super::store::AgentValues;
+use crate::access::Caller;
+use crate::sandbox::connections::model::{Connection, ConnectionKind};
+use crate::sandbox::connections::service as connections;
+use crate::sandbox::workspaces::key::Scope;
+use crate::sandbox::workspaces::paths;
+use crate::state::AppState;
+use crate::validate::{self, FieldErrors};
+
+type Result<T> = std::result::Result<T, AgentError>;
+
+pub const FILES_MAX: usize = 200;
+pub const FILE_BYTES_MAX: usize = 256 * 1024;
+
+/// An agent's sandbox settings. Saving publishes them; incoherent settings are refused.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = AgentBody)]
+pub struct AgentInput {
+    #[serde(default)]
+    pub name: String,
+    /// `state` (a document; files only) or `service` (a sandbox host; files and a shell).
+    #[serde(default)]
+    pub backend: String,
+    /// None: the organization's default connection (`service` only).
+    #[serde(default)]
+    pub connection_id: Option<String>,
+    /// `run`, `conversation`, `channel`, `user` or `agent` (with `agent`, every user of the agent
+    /// reads each other's files).
+    #[serde(default)]
+    pub scope: String,
+    /// A runtime alias; none: the connection's default.
+    #[serde(default)]
+    pub runtime: Option<String>,
+    #[serde(default = "yes")]
+    pub shell_enabled: bool,
+    /// Written under `skills/` at each run's first workspace operation.
+    #[serde(default)]
+    pub skills: Vec<WorkspaceFile>,
+    /// Files and empty folders written into a new workspace.
+    #[serde(default)]
+    pub manifest_files: Vec<WorkspaceFile>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn check_files(errors: &mut FieldErrors, field: &str, files: &[WorkspaceFile]) -> Vec<WorkspaceFile> {
+    if files.len() > FILES_MAX {
+        errors.add(field, format!("At most {FILES_MAX} files."));
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for f in files {
+        match paths::normalise(&f.path) {
+            Ok(p) if p.is_root() => errors.add(field, "A file needs a name, not the workspace root."),
+            Ok(p) => {
+                if f.content.len() > FILE_BYTES_MAX {
+                    errors.add(field, format!("{} is larger than {} KiB.", p.relative(), FILE_BYTES_MAX / 1024));
+                }
+                if f.is_dir && !f.content.is_empty() {
+                    errors.add(field, format!("{} is a folder and cannot have content.", p.relative()));
+                }
+                out.push(WorkspaceFile {
+                    path: p.relative().to_string(),
+                    content: f.content.clone(),
+                    is_dir: f.is_dir,
+                });
+            }
+            Err(m) => errors.add(field, format!("{}: {m}", f.path)),
+        }
+    }
+    out
+}
+
+/// The coherent settings of an agent, as stored.
+pub struct Checked {
+    pub name: String,
+    backend: Backend,
+    connection_id: Option<String>,
+    pub scope: Scope,
+    runtime: Option<String>,
+    shell_enabled: bool,
+    skills: Vec<WorkspaceFile>,
+    manifest_files: Vec<WorkspaceFile>,
+}
+
+impl Checked {
+    pub fn values(&self) -> AgentValues<'_> {
+        AgentValues {
+            name: &self.name,
+            backend: self.backend,
+            connection_id: self.connection_id.as_deref(),
+            scope: self.scope,
+            runtime: self.runtime.as_deref(),
+            shell_enabled: self.shell_enabled,
+            skills: &self.skills,
+            manifest_files: &self.manifest_files,
+        }
+    }
+}
+
+pub async fn check(st: &AppState, caller: &Caller, input: &AgentInput) -> Result<Checked> {
+    let mut errors = FieldErrors::new();
+    let name = validate::name(&mut errors, "name", &input.name, "agent name");
+    let backend = Backend::parse(&input.backend);
+    if backend.is_none() {
+        errors.add("backend", "Choose state (a document, no commands) or service (a sandbox host).");
+    }
+    let scope = Scope::parse(&input.scope);
+    if scope.is_none() {
+        errors.add("scope", "Choose run, conversation, channel, user or agent.");
+    }
+    let connection_id = input.connection_id.clone().filter(|c| !c.trim().is_empty());
+    let runtime = input.runtime.clone().map(|r| r.trim().to_string()).filter(|r| !r.is_empty());
+    if runtime.as_deref().is_some_and(|r| !crate::catalog::is_valid_alias(r)) {
+        errors.add("runtime", "A runtime alias is lower-case letters, digits and dashes, starting with a letter.");
+    }
+    match backend {
+        Some(Backend::State) => {
+            if connection_id.is_some() {
+                errors.add(
+                    "connection_id",
+                    "A state workspace is a document in this console's database: it has no connection.",
+                );
+            }
+            if runtime.is_some() {
+                errors.add("runtime", "A state workspace runs no commands, so it has no runtime.");
+            }
+        }
+        Some(Backend::Service) => check_connection(st, caller, connection_id.as_deref(), &mut errors).await?,
+        None => {}
+    }
+    let skills = check_files(&mut errors, "skills", &input.skills);
+    let manifest_files = check_files(&mut errors, "manifest_files", &input.manifest_files);
+    errors.into_result().map_err(AgentError::Invalid)?;
+    Ok(Checked {
+        name,
+        backend: backend.unwrap_or(Backend::State),
+        connection_id,
+        scope: scope.unwrap_or(Scope::Conversation),
+        runtime,
+        shell_enabled: input.shell_enabled,
+        skills,
+        manifest_files,
+    })
+}
+
+/// A `service` agent needs a sandboxd connection with a credential: the chosen one, else the default.
+async fn check_connection(st: &AppState, caller: &Caller, id: Option<&str>, errors: &mut FieldErrors) -> Result<()> {
+    let conn = match id {
+        Some(id) => match connections::get(st, caller, id).await {
+            Ok(c) => Some(c),
+            Err(_) => {
+                errors.add("connection_id", "This connection does not exist in this organization.");
+                return Ok(());
+            }
+        },
+        None => default_connection(st, caller).await?,
+    };
+    match conn {
+        None => errors.add(
+            "connection_id",
+            "This organization has no sandbox connection yet. Register a host under Sandboxes, or use the state backend.",
+        ),
+        Some(c) if !c.has_credential() => errors.add(
+            "connection_id",
+            format!("The connection “{}” has no credential in the vault; edit it and add the host's token first.", c.name),
+        ),
+        Some(c) if c.kind == ConnectionKind::Daytona => {
+            errors.add("connection_id", "Daytona workspaces are not supported yet; pick a sandboxd connection.")
+        }
+        Some(_) => {}
+    }
+    Ok(())
+}
+
+async fn default_connection(st: &AppState, caller: &Caller) -> Result<Option<Connection>> {
+    Ok(org_connections(st, caller).await?.into_iter().find(|c| c.is_default))
+}
+
+pub(super) async fn org_connections(st: &AppState, caller: &Caller) -> Result<Vec<Connection>> {
+    Ok(connections::list(st, caller).await?)
+}

@@ -1,0 +1,138 @@
+//! Conversations: created by a person of the organization and shared with members; operators and
+//! above see them all, a member the ones they are in.
+
+use serde::Deserialize;
+
+use super::store::{self, NewConversation};
+use crate::access::Caller;
+use crate::agents::error::AgentError;
+use crate::agents::model::{Agent, Conversation, Run};
+use crate::agents::runs::store as runs;
+use crate::agents::service::ensure_see;
+use crate::agents::store as agents;
+use crate::db::{self, DbError};
+use crate::state::AppState;
+use crate::validate::{self, FieldErrors};
+
+type Result<T> = std::result::Result<T, AgentError>;
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = ConversationBody)]
+pub struct ConversationInput {
+    #[serde(default)]
+    pub agent_id: String,
+    #[serde(default)]
+    pub title: String,
+    /// Members it is shared with (the creator is its owner and a member).
+    #[serde(default)]
+    pub member_user_ids: Vec<String>,
+    /// The channel it belongs to (for `channel` scope).
+    #[serde(default)]
+    pub channel_key: Option<String>,
+}
+
+pub async fn create(st: &AppState, caller: &Caller, input: ConversationInput) -> Result<Conversation> {
+    ensure_see(caller)?;
+    let mut errors = FieldErrors::new();
+    let title = validate::name(&mut errors, "title", &input.title, "title");
+    let mut tx = st.db.begin().await?;
+    if agents::get_agent(&mut tx, &caller.org_id, &input.agent_id).await?.is_none() {
+        errors.add("agent_id", "This agent does not exist in this organization.");
+    }
+    for u in &input.member_user_ids {
+        if !agents::is_org_member(&mut tx, &caller.org_id, u).await? {
+            errors.add("member_user_ids", format!("{u} is not a member of this organization."));
+        }
+    }
+    let channel_key = input.channel_key.map(|k| k.trim().to_string()).filter(|k| !k.is_empty());
+    if channel_key.as_ref().is_some_and(|k| k.len() > 200) {
+        errors.add("channel_key", "A channel key has at most 200 characters.");
+    }
+    errors.into_result().map_err(AgentError::Invalid)?;
+    let id = db::new_id();
+    let new = NewConversation {
+        id: &id,
+        agent_id: &input.agent_id,
+        title: &title,
+        owner: Some(&caller.user_id),
+        channel_key: channel_key.as_deref(),
+    };
+    store::insert(&mut tx, &caller.org_id, &new, db::now_ms()).await?;
+    for u in std::iter::once(&caller.user_id).chain(&input.member_user_ids) {
+        store::add_member(&mut tx, &id, u).await?;
+    }
+    let conversation = store::get(&mut tx, &caller.org_id, &id).await?.ok_or(AgentError::NotFound)?;
+    tx.commit().await.map_err(DbError::from)?;
+    Ok(conversation)
+}
+
+/// A conversation of the organization, for operators and above or a member of it.
+pub async fn get(st: &AppState, caller: &Caller, id: &str) -> Result<Conversation> {
+    let mut c = st.db.conn().await?;
+    let conversation = store::get(&mut c, &caller.org_id, id).await?.ok_or(AgentError::NotFound)?;
+    if !caller.role.can_see_sandboxes() && !conversation.member_user_ids.contains(&caller.user_id) {
+        return Err(AgentError::NotFound);
+    }
+    Ok(conversation)
+}
+
+/// A row of the conversations list.
+pub struct ConversationSummary {
+    pub id: String,
+    pub title: String,
+    pub agent_id: String,
+    /// None when the agent is not visible (cannot happen while conversations cascade with it).
+    pub agent_name: Option<String>,
+    pub created_at: i64,
+}
+
+/// Newest first: all of the organization's for operators and above, a member's own otherwise.
+pub async fn list(st: &AppState, caller: &Caller) -> Result<Vec<ConversationSummary>> {
+    let mut c = st.db.conn().await?;
+    let rows = if caller.role.can_see_sandboxes() {
+        store::list(&mut c, &caller.org_id).await?
+    } else {
+        store::list_of_member(&mut c, &caller.org_id, &caller.user_id).await?
+    };
+    let agents = agents::list_agents(&mut c, &caller.org_id).await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, agent_id, title, created_at)| ConversationSummary {
+            agent_name: agents.iter().find(|a| a.id == agent_id).map(|a| a.name.clone()),
+            id,
+            title,
+            agent_id,
+            created_at,
+        })
+        .collect())
+}
+
+/// A conversation as its page shows it (its workspace comes from the workspaces service).
+pub struct ConversationOverview {
+    pub conversation: Conversation,
+    pub agent: Agent,
+    pub member_emails: Vec<String>,
+    /// Newest first.
+    pub runs: Vec<Run>,
+}
+
+pub async fn overview(st: &AppState, caller: &Caller, id: &str) -> Result<ConversationOverview> {
+    let conversation = get(st, caller, id).await?;
+    let mut c = st.db.conn().await?;
+    let agent = agents::get_agent(&mut c, &caller.org_id, &conversation.agent_id).await?.ok_or(AgentError::NotFound)?;
+    let mut member_emails = Vec::new();
+    for u in &conversation.member_user_ids {
+        member_emails.extend(agents::email_of(&mut c, u).await?);
+    }
+    member_emails.sort();
+    let runs = runs::list_of_conversation(&mut c, &caller.org_id, id).await?;
+    Ok(ConversationOverview { conversation, agent, member_emails, runs })
+}
+
+/// The conversation's latest run, if it has one (for someone who may see the conversation).
+pub async fn latest_run(st: &AppState, caller: &Caller, id: &str) -> Result<Option<Run>> {
+    get(st, caller, id).await?;
+    let mut c = st.db.conn().await?;
+    Ok(runs::list_of_conversation(&mut c, &caller.org_id, id).await?.into_iter().next())
+}

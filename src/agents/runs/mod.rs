@@ -1,0 +1,4 @@
+//! Runs: one turn of an agent, the unit a workspace is resolved for.
+
+pub mod service;
+pub mod store;

@@ -1,0 +1,167 @@
+//! Runs: who started one and whom it acts for (what a workspace's scope reads), and — for the
+//! workspaces service, which decided the caller's access itself — a run's parts by organization,
+//! whether its workspace is opened, and its end.
+
+use serde::Deserialize;
+
+use super::store::{self, NewRun};
+use crate::access::Caller;
+use crate::agents::conversations::store as conversations;
+use crate::agents::error::AgentError;
+use crate::agents::model::{Agent, Conversation, Run, StartedBy};
+use crate::agents::service::ensure_see;
+use crate::agents::store as agents;
+use crate::db::{self, Conn, DbError};
+use crate::state::AppState;
+use crate::validate::FieldErrors;
+
+type Result<T> = std::result::Result<T, AgentError>;
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = RunBody)]
+pub struct RunInput {
+    #[serde(default)]
+    pub agent_id: String,
+    #[serde(default)]
+    pub conversation_id: Option<String>,
+    /// `member`, `widget`, `trigger`, `channel` or `api`.
+    #[serde(default)]
+    pub started_by: String,
+    /// The person the run acts for (member, api; a trigger's creator).
+    #[serde(default)]
+    pub user_id: Option<String>,
+    #[serde(default)]
+    pub trigger_as_creator: bool,
+    /// A channel sender's platform id.
+    #[serde(default)]
+    pub channel_sender: Option<String>,
+}
+
+pub async fn create(st: &AppState, caller: &Caller, input: RunInput) -> Result<Run> {
+    ensure_see(caller)?;
+    let mut errors = FieldErrors::new();
+    let started_by = StartedBy::parse(&input.started_by);
+    if started_by.is_none() {
+        errors.add("started_by", "Choose member, widget, trigger, channel or api.");
+    }
+    let mut tx = st.db.begin().await?;
+    let agent = agents::get_agent(&mut tx, &caller.org_id, &input.agent_id).await?;
+    if agent.is_none() {
+        errors.add("agent_id", "This agent does not exist in this organization.");
+    }
+    let conversation_id = input.conversation_id.clone().filter(|v| !v.is_empty());
+    if let Some(cid) = &conversation_id {
+        match conversations::get(&mut tx, &caller.org_id, cid).await? {
+            None => errors.add("conversation_id", "This conversation does not exist in this organization."),
+            Some(conv) if Some(&conv.agent_id) != agent.as_ref().map(|a| &a.id) => {
+                errors.add("conversation_id", "This conversation belongs to another agent.")
+            }
+            _ => {}
+        }
+    }
+    let user_id = acting_for(&mut tx, caller, &input, started_by, &mut errors).await?;
+    let channel_sender = input.channel_sender.filter(|s| !s.trim().is_empty());
+    if started_by == Some(StartedBy::Channel) && channel_sender.is_none() {
+        errors.add("channel_sender", "A channel run names its sender's platform id.");
+    }
+    if channel_sender.as_ref().is_some_and(|s| s.len() > 200) {
+        errors.add("channel_sender", "A platform id has at most 200 characters.");
+    }
+    errors.into_result().map_err(AgentError::Invalid)?;
+    let id = db::new_id();
+    let new = NewRun {
+        id: &id,
+        agent_id: &input.agent_id,
+        conversation_id: conversation_id.as_deref(),
+        started_by: started_by.unwrap_or(StartedBy::Api),
+        user_id: user_id.as_deref(),
+        trigger_as_creator: input.trigger_as_creator && started_by == Some(StartedBy::Trigger),
+        channel_sender: channel_sender.as_deref(),
+    };
+    store::insert(&mut tx, &caller.org_id, &new, db::now_ms()).await?;
+    let run = store::get(&mut tx, &caller.org_id, &id).await?.ok_or(AgentError::NotFound)?;
+    tx.commit().await.map_err(DbError::from)?;
+    Ok(run)
+}
+
+/// Whom the run acts for: a member or API client names a person of this organization (the caller
+/// by default); a trigger may name its creator.
+async fn acting_for(
+    c: &mut Conn,
+    caller: &Caller,
+    input: &RunInput,
+    started_by: Option<StartedBy>,
+    errors: &mut FieldErrors,
+) -> Result<Option<String>> {
+    let named = input.user_id.clone().filter(|u| !u.is_empty());
+    let user_id = match started_by {
+        Some(StartedBy::Member | StartedBy::Api) => Some(named.unwrap_or_else(|| caller.user_id.clone())),
+        Some(StartedBy::Trigger) => {
+            if input.trigger_as_creator && named.is_none() {
+                errors.add("user_id", "A trigger that runs as its creator names the creator.");
+            }
+            named
+        }
+        _ => return Ok(None),
+    };
+    if let Some(u) = &user_id {
+        if !agents::is_org_member(c, &caller.org_id, u).await? {
+            errors.add("user_id", "This person is not a member of this organization.");
+        }
+    }
+    Ok(user_id)
+}
+
+pub async fn get(st: &AppState, caller: &Caller, id: &str) -> Result<Run> {
+    ensure_see(caller)?;
+    let mut c = st.db.conn().await?;
+    store::get(&mut c, &caller.org_id, id).await?.ok_or(AgentError::NotFound)
+}
+
+// -- for the workspaces service ---------------------------------------------------------------
+
+/// A run with its agent (none once deleted) and its conversation (none for a run without one).
+pub struct RunParts {
+    pub run: Run,
+    pub agent: Option<Agent>,
+    pub conversation: Option<Conversation>,
+}
+
+/// A run of `org_id` and its parts, if the run exists.
+pub async fn parts_in_org(st: &AppState, org_id: &str, run_id: &str) -> Result<Option<RunParts>> {
+    let mut c = st.db.conn().await?;
+    let Some(run) = store::get(&mut c, org_id, run_id).await? else { return Ok(None) };
+    let agent = agents::get_agent(&mut c, org_id, &run.agent_id).await?;
+    let conversation = match &run.conversation_id {
+        Some(id) => conversations::get(&mut c, org_id, id).await?,
+        None => None,
+    };
+    Ok(Some(RunParts { run, agent, conversation }))
+}
+
+/// A run of `org_id`, if it exists.
+pub async fn get_in_org(st: &AppState, org_id: &str, run_id: &str) -> Result<Option<Run>> {
+    let mut c = st.db.conn().await?;
+    Ok(store::get(&mut c, org_id, run_id).await?)
+}
+
+/// The e-mail address of the person a workspace belongs to.
+pub async fn email_of(st: &AppState, user_id: &str) -> Result<Option<String>> {
+    let mut c = st.db.conn().await?;
+    Ok(agents::email_of(&mut c, user_id).await?)
+}
+
+/// Whether the run's workspace is open for it (the host may close it: the next operation then
+/// attaches again).
+pub async fn set_workspace_opened(st: &AppState, run_id: &str, opened: bool) -> Result<()> {
+    let mut c = st.db.conn().await?;
+    Ok(store::set_workspace_opened(&mut c, run_id, opened).await?)
+}
+
+/// Marks a running run of `org_id` finished; the run as it is now.
+pub async fn finish_in_org(st: &AppState, org_id: &str, run_id: &str) -> Result<Option<Run>> {
+    let mut c = st.db.conn().await?;
+    store::finish(&mut c, org_id, run_id, db::now_ms()).await?;
+    Ok(store::get(&mut c, org_id, run_id).await?)
+}

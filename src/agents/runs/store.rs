@@ -1,0 +1,110 @@
+//! SQL for runs.
+
+use crate::agents::model::{Run, StartedBy};
+use crate::agents::store::{fetch_all, fetch_optional};
+use crate::db::{Conn, DbResult};
+
+#[derive(sqlx::FromRow)]
+struct RunRow {
+    id: String,
+    agent_id: String,
+    conversation_id: Option<String>,
+    started_by: String,
+    user_id: Option<String>,
+    trigger_as_creator: i64,
+    channel_sender: Option<String>,
+    status: String,
+    workspace_opened: i64,
+    created_at: i64,
+    finished_at: Option<i64>,
+}
+
+impl From<RunRow> for Run {
+    fn from(r: RunRow) -> Self {
+        Run {
+            id: r.id,
+            agent_id: r.agent_id,
+            conversation_id: r.conversation_id,
+            started_by: StartedBy::parse(&r.started_by).unwrap_or(StartedBy::Api),
+            user_id: r.user_id,
+            trigger_as_creator: r.trigger_as_creator == 1,
+            channel_sender: r.channel_sender,
+            status: r.status,
+            workspace_opened: r.workspace_opened == 1,
+            created_at: r.created_at,
+            finished_at: r.finished_at,
+        }
+    }
+}
+
+const RUN_COLUMNS: &str = "id, agent_id, conversation_id, started_by, user_id, trigger_as_creator, channel_sender, \
+                           status, workspace_opened, created_at, finished_at";
+
+/// The values a new run is written with.
+pub struct NewRun<'a> {
+    pub id: &'a str,
+    pub agent_id: &'a str,
+    pub conversation_id: Option<&'a str>,
+    pub started_by: StartedBy,
+    pub user_id: Option<&'a str>,
+    pub trigger_as_creator: bool,
+    pub channel_sender: Option<&'a str>,
+}
+
+pub async fn insert(c: &mut Conn, org_id: &str, v: &NewRun<'_>, now: i64) -> DbResult<()> {
+    sqlx::query(
+        "INSERT INTO runs (id, organization_id, agent_id, conversation_id, started_by, user_id, trigger_as_creator, \
+         channel_sender, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'running', $9)",
+    )
+    .bind(v.id)
+    .bind(org_id)
+    .bind(v.agent_id)
+    .bind(v.conversation_id)
+    .bind(v.started_by.as_str())
+    .bind(v.user_id)
+    .bind(i64::from(v.trigger_as_creator))
+    .bind(v.channel_sender)
+    .bind(now)
+    .execute(c)
+    .await?;
+    Ok(())
+}
+
+pub async fn get(c: &mut Conn, org_id: &str, id: &str) -> DbResult<Option<Run>> {
+    let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE organization_id = $1 AND id = $2");
+    let row: Option<RunRow> = fetch_optional(c, &sql, &[org_id, id]).await?;
+    Ok(row.map(Run::from))
+}
+
+/// The runs of a conversation, newest first (at most 200).
+pub async fn list_of_conversation(c: &mut Conn, org_id: &str, conversation_id: &str) -> DbResult<Vec<Run>> {
+    let sql = format!(
+        "SELECT {RUN_COLUMNS} FROM runs WHERE organization_id = $1 AND conversation_id = $2 \
+         ORDER BY created_at DESC, id DESC LIMIT 200"
+    );
+    let rows: Vec<RunRow> = fetch_all(c, &sql, &[org_id, conversation_id]).await?;
+    Ok(rows.into_iter().map(Run::from).collect())
+}
+
+/// Marks whether the run's workspace is opened (the host may close it: the next operation then
+/// attaches again).
+pub async fn set_workspace_opened(c: &mut Conn, id: &str, opened: bool) -> DbResult<()> {
+    sqlx::query("UPDATE runs SET workspace_opened = $1 WHERE id = $2 AND workspace_opened <> $1")
+        .bind(i64::from(opened))
+        .bind(id)
+        .execute(c)
+        .await?;
+    Ok(())
+}
+
+pub async fn finish(c: &mut Conn, org_id: &str, id: &str, now: i64) -> DbResult<u64> {
+    Ok(sqlx::query(
+        "UPDATE runs SET status = 'finished', finished_at = $1 WHERE organization_id = $2 AND id = $3 AND status = 'running'",
+    )
+    .bind(now)
+    .bind(org_id)
+    .bind(id)
+    .execute(c)
+    .await?
+    .rows_affected())
+}

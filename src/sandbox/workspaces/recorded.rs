@@ -1,0 +1,151 @@
+//! Recording (DESIGN.md §8) as a wrapper around any backend: `read`, `write`, `ls`, `mkdir`,
+//! `remove` and `execute` each become one row of `sandbox_operations` — the target, whether it
+//! went well, a detail line written by us, the duration — never a payload, never an output.
+//! `stat` is a question and passes unrecorded. A refusal before anything reached a host (a path,
+//! a scope, a switched-off connection, a document asked to run a command) is no operation.
+
+use std::time::Instant;
+
+use futures_util::future::BoxFuture;
+
+use super::backend::{Result, WorkspaceBackend};
+use super::command::Command;
+use super::error::WorkspaceError;
+use super::model::{Entry, ExecResult, Resolved};
+use super::paths::WorkspacePath;
+use crate::db;
+use crate::sandbox::recording::{clip_target, Operation, Record, Recorder};
+
+/// What every row of one run's workspace carries.
+pub struct RowKeys {
+    organization_id: String,
+    workspace_id: String,
+    session_key: String,
+    connection_id: Option<String>,
+    agent_id: String,
+    run_id: String,
+}
+
+impl RowKeys {
+    pub fn of(r: &Resolved) -> Self {
+        RowKeys {
+            organization_id: r.org_id.clone(),
+            workspace_id: r.workspace.id.clone(),
+            session_key: r.workspace.session_key.clone(),
+            connection_id: r.connection.as_ref().map(|c| c.id.clone()),
+            agent_id: r.agent.id.clone(),
+            run_id: r.run.id.clone(),
+        }
+    }
+}
+
+/// A backend whose every operation is recorded.
+pub struct Recorded<'a, B: ?Sized> {
+    recorder: &'a Recorder,
+    keys: RowKeys,
+    inner: Box<B>,
+}
+
+impl<'a, B: WorkspaceBackend + ?Sized> Recorded<'a, B> {
+    pub fn new(recorder: &'a Recorder, keys: RowKeys, inner: Box<B>) -> Self {
+        Recorded { recorder, keys, inner }
+    }
+}
+
+/// Runs `work` and records how it went, with `ok_detail` for a success.
+async fn record<T>(
+    recorder: &Recorder,
+    keys: &RowKeys,
+    operation: Operation,
+    target: String,
+    work: BoxFuture<'_, Result<T>>,
+    ok_detail: impl FnOnce(&T) -> String,
+) -> Result<T> {
+    let started = Instant::now();
+    let result = work.await;
+    if matches!(&result, Err(WorkspaceError::BadPath(_) | WorkspaceError::Refused(_) | WorkspaceError::NoCommands)) {
+        return result;
+    }
+    let (ok, detail) = match &result {
+        Ok(v) => (true, ok_detail(v)),
+        Err(e) => (false, e.detail().to_string()),
+    };
+    recorder
+        .record(Record {
+            organization_id: keys.organization_id.clone(),
+            workspace_id: keys.workspace_id.clone(),
+            session_key: keys.session_key.clone(),
+            connection_id: keys.connection_id.clone(),
+            agent_id: Some(keys.agent_id.clone()),
+            run_id: keys.run_id.clone(),
+            operation,
+            target: clip_target(&target),
+            ok,
+            detail,
+            duration_ms: started.elapsed().as_millis() as i64,
+            created_at: db::now_ms(),
+            seq: recorder.next_seq(),
+        })
+        .await;
+    result
+}
+
+fn no_detail<T>(_: &T) -> String {
+    String::new()
+}
+
+impl<B: WorkspaceBackend + ?Sized> WorkspaceBackend for Recorded<'_, B> {
+    fn read<'a>(&'a mut self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<Vec<u8>>> {
+        let work = self.inner.read(path);
+        Box::pin(record(self.recorder, &self.keys, Operation::Read, path.display(), work, |b| {
+            format!("{} bytes", b.len())
+        }))
+    }
+
+    fn write<'a>(&'a mut self, path: &'a WorkspacePath, bytes: &'a [u8]) -> BoxFuture<'a, Result<()>> {
+        let work = self.inner.write(path, bytes);
+        let detail = format!("{} bytes", bytes.len());
+        Box::pin(record(self.recorder, &self.keys, Operation::Write, path.display(), work, |_| detail))
+    }
+
+    fn ls<'a>(&'a mut self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<Vec<Entry>>> {
+        let work = self.inner.ls(path);
+        Box::pin(record(self.recorder, &self.keys, Operation::Ls, path.display(), work, |v| {
+            format!("{} entries", v.len())
+        }))
+    }
+
+    fn mkdir<'a>(&'a mut self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<()>> {
+        let work = self.inner.mkdir(path);
+        Box::pin(record(self.recorder, &self.keys, Operation::Mkdir, path.display(), work, no_detail))
+    }
+
+    fn remove<'a>(&'a mut self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<()>> {
+        let work = self.inner.remove(path);
+        Box::pin(record(self.recorder, &self.keys, Operation::Remove, path.display(), work, no_detail))
+    }
+
+    fn stat<'a>(&'a mut self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<Entry>> {
+        self.inner.stat(path)
+    }
+
+    fn exec<'a>(&'a mut self, command: &'a Command) -> BoxFuture<'a, Result<ExecResult>> {
+        let work = self.inner.exec(command);
+        Box::pin(record(self.recorder, &self.keys, Operation::Execute, command.display(), work, exit_detail))
+    }
+
+    fn finish(&mut self) -> BoxFuture<'_, Result<()>> {
+        self.inner.finish()
+    }
+}
+
+/// How a command ended: `exit N`, `timed out` or `output limit`.
+fn exit_detail(o: &ExecResult) -> String {
+    if o.timed_out {
+        "timed out".into()
+    } else if o.output_limited {
+        "output limit".into()
+    } else {
+        format!("exit {}", o.exit_code.unwrap_or(-1))
+    }
+}
