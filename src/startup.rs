@@ -84,6 +84,7 @@ impl Application {
                 .configure(routes)
                 .default_service(web::to(not_found))
                 .wrap(from_fn(mw::csrf_guard))
+                .wrap(from_fn(w::edge::input_guard))
                 .wrap(mw::security_headers())
                 .wrap(Compress::default())
                 .wrap(from_fn(mw::request_context))

@@ -1,13 +1,14 @@
 //! Request middleware: request id and log span, CSRF, security headers.
 
 use actix_web::body::{BoxBody, MessageBody};
-use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::{header, Method};
 use actix_web::middleware::Next;
-use actix_web::web::{Bytes, Data};
+use actix_web::web::Data;
 use actix_web::{Error, HttpMessage};
 use tracing::Instrument;
 
+use super::body::peek_body;
 use super::context::{RequestContext, REQUEST};
 use super::csrf;
 use super::error::{page_error_response, problem_response, AppError, Kind};
@@ -36,8 +37,6 @@ pub async fn request_context(
     Ok(res)
 }
 
-const FORM_PEEK_LIMIT: usize = 1024 * 1024;
-
 /// Refuses a state-changing request that does not present its CSRF token (403).
 pub async fn csrf_guard(
     mut req: ServiceRequest,
@@ -55,13 +54,17 @@ pub async fn csrf_guard(
     let expected = csrf::expected(&state.csrf_key, req.request());
     let mut provided = req.headers().get(csrf::HEADER).and_then(|v| v.to_str().ok()).map(str::to_string);
     if provided.is_none() && req.content_type() == "application/x-www-form-urlencoded" {
-        let body = read_body(&mut req).await?;
+        let body = match peek_body(&mut req).await {
+            Ok(b) => b,
+            Err(err) => {
+                let res =
+                    if req.path().starts_with("/api/") { problem_response(&err) } else { page_error_response(&err) };
+                return Ok(req.into_response(res));
+            }
+        };
         provided = serde_urlencoded::from_bytes::<Vec<(String, String)>>(&body)
             .ok()
             .and_then(|pairs| pairs.into_iter().find(|(k, _)| k == csrf::FIELD).map(|(_, v)| v));
-        let (_, mut payload) = actix_http::h1::Payload::create(true);
-        payload.unread_data(body);
-        req.set_payload(Payload::from(payload));
     }
     let ok = match (expected, provided) {
         (Some(e), Some(p)) => csrf::matches(&e, &p),
@@ -84,20 +87,6 @@ fn is_bearer(req: &ServiceRequest) -> bool {
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.len() > 7 && v[..7].eq_ignore_ascii_case("bearer "))
-}
-
-async fn read_body(req: &mut ServiceRequest) -> Result<Bytes, Error> {
-    use futures_util::StreamExt;
-    let mut payload = req.take_payload();
-    let mut body = actix_web::web::BytesMut::new();
-    while let Some(chunk) = payload.next().await {
-        let chunk = chunk?;
-        if body.len() + chunk.len() > FORM_PEEK_LIMIT {
-            return Err(actix_web::error::ErrorPayloadTooLarge("form too large"));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body.freeze())
 }
 
 /// The headers every response carries.
