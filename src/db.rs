@@ -93,11 +93,7 @@ impl Db {
         let mut url = url.to_string();
         if kind == DbKind::Sqlite {
             if let Some(path) = sqlite_path(&url) {
-                if let Some(parent) = std::path::Path::new(&path).parent() {
-                    if !parent.as_os_str().is_empty() {
-                        std::fs::create_dir_all(parent)?;
-                    }
-                }
+                private_sqlite_file(std::path::Path::new(&path))?;
             }
             if !url.contains("mode=") {
                 url.push_str(if url.contains('?') { "&mode=rwc" } else { "?mode=rwc" });
@@ -157,6 +153,25 @@ impl Db {
     }
 }
 
+/// Creates the database's folder (0700) and file (0600) before SQLite does, so neither is
+/// readable by other accounts; SQLite gives its `-wal` and `-shm` files the database file's mode.
+/// An existing file with a wider mode is narrowed to 0600.
+fn private_sqlite_file(path: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if !parent.exists() {
+            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(parent)?;
+        }
+    }
+    std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(path)?;
+    let mode = std::fs::metadata(path)?.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+        tracing::warn!(path = %path.display(), "the database file was readable by other accounts; narrowed to 0600");
+    }
+    Ok(())
+}
+
 fn sqlite_path(url: &str) -> Option<String> {
     let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"))?;
     let path = rest.split('?').next().unwrap_or_default();
@@ -213,5 +228,40 @@ impl<T> Page<T> {
     }
     pub fn has_prev(&self) -> bool {
         self.page > 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    fn mode(p: &std::path::Path) -> u32 {
+        std::fs::metadata(p).expect("stat").permissions().mode() & 0o777
+    }
+
+    #[tokio::test]
+    async fn a_new_sqlite_database_is_private_to_its_account() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let data = dir.path().join("data");
+        let file = data.join("agenticos.db");
+        let db = super::Db::connect(&format!("sqlite://{}", file.display()), 2).await.expect("connect");
+        db.migrate().await.expect("migrate");
+        assert_eq!(mode(&data), 0o700);
+        assert_eq!(mode(&file), 0o600);
+        let wal = data.join("agenticos.db-wal");
+        assert!(wal.exists(), "WAL mode writes a -wal file");
+        assert_eq!(mode(&wal), 0o600);
+        db.close().await;
+    }
+
+    #[tokio::test]
+    async fn an_existing_world_readable_database_file_is_narrowed() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("old.db");
+        std::fs::write(&file, b"").expect("create");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        let db = super::Db::connect(&format!("sqlite://{}", file.display()), 1).await.expect("connect");
+        assert_eq!(mode(&file), 0o600);
+        db.close().await;
     }
 }

@@ -77,12 +77,16 @@ pub fn email(errors: &mut FieldErrors, field: &str, raw: &str) -> String {
 /// A trimmed display name of 1 to 100 characters.
 pub fn name(errors: &mut FieldErrors, field: &str, raw: &str, what: &str) -> String {
     let v = raw.trim().to_string();
+    let a = article(what);
+    let cap = capitalised(a);
     if v.is_empty() {
-        errors.add(field, format!("Enter a {what}."));
+        errors.add(field, format!("Enter {a} {what}."));
     } else if v.chars().count() > NAME_MAX {
-        errors.add(field, format!("A {what} has at most {NAME_MAX} characters."));
+        errors.add(field, format!("{cap} {what} has at most {NAME_MAX} characters."));
     } else if v.chars().any(|c| c.is_control()) {
-        errors.add(field, format!("A {what} cannot contain control characters."));
+        errors.add(field, format!("{cap} {what} cannot contain control characters."));
+    } else if v.chars().any(is_invisible) {
+        errors.add(field, format!("{cap} {what} cannot contain invisible characters or text-direction overrides."));
     }
     v
 }
@@ -106,6 +110,36 @@ impl<T> NameTaken<T> for DbResult<T> {
             Err(DbError::Conflict { .. }) => Err(invalid(name_taken(thing))),
             other => Ok(other?),
         }
+    }
+}
+
+/// Characters that change how the text around them reads without showing themselves: bidi
+/// embeddings, overrides and isolates, direction marks, zero-width spaces and joiners, the BOM.
+pub fn is_invisible(c: char) -> bool {
+    matches!(c,
+        '\u{200B}'..='\u{200F}' // zero-width space, non-joiner, joiner; LRM, RLM
+        | '\u{202A}'..='\u{202E}' // LRE, RLE, PDF, LRO, RLO
+        | '\u{2060}'..='\u{2064}' // word joiner, invisible operators
+        | '\u{2066}'..='\u{2069}' // LRI, RLI, FSI, PDI
+        | '\u{061C}' // Arabic letter mark
+        | '\u{FEFF}' // zero-width no-break space (BOM)
+        | '\u{180E}' // Mongolian vowel separator
+    )
+}
+
+/// "a" or "an" for a noun phrase, by its first letter (good enough for our own field names).
+pub fn article(noun: &str) -> &'static str {
+    match noun.chars().next().map(|c| c.to_ascii_lowercase()) {
+        Some('a' | 'e' | 'i' | 'o' | 'u') => "an",
+        _ => "a",
+    }
+}
+
+fn capitalised(a: &str) -> &'static str {
+    if a == "an" {
+        "An"
+    } else {
+        "A"
     }
 }
 
@@ -173,5 +207,31 @@ mod tests {
         let mut e = FieldErrors::new();
         name(&mut e, "name", &"x".repeat(101), "name");
         assert!(e.get("name").is_some_and(|m| m.contains("100")));
+    }
+
+    #[test]
+    fn names_with_bidi_overrides_or_zero_width_characters_are_refused() {
+        for bad in ["evil\u{202E}gnp.exe", "a\u{200B}b", "x\u{2066}y", "\u{FEFF}name"] {
+            let mut e = FieldErrors::new();
+            name(&mut e, "name", bad, "agent name");
+            assert_eq!(
+                e.get("name"),
+                Some("An agent name cannot contain invisible characters or text-direction overrides."),
+                "{bad:?}"
+            );
+        }
+        let mut e = FieldErrors::new();
+        assert_eq!(name(&mut e, "name", "  Zoë’s agent – 2 ", "agent name"), "Zoë’s agent – 2");
+        assert!(e.is_empty());
+    }
+
+    #[test]
+    fn messages_use_the_right_article() {
+        let mut e = FieldErrors::new();
+        name(&mut e, "organization", "", "organization name");
+        assert_eq!(e.get("organization"), Some("Enter an organization name."));
+        let mut e = FieldErrors::new();
+        name(&mut e, "name", "", "token name");
+        assert_eq!(e.get("name"), Some("Enter a token name."));
     }
 }

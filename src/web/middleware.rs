@@ -1,13 +1,14 @@
 //! Request middleware: request id and log span, CSRF, security headers.
 
 use actix_web::body::{BoxBody, MessageBody};
-use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::{header, Method};
 use actix_web::middleware::Next;
-use actix_web::web::{Bytes, Data};
+use actix_web::web::Data;
 use actix_web::{Error, HttpMessage};
 use tracing::Instrument;
 
+use super::body::peek_body;
 use super::context::{RequestContext, REQUEST};
 use super::csrf;
 use super::error::{AppError, Kind};
@@ -38,14 +39,18 @@ pub async fn request_context(
     Ok(res)
 }
 
-const FORM_PEEK_LIMIT: usize = 1024 * 1024;
-
 /// Refuses a state-changing request that does not present its CSRF token (403).
 pub async fn csrf_guard(
     mut req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, Error> {
-    if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) || is_bearer(&req) {
+    // CSRF guards an ambient credential: an API request without the session cookie carries none
+    // (a bearer token, or nothing at all, which the API answers with 401).
+    let is_api_without_session = req.path().starts_with("/api/") && req.cookie(csrf::SESSION_COOKIE).is_none();
+    if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS)
+        || is_bearer(&req)
+        || is_api_without_session
+    {
         return Ok(next.call(req).await?.map_into_boxed_body());
     }
     // Fail closed: without its key the guard cannot tell a forged request from a real one.
@@ -57,13 +62,17 @@ pub async fn csrf_guard(
     let expected = csrf::expected(&state.csrf_key, req.request());
     let mut provided = req.headers().get(csrf::HEADER).and_then(|v| v.to_str().ok()).map(str::to_string);
     if provided.is_none() && req.content_type() == "application/x-www-form-urlencoded" {
-        let body = read_body(&mut req).await?;
+        let body = match peek_body(&mut req).await {
+            Ok(b) => b,
+            Err(err) => {
+                let res =
+                    if req.path().starts_with("/api/") { problem_response(&err) } else { page_error_response(&err) };
+                return Ok(req.into_response(res));
+            }
+        };
         provided = serde_urlencoded::from_bytes::<Vec<(String, String)>>(&body)
             .ok()
             .and_then(|pairs| pairs.into_iter().find(|(k, _)| k == csrf::FIELD).map(|(_, v)| v));
-        let (_, mut payload) = actix_http::h1::Payload::create(true);
-        payload.unread_data(body);
-        req.set_payload(Payload::from(payload));
     }
     let ok = match (expected, provided) {
         (Some(e), Some(p)) => csrf::matches(&e, &p),
@@ -88,18 +97,38 @@ fn is_bearer(req: &ServiceRequest) -> bool {
         .is_some_and(|v| v.len() > 7 && v[..7].eq_ignore_ascii_case("bearer "))
 }
 
-async fn read_body(req: &mut ServiceRequest) -> Result<Bytes, Error> {
-    use futures_util::StreamExt;
-    let mut payload = req.take_payload();
-    let mut body = actix_web::web::BytesMut::new();
-    while let Some(chunk) = payload.next().await {
-        let chunk = chunk?;
-        if body.len() + chunk.len() > FORM_PEEK_LIMIT {
-            return Err(actix_web::error::ErrorPayloadTooLarge("form too large"));
-        }
-        body.extend_from_slice(&chunk);
+/// Every `/api/` error is `application/problem+json`, including those actix answers itself before
+/// a handler runs (a body over the write limit, a broken upload): such a plain-text error is
+/// replaced by the problem of the same status.
+pub async fn api_problems(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, Error> {
+    let is_api = req.path().starts_with("/api/");
+    let res = next.call(req).await?;
+    let status = res.status();
+    let is_problem = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/problem+json"));
+    if !is_api || is_problem || !(status.is_client_error() || status.is_server_error()) {
+        return Ok(res.map_into_boxed_body());
     }
-    Ok(body.freeze())
+    let err = match status.as_u16() {
+        413 => AppError::new(
+            Kind::PayloadTooLarge,
+            format!(
+                "The body is larger than {} MiB, the most one file write takes.",
+                crate::sandbox::workspaces::backend::WRITE_MAX / 1024 / 1024
+            ),
+        ),
+        400 => AppError::new(Kind::BadRequest, "The request could not be read."),
+        404 => AppError::not_found(),
+        _ => return Ok(res.map_into_boxed_body()),
+    };
+    let (req, _) = res.into_parts();
+    Ok(ServiceResponse::new(req, problem_response(&err)))
 }
 
 /// The headers every response carries.

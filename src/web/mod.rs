@@ -2,8 +2,10 @@
 //! assets, template filters.
 
 pub mod assets;
+pub mod body;
 pub mod context;
 pub mod csrf;
+pub mod edge;
 pub mod error;
 pub mod extract;
 pub mod filters;

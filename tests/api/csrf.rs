@@ -42,3 +42,17 @@ db_test! {
         assert_eq!(r.status, 303);
     }
 }
+
+db_test! {
+    async fn an_api_write_without_any_credential_is_401_not_the_csrf_refusal(app: TestApp) {
+        app.setup_owner().await;
+        let anonymous = app.new_client();
+        let r = anonymous
+            .send(anonymous.http.post(anonymous.url("/api/v1/organizations")).json(&serde_json::json!({"name": "X"})))
+            .await;
+        let p = r.problem(401);
+        assert_eq!(p["type"], "https://agenticos.dev/problems/unauthenticated");
+        assert_eq!(r.header("www-authenticate").as_deref(), Some("Bearer"));
+        assert_eq!(app.count("organizations").await, 1, "nothing was written");
+    }
+}

@@ -13,6 +13,7 @@ mod catalog_files;
 mod cli;
 mod cli_sandbox;
 mod csrf;
+mod edge;
 mod health;
 mod isolation;
 mod members;

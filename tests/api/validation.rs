@@ -60,3 +60,28 @@ db_test! {
         assert_eq!(app.count("organizations").await, 1);
     }
 }
+
+db_test! {
+    async fn names_with_text_direction_overrides_or_zero_width_characters_are_refused(app: TestApp) {
+        app.setup_owner().await;
+        let token = app.web.create_token_in_page("names", "owner").await;
+        for name in ["evil\u{202E}gnp.exe", "a\u{200B}b", "\u{2066}x"] {
+            let r = app
+                .web
+                .bearer(&token, reqwest::Method::POST, "/api/v1/organizations", Some(serde_json::json!({ "name": name })))
+                .await;
+            r.problem(422);
+            assert_eq!(r.problem_fields(), vec!["name".to_string()], "{name:?}: {}", r.body);
+            let r = app
+                .web
+                .bearer(&token, reqwest::Method::POST, "/api/v1/tokens", Some(serde_json::json!({ "name": name, "role": "member" })))
+                .await;
+            r.problem(422);
+        }
+        assert_eq!(app.count("organizations").await, 1, "nothing was written");
+        // The page shows it inline.
+        let r = app.web.post_form("/orgs", &[("name", "a\u{202E}b")]).await;
+        assert_eq!(r.status, 422, "{}", r.body);
+        assert!(r.body.contains("cannot contain invisible characters or text-direction overrides"), "{}", r.body);
+    }
+}

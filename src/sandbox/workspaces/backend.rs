@@ -14,6 +14,9 @@ pub type Result<T> = std::result::Result<T, WorkspaceError>;
 
 /// The most a read returns.
 pub const READ_MAX: usize = 8 * 1024 * 1024;
+/// The most one file write takes (the request body of `PUT …/workspace/files`): the pinned
+/// sandboxd's default native limit (`max_read_bytes`, 8 MiB), for every backend alike.
+pub const WRITE_MAX: usize = 8 * 1024 * 1024;
 
 /// The files (and, where the backend has one, the shell) of one run's workspace. Paths arrive
 /// normalised and confined to the workspace; a command arrives checked.
