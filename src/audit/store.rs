@@ -3,6 +3,15 @@
 use super::model::{Actor, AuditEvent};
 use crate::db::{self, Conn, DbResult, PageRequest};
 
+/// Increasing in this process (start-up time in microseconds, then one a call), so events of
+/// the same millisecond are listed in the order they were written.
+fn next_seq() -> i64 {
+    use std::sync::atomic::{AtomicI64, Ordering};
+    use std::sync::LazyLock;
+    static SEQ: LazyLock<AtomicI64> = LazyLock::new(|| AtomicI64::new(db::now_ms() * 1000));
+    SEQ.fetch_add(1, Ordering::Relaxed)
+}
+
 /// Writes an entry under a new id.
 pub async fn insert(
     c: &mut Conn,
@@ -14,8 +23,8 @@ pub async fn insert(
     now: i64,
 ) -> DbResult<()> {
     sqlx::query(
-        "INSERT INTO audit_events (id, organization_id, actor_user_id, actor_label, action, target, detail, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        "INSERT INTO audit_events (id, organization_id, actor_user_id, actor_label, action, target, detail, created_at, seq) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
     )
     .bind(db::new_id())
     .bind(org_id)
@@ -25,6 +34,7 @@ pub async fn insert(
     .bind(target)
     .bind(detail)
     .bind(now)
+    .bind(next_seq())
     .execute(c)
     .await?;
     Ok(())
@@ -33,7 +43,7 @@ pub async fn insert(
 pub async fn page(c: &mut Conn, org_id: &str, req: PageRequest) -> DbResult<Vec<AuditEvent>> {
     Ok(sqlx::query_as(
         "SELECT id, actor_label, action, target, detail, created_at FROM audit_events WHERE organization_id = $1 \
-         ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3",
+         ORDER BY created_at DESC, seq DESC, id DESC LIMIT $2 OFFSET $3",
     )
     .bind(org_id)
     .bind(req.fetch_limit())
