@@ -26,3 +26,4 @@ mod templates;
 mod validation;
 mod vault;
 mod workspaces;
+mod workspaces_lifecycle;
