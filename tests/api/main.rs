@@ -27,3 +27,4 @@ mod templates;
 mod validation;
 mod vault;
 mod workspaces;
+mod workspaces_lifecycle;

@@ -9,14 +9,14 @@ use crate::helpers::{Resp, TestApp};
 use crate::peer::{self, Peer, PeerOptions};
 
 /// An organization with a token and (optionally) a connection to a host.
-struct Org<'a> {
-    app: &'a TestApp,
-    token: String,
-    org_id: String,
+pub(crate) struct Org<'a> {
+    pub(crate) app: &'a TestApp,
+    pub(crate) token: String,
+    pub(crate) org_id: String,
 }
 
 impl<'a> Org<'a> {
-    async fn new(app: &'a TestApp) -> Org<'a> {
+    pub(crate) async fn new(app: &'a TestApp) -> Org<'a> {
         app.setup_owner().await;
         let token = app.web.create_token_in_page("runtime", "owner").await;
         let org_id = app.web.bearer(&token, Method::GET, "/api/v1/me", None).await.json()["organization"]["id"]
@@ -26,11 +26,11 @@ impl<'a> Org<'a> {
         Org { app, token, org_id }
     }
 
-    async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Resp {
+    pub(crate) async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Resp {
         self.app.web.bearer(&self.token, method, path, body).await
     }
 
-    async fn connect(&self, peer: &Peer) -> String {
+    pub(crate) async fn connect(&self, peer: &Peer) -> String {
         let r = self
             .call(
                 Method::POST,
@@ -42,13 +42,13 @@ impl<'a> Org<'a> {
         r.json()["id"].as_str().expect("id").to_string()
     }
 
-    async fn agent(&self, body: Value) -> String {
+    pub(crate) async fn agent(&self, body: Value) -> String {
         let r = self.call(Method::POST, "/api/v1/agents", Some(body)).await;
         assert_eq!(r.status, 201, "{}", r.body);
         r.json()["id"].as_str().expect("id").to_string()
     }
 
-    async fn conversation(&self, agent: &str, extra: Value) -> String {
+    pub(crate) async fn conversation(&self, agent: &str, extra: Value) -> String {
         let mut body = json!({"agent_id": agent, "title": "chat"});
         if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
             b.extend(e.clone());
@@ -58,7 +58,7 @@ impl<'a> Org<'a> {
         r.json()["id"].as_str().expect("id").to_string()
     }
 
-    async fn run(&self, agent: &str, conversation: Option<&str>, extra: Value) -> String {
+    pub(crate) async fn run(&self, agent: &str, conversation: Option<&str>, extra: Value) -> String {
         let mut body = json!({"agent_id": agent, "conversation_id": conversation, "started_by": "member"});
         if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
             b.extend(e.clone());
@@ -68,30 +68,30 @@ impl<'a> Org<'a> {
         r.json()["id"].as_str().expect("id").to_string()
     }
 
-    async fn ws(&self, run: &str, method: Method, sub: &str, body: Option<Value>) -> Resp {
+    pub(crate) async fn ws(&self, run: &str, method: Method, sub: &str, body: Option<Value>) -> Resp {
         self.call(method, &format!("/api/v1/runs/{run}/workspace/{sub}"), body).await
     }
 
-    async fn write(&self, run: &str, path: &str, content: &str) -> Resp {
+    pub(crate) async fn write(&self, run: &str, path: &str, content: &str) -> Resp {
         let url = self.app.web.url(&format!("/api/v1/runs/{run}/workspace/files?path={}", urlencode(path)));
         self.app.web.send(reqwest::Client::new().put(url).bearer_auth(&self.token).body(content.to_string())).await
     }
 
-    async fn read(&self, run: &str, path: &str) -> Resp {
+    pub(crate) async fn read(&self, run: &str, path: &str) -> Resp {
         self.ws(run, Method::GET, &format!("files?path={}", urlencode(path)), None).await
     }
 
-    async fn exec(&self, run: &str, command: &str) -> Resp {
+    pub(crate) async fn exec(&self, run: &str, command: &str) -> Resp {
         self.ws(run, Method::POST, "exec", Some(json!({"command": command}))).await
     }
 
-    async fn finish(&self, run: &str) {
+    pub(crate) async fn finish(&self, run: &str) {
         let r = self.call(Method::POST, &format!("/api/v1/runs/{run}/finish"), None).await;
         assert_eq!(r.status, 200, "{}", r.body);
     }
 
     /// (operation, target, ok, detail) of a run's rows, in order.
-    async fn rows(&self, run: &str) -> Vec<(String, String, bool, String)> {
+    pub(crate) async fn rows(&self, run: &str) -> Vec<(String, String, bool, String)> {
         let mut c = self.app.state.db.conn().await.expect("conn");
         let rows: Vec<(String, String, i64, String)> = sqlx::query_as(
             "SELECT operation, target, ok, detail FROM sandbox_operations WHERE run_id = $1 ORDER BY seq",
@@ -104,7 +104,7 @@ impl<'a> Org<'a> {
     }
 
     /// This organization's sessions on `peer`.
-    async fn sessions_on(&self, peer: &Peer) -> Vec<Value> {
+    pub(crate) async fn sessions_on(&self, peer: &Peer) -> Vec<Value> {
         let r = reqwest::Client::new()
             .get(format!("{}/sessions", peer.url))
             .header("X-Sandbox-Token", &peer.token)
@@ -122,15 +122,15 @@ impl<'a> Org<'a> {
     }
 }
 
-fn urlencode(s: &str) -> String {
+pub(crate) fn urlencode(s: &str) -> String {
     url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
 
-fn row(op: &str, target: &str, ok: bool, detail: &str) -> (String, String, bool, String) {
+pub(crate) fn row(op: &str, target: &str, ok: bool, detail: &str) -> (String, String, bool, String) {
     (op.to_string(), target.to_string(), ok, detail.to_string())
 }
 
-fn service_agent(name: &str, scope: &str) -> Value {
+pub(crate) fn service_agent(name: &str, scope: &str) -> Value {
     json!({"name": name, "backend": "service", "scope": scope})
 }
 
@@ -178,7 +178,7 @@ db_test! {
                 row("read", "/workspace/notes/hello.txt", true, &format!("{} bytes", secret_content.len())),
                 row("ls", "/workspace/notes", true, "1 entries"),
                 row("execute", "cat notes/hello.txt", true, "exit 0"),
-                row("execute", "echo secret-output-99; exit 3", true, "exit 3"),
+                row("execute", "echo secret-output-99; exit 3", false, "exit 3"),
                 row("remove", "/workspace/notes/hello.txt", true, ""),
             ]
         );

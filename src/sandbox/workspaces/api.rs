@@ -8,7 +8,7 @@ use actix_web::web::{Bytes, Data, Json, Path, Query};
 use actix_web::HttpResponse;
 use serde::{Deserialize, Serialize};
 
-use super::command::ExecInput;
+use super::command::{ExecInput, OutputEncoding};
 use super::model::{Entry, ExecResult, WorkspaceState};
 use super::service;
 use crate::agents::model::Run;
@@ -42,13 +42,26 @@ pub struct ExecBody {
     pub command: Option<String>,
     /// Seconds, 1 to 3600 (default 120).
     pub timeout_seconds: Option<u64>,
+    /// Environment variables: names are letters, digits and `_`; no NUL byte in names or values.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// `text` (default): `stdout`/`stderr` as UTF-8; `base64`: `stdout_base64`/`stderr_base64`
+    /// with the exact bytes (encoded in the sandbox, which needs `base64` there, as coreutils and
+    /// busybox have it).
+    #[serde(default)]
+    pub output_encoding: OutputEncoding,
 }
 
+/// Runs a command in the run's sandbox. Each argument (a `command` line is one) and each
+/// `NAME=value` of `env` is at most 131,071 bytes, the most a sandbox can start (400 otherwise,
+/// before anything reaches the host). The host's output limit: a command whose standard output
+/// and error together pass 10 MiB is stopped there (`output_limited`, only the first 64 KiB of
+/// each kept); with base64 output the limit counts the encoded text. A non-zero exit, a timeout
+/// and the output limit are answered 200 and recorded as failed operations.
 #[utoipa::path(post, path = "/api/v1/runs/{run_id}/workspace/exec", tag = "workspace", request_body = ExecBody,
     params(("run_id" = String, Path, description = "run id")),
-    responses((status = 200, body = ExecResult), (status = 400, body = Problem, content_type = "application/problem+json"),
+    responses((status = 200, body = ExecResult), (status = 400, body = Problem, content_type = "application/problem+json", description = "bad input: no command, a NUL byte, a bad `env` name, over the length a sandbox can start, a timeout out of range"),
+        (status = 409, body = Problem, content_type = "application/problem+json", description = "the run is finished, the shell is off, the connection is switched off"),
         (status = 410, body = Problem, content_type = "application/problem+json", description = "the workspace's files are gone"),
         (status = 429, body = Problem, content_type = "application/problem+json", description = "the host's per-tenant cap"),
         (status = 502, body = Problem, content_type = "application/problem+json")))]
@@ -59,7 +72,13 @@ pub async fn exec(
     body: Json<ExecBody>,
 ) -> Result<Json<ExecResult>, ApiError> {
     let b = body.into_inner();
-    let input = ExecInput { argv: b.argv, command: b.command, timeout_seconds: b.timeout_seconds, env: b.env };
+    let input = ExecInput {
+        argv: b.argv,
+        command: b.command,
+        timeout_seconds: b.timeout_seconds,
+        env: b.env,
+        output_encoding: b.output_encoding,
+    };
     Ok(Json(service::exec(&st, &c, &run_id, input).await?))
 }
 
@@ -173,7 +192,9 @@ pub async fn briefing(
 
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct StateBody {
-    /// `not_opened`, `preparing` ("The sandbox is being prepared"), `open` or `lost`.
+    /// `not_opened`, `preparing` ("The sandbox is being prepared": a runtime build is pending),
+    /// `open`, `lost` (reported to the run that met the loss; any other run opens fresh) or
+    /// `finished` (the run is finished: its workspace routes answer 409).
     pub state: WorkspaceState,
     pub workspace_id: String,
     pub session_key: String,

@@ -143,7 +143,7 @@ impl Document {
 
     pub fn stat(&self, p: &WorkspacePath) -> Result<Entry, WorkspaceError> {
         if p.is_root() {
-            return Ok(Entry { name: String::new(), path: String::new(), is_dir: true, size: None });
+            return Ok(Entry { name: String::new(), path: String::new(), is_dir: true, size: None, is_link: false });
         }
         let e = self.entries.get(p.relative()).ok_or_else(|| not_found(p))?;
         Ok(entry(p.relative(), e))
@@ -173,6 +173,7 @@ fn entry(path: &str, e: &DocEntry) -> Entry {
         path: path.to_string(),
         is_dir: e.dir,
         size: if e.dir { None } else { Some(e.size) },
+        is_link: false,
     }
 }
 

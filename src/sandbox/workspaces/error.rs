@@ -64,6 +64,8 @@ impl From<SandboxdError> for WorkspaceError {
             SandboxdError::File { kind: FileErrorKind::AlreadyExists, .. } => {
                 WorkspaceError::AlreadyExists("Something else is already at this path.".into())
             }
+            // The sandbox is gone, and its files with it.
+            SandboxdError::Gone { .. } => WorkspaceError::Lost,
             other => WorkspaceError::Host(other),
         }
     }

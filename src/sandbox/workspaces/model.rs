@@ -5,6 +5,14 @@ use super::key::Scope;
 use crate::agents::model::{Agent, Run};
 use crate::sandbox::connections::model::Connection;
 
+/// What every workspace route of a finished run answers (409): nothing it asks reaches a host.
+pub const FINISHED: &str = "This run is finished.";
+
+/// Whether a run has ended (`POST /runs/{id}/finish`).
+pub fn is_finished(run: &Run) -> bool {
+    run.status == "finished"
+}
+
 /// Where a run's workspace stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -16,6 +24,8 @@ pub enum WorkspaceState {
     Open,
     /// The host no longer has this session's files; the next run starts fresh.
     Lost,
+    /// Reported for a finished run (never stored): its workspace routes answer 409.
+    Finished,
 }
 
 impl WorkspaceState {
@@ -33,6 +43,7 @@ impl WorkspaceState {
             WorkspaceState::Preparing => "preparing",
             WorkspaceState::Open => "open",
             WorkspaceState::Lost => "lost",
+            WorkspaceState::Finished => "finished",
         }
     }
 }
@@ -66,17 +77,33 @@ pub struct Entry {
     pub path: String,
     pub is_dir: bool,
     pub size: Option<u64>,
+    /// Present (true) for a symbolic link, listed but not followed.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub is_link: bool,
 }
 
-/// What a command produced.
+/// What a command produced. `stdout` and `stderr` as text by default; with
+/// `"output_encoding": "base64"`, `stdout_base64` and `stderr_base64` instead (the exact bytes).
+/// The host stops a command whose combined output passes its fixed limit of 10 MiB
+/// (`output_limited`), counted in the sandbox as the command writes — on the base64 text when
+/// base64 was asked for, so about 7.5 MiB of bytes; only the first 64 KiB of each stream is kept
+/// then.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ExecResult {
-    pub stdout: String,
-    pub stderr: String,
+    /// UTF-8 (bytes that are not UTF-8 replaced); absent with base64 output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stdout: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<String>,
     /// None when the command did not finish (timed out, output limit).
     pub exit_code: Option<i32>,
     pub timed_out: bool,
     pub output_limited: bool,
+    /// Standard output's bytes, base64 (standard alphabet, padded); only with base64 output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stdout_base64: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr_base64: Option<String>,
 }
 
 /// A run and the workspace it resolves to.

@@ -2,7 +2,10 @@
 //! `remove` and `execute` each become one row of `sandbox_operations` — the target, whether it
 //! went well, a detail line written by us, the duration — never a payload, never an output.
 //! `stat` is a question and passes unrecorded. A refusal before anything reached a host (a path,
-//! a scope, a switched-off connection, a document asked to run a command) is no operation.
+//! a scope, a switched-off connection, a document asked to run a command) is no operation. A
+//! command that ran but did not succeed (a non-zero exit, a timeout, output cut at the limit) is
+//! a failed operation. The writes a backend makes when it opens a workspace (the agent's skills
+//! and manifest files) go through [`record`] too.
 
 use std::time::Instant;
 
@@ -52,14 +55,14 @@ impl<'a, B: WorkspaceBackend + ?Sized> Recorded<'a, B> {
     }
 }
 
-/// Runs `work` and records how it went, with `ok_detail` for a success.
-async fn record<T>(
+/// Runs `work` and records how it went: `outcome` says whether a result is a success, and its detail.
+pub(super) async fn record<T>(
     recorder: &Recorder,
     keys: &RowKeys,
     operation: Operation,
     target: String,
     work: BoxFuture<'_, Result<T>>,
-    ok_detail: impl FnOnce(&T) -> String,
+    outcome: impl FnOnce(&T) -> (bool, String),
 ) -> Result<T> {
     let started = Instant::now();
     let result = work.await;
@@ -67,7 +70,7 @@ async fn record<T>(
         return result;
     }
     let (ok, detail) = match &result {
-        Ok(v) => (true, ok_detail(v)),
+        Ok(v) => outcome(v),
         Err(e) => (false, e.detail().to_string()),
     };
     recorder
@@ -90,28 +93,31 @@ async fn record<T>(
     result
 }
 
-fn no_detail<T>(_: &T) -> String {
-    String::new()
+fn no_detail<T>(_: &T) -> (bool, String) {
+    (true, String::new())
+}
+
+/// A success with its byte count.
+pub(super) fn bytes_detail(n: usize) -> (bool, String) {
+    (true, format!("{n} bytes"))
 }
 
 impl<B: WorkspaceBackend + ?Sized> WorkspaceBackend for Recorded<'_, B> {
     fn read<'a>(&'a mut self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<Vec<u8>>> {
         let work = self.inner.read(path);
-        Box::pin(record(self.recorder, &self.keys, Operation::Read, path.display(), work, |b| {
-            format!("{} bytes", b.len())
-        }))
+        Box::pin(record(self.recorder, &self.keys, Operation::Read, path.display(), work, |b| bytes_detail(b.len())))
     }
 
     fn write<'a>(&'a mut self, path: &'a WorkspacePath, bytes: &'a [u8]) -> BoxFuture<'a, Result<()>> {
         let work = self.inner.write(path, bytes);
-        let detail = format!("{} bytes", bytes.len());
-        Box::pin(record(self.recorder, &self.keys, Operation::Write, path.display(), work, |_| detail))
+        let n = bytes.len();
+        Box::pin(record(self.recorder, &self.keys, Operation::Write, path.display(), work, move |_| bytes_detail(n)))
     }
 
     fn ls<'a>(&'a mut self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<Vec<Entry>>> {
         let work = self.inner.ls(path);
         Box::pin(record(self.recorder, &self.keys, Operation::Ls, path.display(), work, |v| {
-            format!("{} entries", v.len())
+            (true, format!("{} entries", v.len()))
         }))
     }
 
@@ -131,7 +137,7 @@ impl<B: WorkspaceBackend + ?Sized> WorkspaceBackend for Recorded<'_, B> {
 
     fn exec<'a>(&'a mut self, command: &'a Command) -> BoxFuture<'a, Result<ExecResult>> {
         let work = self.inner.exec(command);
-        Box::pin(record(self.recorder, &self.keys, Operation::Execute, command.display(), work, exit_detail))
+        Box::pin(record(self.recorder, &self.keys, Operation::Execute, command.display(), work, exit_outcome))
     }
 
     fn finish(&mut self) -> BoxFuture<'_, Result<()>> {
@@ -139,13 +145,39 @@ impl<B: WorkspaceBackend + ?Sized> WorkspaceBackend for Recorded<'_, B> {
     }
 }
 
-/// How a command ended: `exit N`, `timed out` or `output limit`.
-fn exit_detail(o: &ExecResult) -> String {
+/// How a command ended: `exit 0` is the one success; `exit N`, `timed out` and `output limit`
+/// are failures.
+fn exit_outcome(o: &ExecResult) -> (bool, String) {
     if o.timed_out {
-        "timed out".into()
+        (false, "timed out".into())
     } else if o.output_limited {
-        "output limit".into()
+        (false, "output limit".into())
     } else {
-        format!("exit {}", o.exit_code.unwrap_or(-1))
+        (o.exit_code == Some(0), format!("exit {}", o.exit_code.unwrap_or(-1)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ended(exit_code: Option<i32>, timed_out: bool, output_limited: bool) -> (bool, String) {
+        exit_outcome(&ExecResult {
+            stdout: None,
+            stderr: None,
+            exit_code,
+            timed_out,
+            output_limited,
+            stdout_base64: None,
+            stderr_base64: None,
+        })
+    }
+
+    #[test]
+    fn only_exit_0_is_a_successful_command() {
+        assert_eq!(ended(Some(0), false, false), (true, "exit 0".into()));
+        assert_eq!(ended(Some(3), false, false), (false, "exit 3".into()));
+        assert_eq!(ended(None, true, false), (false, "timed out".into()));
+        assert_eq!(ended(None, false, true), (false, "output limit".into()));
     }
 }

@@ -6,7 +6,7 @@ use super::backend::WorkspaceBackend;
 use super::command::{Command, ExecInput};
 use super::error::WorkspaceError;
 use super::key::{self, Carrier, Scope};
-use super::model::{Entry, ExecResult, Resolved, RunWorkspace, WorkspaceState};
+use super::model::{is_finished, Entry, ExecResult, Resolved, RunWorkspace, WorkspaceState, FINISHED};
 use super::paths::{self, WorkspacePath};
 use super::recorded::{Recorded, RowKeys};
 use super::sandboxd::SandboxdBackend;
@@ -22,6 +22,14 @@ use crate::sandbox::connections::service as connections;
 use crate::state::AppState;
 
 type Result<T> = std::result::Result<T, WorkspaceError>;
+
+fn refuse_if_finished(run: &Run) -> Result<()> {
+    if is_finished(run) {
+        Err(WorkspaceError::Refused(FINISHED.into()))
+    } else {
+        Ok(())
+    }
+}
 
 fn ensure_caller(caller: &Caller) -> Result<()> {
     if caller.role.can_see_sandboxes() {
@@ -114,14 +122,18 @@ async fn carrier_of(st: &AppState, org_id: &str, agent: &Agent) -> Result<(Carri
 fn workspace(st: &AppState, r: Resolved) -> Recorded<'_, dyn WorkspaceBackend + '_> {
     let keys = RowKeys::of(&r);
     let backend: Box<dyn WorkspaceBackend + '_> = match r.agent.backend {
-        Backend::State => Box::new(StateBackend::new(st, &r)),
+        Backend::State => Box::new(StateBackend::new(st, r)),
         Backend::Service => Box::new(SandboxdBackend::new(st, r)),
     };
     Recorded::new(&st.recorder, keys, backend)
 }
 
+/// The run's workspace, unless the run is finished (then nothing reaches a host, and nothing is
+/// recorded against it).
 async fn open<'a>(st: &'a AppState, caller: &Caller, run_id: &str) -> Result<Recorded<'a, dyn WorkspaceBackend + 'a>> {
-    Ok(workspace(st, resolve(st, caller, run_id).await?))
+    let r = resolve(st, caller, run_id).await?;
+    refuse_if_finished(&r.run)?;
+    Ok(workspace(st, r))
 }
 
 fn path(raw: &str) -> Result<WorkspacePath> {
@@ -157,7 +169,10 @@ pub async fn ls(st: &AppState, caller: &Caller, run_id: &str, raw: &str) -> Resu
 }
 
 pub async fn mkdir(st: &AppState, caller: &Caller, run_id: &str, raw: &str) -> Result<()> {
-    let p = path(raw)?;
+    if raw.trim().is_empty() {
+        return Err(WorkspaceError::BadPath("`path` is required: name the folder to make.".into()));
+    }
+    let p = below_root(raw, "`path` names the workspace root, which exists: name a folder below it.")?;
     open(st, caller, run_id).await?.mkdir(&p).await
 }
 
@@ -180,12 +195,22 @@ pub async fn exec(st: &AppState, caller: &Caller, run_id: &str, input: ExecInput
 // ---------------------------------------------------------------------------------------------
 // What people and runtimes ask about a run's workspace, and its end
 
-/// The workspace's state for this run, from our rows only (never a host call).
+/// The workspace's state for this run, from our rows only (never a host call): `finished` for a
+/// finished run; `lost` only to the run that met the loss (any other run opens fresh).
 pub async fn state(st: &AppState, caller: &Caller, run_id: &str) -> Result<(Resolved, WorkspaceState)> {
     ensure_caller(caller)?;
     // Read fresh: this is what people and runtimes check, not a hot path.
     let r = resolve_in(st, &caller.org_id, run_id).await?;
-    let s = r.workspace.state;
+    let w = &r.workspace;
+    let s = if is_finished(&r.run) {
+        WorkspaceState::Finished
+    } else if w.lost_run_id.as_deref() == Some(run_id) {
+        WorkspaceState::Lost
+    } else if w.state == WorkspaceState::Lost {
+        WorkspaceState::NotOpened
+    } else {
+        w.state
+    };
     Ok((r, s))
 }
 
@@ -204,6 +229,7 @@ pub async fn of_visible_run(st: &AppState, caller: &Caller, run_id: &str) -> Res
 /// not ship, and none for a document workspace).
 pub async fn briefing(st: &AppState, caller: &Caller, run_id: &str) -> Result<(Option<String>, Option<String>)> {
     let r = resolve(st, caller, run_id).await?;
+    refuse_if_finished(&r.run)?;
     if r.agent.backend == Backend::State {
         return Ok((None, None));
     }
@@ -212,33 +238,53 @@ pub async fn briefing(st: &AppState, caller: &Caller, run_id: &str) -> Result<(O
     Ok((Some(runtime), text))
 }
 
-/// Ends a run: its operations are committed, a `run`-scoped workspace is emptied (its session
-/// purged), and a lost reference is forgotten so the next turn starts fresh.
+/// Ends a run: it is marked finished first (from then on its workspace routes refuse and reach no
+/// host), its operations are committed, a `run`-scoped workspace is emptied (its session purged),
+/// and a loss it met is forgotten so the next turn starts fresh. Finishing again changes nothing
+/// and asks no host. A purge that fails (a host down, a credential gone) is logged: the run is
+/// finished either way.
 pub async fn finish(st: &AppState, caller: &Caller, run_id: &str) -> Result<Run> {
     ensure_caller(caller)?;
-    st.resolve_cache.forget_run(&caller.org_id, run_id);
-    st.recorder.flush_run(run_id).await;
     let run = runs::get_in_org(st, &caller.org_id, run_id)
         .await?
         .ok_or_else(|| WorkspaceError::NotFound("There is no such run.".into()))?;
-    if let Ok(r) = resolve_in(st, &caller.org_id, run_id).await {
-        end_of_run(st, r, run_id).await?;
+    if is_finished(&run) {
+        return Ok(run);
     }
-    Ok(runs::finish_in_org(st, &caller.org_id, run_id).await?.unwrap_or(run))
+    let finished = runs::finish_in_org(st, &caller.org_id, run_id).await?.unwrap_or(run);
+    st.resolve_cache.forget_run(&caller.org_id, run_id);
+    st.recorder.flush_run(run_id).await;
+    match resolve_in(st, &caller.org_id, run_id).await {
+        Ok(r) => {
+            let workspace_id = r.workspace.id.clone();
+            if let Err(e) = end_of_run(st, r, run_id).await {
+                tracing::warn!(event = "run_end_incomplete", run_id, workspace_id = %workspace_id, error = %e,
+                    "a finished run's workspace could not be cleaned up");
+            }
+        }
+        Err(WorkspaceError::Internal(e)) => return Err(WorkspaceError::Internal(e)),
+        // A run whose workspace cannot be resolved (its agent or connection gone) has nothing to end.
+        Err(_) => {}
+    }
+    Ok(finished)
 }
 
 async fn end_of_run(st: &AppState, r: Resolved, run_id: &str) -> Result<()> {
     st.resolve_cache.forget_workspace(&r.workspace.id);
     let w = &r.workspace;
-    let is_lost_by_this_run = w.state == WorkspaceState::Lost && w.lost_run_id.as_deref() == Some(run_id);
+    let met_loss = w.lost_run_id.as_deref() == Some(run_id);
+    let is_lost_by_this_run = met_loss && w.state == WorkspaceState::Lost;
     let is_spent = !is_lost_by_this_run && r.agent.scope == Scope::Run && w.state != WorkspaceState::NotOpened;
     let workspace_id = w.id.clone();
     if is_spent {
         workspace(st, r).finish().await?;
     }
+    let mut c = st.db.conn().await?;
     if is_lost_by_this_run || is_spent {
-        let mut c = st.db.conn().await?;
         store::forget_ref(&mut c, &workspace_id, db::now_ms()).await?;
+    } else if met_loss {
+        // Another run opened the workspace fresh meanwhile: only the mark goes.
+        store::clear_lost_run(&mut c, &workspace_id, run_id, db::now_ms()).await?;
     }
     Ok(())
 }

@@ -123,9 +123,22 @@ pub async fn set_state(c: &mut Conn, id: &str, state: WorkspaceState, now: i64) 
     Ok(())
 }
 
+/// Puts a `preparing` row back to `back` (an open that was abandoned midway).
+pub async fn reset_preparing(c: &mut Conn, id: &str, back: WorkspaceState, now: i64) -> DbResult<()> {
+    sqlx::query("UPDATE sandbox_workspaces SET state = $1, updated_at = $2 WHERE id = $3 AND state = 'preparing'")
+        .bind(back.as_str())
+        .bind(now)
+        .bind(id)
+        .execute(c)
+        .await?;
+    Ok(())
+}
+
+/// The workspace is open by `session_ref`. A loss mark stays: the run that met the loss keeps
+/// being told, even when another run opened the workspace fresh meanwhile.
 pub async fn set_open(c: &mut Conn, id: &str, session_ref: &str, runtime: Option<&str>, now: i64) -> DbResult<()> {
     sqlx::query(
-        "UPDATE sandbox_workspaces SET state = 'open', session_ref = $1, runtime = COALESCE($2, runtime), lost_run_id = NULL, \
+        "UPDATE sandbox_workspaces SET state = 'open', session_ref = $1, runtime = COALESCE($2, runtime), \
          updated_at = $3 WHERE id = $4",
     )
     .bind(session_ref)
@@ -142,6 +155,30 @@ pub async fn set_lost(c: &mut Conn, id: &str, run_id: &str, now: i64) -> DbResul
         .bind(run_id)
         .bind(now)
         .bind(id)
+        .execute(c)
+        .await?;
+    Ok(())
+}
+
+/// A lost workspace another run met (and never finished): this run opens it by name, fresh; the
+/// loss stays reported to the run that met it.
+pub async fn start_fresh(c: &mut Conn, id: &str, now: i64) -> DbResult<()> {
+    sqlx::query(
+        "UPDATE sandbox_workspaces SET session_ref = NULL, state = 'not_opened', updated_at = $1 WHERE id = $2 AND state = 'lost'",
+    )
+    .bind(now)
+    .bind(id)
+    .execute(c)
+    .await?;
+    Ok(())
+}
+
+/// Drops the loss mark of a run that ended.
+pub async fn clear_lost_run(c: &mut Conn, id: &str, run_id: &str, now: i64) -> DbResult<()> {
+    sqlx::query("UPDATE sandbox_workspaces SET lost_run_id = NULL, updated_at = $1 WHERE id = $2 AND lost_run_id = $3")
+        .bind(now)
+        .bind(id)
+        .bind(run_id)
         .execute(c)
         .await?;
     Ok(())

@@ -43,23 +43,44 @@ impl<'a> SandboxdBackend<'a> {
     }
 
     /// Runs `op` on the open session; a session the host closed meanwhile (idle, restart) may
-    /// still have its files, so it is attached again, once.
+    /// still have its files, so it is attached again, once. A sandbox the host reports gone
+    /// (410) took its files with it: the workspace is lost.
     async fn on_session<T, F, Fut>(&mut self, op: F) -> Result<T>
     where
         F: Fn(Session) -> Fut,
         Fut: Future<Output = std::result::Result<T, SandboxdError>>,
     {
         let session = self.ensure_open().await?;
-        match op(session).await {
+        let answer = match op(session).await {
             Err(SandboxdError::NotFound { detail }) if detail.starts_with("No such session") => {
-                runs::set_workspace_opened(self.st, &self.r.run.id, false).await?;
-                self.st.resolve_cache.forget_workspace(&self.r.workspace.id);
-                self.r.run.workspace_opened = false;
+                self.not_opened_for_this_run().await?;
                 let session = self.ensure_open().await?;
-                Ok(op(session).await?)
+                op(session).await
+            }
+            other => other,
+        };
+        match answer {
+            Err(SandboxdError::Gone { .. }) => {
+                let dead = self.r.workspace.session_ref.clone();
+                self.mark_lost().await?;
+                // Close the dead session, so the run that starts fresh gets a new one by name.
+                if let Some(dead) = dead {
+                    if let Err(e) = self.client().await?.delete_session(&dead, false).await {
+                        tracing::warn!(error = %e, workspace_id = %self.r.workspace.id, "closing a lost session failed");
+                    }
+                }
+                Err(WorkspaceError::Lost)
             }
             other => Ok(other?),
         }
+    }
+
+    /// The next operation of this run opens (attaches to) the session again.
+    async fn not_opened_for_this_run(&mut self) -> Result<()> {
+        runs::set_workspace_opened(self.st, &self.r.run.id, false).await?;
+        self.st.resolve_cache.forget_workspace(&self.r.workspace.id);
+        self.r.run.workspace_opened = false;
+        Ok(())
     }
 
     /// [`Self::on_session`] for a file operation, given the path as the host names it.
@@ -73,18 +94,71 @@ impl<'a> SandboxdBackend<'a> {
     }
 }
 
+/// Lists `$1` one entry a record (`<kind>/<size>/<name>` then NUL; kind `d`, `f` or `l` for a
+/// link), exiting 2 when it does not exist and 3 when it is not a folder.
+const LS_SCRIPT: &str = r#"[ -e "$1" ] || [ -L "$1" ] || exit 2; [ -d "$1" ] || exit 3; cd -- "$1" || exit 2
+for f in * .[!.]* ..?*; do
+  [ -e "$f" ] || [ -L "$f" ] || continue
+  if [ -L "$f" ]; then t=l; s=; elif [ -d "$f" ]; then t=d; s=; else t=f; s=$(wc -c < "$f" | tr -d ' '); fi
+  printf '%s/%s/%s\0' "$t" "$s" "$f"
+done"#;
+
+impl SandboxdBackend<'_> {
+    async fn ls_in_shell(&mut self, path: &WorkspacePath) -> Result<Vec<Entry>> {
+        let argv = ["/bin/sh", "-c", LS_SCRIPT, "sh"].into_iter().map(str::to_string).chain([path.absolute()]);
+        let request = &RunRequest::new(argv.collect::<Vec<_>>()).timeout(SHELL_FALLBACK_TIMEOUT);
+        let o = self.on_session(|s| async move { s.client.run(&s.id, request).await }).await?;
+        match o.exit_code {
+            Some(0) => Ok(shell_entries(&o.stdout, path)),
+            Some(2) => Err(WorkspaceError::NotFound("No such file or folder.".into())),
+            Some(3) => Err(WorkspaceError::NotADirectory("A part of this path is a file, not a folder.".into())),
+            _ => Err(WorkspaceError::Host(SandboxdError::Status {
+                status: 500,
+                detail: "listing the folder through the sandbox failed".into(),
+            })),
+        }
+    }
+}
+
+/// How long a file operation done through the sandbox's shell may take.
+const SHELL_FALLBACK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// [`LS_SCRIPT`]'s records as entries, sorted by name.
+fn shell_entries(out: &str, dir: &WorkspacePath) -> Vec<Entry> {
+    let mut list: Vec<Entry> = out
+        .split('\0')
+        .filter_map(|record| {
+            let mut parts = record.splitn(3, '/');
+            let (kind, size, name) = (parts.next()?, parts.next()?, parts.next()?);
+            if name.is_empty() {
+                return None;
+            }
+            let path = if dir.is_root() { name.to_string() } else { format!("{}/{name}", dir.relative()) };
+            Some(Entry {
+                name: name.to_string(),
+                path,
+                is_dir: kind == "d",
+                size: if kind == "f" { size.parse().ok() } else { None },
+                is_link: kind == "l",
+            })
+        })
+        .collect();
+    list.sort_by(|a, b| a.name.cmp(&b.name));
+    list
+}
+
 /// The host's entries, with paths relative to the workspace root.
 fn entries(list: Vec<FileEntry>) -> Vec<Entry> {
     list.into_iter()
         .map(|e| {
             let rel = paths::normalise(&e.path).map(|p| p.relative().to_string()).unwrap_or(e.path);
-            Entry { name: e.name, path: rel, is_dir: e.is_dir, size: e.size }
+            Entry { name: e.name, path: rel, is_dir: e.is_dir, size: e.size, is_link: false }
         })
         .collect()
 }
 
 fn run_request(command: &Command) -> RunRequest {
-    let request = RunRequest::new(command.argv.clone()).timeout(command.timeout);
+    let request = RunRequest::new(command.host_argv()).timeout(command.timeout);
     command.env.iter().fold(request, |req, (k, v)| req.env(k.clone(), v.clone()))
 }
 
@@ -98,9 +172,15 @@ impl WorkspaceBackend for SandboxdBackend<'_> {
         Box::pin(self.on_path(path, move |s, abs| async move { s.client.write_file(&s.id, &abs, bytes).await }))
     }
 
+    /// A folder the host hands back (a symbolic link in it, native files off) is listed through
+    /// the sandbox's shell, as the client library does; links are marked, not followed.
     fn ls<'a>(&'a mut self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<Vec<Entry>>> {
-        let list = self.on_path(path, |s, abs| async move { s.client.list(&s.id, &abs).await });
-        Box::pin(async move { list.await.map(entries) })
+        Box::pin(async move {
+            match self.on_path(path, |s, abs| async move { s.client.list(&s.id, &abs).await }).await {
+                Err(WorkspaceError::Host(SandboxdError::NotNative { .. })) => self.ls_in_shell(path).await,
+                other => other.map(entries),
+            }
+        })
     }
 
     fn mkdir<'a>(&'a mut self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<()>> {
@@ -115,7 +195,13 @@ impl WorkspaceBackend for SandboxdBackend<'_> {
         let stat = self.on_path(path, |s, abs| async move { s.client.stat(&s.id, &abs).await });
         Box::pin(async move {
             let e = stat.await?;
-            Ok(Entry { name: e.name, path: path.relative().to_string(), is_dir: e.is_dir, size: e.size })
+            Ok(Entry {
+                name: e.name,
+                path: path.relative().to_string(),
+                is_dir: e.is_dir,
+                size: e.size,
+                is_link: false,
+            })
         })
     }
 
@@ -128,13 +214,7 @@ impl WorkspaceBackend for SandboxdBackend<'_> {
             }
             let request = &run_request(command);
             let o = self.on_session(|s| async move { s.client.run(&s.id, request).await }).await?;
-            Ok(ExecResult {
-                stdout: o.stdout,
-                stderr: o.stderr,
-                exit_code: o.exit_code,
-                timed_out: o.timed_out,
-                output_limited: o.output_limited,
-            })
+            Ok(command.result(o.stdout, o.stderr, o.exit_code, o.timed_out, o.output_limited))
         })
     }
 

@@ -4,15 +4,22 @@
 use std::time::{Duration, Instant};
 
 use super::{SandboxdBackend, Session};
-use crate::agents::model::Agent;
 use crate::agents::runs::service as runs;
 use crate::db;
 use crate::sandbox::client::{OpenSession, SandboxdClient, SandboxdError, OPEN_WAIT, OPEN_WAIT_WHILE_BUILDING};
+use crate::sandbox::recording::Operation;
+use crate::sandbox::workspaces::backend::files_at_open;
 use crate::sandbox::workspaces::backend::Result;
 use crate::sandbox::workspaces::error::WorkspaceError;
-use crate::sandbox::workspaces::model::{Resolved, WorkspaceState};
-use crate::sandbox::workspaces::paths;
+use crate::sandbox::workspaces::model::{is_finished, Resolved, WorkspaceState, FINISHED};
+use crate::sandbox::workspaces::recorded::{bytes_detail, record, RowKeys};
 use crate::sandbox::workspaces::store;
+use crate::state::AppState;
+
+/// How long an open of a runtime the host builds may take before the workspace reads
+/// `preparing`: an image already built opens well within it, so only a build that is really
+/// pending is shown.
+const PREPARING_AFTER: Duration = Duration::from_secs(1);
 
 /// How a session is about to be opened.
 struct Plan {
@@ -22,6 +29,8 @@ struct Plan {
     alias: String,
     /// A runtime the host builds on first use may take minutes: opening waits up to 10 minutes.
     wait: Duration,
+    /// Opening creates a sandbox whose runtime the host may have to build first.
+    may_build: bool,
     /// No session was ever opened for this workspace: the manifest's files are written too.
     is_new_workspace: bool,
 }
@@ -32,14 +41,16 @@ impl SandboxdBackend<'_> {
     ///
     /// ```text
     /// not_opened ──open by name──────────────────────────────▶ open    later runs attach by its reference
-    /// not_opened ──the host builds the runtime first──▶ preparing ──▶ open    (waits up to 10 minutes)
-    /// open ──attaching finds no files──▶ lost                  reported, never silently replaced
+    /// not_opened ──a runtime build still pending after 1 s──▶ preparing ──▶ open   (waits up to 10 minutes)
+    /// open ──attaching finds no files, or the host says gone (410)──▶ lost   reported to this run, never replaced
+    /// lost ──another run's first operation──▶ not_opened ──▶ open   that run starts fresh
     /// lost ──the run that found it lost ends──▶ not_opened     the next turn starts fresh
     /// open ──its run-scoped run ends──▶ not_opened             the session is purged
     /// ```
-    /// A failed open goes back where it came from (`open` while a reference is kept, else
-    /// `not_opened`); an older host that refuses to attach by reference makes the row forget the
-    /// reference, so the next turn opens by name.
+    /// Any failure after the open began (the open itself, the agent's files) goes back where it
+    /// came from (`open` while a reference is kept, else `not_opened`), so `preparing` never
+    /// outlives the attempt; an older host that refuses to attach by reference makes the row
+    /// forget the reference, so the next turn opens by name. A finished run opens nothing.
     pub(super) async fn ensure_open(&mut self) -> Result<Session> {
         self.refuse_if_switched_off()?;
         let client = self.client().await?;
@@ -50,16 +61,34 @@ impl SandboxdBackend<'_> {
         let lock = self.st.open_locks.get(&self.r.workspace.id);
         let _one_opener = lock.lock().await;
         self.reload().await?;
-        if self.r.workspace.state == WorkspaceState::Lost {
+        if self.r.workspace.lost_run_id.as_deref() == Some(self.r.run.id.as_str()) {
             return Err(WorkspaceError::Lost);
+        }
+        if self.r.workspace.state == WorkspaceState::Lost {
+            // Another run met the loss and never finished: this run starts fresh.
+            let mut c = self.st.db.conn().await?;
+            store::start_fresh(&mut c, &self.r.workspace.id, db::now_ms()).await?;
+            self.r.workspace.session_ref = None;
+            self.r.workspace.state = WorkspaceState::NotOpened;
         }
         if let Some(session) = self.open_session(&client) {
             return Ok(session);
         }
-        let plan = self.prepare(&client).await?;
-        match open_on_host(&client, &self.r, &plan).await {
+        let plan = self.plan(&client).await?;
+        let mut preparing = PreparingGuard { st: self.st, workspace_id: self.r.workspace.id.clone(), back: None };
+        let opened = match self.open_watching_build(&client, &plan, &mut preparing).await {
             Ok(id) => self.mark_open(client, id, &plan).await,
-            Err(e) => Err(self.fall_back(e).await?),
+            Err(e) => Err(e),
+        };
+        match opened {
+            Ok(session) => {
+                preparing.back = None;
+                Ok(session)
+            }
+            Err(e) => {
+                preparing.back = None;
+                Err(self.fall_back(e).await?)
+            }
         }
     }
 
@@ -82,34 +111,60 @@ impl SandboxdBackend<'_> {
         Some(Session { client: client.clone(), id })
     }
 
-    /// Someone may have opened (or lost) the workspace while this request waited: read it again.
+    /// Someone may have opened (or lost) the workspace, or finished the run, while this request
+    /// waited: read both again. A finished run opens nothing.
     async fn reload(&mut self) -> Result<()> {
         let gone = || WorkspaceError::NotFound("gone".into());
         let mut c = self.st.db.conn().await?;
         self.r.workspace = store::get(&mut c, &self.r.org_id, &self.r.workspace.id).await?.ok_or_else(gone)?;
         drop(c);
         self.r.run = runs::get_in_org(self.st, &self.r.org_id, &self.r.run.id).await?.ok_or_else(gone)?;
+        if is_finished(&self.r.run) {
+            return Err(WorkspaceError::Refused(FINISHED.into()));
+        }
         Ok(())
     }
 
-    /// Asks the host about the runtime; one it builds first makes the workspace `preparing`.
-    async fn prepare(&self, client: &SandboxdClient) -> Result<Plan> {
+    /// Asks the host about the runtime.
+    async fn plan(&self, client: &SandboxdClient) -> Result<Plan> {
         let runtime = self.r.runtime();
         let policy = client.policy().await?;
         let alias = runtime.clone().unwrap_or_else(|| policy.default_runtime.clone());
         let builds = policy.runtimes.iter().any(|p| p.alias == alias && p.builds);
-        if builds {
-            let mut c = self.st.db.conn().await?;
-            store::set_state(&mut c, &self.r.workspace.id, WorkspaceState::Preparing, db::now_ms()).await?;
-        }
+        let is_new_workspace = self.r.workspace.session_ref.is_none();
         let wait = if builds { OPEN_WAIT_WHILE_BUILDING } else { OPEN_WAIT };
-        Ok(Plan { runtime, alias, wait, is_new_workspace: self.r.workspace.session_ref.is_none() })
+        // Attaching by reference starts the runtime already built for it.
+        Ok(Plan { runtime, alias, wait, may_build: builds && is_new_workspace, is_new_workspace })
     }
 
-    /// Writes the agent's files, then records the session as open for this run.
+    /// Opens on the host; an open that may build and is still pending after [`PREPARING_AFTER`]
+    /// makes the workspace `preparing` (the guard puts it back should this request be dropped).
+    async fn open_watching_build(
+        &self,
+        client: &SandboxdClient,
+        plan: &Plan,
+        preparing: &mut PreparingGuard<'_>,
+    ) -> Result<String> {
+        let open = open_on_host(client, &self.r, plan);
+        if !plan.may_build {
+            return open.await;
+        }
+        tokio::pin!(open);
+        tokio::select! {
+            opened = &mut open => return opened,
+            () = tokio::time::sleep(PREPARING_AFTER) => {}
+        }
+        let mut c = self.st.db.conn().await?;
+        store::set_state(&mut c, &self.r.workspace.id, WorkspaceState::Preparing, db::now_ms()).await?;
+        drop(c);
+        preparing.back = Some(WorkspaceState::NotOpened);
+        open.await
+    }
+
+    /// Writes the agent's files (each recorded), then records the session as open for this run.
     async fn mark_open(&mut self, client: SandboxdClient, id: String, plan: &Plan) -> Result<Session> {
         // Skills (every run) and the manifest's files (a new workspace) land just before the operation.
-        write_agent_files(&client, &id, &self.r.agent, plan.is_new_workspace).await?;
+        self.write_agent_files(&client, &id, plan.is_new_workspace).await?;
         let mut c = self.st.db.conn().await?;
         store::set_open(&mut c, &self.r.workspace.id, &id, Some(plan.alias.as_str()), db::now_ms()).await?;
         drop(c);
@@ -121,26 +176,82 @@ impl SandboxdBackend<'_> {
         Ok(Session { client, id })
     }
 
+    async fn write_agent_files(&self, client: &SandboxdClient, session_id: &str, is_new_workspace: bool) -> Result<()> {
+        let keys = RowKeys::of(&self.r);
+        let recorder = &self.st.recorder;
+        for (p, f) in files_at_open(&self.r.agent, is_new_workspace)? {
+            let absolute = p.absolute();
+            if f.is_dir {
+                let work = Box::pin(async { client.mkdir(session_id, &absolute).await.map_err(WorkspaceError::from) });
+                record(recorder, &keys, Operation::Mkdir, p.display(), work, |_| (true, String::new())).await?;
+            } else {
+                let bytes = f.content.as_bytes();
+                let work = Box::pin(async {
+                    client.write_file(session_id, &absolute, bytes).await.map_err(WorkspaceError::from)
+                });
+                record(recorder, &keys, Operation::Write, p.display(), work, |_| bytes_detail(bytes.len())).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The host no longer has the files: the workspace is lost, reported to this run only.
+    pub(super) async fn mark_lost(&mut self) -> Result<()> {
+        let id = &self.r.workspace.id;
+        let mut c = self.st.db.conn().await?;
+        store::set_lost(&mut c, id, &self.r.run.id, db::now_ms()).await?;
+        drop(c);
+        self.st.resolve_cache.forget_workspace(id);
+        tracing::warn!(event = "workspace_lost", workspace_id = %id, "the host no longer has this workspace's files");
+        runs::set_workspace_opened(self.st, &self.r.run.id, false).await?;
+        self.r.run.workspace_opened = false;
+        self.r.workspace.state = WorkspaceState::Lost;
+        self.r.workspace.lost_run_id = Some(self.r.run.id.clone());
+        Ok(())
+    }
+
     /// After a failed open: `lost` when the files are gone, the reference forgotten when an older
     /// host refused it, else the state it came from. Hands the error back.
     async fn fall_back(&mut self, e: WorkspaceError) -> Result<WorkspaceError> {
-        let mut c = self.st.db.conn().await?;
-        let (id, has_ref) = (&self.r.workspace.id, self.r.workspace.session_ref.is_some());
+        let (id, has_ref) = (self.r.workspace.id.clone(), self.r.workspace.session_ref.is_some());
         match &e {
-            WorkspaceError::Lost => {
-                store::set_lost(&mut c, id, &self.r.run.id, db::now_ms()).await?;
-                self.st.resolve_cache.forget_workspace(id);
-                tracing::warn!(event = "workspace_lost", workspace_id = %id, "the host no longer has this workspace's files");
-            }
+            WorkspaceError::Lost => self.mark_lost().await?,
             WorkspaceError::Host(SandboxdError::VersionMismatch { .. }) if has_ref => {
-                store::forget_ref(&mut c, id, db::now_ms()).await?;
+                let mut c = self.st.db.conn().await?;
+                store::forget_ref(&mut c, &id, db::now_ms()).await?;
             }
             _ => {
                 let back = if has_ref { WorkspaceState::Open } else { WorkspaceState::NotOpened };
-                store::set_state(&mut c, id, back, db::now_ms()).await?;
+                let mut c = self.st.db.conn().await?;
+                store::set_state(&mut c, &id, back, db::now_ms()).await?;
             }
         }
         Ok(e)
+    }
+}
+
+/// Puts a `preparing` workspace back when the request opening it is dropped midway (a client that
+/// hung up): `preparing` never outlives the open it describes.
+struct PreparingGuard<'a> {
+    st: &'a AppState,
+    workspace_id: String,
+    /// Set while the row reads `preparing`: the state to put back.
+    back: Option<WorkspaceState>,
+}
+
+impl Drop for PreparingGuard<'_> {
+    fn drop(&mut self) {
+        let Some(back) = self.back.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let pool = self.st.db.clone();
+        let id = std::mem::take(&mut self.workspace_id);
+        runtime.spawn(async move {
+            if let Ok(mut c) = pool.conn().await {
+                if let Err(e) = store::reset_preparing(&mut c, &id, back, db::now_ms()).await {
+                    tracing::warn!(error = %e, workspace_id = %id, "could not reset a preparing workspace");
+                }
+            }
+        });
     }
 }
 
@@ -182,18 +293,4 @@ async fn open_on_host(client: &SandboxdClient, r: &Resolved, plan: &Plan) -> Res
             Err(e) => return Err(e.into()),
         }
     }
-}
-
-async fn write_agent_files(client: &SandboxdClient, session_id: &str, agent: &Agent, manifest_too: bool) -> Result<()> {
-    let skills = agent.skills.iter().map(|f| (format!("skills/{}", f.path), f));
-    let manifest = agent.manifest_files.iter().filter(|_| manifest_too).map(|f| (f.path.clone(), f));
-    for (path, f) in skills.chain(manifest) {
-        let p = paths::normalise(&path).map_err(WorkspaceError::BadPath)?;
-        if f.is_dir {
-            client.mkdir(session_id, &p.absolute()).await?;
-        } else {
-            client.write_file(session_id, &p.absolute(), f.content.as_bytes()).await?;
-        }
-    }
-    Ok(())
 }
