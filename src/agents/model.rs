@@ -182,3 +182,27 @@ pub struct RunList {
     /// The `offset` of the next page; null on the last page.
     pub next_offset: Option<u32>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Paging;
+    use crate::validate::FieldErrors;
+
+    fn bounds(limit: Option<u32>, offset: Option<u32>) -> ((u32, u32), Vec<String>) {
+        let mut errors = FieldErrors::new();
+        let b = Paging { limit, offset }.bounds(&mut errors);
+        (b, errors.0.into_iter().map(|e| e.field).collect())
+    }
+
+    #[test]
+    fn a_page_holds_1_to_200_entries_and_says_where_the_next_starts() {
+        assert_eq!(bounds(None, None), ((50, 0), vec![]));
+        assert_eq!(bounds(Some(200), Some(400)), ((200, 400), vec![]));
+        assert_eq!(bounds(Some(0), None).1, ["limit"]);
+        assert_eq!(bounds(Some(201), None).1, ["limit"]);
+        // Asked for limit + 1: one more than the limit means another page.
+        assert_eq!(Paging::next_offset(50, 100, 51), Some(150));
+        assert_eq!(Paging::next_offset(50, 100, 50), None);
+        assert_eq!(Paging::next_offset(50, u32::MAX, 51), Some(u32::MAX));
+    }
+}
