@@ -8,8 +8,15 @@ use crate::audit::model::Actor;
 /// How the caller proved who they are.
 #[derive(Debug, Clone)]
 pub enum Via {
-    Session { session_id: String },
-    Token { token_id: String, name: String },
+    Session {
+        session_id: String,
+    },
+    Token {
+        token_id: String,
+        name: String,
+    },
+    /// `agenticos admin …` on the server, acting as an owner or admin it names.
+    CommandLine,
 }
 
 /// A person or token acting in one organization.
@@ -30,6 +37,9 @@ impl Caller {
             Via::Session { .. } => Actor::user(&self.user_id, &self.email),
             Via::Token { name, .. } => {
                 Actor { user_id: Some(self.user_id.clone()), label: format!("{} (token {name})", self.email) }
+            }
+            Via::CommandLine => {
+                Actor { user_id: Some(self.user_id.clone()), label: format!("{} (command line)", self.email) }
             }
         }
     }

@@ -65,8 +65,10 @@ async fn openapi_json() -> HttpResponse {
         crate::agents::api::get_agent,
         crate::agents::api::update_agent,
         crate::agents::api::agent_runtimes,
+        crate::agents::api::list_conversations,
         crate::agents::api::create_conversation,
         crate::agents::api::get_conversation,
+        crate::agents::api::list_runs,
         crate::agents::api::create_run,
         crate::agents::api::get_run,
         crate::sandbox::workspaces::api::exec,
@@ -81,9 +83,10 @@ async fn openapi_json() -> HttpResponse {
         crate::sandbox::workspaces::api::finish_run,
         crate::sandbox::policy::api::get_connection_policy,
         crate::sandbox::running::api::list_sandbox_sessions,
+        crate::sandbox::running::api::session_events,
     ),
     components(schemas(Problem)),
-    modifiers(&BearerAuth),
+    modifiers(&BearerAuth, &Unauthenticated),
 )]
 struct ApiDoc;
 
@@ -99,6 +102,33 @@ impl utoipa::Modify for BearerAuth {
         );
         openapi.security =
             Some(vec![utoipa::openapi::security::SecurityRequirement::new("bearer", Vec::<String>::new())]);
+    }
+}
+
+/// What every operation's entry carries even where a handler's annotation leaves it out: the 401
+/// every `/api/v1` route answers without a valid token or session, and a description (a handler's
+/// one-paragraph doc comment becomes only the summary).
+struct Unauthenticated;
+
+impl utoipa::Modify for Unauthenticated {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+        let response = ResponseBuilder::new()
+            .description("No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.")
+            .content(
+                "application/problem+json",
+                ContentBuilder::new().schema(Some(Ref::from_schema_name("Problem"))).build(),
+            )
+            .build();
+        for item in openapi.paths.paths.values_mut() {
+            let operations = [&mut item.get, &mut item.put, &mut item.post, &mut item.delete, &mut item.patch];
+            for op in operations.into_iter().flatten() {
+                if op.description.is_none() {
+                    op.description = op.summary.clone();
+                }
+                op.responses.responses.entry("401".to_string()).or_insert_with(|| response.clone().into());
+            }
+        }
     }
 }
 

@@ -1,5 +1,5 @@
 //! The `agenticos` command line: `serve` (default), `migrate`, `admin create-owner`,
-//! `sandbox-runtimes`, `sandbox-token`, `doctor`.
+//! `admin create-token`, `sandbox-runtimes`, `sandbox-token`, `doctor`.
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -18,6 +18,12 @@ USAGE:
     agenticos admin create-owner --email EMAIL --organization NAME [--password-stdin]
                                       create an owner and an organization; without
                                       --password-stdin a one-time password is printed
+    agenticos admin create-token --organization ORG --role ROLE --name NAME [--email EMAIL]
+                                      create an API token in organization ORG (its name or
+                                      id) and print it once. It is created by EMAIL, who must
+                                      be an owner or admin there (default: the organization's
+                                      first owner), can carry no role above theirs, and is
+                                      in the audit log as created on the command line
     agenticos sandbox-runtimes [--write | --check] [--repo DIR]
                                       print the SANDBOXD_RUNTIMES value the sandboxd hosts
                                       need (from the runtime catalog); --write rewrites it in
@@ -49,6 +55,12 @@ pub async fn run(args: Vec<String>) -> i32 {
         [] | ["serve"] => serve(config).await.map(|()| 0),
         ["migrate"] => migrate(config).await.map(|()| 0),
         ["admin", "create-owner", rest @ ..] => create_owner(config, rest).await.map(|()| 0),
+        ["admin", "create-token", rest @ ..] => {
+            match Flags::parse(rest, &[], &["--organization", "--role", "--name", "--email"]) {
+                Ok(flags) => create_token(config, &flags).await.map(|()| 0),
+                Err(e) => return usage_error(&e),
+            }
+        }
         ["sandbox-runtimes", rest @ ..] => match Flags::parse(rest, &["--write", "--check"], &["--repo"]) {
             Ok(flags) => sandbox_runtimes(&config, &flags),
             Err(e) => return usage_error(&e),
@@ -161,6 +173,34 @@ async fn create_owner(config: Config, rest: &[&str]) -> anyhow::Result<()> {
             let lines: Vec<String> = f.0.iter().map(|e| format!("{}: {}", e.field, e.message)).collect();
             anyhow::bail!("{}", lines.join("; "))
         }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `admin create-token`: an API token created by an owner or admin of the organization, printed once.
+async fn create_token(config: Config, flags: &Flags<'_>) -> anyhow::Result<()> {
+    crate::telemetry::init(&config.log, std::io::stderr);
+    let required = |name: &str| flags.value(name).ok_or_else(|| anyhow::anyhow!("{name} is required"));
+    let (org, role, name) = (required("--organization")?, required("--role")?, required("--name")?);
+    let state = startup::AppState::build(config).await?;
+    let fields = |f: crate::validate::FieldErrors| {
+        let lines: Vec<String> = f.0.iter().map(|e| format!("{}: {}", e.field, e.message)).collect();
+        anyhow::anyhow!("{}", lines.join("; "))
+    };
+    let caller = match crate::orgs::service::command_line_caller(&state.db, org, flags.value("--email")).await {
+        Ok(c) => c,
+        Err(crate::orgs::error::OrgError::Invalid(f)) => return Err(fields(f)),
+        Err(e) => return Err(e.into()),
+    };
+    let input = crate::tokens::service::NewToken { name: name.to_string(), role: role.to_string() };
+    match crate::tokens::service::create(&state.db, &caller, input).await {
+        Ok(created) => {
+            let t = &created.token;
+            println!("token “{}” ({}) created in {} by {}", t.name, t.role, caller.org_name, caller.email);
+            println!("API token (shown once): {}", created.value);
+            Ok(())
+        }
+        Err(crate::tokens::error::TokenError::Invalid(f)) => Err(fields(f)),
         Err(e) => Err(e.into()),
     }
 }

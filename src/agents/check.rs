@@ -7,6 +7,7 @@ use super::error::AgentError;
 use super::model::{Backend, WorkspaceFile};
 use super::store::AgentValues;
 use crate::access::Caller;
+use crate::sandbox::connections::error::ConnectionError;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service as connections;
 use crate::sandbox::workspaces::key::Scope;
@@ -39,18 +40,16 @@ pub struct AgentInput {
     /// A runtime alias; none: the connection's default.
     #[serde(default)]
     pub runtime: Option<String>,
-    #[serde(default = "yes")]
-    pub shell_enabled: bool,
+    /// Whether the agent may run commands (`service` only; default true there, false for `state`,
+    /// which runs none: `true` with `state` is refused).
+    #[serde(default)]
+    pub shell_enabled: Option<bool>,
     /// Written under `skills/` at each run's first workspace operation.
     #[serde(default)]
     pub skills: Vec<WorkspaceFile>,
     /// Files and empty folders written into a new workspace.
     #[serde(default)]
     pub manifest_files: Vec<WorkspaceFile>,
-}
-
-fn yes() -> bool {
-    true
 }
 
 fn check_files(errors: &mut FieldErrors, field: &str, files: &[WorkspaceFile]) -> Vec<WorkspaceFile> {
@@ -135,8 +134,16 @@ pub async fn check(st: &AppState, caller: &Caller, input: &AgentInput) -> Result
             if runtime.is_some() {
                 errors.add("runtime", "A state workspace runs no commands, so it has no runtime.");
             }
+            if input.shell_enabled == Some(true) {
+                errors.add("shell_enabled", "A state workspace runs no commands, so it has no shell.");
+            }
         }
-        Some(Backend::Service) => check_connection(st, caller, connection_id.as_deref(), &mut errors).await?,
+        Some(Backend::Service) => {
+            let connection_ok = check_connection(st, caller, connection_id.as_deref(), &mut errors).await?;
+            if let (true, Some(r)) = (connection_ok && !errors.has("runtime"), &runtime) {
+                check_runtime(st, caller, connection_id.as_deref(), r, &mut errors).await?;
+            }
+        }
         None => {}
     }
     let skills = check_files(&mut errors, "skills", &input.skills);
@@ -148,24 +155,56 @@ pub async fn check(st: &AppState, caller: &Caller, input: &AgentInput) -> Result
         connection_id,
         scope: scope.unwrap_or(Scope::Conversation),
         runtime,
-        shell_enabled: input.shell_enabled,
+        shell_enabled: backend == Some(Backend::Service) && input.shell_enabled.unwrap_or(true),
         skills,
         manifest_files,
     })
 }
 
-/// A `service` agent needs a sandboxd connection with a credential: the chosen one, else the default.
-async fn check_connection(st: &AppState, caller: &Caller, id: Option<&str>, errors: &mut FieldErrors) -> Result<()> {
+/// A runtime the catalog does not know must be one the connection's host offers (asked live);
+/// anything else could never start.
+async fn check_runtime(
+    st: &AppState,
+    caller: &Caller,
+    connection_id: Option<&str>,
+    runtime: &str,
+    errors: &mut FieldErrors,
+) -> Result<()> {
+    if st.catalog.get(runtime).is_some() {
+        return Ok(());
+    }
+    match super::service::live_runtimes(st, caller, connection_id).await {
+        Ok(offered) if offered.iter().any(|r| r == runtime) => {}
+        Ok(offered) => errors.add(
+            "runtime",
+            format!(
+                "“{runtime}” is not in the runtime catalog and the connection's host does not offer it (it offers: {}).",
+                if offered.is_empty() { "none".to_string() } else { offered.join(", ") }
+            ),
+        ),
+        Err(ConnectionError::Internal(e)) => return Err(AgentError::Internal(e)),
+        Err(e) => errors.add(
+            "runtime",
+            format!("“{runtime}” is not in the runtime catalog, and the connection's host could not be asked: {e}."),
+        ),
+    }
+    Ok(())
+}
+
+/// A `service` agent needs a sandboxd connection with a credential: the chosen one, else the
+/// default. Whether it has one (a message at `connection_id` otherwise).
+async fn check_connection(st: &AppState, caller: &Caller, id: Option<&str>, errors: &mut FieldErrors) -> Result<bool> {
     let conn = match id {
         Some(id) => match connections::get(st, caller, id).await {
             Ok(c) => Some(c),
             Err(_) => {
                 errors.add("connection_id", "This connection does not exist in this organization.");
-                return Ok(());
+                return Ok(false);
             }
         },
         None => default_connection(st, caller).await?,
     };
+    let before = errors.0.len();
     match conn {
         None => errors.add(
             "connection_id",
@@ -180,7 +219,7 @@ async fn check_connection(st: &AppState, caller: &Caller, id: Option<&str>, erro
         }
         Some(_) => {}
     }
-    Ok(())
+    Ok(errors.0.len() == before)
 }
 
 async fn default_connection(st: &AppState, caller: &Caller) -> Result<Option<Connection>> {

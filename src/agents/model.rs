@@ -55,7 +55,9 @@ pub struct Agent {
     pub shell_enabled: bool,
     pub skills: Vec<WorkspaceFile>,
     pub manifest_files: Vec<WorkspaceFile>,
+    /// Epoch milliseconds (UTC).
     pub created_at: i64,
+    /// Epoch milliseconds (UTC).
     pub updated_at: i64,
 }
 
@@ -67,6 +69,7 @@ pub struct Conversation {
     pub owner_user_id: Option<String>,
     pub channel_key: Option<String>,
     pub member_user_ids: Vec<String>,
+    /// Epoch milliseconds (UTC).
     pub created_at: i64,
 }
 
@@ -115,6 +118,91 @@ pub struct Run {
     /// `running` or `finished`.
     pub status: String,
     pub workspace_opened: bool,
+    /// Epoch milliseconds (UTC).
     pub created_at: i64,
+    /// Epoch milliseconds (UTC); null while running.
     pub finished_at: Option<i64>,
+}
+
+/// `?limit=N&offset=M`: one page of a list, newest first.
+#[derive(Debug, Default, Clone, Copy, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct Paging {
+    /// How many entries to return: 1 to 200 (default 50).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// How many of the newest entries to skip (default 0); the previous page's `next_offset`.
+    #[serde(default)]
+    pub offset: Option<u32>,
+}
+
+impl Paging {
+    pub const MAX: u32 = 200;
+    pub const DEFAULT: u32 = 50;
+
+    /// (limit, offset), or a message at `limit`.
+    pub fn bounds(&self, errors: &mut crate::validate::FieldErrors) -> (u32, u32) {
+        let limit = self.limit.unwrap_or(Self::DEFAULT);
+        if limit == 0 || limit > Self::MAX {
+            errors.add("limit", format!("A page holds 1 to {} entries.", Self::MAX));
+        }
+        (limit.clamp(1, Self::MAX), self.offset.unwrap_or(0))
+    }
+
+    /// The next page's offset when `fetched` (asked for `limit + 1`) shows there is one.
+    pub fn next_offset(limit: u32, offset: u32, fetched: usize) -> Option<u32> {
+        (fetched > limit as usize).then(|| offset.saturating_add(limit))
+    }
+}
+
+/// A conversation as lists show it.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct ConversationSummary {
+    pub id: String,
+    pub title: String,
+    pub agent_id: String,
+    /// The agent's name (null if it cannot be read).
+    pub agent_name: Option<String>,
+    /// When it was started: epoch milliseconds (UTC).
+    pub created_at: i64,
+}
+
+/// One page of conversations, newest first.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct ConversationList {
+    pub conversations: Vec<ConversationSummary>,
+    /// The `offset` of the next page; null on the last page.
+    pub next_offset: Option<u32>,
+}
+
+/// One page of runs, newest first.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct RunList {
+    pub runs: Vec<Run>,
+    /// The `offset` of the next page; null on the last page.
+    pub next_offset: Option<u32>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Paging;
+    use crate::validate::FieldErrors;
+
+    fn bounds(limit: Option<u32>, offset: Option<u32>) -> ((u32, u32), Vec<String>) {
+        let mut errors = FieldErrors::new();
+        let b = Paging { limit, offset }.bounds(&mut errors);
+        (b, errors.0.into_iter().map(|e| e.field).collect())
+    }
+
+    #[test]
+    fn a_page_holds_1_to_200_entries_and_says_where_the_next_starts() {
+        assert_eq!(bounds(None, None), ((50, 0), vec![]));
+        assert_eq!(bounds(Some(200), Some(400)), ((200, 400), vec![]));
+        assert_eq!(bounds(Some(0), None).1, ["limit"]);
+        assert_eq!(bounds(Some(201), None).1, ["limit"]);
+        // Asked for limit + 1: one more than the limit means another page.
+        assert_eq!(Paging::next_offset(50, 100, 51), Some(150));
+        assert_eq!(Paging::next_offset(50, 100, 50), None);
+        assert_eq!(Paging::next_offset(50, u32::MAX, 51), Some(u32::MAX));
+    }
 }

@@ -30,7 +30,10 @@ pub async fn list(st: &AppState, caller: &Caller) -> Result<Vec<Agent>> {
     Ok(store::list_agents(&mut c, &caller.org_id).await?)
 }
 
+/// An agent's settings (skills included), for whoever may see the agents list: operators and
+/// above, as the agents page. A member is refused like the list (403).
 pub async fn get(st: &AppState, caller: &Caller, id: &str) -> Result<Agent> {
+    ensure_see(caller)?;
     let mut c = st.db.conn().await?;
     store::get_agent(&mut c, &caller.org_id, id).await?.ok_or(AgentError::NotFound)
 }

@@ -45,11 +45,12 @@ pub struct Me {
     pub token_name: Option<String>,
 }
 
+/// Who is calling: the account, the organization acted on, the role, and how they authenticated.
 #[utoipa::path(get, path = "/api/v1/me", tag = "account",
     responses((status = 200, body = Me), (status = 401, body = Problem, content_type = "application/problem+json")))]
 pub async fn me(ApiCaller(c): ApiCaller) -> Result<Json<Me>, ApiError> {
     let (by, token_name) = match &c.via {
-        Via::Session { .. } => ("session", None),
+        Via::Session { .. } | Via::CommandLine => ("session", None),
         Via::Token { name, .. } => ("token", Some(name.clone())),
     };
     Ok(Json(Me {
@@ -62,11 +63,12 @@ pub async fn me(ApiCaller(c): ApiCaller) -> Result<Json<Me>, ApiError> {
     }))
 }
 
+/// The caller's organizations (a token sees only its own).
 #[utoipa::path(get, path = "/api/v1/organizations", tag = "account",
     responses((status = 200, body = [OrgChoice]), (status = 401, body = Problem, content_type = "application/problem+json")))]
 pub async fn list_organizations(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result<Json<Vec<OrgChoice>>, ApiError> {
     match c.via {
-        Via::Session { .. } => Ok(Json(service::choices(&st.db, &c.user_id).await?)),
+        Via::Session { .. } | Via::CommandLine => Ok(Json(service::choices(&st.db, &c.user_id).await?)),
         // A token belongs to one organization and sees only it.
         Via::Token { .. } => Ok(Json(vec![OrgChoice { organization_id: c.org_id, name: c.org_name, role: c.role }])),
     }
@@ -79,6 +81,7 @@ pub struct NewOrganization {
     pub name: String,
 }
 
+/// Creates another organization with the caller as its owner.
 #[utoipa::path(post, path = "/api/v1/organizations", tag = "account", request_body = NewOrganization,
     responses((status = 201, body = Organization), (status = 422, body = Problem, content_type = "application/problem+json")))]
 pub async fn create_organization(
@@ -90,6 +93,7 @@ pub async fn create_organization(
     Ok(HttpResponse::Created().json(org))
 }
 
+/// The organization's members and their roles (admins and owners).
 #[utoipa::path(get, path = "/api/v1/members", tag = "members",
     responses((status = 200, body = [Member]), (status = 403, body = Problem, content_type = "application/problem+json")))]
 pub async fn list_members(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result<Json<Vec<Member>>, ApiError> {
@@ -114,6 +118,7 @@ pub struct AddedMemberBody {
     pub one_time_password: Option<String>,
 }
 
+/// Adds a person to the organization with a role no higher than the caller's (admins and owners).
 #[utoipa::path(post, path = "/api/v1/members", tag = "members", request_body = NewMemberBody,
     responses((status = 201, body = AddedMemberBody), (status = 422, body = Problem, content_type = "application/problem+json")))]
 pub async fn add_member(
@@ -134,6 +139,8 @@ pub struct RoleBody {
     pub role: String,
 }
 
+/// Changes a member's role: never someone who outranks the caller, never above the caller's own
+/// role, never the last owner away from owner.
 #[utoipa::path(patch, path = "/api/v1/members/{id}", tag = "members", request_body = RoleBody,
     params(("id" = String, Path, description = "membership id")),
     responses((status = 200, body = Member), (status = 404, body = Problem, content_type = "application/problem+json"),
@@ -147,6 +154,7 @@ pub async fn change_member_role(
     Ok(Json(service::change_role(&st.db, &c, &id, &body.role).await?))
 }
 
+/// Removes a member (never someone who outranks the caller, never the last owner).
 #[utoipa::path(delete, path = "/api/v1/members/{id}", tag = "members",
     params(("id" = String, Path, description = "membership id")),
     responses((status = 204), (status = 404, body = Problem, content_type = "application/problem+json"),

@@ -8,6 +8,7 @@ pub use crate::access::Role;
 pub struct Organization {
     pub id: String,
     pub name: String,
+    /// Epoch milliseconds (UTC).
     pub created_at: i64,
 }
 
@@ -27,6 +28,7 @@ pub struct Member {
     pub user_id: String,
     pub email: String,
     pub role: Role,
+    /// Epoch milliseconds (UTC).
     pub created_at: i64,
 }
 

@@ -3,7 +3,7 @@
 use super::error::OrgError;
 use super::model::{Member, OrgChoice, Organization, Role};
 use super::store;
-use crate::access::Caller;
+use crate::access::{Caller, Via};
 use crate::audit::service::{self as audit, Actor};
 use crate::auth::accounts;
 use crate::db::{self, Db, DbError};
@@ -170,4 +170,74 @@ pub async fn remove_member(db: &Db, caller: &Caller, membership_id: &str) -> Res
     .await?;
     tx.commit().await.map_err(DbError::from)?;
     Ok(target)
+}
+
+/// Whom `agenticos admin …` acts as in an organization (its id or name): the owner or admin
+/// `email` names, else the organization's first owner (the oldest owner membership). Anyone
+/// else — another role, a stranger — is refused naming `email`.
+pub async fn command_line_caller(db: &Db, organization: &str, email: Option<&str>) -> Result<Caller, OrgError> {
+    let mut c = db.conn().await?;
+    let orgs = store::find_by_id_or_name(&mut c, organization.trim()).await?;
+    let org = match orgs.as_slice() {
+        [] => {
+            return Err(OrgError::Invalid(FieldErrors::one(
+                "organization",
+                format!("No organization is named “{organization}”."),
+            )))
+        }
+        [one] => one.clone(),
+        _ => {
+            return Err(OrgError::Invalid(FieldErrors::one(
+                "organization",
+                format!("Several organizations are named “{organization}”; pass its id instead."),
+            )))
+        }
+    };
+    let members = store::members(&mut c, &org.id).await?;
+    let acting = match email {
+        Some(e) => {
+            let m = members.iter().find(|m| m.email.eq_ignore_ascii_case(e.trim()));
+            match m {
+                Some(m) if m.role.can_manage_members() => m,
+                Some(m) => {
+                    return Err(OrgError::Invalid(FieldErrors::one(
+                        "email",
+                        format!(
+                            "{} is {} of {}; only an owner or admin can create API tokens.",
+                            m.email,
+                            with_article(m.role),
+                            org.name
+                        ),
+                    )))
+                }
+                None => {
+                    return Err(OrgError::Invalid(FieldErrors::one(
+                        "email",
+                        format!("{e} is not a member of {}.", org.name),
+                    )))
+                }
+            }
+        }
+        None => members.iter().find(|m| m.role == Role::Owner).ok_or_else(|| {
+            OrgError::Invalid(FieldErrors::one(
+                "organization",
+                format!("{} has no owner; pass --email of an admin.", org.name),
+            ))
+        })?,
+    };
+    Ok(Caller {
+        user_id: acting.user_id.clone(),
+        email: acting.email.clone(),
+        org_id: org.id.clone(),
+        org_name: org.name.clone(),
+        role: acting.role,
+        via: Via::CommandLine,
+    })
+}
+
+/// `an owner`, `a builder`, …
+fn with_article(role: Role) -> String {
+    let word = role.as_str();
+    let article = if word.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+    format!("{article} {word}")
 }

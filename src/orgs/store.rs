@@ -125,3 +125,19 @@ pub async fn lock_org(c: &mut Conn, kind: crate::db::DbKind, org_id: &str) -> Db
     }
     Ok(())
 }
+
+/// The organizations whose id or name is `id_or_name`.
+pub async fn find_by_id_or_name(c: &mut Conn, id_or_name: &str) -> DbResult<Vec<Organization>> {
+    #[derive(sqlx::FromRow)]
+    struct Row {
+        id: String,
+        name: String,
+        created_at: i64,
+    }
+    let rows: Vec<Row> =
+        sqlx::query_as("SELECT id, name, created_at FROM organizations WHERE id = $1 OR name = $1 ORDER BY created_at")
+            .bind(id_or_name)
+            .fetch_all(c)
+            .await?;
+    Ok(rows.into_iter().map(|r| Organization { id: r.id, name: r.name, created_at: r.created_at }).collect())
+}

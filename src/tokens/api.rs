@@ -20,6 +20,7 @@ pub fn routes() -> Vec<ApiRoute> {
     ]
 }
 
+/// The organization's API tokens, revoked ones included; never their values (admins and owners).
 #[utoipa::path(get, path = "/api/v1/tokens", tag = "tokens",
     responses((status = 200, body = [ApiToken]), (status = 403, body = Problem, content_type = "application/problem+json")))]
 pub async fn list_tokens(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result<Json<Vec<ApiToken>>, ApiError> {
@@ -43,6 +44,8 @@ pub struct CreatedTokenBody {
     pub value: String,
 }
 
+/// Creates an API token carrying a role no higher than the caller's; its value is in this
+/// response only (admins and owners).
 #[utoipa::path(post, path = "/api/v1/tokens", tag = "tokens", request_body = NewTokenBody,
     responses((status = 201, body = CreatedTokenBody), (status = 422, body = Problem, content_type = "application/problem+json")))]
 pub async fn create_token(
@@ -55,6 +58,7 @@ pub async fn create_token(
     Ok(HttpResponse::Created().json(CreatedTokenBody { token: created.token, value: created.value }))
 }
 
+/// Revokes a token at once (admins and owners); revoking twice answers the same.
 #[utoipa::path(delete, path = "/api/v1/tokens/{id}", tag = "tokens",
     params(("id" = String, Path, description = "token id")),
     responses((status = 200, body = ApiToken, description = "the revoked token"),

@@ -9,8 +9,11 @@ pub struct ApiToken {
     pub prefix: String,
     pub role: String,
     pub created_by_email: String,
+    /// Epoch milliseconds (UTC).
     pub created_at: i64,
+    /// Epoch milliseconds (UTC) of its last use, to the minute; null if never used.
     pub last_used_at: Option<i64>,
+    /// Epoch milliseconds (UTC); null while it is live.
     pub revoked_at: Option<i64>,
 }
 

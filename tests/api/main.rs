@@ -19,6 +19,7 @@ mod isolation;
 mod members;
 mod openapi;
 mod peer;
+mod rest_client;
 mod sandbox_connections;
 mod sandbox_policy;
 mod sandbox_running;

@@ -291,22 +291,24 @@ db_test! {
         o.read(&u2, "mine.txt").await.problem(404);
         let u3 = o.run(&personal, None, json!({"user_id": bob})).await;
         assert_eq!(o.read(&u3, "mine.txt").await.body, "bob's");
-        let widget = o.run(&personal, None, json!({"started_by": "widget"})).await;
-        let p = o.read(&widget, "mine.txt").await.problem(409);
-        assert!(p["detail"].as_str().is_some_and(|d| d.contains("widget")), "{p}");
-        let trigger = o.run(&personal, None, json!({"started_by": "trigger"})).await;
-        o.read(&trigger, "mine.txt").await.problem(409);
+        // Runs the scope could never serve are refused when created (422), naming the scope.
+        let runs = "/api/v1/runs";
+        let widget = o.call(Method::POST, runs, Some(json!({"agent_id": personal, "started_by": "widget"}))).await;
+        let p = widget.problem(422);
+        assert!(p["detail"].as_str().is_some_and(|d| d.contains("widget") && d.contains("user scope")), "{p}");
+        o.call(Method::POST, runs, Some(json!({"agent_id": personal, "started_by": "trigger"}))).await.problem(422);
         let as_creator =
             o.run(&personal, None, json!({"started_by": "trigger", "trigger_as_creator": true, "user_id": bob})).await;
         assert_eq!(o.read(&as_creator, "mine.txt").await.body, "bob's");
 
         // A scope whose subject is missing is refused, naming the scope.
-        let no_conv = o.run(&agent, None, json!({})).await;
-        let p = o.read(&no_conv, "x").await.problem(409);
+        let no_conv = o.call(Method::POST, runs, Some(json!({"agent_id": agent, "started_by": "member"}))).await;
+        let p = no_conv.problem(422);
         assert!(p["detail"].as_str().is_some_and(|d| d.contains("conversation scope")), "{p}");
         let channel = o.agent(service_agent("chan", "channel")).await;
-        let no_chan = o.run(&channel, Some(&o.conversation(&channel, json!({})).await), json!({})).await;
-        let p = o.read(&no_chan, "x").await.problem(409);
+        let plain = o.conversation(&channel, json!({})).await;
+        let no_chan = o.call(Method::POST, runs, Some(json!({"agent_id": channel, "conversation_id": plain, "started_by": "member"}))).await;
+        let p = no_chan.problem(422);
         assert!(p["detail"].as_str().is_some_and(|d| d.contains("channel scope")), "{p}");
     }
 }

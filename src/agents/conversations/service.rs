@@ -6,11 +6,12 @@ use serde::Deserialize;
 use super::store::{self, NewConversation};
 use crate::access::Caller;
 use crate::agents::error::AgentError;
-use crate::agents::model::{Agent, Conversation, Run};
+pub use crate::agents::model::ConversationSummary;
+use crate::agents::model::{Agent, Conversation, ConversationList, Paging, Run};
 use crate::agents::runs::store as runs;
 use crate::agents::service::ensure_see;
 use crate::agents::store as agents;
-use crate::db::{self, DbError};
+use crate::db::{self, Conn, DbError};
 use crate::state::AppState;
 use crate::validate::{self, FieldErrors};
 
@@ -77,16 +78,6 @@ pub async fn get(st: &AppState, caller: &Caller, id: &str) -> Result<Conversatio
     Ok(conversation)
 }
 
-/// A row of the conversations list.
-pub struct ConversationSummary {
-    pub id: String,
-    pub title: String,
-    pub agent_id: String,
-    /// None when the agent is not visible (cannot happen while conversations cascade with it).
-    pub agent_name: Option<String>,
-    pub created_at: i64,
-}
-
 /// Newest first: all of the organization's for operators and above, a member's own otherwise.
 pub async fn list(st: &AppState, caller: &Caller) -> Result<Vec<ConversationSummary>> {
     let mut c = st.db.conn().await?;
@@ -95,7 +86,11 @@ pub async fn list(st: &AppState, caller: &Caller) -> Result<Vec<ConversationSumm
     } else {
         store::list_of_member(&mut c, &caller.org_id, &caller.user_id).await?
     };
-    let agents = agents::list_agents(&mut c, &caller.org_id).await?;
+    summaries(&mut c, &caller.org_id, rows).await
+}
+
+async fn summaries(c: &mut Conn, org_id: &str, rows: Vec<store::ConversationLine>) -> Result<Vec<ConversationSummary>> {
+    let agents = agents::list_agents(c, org_id).await?;
     Ok(rows
         .into_iter()
         .map(|(id, agent_id, title, created_at)| ConversationSummary {
@@ -106,6 +101,20 @@ pub async fn list(st: &AppState, caller: &Caller) -> Result<Vec<ConversationSumm
             created_at,
         })
         .collect())
+}
+
+/// One page of the conversations the caller may see (as [`list`]: all of the organization's for
+/// operators and above, only those a member is in otherwise), newest first.
+pub async fn page(st: &AppState, caller: &Caller, paging: Paging) -> Result<ConversationList> {
+    let mut errors = FieldErrors::new();
+    let (limit, offset) = paging.bounds(&mut errors);
+    errors.into_result().map_err(AgentError::Invalid)?;
+    let member = (!caller.role.can_see_sandboxes()).then_some(caller.user_id.as_str());
+    let mut c = st.db.conn().await?;
+    let mut rows = store::page(&mut c, &caller.org_id, member, limit + 1, offset).await?;
+    let next_offset = Paging::next_offset(limit, offset, rows.len());
+    rows.truncate(limit as usize);
+    Ok(ConversationList { conversations: summaries(&mut c, &caller.org_id, rows).await?, next_offset })
 }
 
 /// A conversation as its page shows it (its workspace comes from the workspaces service).

@@ -82,3 +82,31 @@ pub async fn list_of_member(c: &mut Conn, org_id: &str, user_id: &str) -> DbResu
                WHERE c.organization_id = $1 AND m.user_id = $2 ORDER BY c.created_at DESC LIMIT 200";
     fetch_all(c, sql, &[org_id, user_id]).await
 }
+
+/// One page of conversations, newest first: the organization's, or only those `member` is in.
+/// `limit` and `offset` are numbers the service bounded, written into the SQL as such.
+pub async fn page(
+    c: &mut Conn,
+    org_id: &str,
+    member: Option<&str>,
+    limit: u32,
+    offset: u32,
+) -> DbResult<Vec<ConversationLine>> {
+    let order = format!("ORDER BY c.created_at DESC, c.id DESC LIMIT {limit} OFFSET {offset}");
+    match member {
+        None => {
+            let sql = format!(
+                "SELECT c.id, c.agent_id, c.title, c.created_at FROM conversations c WHERE c.organization_id = $1 {order}"
+            );
+            fetch_all(c, &sql, &[org_id]).await
+        }
+        Some(user_id) => {
+            let sql = format!(
+                "SELECT c.id, c.agent_id, c.title, c.created_at FROM conversations c \
+                 JOIN conversation_members m ON m.conversation_id = c.id \
+                 WHERE c.organization_id = $1 AND m.user_id = $2 {order}"
+            );
+            fetch_all(c, &sql, &[org_id, user_id]).await
+        }
+    }
+}

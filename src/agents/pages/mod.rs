@@ -197,7 +197,10 @@ impl AgentForm {
             connection_id: Some(self.connection_id.clone()).filter(|c| !c.is_empty()),
             scope: self.scope.clone(),
             runtime: Some(self.runtime.clone()).filter(|r| !r.is_empty()),
-            shell_enabled: self.shell_enabled.is_some(),
+            // The checkbox is ticked by default and means nothing for a document: only a host's
+            // agent sends it (the API refuses `true` with `state`).
+            shell_enabled: (Backend::parse(&self.backend) != Some(Backend::State))
+                .then_some(self.shell_enabled.is_some()),
             skills,
             manifest_files,
         })

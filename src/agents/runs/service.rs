@@ -4,14 +4,15 @@
 
 use serde::Deserialize;
 
-use super::store::{self, NewRun};
+use super::store::{self, NewRun, RunFilter};
 use crate::access::Caller;
 use crate::agents::conversations::store as conversations;
 use crate::agents::error::AgentError;
-use crate::agents::model::{Agent, Conversation, Run, StartedBy};
+use crate::agents::model::{Agent, Conversation, Paging, Run, RunList, StartedBy};
 use crate::agents::service::ensure_see;
 use crate::agents::store as agents;
 use crate::db::{self, Conn, DbError};
+use crate::sandbox::workspaces::key::Scope;
 use crate::state::AppState;
 use crate::validate::FieldErrors;
 
@@ -51,17 +52,24 @@ pub async fn create(st: &AppState, caller: &Caller, input: RunInput) -> Result<R
         errors.add("agent_id", "This agent does not exist in this organization.");
     }
     let conversation_id = input.conversation_id.clone().filter(|v| !v.is_empty());
+    let mut conversation = None;
     if let Some(cid) = &conversation_id {
         match conversations::get(&mut tx, &caller.org_id, cid).await? {
             None => errors.add("conversation_id", "This conversation does not exist in this organization."),
             Some(conv) if Some(&conv.agent_id) != agent.as_ref().map(|a| &a.id) => {
                 errors.add("conversation_id", "This conversation belongs to another agent.")
             }
-            _ => {}
+            found => conversation = found,
         }
     }
     let user_id = acting_for(&mut tx, caller, &input, started_by, &mut errors).await?;
-    let channel_sender = input.channel_sender.filter(|s| !s.trim().is_empty());
+    let channel_sender = input.channel_sender.clone().filter(|s| !s.trim().is_empty());
+    if let (Some(agent), Some(started_by)) = (&agent, started_by) {
+        let has_conversation = conversation_id.is_none() || conversation.is_some();
+        if has_conversation {
+            check_scope(agent.scope, conversation.as_ref(), started_by, &input, &mut errors);
+        }
+    }
     if started_by == Some(StartedBy::Channel) && channel_sender.is_none() {
         errors.add("channel_sender", "A channel run names its sender's platform id.");
     }
@@ -83,6 +91,47 @@ pub async fn create(st: &AppState, caller: &Caller, input: RunInput) -> Result<R
     let run = store::get(&mut tx, &caller.org_id, &id).await?.ok_or(AgentError::NotFound)?;
     tx.commit().await.map_err(DbError::from)?;
     Ok(run)
+}
+
+/// A run its agent's scope could never give a workspace is refused when it is created, naming
+/// the field that lacks the scope's subject (the same rules as `sandbox::workspaces::scope`).
+fn check_scope(
+    scope: Scope,
+    conversation: Option<&Conversation>,
+    started_by: StartedBy,
+    input: &RunInput,
+    errors: &mut FieldErrors,
+) {
+    match scope {
+        Scope::Run | Scope::Agent => {}
+        Scope::Conversation if conversation.is_none() => errors.add(
+            "conversation_id",
+            "This agent's workspace is per conversation (conversation scope): a run names its conversation.",
+        ),
+        Scope::Conversation => {}
+        Scope::Channel => match conversation {
+            None => errors.add(
+                "conversation_id",
+                "This agent's workspace is per channel (channel scope): a run names a conversation of a channel.",
+            ),
+            Some(c) if c.channel_key.is_none() => errors.add(
+                "conversation_id",
+                "This agent's workspace is per channel (channel scope), and this conversation belongs to no channel.",
+            ),
+            Some(_) => {}
+        },
+        Scope::User => match started_by {
+            StartedBy::Widget => errors.add(
+                "started_by",
+                "This agent's workspace belongs to a signed-in person (user scope); a widget visitor's run gets none.",
+            ),
+            StartedBy::Trigger if !input.trigger_as_creator => errors.add(
+                "trigger_as_creator",
+                "This agent's workspace belongs to a signed-in person (user scope); a trigger's run needs to run as its creator.",
+            ),
+            _ => {}
+        },
+    }
 }
 
 /// Whom the run acts for: a member or API client names a person of this organization (the caller
@@ -117,6 +166,47 @@ pub async fn get(st: &AppState, caller: &Caller, id: &str) -> Result<Run> {
     ensure_see(caller)?;
     let mut c = st.db.conn().await?;
     store::get(&mut c, &caller.org_id, id).await?.ok_or(AgentError::NotFound)
+}
+
+/// Which runs to list (each absent one does not narrow), and which page of them.
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct RunsQuery {
+    /// Only this agent's runs.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// Only this conversation's runs.
+    #[serde(default)]
+    pub conversation_id: Option<String>,
+    /// Only runs in this state: `running` or `finished`.
+    #[serde(default)]
+    pub status: Option<String>,
+    /// How many runs to return: 1 to 200 (default 50).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// How many of the newest runs to skip (default 0); the previous page's `next_offset`.
+    #[serde(default)]
+    pub offset: Option<u32>,
+}
+
+/// One page of the organization's runs, newest first (operators and above, as a run itself).
+pub async fn page(st: &AppState, caller: &Caller, q: RunsQuery) -> Result<RunList> {
+    ensure_see(caller)?;
+    let mut errors = FieldErrors::new();
+    let (limit, offset) = Paging { limit: q.limit, offset: q.offset }.bounds(&mut errors);
+    let status = q.status.as_deref().map(str::trim).filter(|s| !s.is_empty());
+    if status.is_some_and(|s| s != "running" && s != "finished") {
+        errors.add("status", "Choose running or finished.");
+    }
+    errors.into_result().map_err(AgentError::Invalid)?;
+    let some = |v: &Option<String>| v.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_string);
+    let (agent_id, conversation_id) = (some(&q.agent_id), some(&q.conversation_id));
+    let filter = RunFilter { agent_id: agent_id.as_deref(), conversation_id: conversation_id.as_deref(), status };
+    let mut c = st.db.conn().await?;
+    let mut runs = store::page(&mut c, &caller.org_id, &filter, limit + 1, offset).await?;
+    let next_offset = Paging::next_offset(limit, offset, runs.len());
+    runs.truncate(limit as usize);
+    Ok(RunList { runs, next_offset })
 }
 
 // -- for the workspaces service ---------------------------------------------------------------

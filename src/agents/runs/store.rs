@@ -108,3 +108,26 @@ pub async fn finish(c: &mut Conn, org_id: &str, id: &str, now: i64) -> DbResult<
     .await?
     .rows_affected())
 }
+
+/// What a runs list is narrowed to (each `None` is no narrowing).
+pub struct RunFilter<'a> {
+    pub agent_id: Option<&'a str>,
+    pub conversation_id: Option<&'a str>,
+    pub status: Option<&'a str>,
+}
+
+/// One page of the organization's runs, newest first. `limit` and `offset` are numbers the
+/// service bounded, written into the SQL as such.
+pub async fn page(c: &mut Conn, org_id: &str, f: &RunFilter<'_>, limit: u32, offset: u32) -> DbResult<Vec<Run>> {
+    let mut sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE organization_id = $1");
+    let mut binds = vec![org_id];
+    for (column, value) in [("agent_id", f.agent_id), ("conversation_id", f.conversation_id), ("status", f.status)] {
+        if let Some(v) = value {
+            binds.push(v);
+            sql.push_str(&format!(" AND {column} = ${}", binds.len()));
+        }
+    }
+    sql.push_str(&format!(" ORDER BY created_at DESC, id DESC LIMIT {limit} OFFSET {offset}"));
+    let rows: Vec<RunRow> = fetch_all(c, &sql, &binds).await?;
+    Ok(rows.into_iter().map(Run::from).collect())
+}

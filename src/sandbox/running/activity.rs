@@ -8,16 +8,22 @@ use crate::sandbox::connections::model::Connection;
 use crate::sandbox::policy::model::ConnectionRef;
 
 /// One entry of a session's event ring.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ActivityEvent {
+    /// The host's sequence number of this entry (increasing; the next poll's `after`).
     pub seq: u64,
-    /// Epoch seconds.
+    /// When it happened: epoch seconds (UTC), with a fraction.
     pub at: f64,
+    /// `run`, `read`, `write`, `stat`, `realpath`, `ls`, `mkdir`, `remove` or `other`.
+    #[schema(value_type = String)]
     pub op: &'static str,
     /// The command, or the path.
     pub target: String,
+    /// Whether the host reports it succeeded.
     pub ok: bool,
+    /// The host's words about it (`exit 0`, an error).
     pub detail: String,
+    /// How long it took: milliseconds.
     pub duration_ms: f64,
 }
 
@@ -76,10 +82,13 @@ fn format_epoch(secs: f64, fmt: &[time::format_description::BorrowedFormatItem<'
 }
 
 /// A session's live activity: the entries after `after`, newest last.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Activity {
+    /// The connection whose host holds the session.
     pub connection: ConnectionRef,
+    /// The session as the Running tab shows it.
     pub session: RunningSession,
+    /// The entries after `after`, oldest first.
     pub events: Vec<ActivityEvent>,
     /// What was asked for: entries with a greater `seq`.
     pub after: u64,

@@ -1,10 +1,11 @@
 //! JSON: this organization's running sandbox sessions.
 
-use actix_web::web::{Data, Json, Query};
+use actix_web::web::{Data, Json, Path, Query};
 
+use super::activity::Activity;
 use super::model::RunningSessions;
 use super::service;
-use super::UsageQuery;
+use super::{AfterQuery, UsageQuery};
 use crate::api_route;
 use crate::state::AppState;
 use crate::web::error::Problem;
@@ -12,7 +13,10 @@ use crate::web::route::ApiRoute;
 use crate::web::{ApiCaller, ApiError};
 
 pub fn routes() -> Vec<ApiRoute> {
-    vec![api_route!(GET "/api/v1/sandbox-sessions" => list_sandbox_sessions)]
+    vec![
+        api_route!(GET "/api/v1/sandbox-sessions" => list_sandbox_sessions),
+        api_route!(GET "/api/v1/sandbox-sessions/{connection_id}/{session_id}/events" => session_events),
+    ]
 }
 
 /// This organization's sessions on each switched-on sandboxd connection (never another tenant's),
@@ -26,4 +30,25 @@ pub async fn list_sandbox_sessions(
     query: Query<UsageQuery>,
 ) -> Result<Json<RunningSessions>, ApiError> {
     Ok(Json(service::list(&st, &c, query.usage()).await?))
+}
+
+/// One of this organization's sessions' live activity: the host's event ring (its last 200
+/// entries) after `after`, oldest first, as the Running tab's activity page shows it. Poll again
+/// with `after` = `latest_seq`; `missed` counts entries that fell off the ring in between.
+#[utoipa::path(get, path = "/api/v1/sandbox-sessions/{connection_id}/{session_id}/events", tag = "sandboxes",
+    params(("connection_id" = String, Path, description = "the connection whose host holds the session"),
+        ("session_id" = String, Path, description = "the session's name on the host"), AfterQuery),
+    responses((status = 200, body = Activity),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A member may not see sandbox hosts: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such connection of this organization, or no such session of this organization on its host (another tenant's alike): `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "The host could not be asked or did not answer well: `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
+pub async fn session_events(
+    st: Data<AppState>,
+    ApiCaller(c): ApiCaller,
+    path: Path<(String, String)>,
+    query: Query<AfterQuery>,
+) -> Result<Json<Activity>, ApiError> {
+    let (connection_id, session_id) = path.into_inner();
+    Ok(Json(service::activity(&st, &c, &connection_id, &session_id, query.after).await?))
 }

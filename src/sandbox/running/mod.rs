@@ -52,8 +52,11 @@ impl UsageQuery {
 }
 
 /// `?after=N`: activity entries with a greater sequence number.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct AfterQuery {
+    /// Only entries whose `seq` is greater (default 0: everything the host still keeps); the
+    /// previous answer's `latest_seq`.
     #[serde(default)]
     pub after: u64,
 }
