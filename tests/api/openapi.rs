@@ -41,7 +41,6 @@ const NOT_YET_DESCRIBED: &[&str] = &[
     "get /api/v1/vault/secrets/{id}",
     "post /api/v1/vault/secrets/{id}/rotate",
     "delete /api/v1/vault/secrets/{id}",
-    "post /api/v1/runs/{run_id}/workspace/exec",
     "get /api/v1/runs/{run_id}/workspace/files",
     "put /api/v1/runs/{run_id}/workspace/files",
     "get /api/v1/runs/{run_id}/workspace/ls",
