@@ -318,6 +318,7 @@ impl From<WorkspaceError> for AppError {
                 AppError::new(Kind::BadRequest, m)
             }
             WorkspaceError::AlreadyExists(m) | WorkspaceError::Refused(m) => AppError::new(Kind::Conflict, m),
+            WorkspaceError::Forbidden(m) => AppError::new(Kind::Forbidden, m),
             WorkspaceError::TooLarge(m) => AppError::new(Kind::PayloadTooLarge, m),
             e @ WorkspaceError::NoCommands => AppError::new(Kind::BadRequest, e.to_string()),
             e @ WorkspaceError::Lost => AppError::new(Kind::Gone, e.to_string()),

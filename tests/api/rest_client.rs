@@ -309,3 +309,20 @@ db_test! {
         assert_eq!(tokens.as_array().map(Vec::len), Some(1), "{tokens}");
     }
 }
+
+db_test! {
+    async fn a_member_token_is_refused_workspace_operations_with_403_not_409(app: TestApp) {
+        app.setup_owner().await;
+        let token = app.web.create_token_in_page("a member's runtime", "member").await;
+        let run = uuid::Uuid::new_v4();
+        for (method, sub, body) in [
+            (reqwest::Method::POST, "exec", Some(serde_json::json!({"command": "true"}))),
+            (reqwest::Method::GET, "ls?path=.", None),
+            (reqwest::Method::GET, "state", None),
+        ] {
+            let r = app.web.bearer(&token, method, &format!("/api/v1/runs/{run}/workspace/{sub}"), body).await;
+            let p = r.problem(403);
+            assert_eq!(p["detail"], "Agent runtimes use a token with the operator role or above.", "{sub}");
+        }
+    }
+}

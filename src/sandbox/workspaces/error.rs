@@ -24,6 +24,9 @@ pub enum WorkspaceError {
     /// Refused before anything reached a host (a path, a scope, a switched-off connection).
     #[error("{0}")]
     Refused(String),
+    /// The caller's role does not allow workspace operations.
+    #[error("{0}")]
+    Forbidden(String),
     #[error("{0}")]
     BadPath(String),
     #[error(transparent)]
@@ -82,7 +85,7 @@ impl WorkspaceError {
             WorkspaceError::TooLarge(_) => "over the limit",
             WorkspaceError::NoCommands => "no commands",
             WorkspaceError::Lost => "lost",
-            WorkspaceError::Refused(_) | WorkspaceError::BadPath(_) => "refused",
+            WorkspaceError::Refused(_) | WorkspaceError::BadPath(_) | WorkspaceError::Forbidden(_) => "refused",
             WorkspaceError::Host(h) => match h {
                 SandboxdError::Unreachable { .. } => "unreachable",
                 SandboxdError::Timeout => "timed out",
@@ -106,8 +109,13 @@ impl From<ConnectionError> for WorkspaceError {
             ConnectionError::NotFound => {
                 WorkspaceError::NotFound("There is nothing here, or you may not see it.".into())
             }
+            ConnectionError::Forbidden => WorkspaceError::Forbidden(other_forbidden()),
             ConnectionError::Host(h) => WorkspaceError::Refused(h.in_words()),
             other => WorkspaceError::Refused(other.to_string()),
         }
     }
+}
+
+fn other_forbidden() -> String {
+    "Your role in this organization does not allow this.".into()
 }

@@ -66,7 +66,13 @@ pub(super) async fn record<T>(
 ) -> Result<T> {
     let started = Instant::now();
     let result = work.await;
-    if matches!(&result, Err(WorkspaceError::BadPath(_) | WorkspaceError::Refused(_) | WorkspaceError::NoCommands)) {
+    if matches!(
+        &result,
+        Err(WorkspaceError::BadPath(_)
+            | WorkspaceError::Refused(_)
+            | WorkspaceError::Forbidden(_)
+            | WorkspaceError::NoCommands)
+    ) {
         return result;
     }
     let (ok, detail) = match &result {

@@ -35,7 +35,7 @@ fn ensure_caller(caller: &Caller) -> Result<()> {
     if caller.role.can_see_sandboxes() {
         Ok(())
     } else {
-        Err(WorkspaceError::Refused("Agent runtimes use a token with the operator role or above.".into()))
+        Err(WorkspaceError::Forbidden("Agent runtimes use a token with the operator role or above.".into()))
     }
 }
 
