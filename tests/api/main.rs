@@ -15,6 +15,7 @@ mod cli_sandbox;
 mod csrf;
 mod health;
 mod isolation;
+mod key_binding;
 mod members;
 mod openapi;
 mod peer;
