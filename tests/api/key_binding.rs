@@ -226,6 +226,21 @@ db_test! {
         assert_eq!(p.json()["status"], "ok", "{}", p.body);
         o.probe(json!({"address": evil.url, "credential_secret_id": loose})).await.problem(422);
 
+        // A key from before binding (unbound, used by a connection) is bound only by that connection.
+        let legacy = o.connect("legacy", &peer.url, json!({"new_key": peer.token})).await;
+        let (legacy_id, legacy_key) = (str_of(&legacy, "id"), str_of(&legacy, "credential_secret_id"));
+        let mut c = app.state.db.conn().await.expect("conn");
+        sqlx::query("UPDATE vault_secrets SET bound_address = NULL WHERE id = $1")
+            .bind(&legacy_key).execute(&mut *c).await.expect("unbound");
+        drop(c);
+        o.probe(json!({"address": evil.url, "credential_secret_id": legacy_key})).await.problem(422);
+        let legacy_path = format!("/api/v1/sandbox-connections/{legacy_id}");
+        o.as_builder(Method::PATCH, &legacy_path, Some(json!({"address": evil.url}))).await.problem(422);
+        let p = o.as_builder(Method::POST, &format!("{legacy_path}/probe"), None).await;
+        assert_eq!(p.json()["status"], "ok", "{}", p.body);
+        let bound = app.scalar_strings(&format!("SELECT bound_address FROM vault_secrets WHERE id = '{legacy_key}'")).await;
+        assert_eq!(bound, vec![peer.url.clone()]);
+
         // A real address change with the key again is audited with both addresses.
         let localhost = format!("http://localhost:{}", peer.port());
         let c2 = o.connect("moving", &peer.url, json!({"new_key": peer.token})).await;

@@ -10,6 +10,7 @@ use secrecy::SecretString;
 
 use super::error::ConnectionError;
 use super::model::{Connection, ConnectionKind};
+use super::usage;
 use crate::access::Caller;
 use crate::db;
 use crate::state::AppState;
@@ -66,10 +67,22 @@ fn wrong_purpose(secret: &Secret, kind: ConnectionKind) -> ConnectionError {
     ))
 }
 
+/// Whether [`claim`] may bind an unbound key to the address it is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bind {
+    /// A key chosen by a person: bound on its first use, unless a connection already uses it (a
+    /// key from before binding existed, whose address only that connection may give it).
+    IfUnused,
+    /// A connection saved again at its own address keeps its key and binds it there.
+    Here,
+    /// A connection whose address changed keeps its key only when it is bound to the new one.
+    Never,
+}
+
 /// Checks a stored key a person saves with, or sends to, `address` (none for a Daytona
 /// connection): it is in the vault, of the host's purpose, and bound to `address`. An unbound key
-/// is bound to `address` now, in `c`'s transaction (its first use, audited). A refusal is
-/// [`ConnectionError::KeyRefused`]; [`at_field`] puts it at the credential field.
+/// is bound to `address` now as `bind` allows, in `c`'s transaction (its first use, audited). A
+/// refusal is [`ConnectionError::KeyRefused`]; [`at_field`] puts it at the credential field.
 pub async fn claim(
     st: &AppState,
     c: &mut db::Conn,
@@ -77,6 +90,7 @@ pub async fn claim(
     secret_id: &str,
     kind: ConnectionKind,
     address: Option<&str>,
+    bind: Bind,
 ) -> Result<Secret> {
     let Some(mut secret) = vault::for_use(c, &caller.org_id, secret_id).await? else {
         return Err(ConnectionError::KeyRefused("This key is not in this organization's vault.".into()));
@@ -87,7 +101,12 @@ pub async fn claim(
     let Some(address) = address else {
         return Ok(secret);
     };
-    if secret.bound_address.is_none() {
+    let may_bind = match bind {
+        Bind::Here => true,
+        Bind::Never => false,
+        Bind::IfUnused => usage::connections_using_secret(c, &caller.org_id, &secret.id).await?.is_empty(),
+    };
+    if secret.bound_address.is_none() && may_bind {
         if !vault::bind_in(c, caller, &secret.id, address).await? {
             // Bound by another request in between: read what it was bound to.
             secret = vault::for_use(c, &caller.org_id, secret_id).await?.ok_or(ConnectionError::NotFound)?;

@@ -9,7 +9,7 @@ use super::address;
 use super::error::ConnectionError;
 use super::host;
 pub use super::host::{client_for, discover_local, Probe, ProbeInput, ProbeStatus};
-use super::keys::{self, at_field};
+use super::keys::{self, at_field, Bind};
 use super::model::{Connection, ConnectionKind};
 pub use super::runtimes::{catalog_marks, RuntimeMark};
 use super::store::{self, Values};
@@ -148,7 +148,7 @@ fn check(input: &ConnectionInput) -> std::result::Result<Checked, FieldErrors> {
     })
 }
 
-/// What the dialog's *Credential* fields chose: a pasted key, else a vault key, else nothing.
+/// The key pasted into the dialog (or sent as `new_key`), if any.
 fn pasted(input: &ConnectionInput) -> Option<&SecretString> {
     input.new_key.as_ref().filter(|k| !k.expose_secret().trim().is_empty())
 }
@@ -173,7 +173,8 @@ async fn resolve_credential(
     }
     let chosen = input.credential_secret_id.trim();
     if !chosen.is_empty() {
-        let secret = keys::claim(st, tx, caller, chosen, checked.kind, checked.address.as_deref()).await;
+        let secret =
+            keys::claim(st, tx, caller, chosen, checked.kind, checked.address.as_deref(), Bind::IfUnused).await;
         return Ok(Some(secret.map_err(at_field)?.id));
     }
     local_credential(st, tx, caller, checked).await
@@ -194,7 +195,9 @@ async fn local_credential(
         return Ok(None);
     };
     if let Some(existing) = vault::named_in(tx, caller, LOCAL_TOKEN_NAME).await? {
-        if existing.bound_address.as_deref() == Some(BOUND_TO_LOCAL) && existing.purpose == "sandboxd" {
+        if existing.bound_address.as_deref() == Some(BOUND_TO_LOCAL)
+            && existing.purpose == keys::purpose_for(ConnectionKind::Sandboxd)
+        {
             let stored = vault::reveal(st, tx, &caller.org_id, &existing.id).await?;
             if stored.is_none_or(|s| s.expose_secret() != token.expose_secret()) {
                 vault::rotate_in(st, tx, caller, &existing.id, token).await?;
@@ -274,7 +277,8 @@ pub async fn update(st: &AppState, caller: &Caller, id: &str, input: ConnectionI
     let keeps = pasted(&input).is_none() && input.credential_secret_id.trim().is_empty();
     let credential = match existing.credential_secret_id.as_deref() {
         Some(kept) if keeps => {
-            match keys::claim(st, &mut tx, caller, kept, checked.kind, checked.address.as_deref()).await {
+            let bind = if existing.address == checked.address { Bind::Here } else { Bind::Never };
+            match keys::claim(st, &mut tx, caller, kept, checked.kind, checked.address.as_deref(), bind).await {
                 Ok(secret) => Some(secret.id),
                 Err(ConnectionError::KeyRefused(_)) => match local_credential(st, &mut tx, caller, &checked).await? {
                     Some(local) => Some(local),
@@ -440,8 +444,14 @@ async fn probe_key(
         );
     };
     let mut tx = st.db.begin().await?;
-    let secret =
-        keys::claim(st, &mut tx, caller, secret_id, ConnectionKind::Sandboxd, Some(address)).await.map_err(refused)?;
+    // The saved connection's own key is bound only at the connection's own address.
+    let bind = match saved {
+        Some(c) if chosen.is_empty() && c.address.as_deref() == Some(address) => Bind::Here,
+        Some(_) if chosen.is_empty() => Bind::Never,
+        _ => Bind::IfUnused,
+    };
+    let kind = ConnectionKind::Sandboxd;
+    let secret = keys::claim(st, &mut tx, caller, secret_id, kind, Some(address), bind).await.map_err(refused)?;
     let token = keys::reveal(st, &mut tx, &caller.org_id, &secret).await?;
     tx.commit().await.map_err(DbError::from)?;
     Ok(Some(ProbeKey { token, named: format!("vault key “{}”", secret.name) }))
