@@ -236,6 +236,9 @@ db_test! {
         o.probe(json!({"address": evil.url, "credential_secret_id": legacy_key})).await.problem(422);
         let legacy_path = format!("/api/v1/sandbox-connections/{legacy_id}");
         o.as_builder(Method::PATCH, &legacy_path, Some(json!({"address": evil.url}))).await.problem(422);
+        // The edit dialog posts the stored key as its choice: at the connection's own address, that binds it.
+        let r = app.web.post_form(&format!("/sandboxes/{legacy_id}"), &[("name", "legacy"), ("kind", "sandboxd"), ("address", &peer.url), ("credential_secret_id", &legacy_key)]).await;
+        assert_eq!(r.status, 303, "{}", r.body);
         let p = o.as_builder(Method::POST, &format!("{legacy_path}/probe"), None).await;
         assert_eq!(p.json()["status"], "ok", "{}", p.body);
         let bound = app.scalar_strings(&format!("SELECT bound_address FROM vault_secrets WHERE id = '{legacy_key}'")).await;

@@ -274,7 +274,10 @@ pub async fn update(st: &AppState, caller: &Caller, id: &str, input: ConnectionI
     let mut tx = st.db.begin().await?;
     let existing = existing(&mut tx, caller, id).await?;
     let checked = check(&input).map_err(ConnectionError::Invalid)?;
-    let keeps = pasted(&input).is_none() && input.credential_secret_id.trim().is_empty();
+    // The dialog posts the stored key as its choice: at the same address that is keeping it too.
+    let chosen = input.credential_secret_id.trim();
+    let same_key = !chosen.is_empty() && existing.credential_secret_id.as_deref() == Some(chosen);
+    let keeps = pasted(&input).is_none() && (chosen.is_empty() || (same_key && existing.address == checked.address));
     let credential = match existing.credential_secret_id.as_deref() {
         Some(kept) if keeps => {
             let bind = if existing.address == checked.address { Bind::Here } else { Bind::Never };
@@ -446,7 +449,9 @@ async fn probe_key(
     let mut tx = st.db.begin().await?;
     // The saved connection's own key is bound only at the connection's own address.
     let bind = match saved {
-        Some(c) if chosen.is_empty() && c.address.as_deref() == Some(address) => Bind::Here,
+        Some(c) if c.credential_secret_id.as_deref() == Some(secret_id) && c.address.as_deref() == Some(address) => {
+            Bind::Here
+        }
         Some(_) if chosen.is_empty() => Bind::Never,
         _ => Bind::IfUnused,
     };
