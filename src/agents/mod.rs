@@ -9,6 +9,7 @@ pub mod conversations;
 pub mod error;
 pub mod model;
 pub mod pages;
+pub mod pins;
 pub mod runs;
 pub mod service;
 pub mod store;

@@ -150,3 +150,12 @@ pub async fn email_of(c: &mut Conn, user_id: &str) -> DbResult<Option<String>> {
     let row: Option<(String,)> = fetch_optional(c, "SELECT email FROM users WHERE id = $1", &[user_id]).await?;
     Ok(row.map(|(e,)| e))
 }
+
+// -- pins (read by the connections service through `super::pins`) ---------------------------
+
+/// The names of the agents of `org_id` pinned to connection `connection_id`.
+pub async fn names_pinned_to(c: &mut Conn, org_id: &str, connection_id: &str) -> DbResult<Vec<String>> {
+    let sql = "SELECT name FROM agents WHERE organization_id = $1 AND connection_id = $2 ORDER BY name";
+    let rows: Vec<(String,)> = fetch_all(c, sql, &[org_id, connection_id]).await?;
+    Ok(rows.into_iter().map(|(n,)| n).collect())
+}

@@ -2,7 +2,8 @@
 //!
 //! A sandboxd connection is checked in five steps: the host is reachable (`/healthz`), its
 //! credential is present (the vault secret exists and decrypts), the host accepts it (`/policy`
-//! does not answer 401), it allows at least one runtime, and it serves every route this platform
+//! does not answer 401; only a key of purpose `sandboxd` saved for the connection's address is
+//! sent), it allows at least one runtime, and it serves every route this platform
 //! calls (its index at `/`; when one is missing, the version-mismatch message names the image
 //! that must run). A Daytona connection is listed but not checked. The report names vault keys,
 //! never their values, and no token.
@@ -14,11 +15,11 @@ use secrecy::SecretString;
 
 use crate::sandbox::client::{required_routes, SandboxdClient, SandboxdError, ServicePolicy, Timeouts};
 use crate::sandbox::connections::address;
-use crate::sandbox::connections::error::host_message;
+use crate::sandbox::connections::error::{host_message, ConnectionError};
+use crate::sandbox::connections::keys;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service as connections;
 use crate::state::AppState;
-use crate::vault::service as vault;
 
 /// How long each call to a host may take.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
@@ -228,15 +229,18 @@ async fn check_sandboxd(st: &AppState, org_id: &str, conn: &Connection) -> Vec<C
     checks
 }
 
-/// The connection's token from the vault, or why there is none (never the value).
+/// The connection's token from the vault, or why there is none (never the value): only a key of
+/// purpose `sandboxd` that was saved for the connection's address is sent.
 async fn credential(st: &AppState, org_id: &str, conn: &Connection) -> Result<SecretString, String> {
-    let Some(secret_id) = conn.credential_secret_id.as_deref() else {
+    if conn.credential_secret_id.is_none() {
         return Err("no credential: edit the connection and pick or paste the host's token".into());
-    };
-    let mut c = st.db.conn().await.map_err(|e| format!("the vault could not be read: {e}"))?;
-    match vault::reveal(st, &mut c, org_id, secret_id).await {
-        Ok(Some(token)) => Ok(token),
-        Ok(None) => Err("the vault key it names is gone: edit the connection and pick another".into()),
+    }
+    match keys::for_connection(st, org_id, conn).await {
+        Ok(token) => Ok(token),
+        Err(ConnectionError::NoCredential) => {
+            Err("the vault key it names is gone: edit the connection and pick another".into())
+        }
+        Err(ConnectionError::KeyRefused(why)) => Err(format!("not sent: {why}")),
         Err(_) => Err("the vault key does not decrypt with this deployment's vault key \
                        (AGENTICOS_VAULT_KEY or AGENTICOS_VAULT_KEY_FILE)"
             .into()),

@@ -40,6 +40,10 @@ pub struct NewSecretBody {
     #[serde(default)]
     #[schema(value_type = String, format = Password)]
     pub value: SecretString,
+    /// The only host address the key is ever sent to (`http(s)://host:port`). Omitted: the key
+    /// is bound to the first address it is saved with or sent to.
+    #[serde(default)]
+    pub address: Option<String>,
 }
 
 #[utoipa::path(post, path = "/api/v1/vault/secrets", tag = "vault", request_body = NewSecretBody,
@@ -50,7 +54,8 @@ pub async fn create_secret(
     body: Json<NewSecretBody>,
 ) -> Result<HttpResponse, ApiError> {
     let b = body.into_inner();
-    let s = service::create(&st, &c, NewSecret { name: b.name, purpose: b.purpose, value: b.value }).await?;
+    let input = NewSecret { name: b.name, purpose: b.purpose, value: b.value, address: b.address.unwrap_or_default() };
+    let s = service::create(&st, &c, input).await?;
     Ok(HttpResponse::Created().json(s))
 }
 
@@ -88,7 +93,9 @@ pub async fn rotate_secret(
 
 #[utoipa::path(delete, path = "/api/v1/vault/secrets/{id}", tag = "vault",
     params(("id" = String, Path, description = "secret id")),
-    responses((status = 204), (status = 404, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 204), (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json",
+            description = "a connection uses the secret as its key (the detail names it)")))]
 pub async fn delete_secret(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,

@@ -12,6 +12,9 @@ pub enum VaultError {
     /// The name (a taken one too), purpose or value was refused; a message per field.
     #[error("the secret's name, purpose or value was refused")]
     Invalid(FieldErrors),
+    /// A secret a connection uses: the message names the connections.
+    #[error("{0}")]
+    InUse(String),
     /// A store failure, or a value that does not decrypt under this deployment's key.
     #[error(transparent)]
     Internal(#[from] anyhow::Error),

@@ -3,6 +3,20 @@ use serde::Serialize;
 /// What a secret is for.
 pub const PURPOSES: [&str; 3] = ["sandboxd", "daytona", "other"];
 
+/// The `bound_address` of this deployment's own token: any of `SANDBOXD_LOCAL_ADDRESSES`.
+pub const BOUND_TO_LOCAL: &str = "local";
+
+impl Secret {
+    /// Where the key may be sent, in words.
+    pub fn binding(&self) -> String {
+        match self.bound_address.as_deref() {
+            Some(BOUND_TO_LOCAL) => "this deployment's own sandbox service".into(),
+            Some(a) => a.to_string(),
+            None => "not bound yet (bound on first use)".into(),
+        }
+    }
+}
+
 /// A vault secret as every route shows it: never its value.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 pub struct Secret {
@@ -11,6 +25,9 @@ pub struct Secret {
     pub purpose: String,
     /// The last 4 characters of the value (for values of 12 characters or more), else `••••`.
     pub hint: String,
+    /// The only address this key is ever sent to: a host's address, `local` for this
+    /// deployment's own sandbox service, or none until it is first saved with or sent to one.
+    pub bound_address: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
 }

@@ -22,9 +22,12 @@ pub struct VaultPage {
     pub purposes: [&'static str; 3],
     pub form_name: String,
     pub form_purpose: String,
+    pub form_address: String,
     pub errors: FieldErrors,
     /// The secret whose rotation failed validation, with its message.
     pub rotate_error: Option<(String, String)>,
+    /// Why the last action was refused (a secret a connection uses), shown above the table.
+    pub error: Option<String>,
 }
 
 impl VaultPage {
@@ -44,8 +47,10 @@ async fn vault_page(st: &AppState, caller: &PageCaller, req: &HttpRequest) -> Re
         purposes: PURPOSES,
         form_name: String::new(),
         form_purpose: "sandboxd".into(),
+        form_address: String::new(),
         errors: FieldErrors::new(),
         rotate_error: None,
+        error: None,
     })
 }
 
@@ -62,6 +67,8 @@ pub struct SecretForm {
     purpose: String,
     #[serde(default)]
     value: String,
+    #[serde(default)]
+    address: String,
 }
 
 pub async fn create(
@@ -71,13 +78,19 @@ pub async fn create(
     form: Form<SecretForm>,
 ) -> Result<HttpResponse, PageError> {
     let f = form.into_inner();
-    let input = NewSecret { name: f.name.clone(), purpose: f.purpose.clone(), value: SecretString::from(f.value) };
+    let input = NewSecret {
+        name: f.name.clone(),
+        purpose: f.purpose.clone(),
+        value: SecretString::from(f.value),
+        address: f.address.clone(),
+    };
     match service::create(&st, &caller, input).await {
         Ok(s) => Ok(redirect_with_flash(paths::VAULT, "success", format!("Secret “{}” stored in the vault.", s.name))),
         Err(VaultError::Invalid(errors)) => {
             let mut p = vault_page(&st, &caller, &req).await?;
             p.form_name = f.name;
             p.form_purpose = f.purpose;
+            p.form_address = f.address;
             p.errors = errors;
             page_status(StatusCode::UNPROCESSABLE_ENTITY, &p.shell, &p)
         }
@@ -110,7 +123,19 @@ pub async fn rotate(
     }
 }
 
-pub async fn delete(st: Data<AppState>, caller: PageCaller, id: Path<String>) -> Result<HttpResponse, PageError> {
-    let s = service::delete(&st, &caller, &id).await?;
-    Ok(redirect_with_flash(paths::VAULT, "success", format!("Secret “{}” deleted.", s.name)))
+pub async fn delete(
+    st: Data<AppState>,
+    caller: PageCaller,
+    req: HttpRequest,
+    id: Path<String>,
+) -> Result<HttpResponse, PageError> {
+    match service::delete(&st, &caller, &id).await {
+        Ok(s) => Ok(redirect_with_flash(paths::VAULT, "success", format!("Secret “{}” deleted.", s.name))),
+        Err(VaultError::InUse(message)) => {
+            let mut p = vault_page(&st, &caller, &req).await?;
+            p.error = Some(message);
+            page_status(StatusCode::CONFLICT, &p.shell, &p)
+        }
+        Err(e) => Err(e.into()),
+    }
 }

@@ -6,10 +6,11 @@ use secrecy::{ExposeSecret, SecretString};
 use super::crypto;
 use super::error::VaultError;
 use super::model::{Secret, PURPOSES};
-use super::store::{self, Sealed};
+use super::store::{self, NewRow, Sealed};
 use crate::access::Caller;
 use crate::audit::service as audit;
 use crate::db::{self, DbError};
+use crate::sandbox::connections::{address, usage};
 use crate::state::AppState;
 use crate::validate::{self, FieldErrors, NameTaken as _};
 
@@ -21,6 +22,8 @@ pub struct NewSecret {
     pub name: String,
     pub purpose: String,
     pub value: SecretString,
+    /// The only address the key is for, as typed; empty binds it on first use.
+    pub address: String,
 }
 
 fn check_value(errors: &mut FieldErrors, value: &SecretString) {
@@ -87,8 +90,28 @@ pub async fn free_name_in(c: &mut db::Conn, caller: &Caller, base: &str) -> Resu
 }
 
 /// Creates a secret inside the caller's transaction (a connection's inline "new key" commits
-/// with the connection).
+/// with the connection), bound to the address typed with it, if any.
 pub async fn create_in(st: &AppState, c: &mut db::Conn, caller: &Caller, input: NewSecret) -> Result<Secret> {
+    ensure_can_manage(caller)?;
+    let typed = input.address.trim();
+    let bound = if typed.is_empty() {
+        None
+    } else {
+        let url = address::parse(typed).map_err(|m| VaultError::Invalid(FieldErrors::one("address", m)))?;
+        Some(address::display(&url))
+    };
+    create_bound_in(st, c, caller, input, bound.as_deref()).await
+}
+
+/// Creates a secret bound to `bound_address` (an address the caller checked, or
+/// [`BOUND_TO_LOCAL`](super::model::BOUND_TO_LOCAL)); `input.address` is not read.
+pub async fn create_bound_in(
+    st: &AppState,
+    c: &mut db::Conn,
+    caller: &Caller,
+    input: NewSecret,
+    bound_address: Option<&str>,
+) -> Result<Secret> {
     ensure_can_manage(caller)?;
     let mut errors = FieldErrors::new();
     let name = validate::name(&mut errors, "name", &input.name, "secret name");
@@ -100,11 +123,15 @@ pub async fn create_in(st: &AppState, c: &mut db::Conn, caller: &Caller, input: 
     errors.into_result().map_err(VaultError::Invalid)?;
     let id = db::new_id();
     let sealed = seal(st, &caller.org_id, &id, &input.value)?;
-    store::insert(c, &id, &caller.org_id, &name, &purpose, &sealed, db::now_ms())
+    let row = NewRow { name: &name, purpose: &purpose, bound_address };
+    store::insert(c, &id, &caller.org_id, &row, &sealed, db::now_ms())
         .await
         .or_name_taken("A secret", VaultError::Invalid)?;
-    audit::record(c, &caller.org_id, &caller.actor(), "vault.secret_created", &name, &format!("purpose {purpose}"))
-        .await?;
+    let detail = match bound_address {
+        Some(a) => format!("purpose {purpose}, for {a}"),
+        None => format!("purpose {purpose}"),
+    };
+    audit::record(c, &caller.org_id, &caller.actor(), "vault.secret_created", &name, &detail).await?;
     store::get(c, &caller.org_id, &id).await?.ok_or(VaultError::NotFound)
 }
 
@@ -118,24 +145,70 @@ pub async fn create(st: &AppState, caller: &Caller, input: NewSecret) -> Result<
 /// Replaces a secret's value.
 pub async fn rotate(st: &AppState, caller: &Caller, id: &str, value: SecretString) -> Result<Secret> {
     let mut tx = st.db.begin().await?;
-    let existing = get_in(&mut tx, caller, id).await?;
-    let mut errors = FieldErrors::new();
-    check_value(&mut errors, &value);
-    errors.into_result().map_err(VaultError::Invalid)?;
-    store::replace_value(&mut tx, &caller.org_id, id, &seal(st, &caller.org_id, id, &value)?, db::now_ms()).await?;
-    audit::record(&mut tx, &caller.org_id, &caller.actor(), "vault.secret_rotated", &existing.name, "").await?;
-    let secret = get_in(&mut tx, caller, id).await?;
+    let secret = rotate_in(st, &mut tx, caller, id, value).await?;
     tx.commit().await.map_err(DbError::from)?;
     Ok(secret)
 }
 
+/// Replaces a secret's value inside the caller's transaction; its binding stays.
+pub async fn rotate_in(
+    st: &AppState,
+    c: &mut db::Conn,
+    caller: &Caller,
+    id: &str,
+    value: SecretString,
+) -> Result<Secret> {
+    let existing = get_in(c, caller, id).await?;
+    let mut errors = FieldErrors::new();
+    check_value(&mut errors, &value);
+    errors.into_result().map_err(VaultError::Invalid)?;
+    store::replace_value(c, &caller.org_id, id, &seal(st, &caller.org_id, id, &value)?, db::now_ms()).await?;
+    audit::record(c, &caller.org_id, &caller.actor(), "vault.secret_rotated", &existing.name, "").await?;
+    get_in(c, caller, id).await
+}
+
+/// Deletes a secret no connection uses; one in use is refused, naming the connections.
 pub async fn delete(st: &AppState, caller: &Caller, id: &str) -> Result<Secret> {
     let mut tx = st.db.begin().await?;
     let existing = get_in(&mut tx, caller, id).await?;
+    let users = usage::connections_using_secret(&mut tx, &caller.org_id, id).await?;
+    if !users.is_empty() {
+        return Err(VaultError::InUse(in_use_message(&users)));
+    }
     store::delete(&mut tx, &caller.org_id, id).await?;
     audit::record(&mut tx, &caller.org_id, &caller.actor(), "vault.secret_deleted", &existing.name, "").await?;
     tx.commit().await.map_err(DbError::from)?;
     Ok(existing)
+}
+
+fn in_use_message(connections: &[String]) -> String {
+    let names = connections.iter().map(|n| format!("“{n}”")).collect::<Vec<_>>().join(", ");
+    let (noun, pronoun) = if connections.len() == 1 { ("connection", "it") } else { ("connections", "them") };
+    format!("This secret is the key of the {noun} {names}: give {pronoun} another key or delete {pronoun} first.")
+}
+
+/// The secret of the caller's organization called `name`, inside the caller's transaction.
+pub async fn named_in(c: &mut db::Conn, caller: &Caller, name: &str) -> Result<Option<Secret>> {
+    ensure_can_manage(caller)?;
+    Ok(store::named(c, &caller.org_id, name).await?)
+}
+
+/// A secret of `org_id` as the product's own code reads it before a call (no role: the caller
+/// decided access), never its value.
+pub async fn for_use(c: &mut db::Conn, org_id: &str, id: &str) -> Result<Option<Secret>> {
+    Ok(store::get(c, org_id, id).await?)
+}
+
+/// Binds an unbound secret to `address` (its first use), audited; false when it was bound
+/// already (by another request in between: the caller reads it again).
+pub async fn bind_in(c: &mut db::Conn, caller: &Caller, id: &str, address: &str) -> Result<bool> {
+    let secret = get_in(c, caller, id).await?;
+    if store::bind(c, &caller.org_id, id, address).await? == 0 {
+        return Ok(false);
+    }
+    let detail = format!("bound to {address} (its first use)");
+    audit::record(c, &caller.org_id, &caller.actor(), "vault.secret_bound", &secret.name, &detail).await?;
+    Ok(true)
 }
 
 /// The plaintext of a secret, for the product's own outbound calls only. Never render or log it.

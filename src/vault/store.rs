@@ -9,7 +9,7 @@ pub struct SealedRow {
     pub ciphertext: Vec<u8>,
 }
 
-const COLUMNS: &str = "id, name, purpose, hint, created_at, updated_at";
+const COLUMNS: &str = "id, name, purpose, hint, bound_address, created_at, updated_at";
 
 pub async fn list(c: &mut Conn, org_id: &str) -> DbResult<Vec<Secret>> {
     Ok(sqlx::query_as(&format!("SELECT {COLUMNS} FROM vault_secrets WHERE organization_id = $1 ORDER BY name"))
@@ -35,30 +35,45 @@ pub struct Sealed {
     pub ciphertext: Vec<u8>,
 }
 
-pub async fn insert(
-    c: &mut Conn,
-    id: &str,
-    org_id: &str,
-    name: &str,
-    purpose: &str,
-    v: &Sealed,
-    now: i64,
-) -> DbResult<()> {
+/// What a new secret is written with (its value sealed).
+pub struct NewRow<'a> {
+    pub name: &'a str,
+    pub purpose: &'a str,
+    pub bound_address: Option<&'a str>,
+}
+
+pub async fn insert(c: &mut Conn, id: &str, org_id: &str, row: &NewRow<'_>, v: &Sealed, now: i64) -> DbResult<()> {
     sqlx::query(
-        "INSERT INTO vault_secrets (id, organization_id, name, purpose, hint, nonce, ciphertext, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)",
+        "INSERT INTO vault_secrets (id, organization_id, name, purpose, hint, nonce, ciphertext, bound_address, \
+         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)",
     )
     .bind(id)
     .bind(org_id)
-    .bind(name)
-    .bind(purpose)
+    .bind(row.name)
+    .bind(row.purpose)
     .bind(&v.hint)
     .bind(&v.nonce)
     .bind(&v.ciphertext)
+    .bind(row.bound_address)
     .bind(now)
     .execute(c)
     .await?;
     Ok(())
+}
+
+/// Binds an unbound secret to `address`; 0 when it is bound already (or not there).
+pub async fn bind(c: &mut Conn, org_id: &str, id: &str, address: &str) -> DbResult<u64> {
+    let q = sqlx::query(
+        "UPDATE vault_secrets SET bound_address = $1 WHERE bound_address IS NULL AND organization_id = $2 AND id = $3",
+    )
+    .bind(address);
+    db::execute_on_org_row(c, q, org_id, id).await
+}
+
+/// The secret of `org_id` called `name`, if any.
+pub async fn named(c: &mut Conn, org_id: &str, name: &str) -> DbResult<Option<Secret>> {
+    let sql = format!("SELECT {COLUMNS} FROM vault_secrets WHERE organization_id = $1 AND name = $2");
+    db::fetch_org_row(c, sqlx::query_as(&sql), org_id, name).await
 }
 
 pub async fn replace_value(c: &mut Conn, org_id: &str, id: &str, v: &Sealed, now: i64) -> DbResult<u64> {

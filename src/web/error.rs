@@ -219,6 +219,7 @@ impl From<VaultError> for AppError {
             VaultError::NotFound => AppError::not_found(),
             VaultError::Forbidden => AppError::forbidden(),
             VaultError::Invalid(f) => AppError::invalid(f),
+            e @ VaultError::InUse(_) => AppError::new(Kind::Conflict, e.to_string()),
             VaultError::Internal(e) => AppError::internal(e),
         }
     }
@@ -263,7 +264,9 @@ impl From<ConnectionError> for AppError {
             | ConnectionError::NotSandboxd
             | ConnectionError::NoneYet
             | ConnectionError::Unknown
-            | ConnectionError::NoCredential) => AppError::new(Kind::Conflict, e.to_string()),
+            | ConnectionError::NoCredential
+            | ConnectionError::KeyRefused(_)
+            | ConnectionError::InUse(_)) => AppError::new(Kind::Conflict, e.to_string()),
             ConnectionError::Host(h) => AppError::from(&h),
             ConnectionError::Internal(e) => AppError::internal(e),
         }

@@ -16,6 +16,7 @@ mod csrf;
 mod edge;
 mod health;
 mod isolation;
+mod key_binding;
 mod members;
 mod openapi;
 mod peer;

@@ -89,7 +89,11 @@ pub async fn get_connection(
 #[serde(deny_unknown_fields)]
 pub struct ConnectionPatch {
     pub name: Option<String>,
+    /// A new address needs the host's key again (`new_key`), or a vault key saved for it: a
+    /// stored key is sent only to the address it was saved for.
     pub address: Option<String>,
+    /// A vault key of purpose `sandboxd` (`daytona` for Daytona) saved for this address, or not
+    /// yet bound to any (it is bound to this one). Absent keeps the stored key.
     pub credential_secret_id: Option<String>,
     #[schema(value_type = Option<String>, format = Password)]
     pub new_key: Option<SecretString>,
@@ -123,9 +127,8 @@ pub async fn update_connection(
             name: b.name.unwrap_or(conn.name.clone()),
             kind: conn.kind.as_str().into(),
             address: b.address.unwrap_or(conn.address.clone().unwrap_or_default()),
-            credential_secret_id: b
-                .credential_secret_id
-                .unwrap_or(conn.credential_secret_id.clone().unwrap_or_default()),
+            // Absent keeps the stored key, while it may go to the (new) address.
+            credential_secret_id: b.credential_secret_id.unwrap_or_default(),
             new_key: b.new_key,
             default_runtime: b.default_runtime.unwrap_or(conn.default_runtime.clone().unwrap_or_default()),
         };
@@ -142,7 +145,9 @@ pub async fn update_connection(
 
 #[utoipa::path(delete, path = "/api/v1/sandbox-connections/{id}", tag = "sandbox connections",
     params(("id" = String, Path, description = "connection id")),
-    responses((status = 204), (status = 404, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 204), (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json",
+            description = "agents are pinned to the connection (the detail names them)")))]
 pub async fn delete_connection(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -158,6 +163,8 @@ pub async fn delete_connection(
 pub struct ProbeBody {
     #[serde(default)]
     pub address: String,
+    /// A vault key of purpose `sandboxd`: sent only when it was saved for this address (an unbound
+    /// key is bound to it now); otherwise 422 naming this field and no request is sent.
     #[serde(default)]
     pub credential_secret_id: Option<String>,
     #[serde(default)]
@@ -185,7 +192,9 @@ pub async fn probe_address(
 
 #[utoipa::path(post, path = "/api/v1/sandbox-connections/{id}/probe", tag = "sandbox connections",
     params(("id" = String, Path, description = "connection id")),
-    responses((status = 200, body = Probe), (status = 404, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = Probe), (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json",
+            description = "the stored key may not go to the connection's address: no request was sent")))]
 pub async fn probe_connection(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,

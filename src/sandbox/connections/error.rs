@@ -32,6 +32,13 @@ pub enum ConnectionError {
     Unknown,
     #[error("This connection has no credential in the vault. Edit it and pick or paste the host's token.")]
     NoCredential,
+    /// A stored key that may not go where it was asked to (another purpose, bound to another
+    /// address, not in the vault): no request was sent.
+    #[error("{0}")]
+    KeyRefused(String),
+    /// Agents are pinned to the connection (the message names them).
+    #[error("{0}")]
+    InUse(String),
     /// The host was asked and did not answer well.
     #[error("{}", host_message(.0))]
     Host(#[from] SandboxdError),
@@ -51,17 +58,13 @@ impl From<VaultError> for ConnectionError {
             VaultError::NotFound => ConnectionError::NotFound,
             VaultError::Forbidden => ConnectionError::Forbidden,
             VaultError::Invalid(fields) => ConnectionError::Invalid(fields),
+            VaultError::InUse(message) => ConnectionError::InUse(message),
             VaultError::Internal(e) => ConnectionError::Internal(e),
         }
     }
 }
 
 impl ConnectionError {
-    /// A credential choice naming no secret of this organization's vault.
-    pub fn unknown_credential() -> Self {
-        ConnectionError::Invalid(FieldErrors::one("credential", "This key is not in this organization's vault."))
-    }
-
     /// Why the host of `connection_id` could not be asked or did not answer well, in words a
     /// person reads inline (and the log gets); the error itself when it is not about the host
     /// (not found, not allowed, internal).
@@ -76,7 +79,9 @@ impl ConnectionError {
             | ConnectionError::AddressRefused(_)
             | ConnectionError::NotSandboxd
             | ConnectionError::NoneYet
-            | ConnectionError::Unknown) => e.to_string(),
+            | ConnectionError::Unknown
+            | ConnectionError::KeyRefused(_)
+            | ConnectionError::InUse(_)) => e.to_string(),
             ConnectionError::Invalid(fields) => {
                 fields.0.iter().map(|f| f.message.clone()).collect::<Vec<_>>().join(" ")
             }

@@ -1,38 +1,24 @@
-//! Talking to a connection's host: a client with the key from the vault (this deployment's own
-//! token only for the compose addresses), "Test this host", and finding this deployment's own
-//! sandbox service. Role checks are the service's; these take the organization they act in.
+//! Talking to a connection's host: a client with the key from the vault (only a key bound to the
+//! connection's address, see `keys.rs`), "Test this host" with a key the service chose, and
+//! finding this deployment's own sandbox service. Role checks are the service's; these take the
+//! organization they act in.
 
-use secrecy::{ExposeSecret, SecretString};
+use secrecy::SecretString;
+
+use url::Url;
 
 use super::address;
 use super::error::ConnectionError;
+use super::keys;
 use super::model::Connection;
 use super::runtimes::{catalog_marks, marks_against, RuntimeMark};
-use super::store;
 use crate::sandbox::client::{SandboxdClient, SandboxdError};
 use crate::state::AppState;
 use crate::validate::FieldErrors;
-use crate::vault::service as vault;
 
 type Result<T> = std::result::Result<T, ConnectionError>;
 
-/// Whether `address` is one of this deployment's own compose addresses (where `SANDBOXD_TOKEN`
-/// may be used and `/healthz` may be asked unprompted).
-fn is_local_address(st: &AppState, address: &str) -> bool {
-    let a = address.trim().trim_end_matches('/');
-    st.config.sandboxd.local_addresses.iter().any(|l| l.trim_end_matches('/') == a)
-}
-
-/// This deployment's own token, for its own compose addresses only.
-pub fn local_token(st: &AppState, address: &str) -> Option<SecretString> {
-    if is_local_address(st, address) {
-        st.config.sandboxd.token.clone()
-    } else {
-        None
-    }
-}
-
-fn invalid_address(message: impl Into<String>) -> ConnectionError {
+pub(super) fn invalid_address(message: impl Into<String>) -> ConnectionError {
     ConnectionError::Invalid(FieldErrors::one("address", message))
 }
 
@@ -41,7 +27,8 @@ fn client(st: &AppState, address: &str, token: SecretString) -> Result<SandboxdC
     Ok(SandboxdClient::new(st.http.clone(), url, token).with_expected_version(st.sandboxd_version.clone()))
 }
 
-/// A client for a saved connection, with the token from the vault.
+/// A client for a saved connection, with its key from the vault: only a key of the host's purpose
+/// that is bound to the connection's address (else no request is sent).
 pub async fn client_for(st: &AppState, org_id: &str, conn: &Connection) -> Result<SandboxdClient> {
     let Some(address) = conn.address.as_deref() else {
         return Err(ConnectionError::NoAddress);
@@ -54,18 +41,13 @@ pub async fn client_for(st: &AppState, org_id: &str, conn: &Connection) -> Resul
     if let Some(client) = st.client_cache.get(&cache_key, &version) {
         return Ok(client);
     }
-    let client = fresh_client(st, org_id, address, secret_id).await?;
-    st.client_cache.put(cache_key, version, client.clone());
-    Ok(client)
-}
-
-async fn fresh_client(st: &AppState, org_id: &str, address: &str, secret_id: &str) -> Result<SandboxdClient> {
-    let mut c = st.db.conn().await?;
-    let token = vault::reveal(st, &mut c, org_id, secret_id).await?.ok_or(ConnectionError::NoCredential)?;
+    let token = keys::for_connection(st, org_id, conn).await?;
     if let Ok(url) = address::parse(address) {
         address::check_resolved(&url).await.map_err(ConnectionError::AddressRefused)?;
     }
-    client(st, address, token)
+    let client = client(st, address, token)?;
+    st.client_cache.put(cache_key, version, client.clone());
+    Ok(client)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
@@ -91,7 +73,7 @@ pub struct Probe {
 
 impl Probe {
     /// No host answer: the catalog unmarked, and why.
-    fn unanswered(st: &AppState, status: ProbeStatus, message: String) -> Self {
+    pub(super) fn unanswered(st: &AppState, status: ProbeStatus, message: String) -> Self {
         Probe { status, message, runtimes: catalog_marks(st), host_default_runtime: None }
     }
 }
@@ -104,19 +86,11 @@ pub struct ProbeInput {
     pub connection_id: Option<String>,
 }
 
-/// Asks a host before it is saved. Never sends a request to a typed address without a key.
-pub async fn probe(st: &AppState, org_id: &str, input: ProbeInput) -> Result<Probe> {
-    let url = address::parse(&input.address).map_err(invalid_address)?;
-    let address = address::display(&url);
-    let Some(token) = probe_token(st, org_id, &input, &address).await? else {
-        return Ok(Probe::unanswered(
-            st,
-            ProbeStatus::NotAsked,
-            "Pick a vault key or paste the host's token to test this host. No request was sent to this address.".into(),
-        ));
-    };
-    address::check_resolved(&url).await.map_err(invalid_address)?;
-    let client = client(st, &address, token)?;
+/// Asks the host at `url` (already parsed, shown as `address`) with `token`, the key the service
+/// chose for exactly this address.
+pub(super) async fn ask(st: &AppState, url: &Url, address: &str, token: SecretString) -> Result<Probe> {
+    address::check_resolved(url).await.map_err(invalid_address)?;
+    let client = client(st, address, token)?;
     let failed = |e: SandboxdError| Probe::unanswered(st, ProbeStatus::Failed, super::error::host_message(&e));
     let policy = match client.policy().await {
         Ok(p) => p,
@@ -142,28 +116,6 @@ pub async fn probe(st: &AppState, org_id: &str, input: ProbeInput) -> Result<Pro
         runtimes: marks_against(st, &policy),
         host_default_runtime: Some(policy.default_runtime.clone()),
     })
-}
-
-/// The key a probe sends: a pasted one, a chosen (or the saved connection's) vault key, or this
-/// deployment's own token for its compose addresses.
-async fn probe_token(st: &AppState, org_id: &str, input: &ProbeInput, address: &str) -> Result<Option<SecretString>> {
-    if let Some(k) = input.new_key.as_ref().filter(|k| !k.expose_secret().trim().is_empty()) {
-        return Ok(Some(SecretString::from(k.expose_secret().trim().to_string())));
-    }
-    let mut chosen = input.credential_secret_id.trim().to_string();
-    if chosen.is_empty() {
-        if let Some(id) = &input.connection_id {
-            let mut c = st.db.conn().await?;
-            let conn = store::get(&mut c, org_id, id).await?.ok_or(ConnectionError::NotFound)?;
-            chosen = conn.credential_secret_id.unwrap_or_default();
-        }
-    }
-    if chosen.is_empty() {
-        return Ok(local_token(st, address));
-    }
-    let mut c = st.db.conn().await?;
-    let token = vault::reveal(st, &mut c, org_id, &chosen).await?;
-    token.map(Some).ok_or_else(ConnectionError::unknown_credential)
 }
 
 /// The first compose address whose unauthenticated `/healthz` answers (only those two are asked).

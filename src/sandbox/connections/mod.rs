@@ -5,11 +5,13 @@ pub mod api;
 pub mod cache;
 pub mod error;
 pub mod host;
+pub mod keys;
 pub mod model;
 pub mod pages;
 pub mod runtimes;
 pub mod service;
 pub mod store;
+pub mod usage;
 
 use actix_web::web;
 

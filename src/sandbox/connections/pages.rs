@@ -24,15 +24,21 @@ pub struct ConnectionsPage {
     pub shell: Shell,
     pub connections: Vec<Connection>,
     pub can_manage: bool,
+    /// Why the last action was refused (a connection agents are pinned to), shown above the table.
+    pub error: Option<String>,
+}
+
+async fn connections_page(st: &AppState, caller: &PageCaller, req: &HttpRequest) -> Result<ConnectionsPage, PageError> {
+    Ok(ConnectionsPage {
+        shell: Shell::new(caller, req, "sandboxes"),
+        connections: service::list(st, caller).await?,
+        can_manage: caller.role.can_manage_connections(),
+        error: None,
+    })
 }
 
 pub async fn index(st: Data<AppState>, caller: PageCaller, req: HttpRequest) -> Result<HttpResponse, PageError> {
-    let connections = service::list(&st, &caller).await?;
-    let p = ConnectionsPage {
-        shell: Shell::new(&caller, &req, "sandboxes"),
-        connections,
-        can_manage: caller.role.can_manage_connections(),
-    };
+    let p = connections_page(&st, &caller, &req).await?;
     page(&p.shell, &p)
 }
 
@@ -135,7 +141,10 @@ impl FormPartial {
     }
     /// No credential, or one of the vault's keys.
     pub fn credential_choices(&self) -> Vec<Choice> {
-        let keys = self.secrets.iter().map(|s| Choice::new(&s.id, format!("{} ({}, {})", s.name, s.purpose, s.hint)));
+        let keys = self
+            .secrets
+            .iter()
+            .map(|s| Choice::new(&s.id, format!("{} ({}, {}; for {})", s.name, s.purpose, s.hint, s.binding())));
         std::iter::once(Choice::new("", "— none —")).chain(keys).collect()
     }
     pub fn address_hint(&self) -> String {
@@ -324,6 +333,7 @@ pub async fn probe(st: Data<AppState>, caller: PageCaller, form: Form<ProbeForm>
             let msg = errors.0.first().map(|e| e.message.clone()).unwrap_or_else(|| "Check the address.".into());
             RuntimeFieldPartial::catalog(&st, f.default_runtime, Some(msg))
         }
+        Err(ConnectionError::KeyRefused(msg)) => RuntimeFieldPartial::catalog(&st, f.default_runtime, Some(msg)),
         Err(e) => return Err(AppError::from(e).into()),
     };
     render_status(StatusCode::OK, &field)
@@ -348,9 +358,20 @@ pub async fn make_default(st: Data<AppState>, caller: PageCaller, id: Path<Strin
     Ok(redirect_with_flash(paths::SANDBOXES, "success", format!("Connection “{}” is the default now.", c.name)))
 }
 
-pub async fn delete(st: Data<AppState>, caller: PageCaller, id: Path<String>) -> Result<HttpResponse, PageError> {
-    let c = service::delete(&st, &caller, &id).await?;
-    Ok(redirect_with_flash(paths::SANDBOXES, "success", format!("Connection “{}” deleted.", c.name)))
+pub async fn delete(
+    st: Data<AppState>,
+    caller: PageCaller,
+    req: HttpRequest,
+    id: Path<String>,
+) -> Result<HttpResponse, PageError> {
+    match service::delete(&st, &caller, &id).await {
+        Ok(c) => Ok(redirect_with_flash(paths::SANDBOXES, "success", format!("Connection “{}” deleted.", c.name))),
+        Err(ConnectionError::InUse(message)) => {
+            let p = ConnectionsPage { error: Some(message), ..connections_page(&st, &caller, &req).await? };
+            crate::web::page_status(StatusCode::CONFLICT, &p.shell, &p)
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 #[cfg(test)]
@@ -364,7 +385,7 @@ mod tests {
     #[test]
     fn every_message_of_the_form_is_named_by_its_control() {
         let mut errors = FieldErrors::new();
-        for field in ["name", "kind", "address", "credential", "new_key"] {
+        for field in ["name", "kind", "address", "credential_secret_id", "new_key"] {
             errors.add(field, "Wrong.");
         }
         let form = FormPartial {

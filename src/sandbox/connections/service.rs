@@ -1,6 +1,7 @@
 //! Connections: the rules of DESIGN.md §6. Names unique per organization, the first connection is
 //! the default, exactly one default, credentials are vault references, and a host is asked only
-//! with a key (this deployment's own token only for the compose addresses).
+//! with a key (this deployment's own token only for the compose addresses). A stored key goes
+//! only to the address it was saved for (`keys.rs`); address changes and probes are audited.
 
 use secrecy::{ExposeSecret, SecretString};
 
@@ -8,16 +9,18 @@ use super::address;
 use super::error::ConnectionError;
 use super::host;
 pub use super::host::{client_for, discover_local, Probe, ProbeInput, ProbeStatus};
+use super::keys::{self, at_field, Bind};
 use super::model::{Connection, ConnectionKind};
 pub use super::runtimes::{catalog_marks, RuntimeMark};
 use super::store::{self, Values};
 use crate::access::Caller;
+use crate::agents::pins;
 use crate::audit::service as audit;
 use crate::db::{self, DbError};
 use crate::sandbox::client::ServicePolicy;
 use crate::state::AppState;
 use crate::validate::{self, FieldErrors, NameTaken as _};
-use crate::vault::error::VaultError;
+use crate::vault::model::BOUND_TO_LOCAL;
 use crate::vault::service::{self as vault, NewSecret};
 
 type Result<T> = std::result::Result<T, ConnectionError>;
@@ -145,8 +148,17 @@ fn check(input: &ConnectionInput) -> std::result::Result<Checked, FieldErrors> {
     })
 }
 
-/// Resolves the credential choice inside the transaction: an existing secret of this
-/// organization, a new key stored now, or (compose addresses only) this deployment's token.
+/// The key pasted into the dialog (or sent as `new_key`), if any.
+fn pasted(input: &ConnectionInput) -> Option<&SecretString> {
+    input.new_key.as_ref().filter(|k| !k.expose_secret().trim().is_empty())
+}
+
+/// The name this deployment's own token is kept under in an organization's vault.
+const LOCAL_TOKEN_NAME: &str = "sandboxd token (this deployment)";
+
+/// Resolves the credential choice inside the transaction: a new key stored now (bound to the
+/// address), an existing secret of this organization (of the host's purpose and bound to this
+/// address; an unbound one is bound now), or (compose addresses only) this deployment's token.
 async fn resolve_credential(
     st: &AppState,
     tx: &mut db::Conn,
@@ -154,39 +166,63 @@ async fn resolve_credential(
     checked: &Checked,
     input: &ConnectionInput,
 ) -> Result<Option<String>> {
-    let new_key = input.new_key.as_ref().filter(|k| !k.expose_secret().trim().is_empty());
-    if let Some(key) = new_key {
+    if let Some(key) = pasted(input) {
         let base = format!("{} token", checked.name);
-        return Ok(Some(store_key(st, tx, caller, &base, checked.kind.as_str(), key.clone()).await?));
+        let bound = checked.address.as_deref();
+        return Ok(Some(store_key(st, tx, caller, &base, checked.kind, key.clone(), bound).await?));
     }
     let chosen = input.credential_secret_id.trim();
     if !chosen.is_empty() {
-        return match vault::get_in(tx, caller, chosen).await {
-            Ok(secret) => Ok(Some(secret.id)),
-            Err(VaultError::NotFound) => Err(ConnectionError::unknown_credential()),
-            Err(e) => Err(e.into()),
-        };
+        let secret =
+            keys::claim(st, tx, caller, chosen, checked.kind, checked.address.as_deref(), Bind::IfUnused).await;
+        return Ok(Some(secret.map_err(at_field)?.id));
     }
-    if checked.kind == ConnectionKind::Sandboxd {
-        if let Some(token) = checked.address.as_deref().and_then(|a| host::local_token(st, a)) {
-            let base = "sandboxd token (this deployment)";
-            return Ok(Some(store_key(st, tx, caller, base, "sandboxd", token).await?));
-        }
-    }
-    Ok(None)
+    local_credential(st, tx, caller, checked).await
 }
 
-/// Stores a host's key in the vault under a free name made of `base`; the secret's id.
+/// This deployment's own token for a compose address, kept in the vault as one entry bound to
+/// those addresses: rotated when the deployment's token changed, never copied.
+async fn local_credential(
+    st: &AppState,
+    tx: &mut db::Conn,
+    caller: &Caller,
+    checked: &Checked,
+) -> Result<Option<String>> {
+    if checked.kind != ConnectionKind::Sandboxd {
+        return Ok(None);
+    }
+    let Some(token) = checked.address.as_deref().and_then(|a| keys::local_token(st, a)) else {
+        return Ok(None);
+    };
+    if let Some(existing) = vault::named_in(tx, caller, LOCAL_TOKEN_NAME).await? {
+        if existing.bound_address.as_deref() == Some(BOUND_TO_LOCAL)
+            && existing.purpose == keys::purpose_for(ConnectionKind::Sandboxd)
+        {
+            let stored = vault::reveal(st, tx, &caller.org_id, &existing.id).await?;
+            if stored.is_none_or(|s| s.expose_secret() != token.expose_secret()) {
+                vault::rotate_in(st, tx, caller, &existing.id, token).await?;
+            }
+            return Ok(Some(existing.id));
+        }
+    }
+    let id = store_key(st, tx, caller, LOCAL_TOKEN_NAME, ConnectionKind::Sandboxd, token, Some(BOUND_TO_LOCAL)).await?;
+    Ok(Some(id))
+}
+
+/// Stores a host's key in the vault under a free name made of `base`, bound to `bound`; the
+/// secret's id.
 async fn store_key(
     st: &AppState,
     tx: &mut db::Conn,
     caller: &Caller,
     base: &str,
-    purpose: &str,
+    kind: ConnectionKind,
     value: SecretString,
+    bound: Option<&str>,
 ) -> Result<String> {
     let name = vault::free_name_in(tx, caller, base).await?;
-    let secret = vault::create_in(st, tx, caller, NewSecret { name, purpose: purpose.to_string(), value }).await?;
+    let input = NewSecret { name, purpose: keys::purpose_for(kind).to_string(), value, address: String::new() };
+    let secret = vault::create_bound_in(st, tx, caller, input, bound).await?;
     Ok(secret.id)
 }
 
@@ -205,6 +241,11 @@ async fn commit_audited(
     Ok(conn)
 }
 
+/// Where a connection is, for the audit log (never its key).
+fn at(address: Option<&str>) -> &str {
+    address.unwrap_or("no address")
+}
+
 pub async fn create(st: &AppState, caller: &Caller, input: ConnectionInput) -> Result<Connection> {
     ensure_manage(caller)?;
     let checked = check(&input).map_err(ConnectionError::Invalid)?;
@@ -220,27 +261,63 @@ pub async fn create(st: &AppState, caller: &Caller, input: ConnectionInput) -> R
         }
         other => other.or_name_taken(A_CONNECTION, ConnectionError::Invalid)?,
     }
-    let detail = format!("{}{}", checked.kind, if is_first { ", default" } else { "" });
+    let detail =
+        format!("{} at {}{}", checked.kind, at(checked.address.as_deref()), if is_first { ", default" } else { "" });
     commit_audited(tx, caller, &id, "connection.created", &checked.name, &detail).await
 }
 
+/// Saves a connection's settings. Leaving the credential empty keeps the stored key, but only
+/// while it may go to the (new) address: an address change needs the host's key again, or a key
+/// saved for that address (a compose address falls back to this deployment's token).
 pub async fn update(st: &AppState, caller: &Caller, id: &str, input: ConnectionInput) -> Result<Connection> {
     ensure_manage(caller)?;
     let mut tx = st.db.begin().await?;
     let existing = existing(&mut tx, caller, id).await?;
     let checked = check(&input).map_err(ConnectionError::Invalid)?;
-    // Keeping the stored credential is the default of an edit: an empty choice keeps it.
-    let mut input = input;
-    if input.credential_secret_id.trim().is_empty()
-        && input.new_key.as_ref().is_none_or(|k| k.expose_secret().is_empty())
-    {
-        input.credential_secret_id = existing.credential_secret_id.clone().unwrap_or_default();
-    }
-    let credential = resolve_credential(st, &mut tx, caller, &checked, &input).await?;
+    // The dialog posts the stored key as its choice: at the same address that is keeping it too.
+    let chosen = input.credential_secret_id.trim();
+    let same_key = !chosen.is_empty() && existing.credential_secret_id.as_deref() == Some(chosen);
+    let keeps = pasted(&input).is_none() && (chosen.is_empty() || (same_key && existing.address == checked.address));
+    let credential = match existing.credential_secret_id.as_deref() {
+        Some(kept) if keeps => {
+            let bind = if existing.address == checked.address { Bind::Here } else { Bind::Never };
+            match keys::claim(st, &mut tx, caller, kept, checked.kind, checked.address.as_deref(), bind).await {
+                Ok(secret) => Some(secret.id),
+                Err(ConnectionError::KeyRefused(_)) => match local_credential(st, &mut tx, caller, &checked).await? {
+                    Some(local) => Some(local),
+                    None => {
+                        return Err(ConnectionError::Invalid(FieldErrors::one(
+                            "new_key",
+                            key_again(&existing, &checked),
+                        )))
+                    }
+                },
+                Err(e) => return Err(e),
+            }
+        }
+        _ => resolve_credential(st, &mut tx, caller, &checked, &input).await?,
+    };
     store::update(&mut tx, &caller.org_id, id, &checked.values(credential.as_deref()), db::now_ms())
         .await
         .or_name_taken(A_CONNECTION, ConnectionError::Invalid)?;
-    commit_audited(tx, caller, id, "connection.updated", &checked.name, "").await
+    let detail = if existing.address != checked.address {
+        format!("address {} → {}", at(existing.address.as_deref()), at(checked.address.as_deref()))
+    } else {
+        String::new()
+    };
+    commit_audited(tx, caller, id, "connection.updated", &checked.name, &detail).await
+}
+
+/// Why the stored key cannot be kept, in words.
+fn key_again(existing: &Connection, checked: &Checked) -> String {
+    if existing.address != checked.address {
+        "The address changed: paste the host's token for the new address, or pick a key saved for it. A key is sent \
+         only to the address it was saved for."
+            .into()
+    } else {
+        "The stored key may not be sent to this host (another purpose or another address): paste the host's token."
+            .into()
+    }
 }
 
 pub async fn set_enabled(st: &AppState, caller: &Caller, id: &str, enabled: bool) -> Result<Connection> {
@@ -260,17 +337,22 @@ pub async fn make_default(st: &AppState, caller: &Caller, id: &str) -> Result<Co
     commit_audited(tx, caller, id, "connection.made_default", &existing.name, "").await
 }
 
-/// Deletes a connection; when it was the default, the oldest remaining one inherits that role.
+/// Deletes a connection no agent is pinned to (agents keep their pin: deleting is refused,
+/// naming them); when it was the default, the oldest remaining one inherits that role.
 pub async fn delete(st: &AppState, caller: &Caller, id: &str) -> Result<Connection> {
     ensure_manage(caller)?;
     let mut tx = st.db.begin().await?;
     let existing = existing(&mut tx, caller, id).await?;
+    let pinned = pins::names_pinned_to(&mut tx, &caller.org_id, id).await?;
+    if !pinned.is_empty() {
+        return Err(ConnectionError::InUse(pinned_message(&pinned)));
+    }
     store::delete(&mut tx, &caller.org_id, id).await?;
-    let mut detail = String::new();
+    let mut detail = format!("at {}", at(existing.address.as_deref()));
     if existing.is_default {
         if let Some(next) = store::oldest(&mut tx, &caller.org_id).await? {
             store::make_default(&mut tx, &caller.org_id, &next, db::now_ms()).await?;
-            detail = "the oldest remaining connection is the default now".into();
+            detail.push_str("; the oldest remaining connection is the default now");
         }
     }
     audit::record(&mut tx, &caller.org_id, &caller.actor(), "connection.deleted", &existing.name, &detail).await?;
@@ -278,13 +360,110 @@ pub async fn delete(st: &AppState, caller: &Caller, id: &str) -> Result<Connecti
     Ok(existing)
 }
 
-/// Asks a host before it is saved. Never sends a request to a typed address without a key.
-pub async fn probe(st: &AppState, caller: &Caller, input: ProbeInput) -> Result<Probe> {
-    ensure_manage(caller)?;
-    host::probe(st, &caller.org_id, input).await
+fn pinned_message(agents: &[String]) -> String {
+    let names = agents.iter().map(|n| format!("“{n}”")).collect::<Vec<_>>().join(", ");
+    let (who, them) = if agents.len() == 1 { ("the agent", "it") } else { ("the agents", "them") };
+    format!("This connection is used by {who} {names}: pin {them} to another connection first.")
 }
 
-/// Asks the host of a saved connection, with its stored credential.
+/// The key a probe sends, and how the audit log names it (never its value).
+struct ProbeKey {
+    token: SecretString,
+    named: String,
+}
+
+/// Asks a host before it is saved. Never sends a request to a typed address without a key, and
+/// a stored key only to the address it was saved for. Every probe that gets as far as choosing a
+/// key is audited with its address (and the saved connection's, when it differs).
+pub async fn probe(st: &AppState, caller: &Caller, input: ProbeInput) -> Result<Probe> {
+    ensure_manage(caller)?;
+    let url = address::parse(&input.address).map_err(host::invalid_address)?;
+    let address = address::display(&url);
+    let saved = match input.connection_id.as_deref() {
+        Some(id) => Some(get(st, caller, id).await?),
+        None => None,
+    };
+    let target = saved.as_ref().map_or(address.clone(), |c| c.name.clone());
+    let mut place = address.clone();
+    if let Some(old) = saved.as_ref().and_then(|c| c.address.as_deref()).filter(|old| *old != address) {
+        place = format!("{address} (saved at {old})");
+    }
+    let key = match probe_key(st, caller, &input, saved.as_ref(), &address).await {
+        Ok(key) => key,
+        Err(e) => {
+            // A refused stored key is worth a line too: someone tried to send it elsewhere.
+            if matches!(e, ConnectionError::KeyRefused(_) | ConnectionError::Invalid(_)) {
+                record_probe(st, caller, &target, &format!("{place}: key refused, no request was sent")).await?;
+            }
+            return Err(e);
+        }
+    };
+    let Some(key) = key else {
+        return Ok(Probe::unanswered(
+            st,
+            ProbeStatus::NotAsked,
+            "Pick a vault key or paste the host's token to test this host. No request was sent to this address.".into(),
+        ));
+    };
+    let probe = host::ask(st, &url, &address, key.token).await?;
+    let outcome = match probe.status {
+        ProbeStatus::Ok => "answered",
+        ProbeStatus::NotAsked => "not asked",
+        ProbeStatus::Failed => "failed",
+    };
+    record_probe(st, caller, &target, &format!("{place} with {}: {outcome}", key.named)).await?;
+    Ok(probe)
+}
+
+async fn record_probe(st: &AppState, caller: &Caller, target: &str, detail: &str) -> Result<()> {
+    let mut tx = st.db.begin().await?;
+    audit::record(&mut tx, &caller.org_id, &caller.actor(), "connection.probed", target, detail).await?;
+    tx.commit().await.map_err(DbError::from)?;
+    Ok(())
+}
+
+/// The key a probe of `address` sends: a pasted one; a chosen vault key (of purpose sandboxd,
+/// bound to this address, or bound to it now); the saved connection's key (only to the address
+/// it was saved for); or this deployment's own token for its compose addresses. None: no key.
+async fn probe_key(
+    st: &AppState,
+    caller: &Caller,
+    input: &ProbeInput,
+    saved: Option<&Connection>,
+    address: &str,
+) -> Result<Option<ProbeKey>> {
+    if let Some(k) = input.new_key.as_ref().filter(|k| !k.expose_secret().trim().is_empty()) {
+        let token = SecretString::from(k.expose_secret().trim().to_string());
+        return Ok(Some(ProbeKey { token, named: "a pasted key".into() }));
+    }
+    let chosen = input.credential_secret_id.trim();
+    let (secret_id, refused): (&str, fn(ConnectionError) -> ConnectionError) = if !chosen.is_empty() {
+        (chosen, at_field)
+    } else if let Some(id) = saved.and_then(|c| c.credential_secret_id.as_deref()) {
+        (id, std::convert::identity)
+    } else {
+        return Ok(
+            keys::local_token(st, address).map(|token| ProbeKey { token, named: "this deployment's own token".into() })
+        );
+    };
+    let mut tx = st.db.begin().await?;
+    // The saved connection's own key is bound only at the connection's own address.
+    let bind = match saved {
+        Some(c) if c.credential_secret_id.as_deref() == Some(secret_id) && c.address.as_deref() == Some(address) => {
+            Bind::Here
+        }
+        Some(_) if chosen.is_empty() => Bind::Never,
+        _ => Bind::IfUnused,
+    };
+    let kind = ConnectionKind::Sandboxd;
+    let secret = keys::claim(st, &mut tx, caller, secret_id, kind, Some(address), bind).await.map_err(refused)?;
+    let token = keys::reveal(st, &mut tx, &caller.org_id, &secret).await?;
+    tx.commit().await.map_err(DbError::from)?;
+    Ok(Some(ProbeKey { token, named: format!("vault key “{}”", secret.name) }))
+}
+
+/// Asks the host of a saved connection, with its stored credential (only when that key was saved
+/// for the connection's address).
 pub async fn probe_saved(st: &AppState, caller: &Caller, id: &str) -> Result<Probe> {
     let conn = get(st, caller, id).await?;
     let input = ProbeInput {

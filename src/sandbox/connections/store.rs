@@ -167,3 +167,14 @@ pub async fn organization_names(c: &mut Conn) -> DbResult<Vec<(String, String)>>
     .fetch_all(c)
     .await?)
 }
+
+/// The names of the connections of `org_id` whose credential is secret `secret_id`.
+pub async fn names_using_secret(c: &mut Conn, org_id: &str, secret_id: &str) -> DbResult<Vec<String>> {
+    Ok(sqlx::query_scalar(
+        "SELECT name FROM sandbox_connections WHERE organization_id = $1 AND credential_secret_id = $2 ORDER BY name",
+    )
+    .bind(org_id)
+    .bind(secret_id)
+    .fetch_all(c)
+    .await?)
+}
