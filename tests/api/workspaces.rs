@@ -90,6 +90,20 @@ impl<'a> Org<'a> {
         assert_eq!(r.status, 200, "{}", r.body);
     }
 
+    /// Purges the session of `run`'s workspace on the host directly, files and all, as a
+    /// workspace TTL or a rebuilt host would.
+    pub(crate) async fn purge_behind_our_back(&self, peer: &Peer, run: &str) {
+        let state = self.ws(run, Method::GET, "state", None).await.json();
+        let key = state["session_key"].as_str().expect("key").to_string();
+        let r = reqwest::Client::new()
+            .delete(format!("{}/sessions/{key}?purge=true", peer.url))
+            .header("X-Sandbox-Token", &peer.token)
+            .send()
+            .await
+            .expect("purge");
+        assert_eq!(r.status(), 204);
+    }
+
     /// (operation, target, ok, detail) of a run's rows, in order.
     pub(crate) async fn rows(&self, run: &str) -> Vec<(String, String, bool, String)> {
         let mut c = self.app.state.db.conn().await.expect("conn");
@@ -365,14 +379,7 @@ db_test! {
         assert_eq!(o.write(&r1, "work.txt", "important").await.status, 204);
         o.finish(&r1).await;
         // Behind our back: the host purges the session and its files.
-        let key = o.ws(&r1, Method::GET, "state", None).await.json()["session_key"].as_str().expect("key").to_string();
-        let r = reqwest::Client::new()
-            .delete(format!("{}/sessions/{key}?purge=true", peer.url))
-            .header("X-Sandbox-Token", &peer.token)
-            .send()
-            .await
-            .expect("purge");
-        assert_eq!(r.status(), 204);
+        o.purge_behind_our_back(peer, &r1).await;
 
         let r2 = o.run(&agent, Some(&conv), json!({})).await;
         let p = o.read(&r2, "work.txt").await.problem(410);

@@ -139,14 +139,7 @@ db_test! {
         let r1 = o.run(&agent, Some(&conv), json!({})).await;
         assert_eq!(o.write(&r1, "work.txt", "important").await.status, 204);
         o.finish(&r1).await;
-        let key = o.ws(&r1, Method::GET, "state", None).await.json()["session_key"].as_str().expect("key").to_string();
-        let r = reqwest::Client::new()
-            .delete(format!("{}/sessions/{key}?purge=true", peer.url))
-            .header("X-Sandbox-Token", &peer.token)
-            .send()
-            .await
-            .expect("purge");
-        assert_eq!(r.status(), 204);
+        o.purge_behind_our_back(peer, &r1).await;
 
         // The run that meets the loss is told, and never finishes.
         let r2 = o.run(&agent, Some(&conv), json!({})).await;
