@@ -55,7 +55,9 @@ pub fn load_or_create_key_file(path: &Path) -> anyhow::Result<MasterKey> {
     }
     if let Some(parent) = path.parent() {
         if !parent.as_os_str().is_empty() {
-            std::fs::create_dir_all(parent)?;
+            // The data folder holds the key and the database: readable by this account only.
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(parent)?;
         }
     }
     let mut key = [0u8; 32];
@@ -137,6 +139,8 @@ mod tests {
         {
             use std::os::unix::fs::PermissionsExt;
             assert_eq!(std::fs::metadata(&path).expect("meta").permissions().mode() & 0o777, 0o600);
+            let folder = dir.path().join("sub");
+            assert_eq!(std::fs::metadata(folder).expect("meta").permissions().mode() & 0o777, 0o700);
         }
     }
 }
