@@ -90,6 +90,19 @@ impl<'a> Org<'a> {
         assert_eq!(r.status, 200, "{}", r.body);
     }
 
+    /// An agent and a conversation whose workspace held `work.txt` until the host purged it
+    /// behind our back (after its run finished).
+    pub(crate) async fn conversation_whose_files_are_gone(&self, peer: &Peer) -> (String, String) {
+        self.connect(peer).await;
+        let agent = self.agent(service_agent("keeper", "conversation")).await;
+        let conv = self.conversation(&agent, json!({})).await;
+        let r1 = self.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(self.write(&r1, "work.txt", "important").await.status, 204);
+        self.finish(&r1).await;
+        self.purge_behind_our_back(peer, &r1).await;
+        (agent, conv)
+    }
+
     /// Purges the session of `run`'s workspace on the host directly, files and all, as a
     /// workspace TTL or a rebuilt host would.
     pub(crate) async fn purge_behind_our_back(&self, peer: &Peer, run: &str) {
@@ -372,14 +385,7 @@ db_test! {
     async fn a_session_whose_files_are_gone_is_reported_lost_not_replaced(app: TestApp) {
         let peer = peer::shared().await;
         let o = Org::new(&app).await;
-        o.connect(peer).await;
-        let agent = o.agent(service_agent("keeper", "conversation")).await;
-        let conv = o.conversation(&agent, json!({})).await;
-        let r1 = o.run(&agent, Some(&conv), json!({})).await;
-        assert_eq!(o.write(&r1, "work.txt", "important").await.status, 204);
-        o.finish(&r1).await;
-        // Behind our back: the host purges the session and its files.
-        o.purge_behind_our_back(peer, &r1).await;
+        let (agent, conv) = o.conversation_whose_files_are_gone(peer).await;
 
         let r2 = o.run(&agent, Some(&conv), json!({})).await;
         let p = o.read(&r2, "work.txt").await.problem(410);

@@ -133,13 +133,7 @@ db_test! {
     async fn a_loss_is_reported_to_the_run_that_met_it_and_the_next_run_opens_fresh(app: TestApp) {
         let peer = peer::shared().await;
         let o = Org::new(&app).await;
-        o.connect(peer).await;
-        let agent = o.agent(service_agent("keeper", "conversation")).await;
-        let conv = o.conversation(&agent, json!({})).await;
-        let r1 = o.run(&agent, Some(&conv), json!({})).await;
-        assert_eq!(o.write(&r1, "work.txt", "important").await.status, 204);
-        o.finish(&r1).await;
-        o.purge_behind_our_back(peer, &r1).await;
+        let (agent, conv) = o.conversation_whose_files_are_gone(peer).await;
 
         // The run that meets the loss is told, and never finishes.
         let r2 = o.run(&agent, Some(&conv), json!({})).await;
