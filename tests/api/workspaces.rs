@@ -444,14 +444,7 @@ db_test! {
         let key = o.ws(&run, Method::GET, "state", None).await.json()["session_key"].as_str().expect("key").to_string();
         assert!(key.starts_with("xr-"));
         o.finish(&run).await;
-        let tree = reqwest::Client::new()
-            .post(format!("{}/workspaces/{key}/tree", peer.url))
-            .header("X-Sandbox-Token", &peer.token)
-            .json(&json!({}))
-            .send()
-            .await
-            .expect("tree");
-        assert_eq!(tree.status(), 404, "the run's files were purged");
+        assert_eq!(host_tree_status(peer, &key).await, 404, "the run's files were purged");
     }
 }
 
@@ -528,14 +521,7 @@ db_test! {
         assert!(p["detail"].as_str().is_some_and(|d| d.contains("switched off")), "{p}");
         // Finishing still destroys the run's sandbox on the host.
         o.finish(&run).await;
-        let tree = reqwest::Client::new()
-            .post(format!("{}/workspaces/{key}/tree", peer.url))
-            .header("X-Sandbox-Token", &peer.token)
-            .json(&json!({}))
-            .send()
-            .await
-            .expect("tree");
-        assert_eq!(tree.status(), 404, "the switched-off connection's session was purged");
+        assert_eq!(host_tree_status(peer, &key).await, 404, "the switched-off connection's session was purged");
     }
 }
 
@@ -567,4 +553,17 @@ db_test! {
         // Only the one legitimate write was recorded.
         assert_eq!(o.rows(&run).await, vec![row("write", "/workspace/ok.txt", true, "4 bytes")]);
     }
+}
+
+/// The status the host answers for a workspace's file tree, asked directly (404: no files).
+async fn host_tree_status(peer: &Peer, key: &str) -> u16 {
+    reqwest::Client::new()
+        .post(format!("{}/workspaces/{key}/tree", peer.url))
+        .header("X-Sandbox-Token", &peer.token)
+        .json(&json!({}))
+        .send()
+        .await
+        .expect("tree")
+        .status()
+        .as_u16()
 }
