@@ -10,6 +10,8 @@ use crate::web::route::ApiRoute;
 /// Every API route of the product.
 pub fn routes() -> Vec<ApiRoute> {
     let mut all = Vec::new();
+    // Before `/api/v1/members/{id}`, which would also match `/api/v1/members/invitations`.
+    all.extend(crate::orgs::invitations::api::routes());
     all.extend(crate::orgs::api::routes());
     all.extend(crate::tokens::api::routes());
     all.extend(crate::vault::api::routes());
@@ -44,6 +46,8 @@ async fn openapi_json() -> HttpResponse {
         crate::orgs::api::add_member,
         crate::orgs::api::change_member_role,
         crate::orgs::api::remove_member,
+        crate::orgs::invitations::api::list_invitations,
+        crate::orgs::invitations::api::revoke_invitation,
         crate::tokens::api::list_tokens,
         crate::tokens::api::create_token,
         crate::tokens::api::revoke_token,

@@ -6,7 +6,7 @@ pub struct AuditEvent {
     pub id: String,
     /// Who did it: an account's e-mail, `token <name>`, or a system actor like `sign-in`.
     pub actor_label: String,
-    /// What happened, e.g. `member.added`, `vault.secret_rotated`.
+    /// What happened, e.g. `member.invited`, `vault.secret_rotated`.
     pub action: String,
     pub target: String,
     pub detail: String,

@@ -1,6 +1,7 @@
 //! What signing up, signing in and sessions can come to.
 
 use crate::db::DbError;
+use crate::orgs::invitations::error::InvitationError;
 use crate::validate::FieldErrors;
 
 /// The outcomes of the account rules, in the words a person reads where there are any.
@@ -11,6 +12,12 @@ pub enum AuthError {
     Invalid(FieldErrors),
     #[error("The e-mail or password is wrong.")]
     BadCredentials,
+    /// Accepting an invitation with a password that is not its account's.
+    #[error("This e-mail address has an account, and that is not its password.")]
+    WrongPassword,
+    /// The invitation being accepted cannot be (unknown, used, revoked, expired).
+    #[error(transparent)]
+    Invitation(InvitationError),
     #[error("Too many failed sign-ins for this account. Try again in {} minutes.", .retry_after.div_ceil(60))]
     LockedOut { retry_after: u64 },
     /// First-run setup was asked for again: it exists only while no account does.

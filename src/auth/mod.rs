@@ -2,6 +2,7 @@
 
 pub mod accounts;
 pub mod error;
+pub mod joining;
 pub mod pages;
 pub mod password;
 pub mod secrets;

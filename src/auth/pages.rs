@@ -42,7 +42,8 @@ fn html(status: StatusCode, body: String, cookie: Option<Cookie<'static>>) -> Ht
     res.body(body)
 }
 
-fn session_cookie(st: &AppState, s: &NewSession) -> Cookie<'static> {
+/// The sign-in cookie of a new session.
+pub fn session_cookie(st: &AppState, s: &NewSession) -> Cookie<'static> {
     Cookie::build(csrf::SESSION_COOKIE, s.cookie_value.clone())
         .path("/")
         .http_only(true)

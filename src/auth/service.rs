@@ -112,54 +112,20 @@ pub async fn login(st: &AppState, input: LoginInput) -> Result<NewSession, AuthE
     }
     errors.into_result().map_err(AuthError::Invalid)?;
 
-    let cfg = &st.config.auth;
-    let window_ms = cfg.login_window_minutes as i64 * 60_000;
     let now = db::now_ms();
+    let failures = ensure_not_locked(st, &email, now).await?;
     let mut c = st.db.conn().await?;
-    let (failures, oldest) = store::failures_since(&mut c, &email, now - window_ms).await?;
-    if failures >= cfg.login_max_failures as i64 {
-        let retry_after = ((oldest.unwrap_or(now) + window_ms - now).max(1000) / 1000) as u64;
-        tracing::warn!(event = "sign_in_locked", "sign-in refused: too many failures for this account");
-        return Err(AuthError::LockedOut { retry_after });
-    }
     let user = store::find_user_by_email(&mut c, &email).await?;
     drop(c);
     let ok = password::verify(input.password, user.as_ref().map(|u| u.password_hash.clone())).await?;
     let mut tx = st.db.begin().await?;
     let Some(user) = user.filter(|_| ok) else {
-        store::insert_failure(&mut tx, &email, now).await?;
-        let user = store::find_user_by_email(&mut tx, &email).await?;
-        if let Some(u) = &user {
-            let locked = failures + 1 >= cfg.login_max_failures as i64;
-            for org_id in orgs::organization_ids_of(&mut tx, &u.id).await? {
-                audit::record(
-                    &mut tx,
-                    &org_id,
-                    &Actor::system("sign-in"),
-                    "sign_in.failed",
-                    &u.email,
-                    "wrong password",
-                )
-                .await?;
-                if locked {
-                    audit::record(
-                        &mut tx,
-                        &org_id,
-                        &Actor::system("sign-in"),
-                        "sign_in.locked",
-                        &u.email,
-                        &format!("{} failures within {} minutes", cfg.login_max_failures, cfg.login_window_minutes),
-                    )
-                    .await?;
-                }
-            }
-        }
+        record_failure(st, &mut tx, &email, failures, now, "wrong password").await?;
         tx.commit().await.map_err(db::DbError::from)?;
         tracing::info!(event = "sign_in_failed", "sign-in failed");
         return Err(AuthError::BadCredentials);
     };
-    store::clear_failures(&mut tx, &email, None).await?;
-    store::clear_failures(&mut tx, &email, Some(now - window_ms)).await?;
+    clear_failures(st, &mut tx, &email, now).await?;
     let org = orgs::organization_ids_of(&mut tx, &user.id).await?.into_iter().next();
     let session = create_session(st, &mut tx, &user.id, org.as_deref()).await?;
     tx.commit().await.map_err(db::DbError::from)?;
@@ -167,7 +133,57 @@ pub async fn login(st: &AppState, input: LoginInput) -> Result<NewSession, AuthE
     Ok(session)
 }
 
-async fn create_session(
+/// The failures of `email` within the window, or [`AuthError::LockedOut`] once they reach the
+/// limit: /login and accepting an invitation with a password share this per-account limit.
+pub(super) async fn ensure_not_locked(st: &AppState, email: &str, now: i64) -> Result<i64, AuthError> {
+    let cfg = &st.config.auth;
+    let window_ms = cfg.login_window_minutes as i64 * 60_000;
+    let mut c = st.db.conn().await?;
+    let (failures, oldest) = store::failures_since(&mut c, email, now - window_ms).await?;
+    if failures >= cfg.login_max_failures as i64 {
+        let retry_after = ((oldest.unwrap_or(now) + window_ms - now).max(1000) / 1000) as u64;
+        tracing::warn!(event = "sign_in_locked", "sign-in refused: too many failures for this account");
+        return Err(AuthError::LockedOut { retry_after });
+    }
+    Ok(failures)
+}
+
+/// Counts a wrong password for `email` (`failures` before it) and, when the account exists,
+/// records `sign_in.failed` (`detail`) and on reaching the limit `sign_in.locked` in each of its
+/// organizations.
+pub(super) async fn record_failure(
+    st: &AppState,
+    c: &mut db::Conn,
+    email: &str,
+    failures: i64,
+    now: i64,
+    detail: &str,
+) -> Result<(), AuthError> {
+    let cfg = &st.config.auth;
+    store::insert_failure(c, email, now).await?;
+    let Some(u) = store::find_user_by_email(c, email).await? else {
+        return Ok(());
+    };
+    let locked = failures + 1 >= cfg.login_max_failures as i64;
+    for org_id in orgs::organization_ids_of(c, &u.id).await? {
+        audit::record(c, &org_id, &Actor::system("sign-in"), "sign_in.failed", &u.email, detail).await?;
+        if locked {
+            let detail = format!("{} failures within {} minutes", cfg.login_max_failures, cfg.login_window_minutes);
+            audit::record(c, &org_id, &Actor::system("sign-in"), "sign_in.locked", &u.email, &detail).await?;
+        }
+    }
+    Ok(())
+}
+
+/// A right password: the account's failures are forgotten, and everyone's stale ones.
+pub(super) async fn clear_failures(st: &AppState, c: &mut db::Conn, email: &str, now: i64) -> Result<(), AuthError> {
+    let window_ms = st.config.auth.login_window_minutes as i64 * 60_000;
+    store::clear_failures(c, email, None).await?;
+    store::clear_failures(c, email, Some(now - window_ms)).await?;
+    Ok(())
+}
+
+pub(super) async fn create_session(
     st: &AppState,
     c: &mut db::Conn,
     user_id: &str,

@@ -1,5 +1,6 @@
 //! What building the home page can come to.
 
+use crate::orgs::invitations::error::InvitationError;
 use crate::sandbox::running::error::RunningError;
 
 #[derive(Debug, thiserror::Error)]
@@ -7,4 +8,7 @@ pub enum DashboardError {
     /// The capacity cards could not be read.
     #[error(transparent)]
     Capacity(#[from] RunningError),
+    /// The caller's pending invitations could not be read.
+    #[error(transparent)]
+    Invitations(#[from] InvitationError),
 }

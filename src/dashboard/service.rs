@@ -1,9 +1,12 @@
 //! What the home page shows: where the console keeps its records and, for those who may see
-//! sandboxes, the capacity this organization uses on each switched-on host.
+//! sandboxes, the capacity this organization uses on each switched-on host, and the caller's
+//! pending invitations.
 
 use super::error::DashboardError;
 use crate::access::Caller;
 use crate::db::DbKind;
+use crate::orgs::invitations::model::InvitationRecord;
+use crate::orgs::invitations::service as invitations;
 use crate::sandbox::running::model::HostSessions;
 use crate::sandbox::running::service as running;
 use crate::state::AppState;
@@ -12,6 +15,8 @@ pub struct Home {
     pub database: &'static str,
     /// One entry per switched-on sandboxd connection; `None` for a role that may not see sandboxes.
     pub capacity: Option<Vec<HostSessions>>,
+    /// The caller's pending invitations to other organizations, to accept or decline.
+    pub invitations: Vec<InvitationRecord>,
 }
 
 pub async fn home(st: &AppState, caller: &Caller) -> Result<Home, DashboardError> {
@@ -20,5 +25,6 @@ pub async fn home(st: &AppState, caller: &Caller) -> Result<Home, DashboardError
         DbKind::Postgres => "PostgreSQL",
     };
     let capacity = if caller.role.can_see_sandboxes() { Some(running::capacity(st, caller).await?) } else { None };
-    Ok(Home { database, capacity })
+    let invitations = invitations::pending_for(&st.db, &caller.email).await?;
+    Ok(Home { database, capacity, invitations })
 }

@@ -4,14 +4,16 @@ use actix_web::web::{Data, Json, Path};
 use actix_web::HttpResponse;
 use serde::{Deserialize, Serialize};
 
+use super::invitations::model::Invitation;
+use super::invitations::service::{self as invitations, NewInvitation};
 use super::model::{Member, OrgChoice, Organization, Role};
-use super::service::{self, NewMember};
+use super::service;
 use crate::access::Via;
 use crate::api_route;
 use crate::state::AppState;
 use crate::web::error::Problem;
 use crate::web::route::ApiRoute;
-use crate::web::{ApiCaller, ApiError};
+use crate::web::{paths, ApiCaller, ApiError};
 
 pub fn routes() -> Vec<ApiRoute> {
     vec![
@@ -103,6 +105,7 @@ pub async fn list_members(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewMemberBody {
+    /// The e-mail address to invite; trimmed and lower-cased.
     #[serde(default)]
     pub email: String,
     /// owner, admin, builder, operator or member.
@@ -110,26 +113,48 @@ pub struct NewMemberBody {
     pub role: String,
 }
 
+/// An invitation just created: the same shape whether or not the e-mail address has an account.
 #[derive(Serialize, utoipa::ToSchema)]
-pub struct AddedMemberBody {
-    pub member: Member,
-    /// Set when the account was created now: give it to the person; it is never shown again.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub one_time_password: Option<String>,
+pub struct CreatedInvitationBody {
+    pub invitation: Invitation,
+    /// The invitation's code (43 URL-safe characters). It is shown only in this answer: the
+    /// console stores its SHA-256, never the code. Whoever has it can accept, so give it only to
+    /// the invited person.
+    pub invitation_code: String,
+    /// The link to give the person: `AGENTICOS_PUBLIC_URL` + `/invitations/{invitation_code}`.
+    /// It shows the organization, the role and the e-mail address; the person accepts signed in
+    /// as that address, or by entering its account's password (or choosing one when new).
+    pub accept_url: String,
 }
 
-/// Adds a person to the organization with a role no higher than the caller's (admins and owners).
+/// Invites a person by e-mail with a role no higher than the caller's (admins and owners).
+///
+/// Nobody is added now and no account is created: the answer is a pending invitation, its
+/// one-time code and the link to accept it, in the same shape whether or not the address has an
+/// account. The invitation is valid for 7 days. Inviting an address again replaces its pending
+/// invitation (the old code stops working). An address that is already a member is 422 on
+/// `email`; a role above the caller's is 422 on `role`.
 #[utoipa::path(post, path = "/api/v1/members", tag = "members", request_body = NewMemberBody,
-    responses((status = 201, body = AddedMemberBody), (status = 422, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 201, body = CreatedInvitationBody),
+        (status = 403, body = Problem, content_type = "application/problem+json",
+            description = "The caller is below admin: `https://agenticos.dev/problems/forbidden`."),
+        (status = 409, body = Problem, content_type = "application/problem+json",
+            description = "The address's pending invitation carries a role above the caller's: `https://agenticos.dev/problems/conflict`."),
+        (status = 422, body = Problem, content_type = "application/problem+json",
+            description = "A field was refused (`email`, `role`): `https://agenticos.dev/problems/invalid-input`.")))]
 pub async fn add_member(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
     body: Json<NewMemberBody>,
 ) -> Result<HttpResponse, ApiError> {
     let b = body.into_inner();
-    let added = service::add_member(&st.db, &c, NewMember { email: b.email, role: b.role }).await?;
-    Ok(HttpResponse::Created()
-        .json(AddedMemberBody { member: added.member, one_time_password: added.one_time_password }))
+    let created = invitations::invite(&st.db, &c, NewInvitation { email: b.email, role: b.role }).await?;
+    let accept_url = paths::invitation_link(&st.config.http.public_url, &created.code);
+    Ok(HttpResponse::Created().json(CreatedInvitationBody {
+        invitation: created.invitation,
+        invitation_code: created.code,
+        accept_url,
+    }))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]

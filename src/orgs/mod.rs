@@ -2,6 +2,7 @@
 
 pub mod api;
 pub mod error;
+pub mod invitations;
 pub mod model;
 pub mod pages;
 pub mod service;
@@ -15,6 +16,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/orgs/switch", web::post().to(pages::switch))
         .route("/members", web::get().to(pages::index))
         .route("/members", web::post().to(pages::add))
+        .route("/members/invitations/{id}/revoke", web::post().to(pages::revoke_invitation))
         .route("/members/{id}/role", web::post().to(pages::change_role))
         .route("/members/{id}/delete", web::post().to(pages::remove));
+    invitations::routes(cfg);
 }

@@ -7,8 +7,11 @@ use askama::Template;
 use serde::Deserialize;
 
 use super::error::OrgError;
+use super::invitations::error::InvitationError;
+use super::invitations::model::{Invitation, InvitationRecord};
+use super::invitations::service::{self as invitations, NewInvitation};
 use super::model::{Member, OrgChoice, Role};
-use super::service::{self, NewMember};
+use super::service;
 use crate::state::AppState;
 use crate::web::filters::Choice;
 use crate::web::{
@@ -21,12 +24,15 @@ pub struct NewOrgPage {
     pub csrf_token: String,
     pub email: String,
     pub orgs: Vec<OrgChoice>,
+    /// The person's pending invitations: someone without an organization lands here.
+    pub invitations: Vec<InvitationRecord>,
     pub name: String,
     pub errors: FieldErrors,
 }
 
-pub async fn new_form(who: SignedIn) -> Result<HttpResponse, PageError> {
+pub async fn new_form(st: Data<AppState>, who: SignedIn) -> Result<HttpResponse, PageError> {
     let p = NewOrgPage {
+        invitations: invitations::pending_for(&st.db, &who.email).await?,
         csrf_token: who.csrf_token,
         email: who.email,
         orgs: who.orgs,
@@ -54,6 +60,7 @@ pub async fn create(st: Data<AppState>, who: SignedIn, form: Form<NameForm>) -> 
         }
         Err(OrgError::Invalid(errors)) => {
             let p = NewOrgPage {
+                invitations: invitations::pending_for(&st.db, &who.email).await?,
                 csrf_token: who.csrf_token,
                 email: who.email,
                 orgs: who.orgs,
@@ -86,8 +93,18 @@ pub struct MembersPage {
     pub form_email: String,
     pub form_role: String,
     pub errors: FieldErrors,
-    pub added: Option<(String, String)>,
+    /// The organization's pending invitations.
+    pub invitations: Vec<Invitation>,
+    /// The invitation just created, with its link: shown on this response only.
+    pub invited: Option<Invited>,
     pub caller_role: Role,
+}
+
+/// An invitation just created, as the members page shows it once.
+pub struct Invited {
+    pub invitation: Invitation,
+    pub link: String,
+    pub code: String,
 }
 
 impl MembersPage {
@@ -98,6 +115,9 @@ impl MembersPage {
     pub fn can_edit(&self, m: &Member) -> bool {
         !m.role.outranks(self.caller_role)
     }
+    pub fn can_revoke(&self, i: &Invitation) -> bool {
+        !i.role.outranks(self.caller_role)
+    }
     pub fn role_choices(&self) -> Vec<Choice> {
         Choice::roles(&self.roles)
     }
@@ -105,6 +125,7 @@ impl MembersPage {
 
 async fn members_page(st: &AppState, caller: &PageCaller, req: &HttpRequest) -> Result<MembersPage, PageError> {
     let members = service::members(&st.db, caller).await?;
+    let invitations = invitations::list(&st.db, caller).await?;
     Ok(MembersPage {
         shell: Shell::new(caller, req, "members"),
         members,
@@ -112,7 +133,8 @@ async fn members_page(st: &AppState, caller: &PageCaller, req: &HttpRequest) -> 
         form_email: String::new(),
         form_role: "member".into(),
         errors: FieldErrors::new(),
-        added: None,
+        invitations,
+        invited: None,
         caller_role: caller.role,
     })
 }
@@ -137,21 +159,18 @@ pub async fn add(
     form: Form<MemberForm>,
 ) -> Result<HttpResponse, PageError> {
     let f = form.into_inner();
-    match service::add_member(&st.db, &caller, NewMember { email: f.email.clone(), role: f.role.clone() }).await {
-        Ok(added) => match added.one_time_password {
-            // The password is shown once, on this response, never again.
-            Some(otp) => {
-                let mut p = members_page(&st, &caller, &req).await?;
-                p.added = Some((added.member.email, otp));
-                page(&p.shell, &p)
-            }
-            None => Ok(redirect_with_flash(
-                paths::MEMBERS,
-                "success",
-                format!("{} added as {}.", added.member.email, added.member.role),
-            )),
-        },
-        Err(OrgError::Invalid(errors)) => {
+    match invitations::invite(&st.db, &caller, NewInvitation { email: f.email.clone(), role: f.role.clone() }).await {
+        // The link and its code are shown once, on this response, never again.
+        Ok(created) => {
+            let mut p = members_page(&st, &caller, &req).await?;
+            p.invited = Some(Invited {
+                link: paths::invitation_link(&st.config.http.public_url, &created.code),
+                code: created.code,
+                invitation: created.invitation,
+            });
+            page(&p.shell, &p)
+        }
+        Err(InvitationError::Invalid(errors)) => {
             let mut p = members_page(&st, &caller, &req).await?;
             p.form_email = f.email;
             p.form_role = f.role;
@@ -160,6 +179,19 @@ pub async fn add(
         }
         Err(e) => Err(e.into()),
     }
+}
+
+pub async fn revoke_invitation(
+    st: Data<AppState>,
+    caller: PageCaller,
+    id: Path<String>,
+) -> Result<HttpResponse, PageError> {
+    let i = invitations::revoke(&st.db, &caller, &id).await?;
+    Ok(redirect_with_flash(
+        paths::MEMBERS,
+        "success",
+        format!("The invitation of {} was revoked; its link no longer works.", i.email),
+    ))
 }
 
 #[derive(Deserialize)]

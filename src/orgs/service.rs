@@ -1,4 +1,5 @@
-//! Organizations and their members: create, switch, add, change role, remove.
+//! Organizations and their members: create, switch, change role, remove. People join through
+//! invitations (`invitations/`).
 
 use super::error::OrgError;
 use super::model::{Member, OrgChoice, Organization, Role};
@@ -63,46 +64,6 @@ pub async fn members(db: &Db, caller: &Caller) -> Result<Vec<Member>, OrgError> 
     }
     let mut c = db.conn().await?;
     Ok(store::members(&mut c, &caller.org_id).await?)
-}
-
-pub struct NewMember {
-    pub email: String,
-    pub role: String,
-}
-
-/// The member added, and the one-time password when the account was created now.
-pub struct AddedMember {
-    pub member: Member,
-    pub one_time_password: Option<String>,
-}
-
-pub async fn add_member(db: &Db, caller: &Caller, input: NewMember) -> Result<AddedMember, OrgError> {
-    if !caller.role.can_manage_members() {
-        return Err(OrgError::Forbidden);
-    }
-    let mut errors = FieldErrors::new();
-    let email = validate::email(&mut errors, "email", &input.email);
-    let role = validate::role(&mut errors, "role", &input.role);
-    if let Some(r) = role {
-        if r.outranks(caller.role) {
-            errors.add("role", OrgError::AboveOwnRole(caller.role).to_string());
-        }
-    }
-    errors.into_result().map_err(OrgError::Invalid)?;
-    let role = role.unwrap_or(Role::Member);
-
-    let mut tx = db.begin().await?;
-    let (user_id, otp) = accounts::find_or_create_user(&mut tx, &email).await?;
-    if store::role_of(&mut tx, &caller.org_id, &user_id).await?.is_some() {
-        return Err(OrgError::Invalid(FieldErrors::one("email", "This person is already a member.")));
-    }
-    let id = db::new_id();
-    store::insert_membership(&mut tx, &id, &caller.org_id, &user_id, role, db::now_ms()).await?;
-    let detail = if otp.is_some() { format!("as {role}; account created") } else { format!("as {role}") };
-    audit::record(&mut tx, &caller.org_id, &caller.actor(), "member.added", &email, &detail).await?;
-    let member = store::member(&mut tx, &caller.org_id, &id).await?.ok_or(OrgError::NotFound)?;
-    tx.commit().await.map_err(DbError::from)?;
-    Ok(AddedMember { member, one_time_password: otp })
 }
 
 /// Changes a member's role: never someone who outranks the caller, never above the caller's own

@@ -91,6 +91,19 @@ pub async fn member(c: &mut Conn, org_id: &str, membership_id: &str) -> DbResult
     Ok(row.map(to_member))
 }
 
+/// The member of an organization with this e-mail address.
+pub async fn member_by_email(c: &mut Conn, org_id: &str, email: &str) -> DbResult<Option<Member>> {
+    let row: Option<MemberRow> = sqlx::query_as(
+        "SELECT m.id, m.user_id, u.email, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id \
+         WHERE m.organization_id = $1 AND u.email = $2",
+    )
+    .bind(org_id)
+    .bind(email)
+    .fetch_optional(c)
+    .await?;
+    Ok(row.map(to_member))
+}
+
 pub async fn role_of(c: &mut Conn, org_id: &str, user_id: &str) -> DbResult<Option<Role>> {
     let r: Option<String> =
         sqlx::query_scalar("SELECT role FROM memberships WHERE organization_id = $1 AND user_id = $2")

@@ -13,6 +13,7 @@ use crate::audit::error::AuditError;
 use crate::auth::error::AuthError;
 use crate::dashboard::error::DashboardError;
 use crate::orgs::error::OrgError;
+use crate::orgs::invitations::error::InvitationError;
 use crate::sandbox::client::SandboxdError;
 use crate::sandbox::connections::error::{host_message, ConnectionError};
 use crate::sandbox::policy::error::PolicyError;
@@ -178,7 +179,10 @@ impl From<AuthError> for AppError {
     fn from(e: AuthError) -> Self {
         match e {
             AuthError::Invalid(f) => AppError::invalid(f),
-            e @ AuthError::BadCredentials => AppError::new(Kind::Unauthenticated, e.to_string()),
+            e @ (AuthError::BadCredentials | AuthError::WrongPassword) => {
+                AppError::new(Kind::Unauthenticated, e.to_string())
+            }
+            AuthError::Invitation(e) => e.into(),
             e @ AuthError::LockedOut { retry_after } => {
                 AppError::new(Kind::TooManyRequests, e.to_string()).with_retry_after(retry_after)
             }
@@ -198,6 +202,23 @@ impl From<OrgError> for AppError {
                 AppError::new(Kind::Conflict, e.to_string())
             }
             OrgError::Internal(e) => AppError::internal(e),
+        }
+    }
+}
+
+impl From<InvitationError> for AppError {
+    fn from(e: InvitationError) -> Self {
+        match e {
+            InvitationError::NotFound => AppError::not_found(),
+            e @ InvitationError::UnknownCode => AppError::new(Kind::NotFound, e.to_string()),
+            e @ InvitationError::Gone(_) => AppError::new(Kind::Gone, e.to_string()),
+            InvitationError::Forbidden => AppError::forbidden(),
+            e @ InvitationError::NotYours => AppError::new(Kind::Forbidden, e.to_string()),
+            InvitationError::Invalid(f) => AppError::invalid(f),
+            e @ (InvitationError::Outranked { .. } | InvitationError::AlreadyAccepted) => {
+                AppError::new(Kind::Conflict, e.to_string())
+            }
+            InvitationError::Internal(e) => AppError::internal(e),
         }
     }
 }
@@ -238,6 +259,7 @@ impl From<DashboardError> for AppError {
     fn from(e: DashboardError) -> Self {
         match e {
             DashboardError::Capacity(e) => e.into(),
+            DashboardError::Invitations(e) => e.into(),
         }
     }
 }

@@ -132,6 +132,25 @@ impl FromRequest for PageCaller {
     }
 }
 
+/// A page open to everyone that differs for a signed-in person (an invitation link): `None`
+/// without a live sign-in; any other failure is still an error.
+pub struct MaybeSignedIn(pub Option<SignedIn>);
+
+impl FromRequest for MaybeSignedIn {
+    type Error = PageError;
+    type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        Box::pin(async move {
+            match signed_in(&req).await {
+                Ok(s) => Ok(MaybeSignedIn(Some(s))),
+                Err(e) if e.kind == Kind::Unauthenticated => Ok(MaybeSignedIn(None)),
+                Err(e) => Err(PageError(e)),
+            }
+        })
+    }
+}
+
 /// The caller of an `/api/v1` route.
 pub struct ApiCaller(pub Caller);
 

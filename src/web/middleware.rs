@@ -27,7 +27,9 @@ pub async fn request_context(
         is_htmx: req.headers().contains_key("hx-request"),
         is_api: req.path().starts_with("/api/"),
     };
-    let span = tracing::info_span!("request", request_id = %request_id, method = %req.method(), path = %req.path());
+    // An invitation link's code is a credential: the log shows its path without it.
+    let path = super::paths::for_log(req.path()).into_owned();
+    let span = tracing::info_span!("request", request_id = %request_id, method = %req.method(), path = %path);
     let started = std::time::Instant::now();
     let fut = REQUEST.scope(ctx, next.call(req));
     let mut res = fut.instrument(span.clone()).await?;

@@ -11,6 +11,10 @@ pub const ORGS_NEW: &str = "/orgs/new";
 pub const ORGS: &str = "/orgs";
 pub const ORGS_SWITCH: &str = "/orgs/switch";
 pub const MEMBERS: &str = "/members";
+/// The members page's pending invitations (their actions).
+pub const MEMBER_INVITATIONS: &str = "/members/invitations";
+/// Invitation links (`/invitations/{code}`) and the invitee's own actions.
+pub const INVITATIONS: &str = "/invitations";
 pub const TOKENS: &str = "/tokens";
 pub const VAULT: &str = "/vault";
 pub const AUDIT: &str = "/audit";
@@ -77,6 +81,10 @@ macro_rules! item_paths {
 item_paths! {
     member_role => MEMBERS / "role";
     member_delete => MEMBERS / "delete";
+    invitation_revoke => MEMBER_INVITATIONS / "revoke";
+    invitation => INVITATIONS;
+    invitation_accept => INVITATIONS / "accept";
+    invitation_decline => INVITATIONS / "decline";
     token_revoke => TOKENS / "revoke";
     secret_rotate => VAULT / "rotate";
     secret_delete => VAULT / "delete";
@@ -94,6 +102,19 @@ item_paths! {
     agent_save => save AGENTS;
     conversation => CONVERSATIONS;
     conversation_workspace => CONVERSATIONS / "workspace";
+}
+
+/// The invitation link to give a person: `AGENTICOS_PUBLIC_URL` and `/invitations/{code}`.
+pub fn invitation_link(public_url: &url::Url, code: &str) -> String {
+    format!("{}{}", public_url.as_str().trim_end_matches('/'), invitation(code))
+}
+
+/// A request path as logs may show it: an invitation link's code is replaced by `…`.
+pub fn for_log(path: &str) -> std::borrow::Cow<'_, str> {
+    match path.strip_prefix(INVITATIONS).and_then(|rest| rest.strip_prefix('/')) {
+        Some(code) if !code.is_empty() && !code.contains('/') => format!("{INVITATIONS}/…").into(),
+        _ => path.into(),
+    }
 }
 
 pub fn audit_page(page: u32) -> String {
@@ -127,6 +148,10 @@ mod tests {
     fn item_paths_sit_under_their_collection() {
         assert_eq!(member_role("m1"), "/members/m1/role");
         assert_eq!(member_delete("m1"), "/members/m1/delete");
+        assert_eq!(invitation_revoke("i1"), "/members/invitations/i1/revoke");
+        assert_eq!(invitation("c0de"), "/invitations/c0de");
+        assert_eq!(invitation_accept("i1"), "/invitations/i1/accept");
+        assert_eq!(invitation_decline("i1"), "/invitations/i1/decline");
         assert_eq!(token_revoke("t1"), "/tokens/t1/revoke");
         assert_eq!(secret_rotate("s1"), "/vault/s1/rotate");
         assert_eq!(secret_delete("s1"), "/vault/s1/delete");
@@ -149,6 +174,17 @@ mod tests {
         assert_eq!(connection_save(Some("c1")), "/sandboxes/c1");
         assert_eq!(agent_save(None), "/agents");
         assert_eq!(agent_save(Some("a1")), "/agents/a1");
+    }
+
+    #[test]
+    fn an_invitation_link_is_absolute_and_its_code_never_reaches_a_log() {
+        let public = url::Url::parse("https://console.example.com").expect("url");
+        assert_eq!(invitation_link(&public, "c0de"), "https://console.example.com/invitations/c0de");
+        let below = url::Url::parse("https://example.com/console/").expect("url");
+        assert_eq!(invitation_link(&below, "c0de"), "https://example.com/console/invitations/c0de");
+        assert_eq!(for_log("/invitations/c0de"), "/invitations/…");
+        assert_eq!(for_log("/invitations/i1/accept"), "/invitations/i1/accept");
+        assert_eq!(for_log("/members"), "/members");
     }
 
     #[test]

@@ -1,0 +1,81 @@
+//! Joining an organization from an invitation link without a sign-in: one password field serves
+//! both an existing account (its password, checked with argon2id and counted by the same
+//! per-account limit as /login) and a new one (the password it will have, under the usual rules).
+//! Taking the invitation, creating the account, adding the membership and starting the session
+//! happen in one transaction.
+
+use secrecy::{ExposeSecret, SecretString};
+
+use super::error::AuthError;
+use super::service::{clear_failures, create_session, ensure_not_locked, record_failure, NewSession};
+use super::{password, store};
+use crate::db::{self, DbError};
+use crate::orgs::invitations::model::InvitationRecord;
+use crate::orgs::invitations::service as invitations;
+use crate::state::AppState;
+use crate::validate::{self, FieldErrors};
+
+/// The person joined: their new sign-in and the invitation they accepted.
+pub struct Joined {
+    pub session: NewSession,
+    pub invitation: InvitationRecord,
+}
+
+/// Accepts the invitation of `code` for whoever knows the password of its e-mail address's
+/// account, or creates that account with `password` when there is none.
+pub async fn join_with_password(st: &AppState, code: &str, password_raw: SecretString) -> Result<Joined, AuthError> {
+    let inv = invitations::by_code(&st.db, code).await.map_err(AuthError::Invitation)?;
+    if password_raw.expose_secret().is_empty() {
+        let message = "Enter your password, or choose one if you are new here.";
+        return Err(AuthError::Invalid(FieldErrors::one("password", message)));
+    }
+    let email = inv.email.clone();
+    let now = db::now_ms();
+    let failures = ensure_not_locked(st, &email, now).await?;
+    let mut c = st.db.conn().await?;
+    let existing = store::find_user_by_email(&mut c, &email).await?;
+    drop(c);
+
+    let (user_id, new_hash) = match existing {
+        Some(user) => {
+            if !password::verify(password_raw, Some(user.password_hash)).await? {
+                let mut tx = st.db.begin().await?;
+                record_failure(st, &mut tx, &email, failures, now, "wrong password at an invitation").await?;
+                tx.commit().await.map_err(DbError::from)?;
+                tracing::info!(event = "invitation_sign_in_failed", "wrong password at an invitation");
+                return Err(AuthError::WrongPassword);
+            }
+            (user.id, None)
+        }
+        None => {
+            let mut errors = FieldErrors::new();
+            validate::new_password(&mut errors, "password", password_raw.expose_secret());
+            errors.into_result().map_err(AuthError::Invalid)?;
+            (db::new_id(), Some(password::hash(password_raw).await?))
+        }
+    };
+
+    let mut tx = st.db.begin().await?;
+    let note = match &new_hash {
+        Some(hash) => {
+            // An account created for this address meanwhile has a password nobody checked here.
+            match store::insert_user(&mut tx, &user_id, &email, hash, now).await {
+                Err(e) if e.is_conflict() => {
+                    let message = "An account for this e-mail address was just created. Enter its password.";
+                    return Err(AuthError::Invalid(FieldErrors::one("password", message)));
+                }
+                other => other?,
+            }
+            "account created"
+        }
+        None => {
+            clear_failures(st, &mut tx, &email, now).await?;
+            ""
+        }
+    };
+    invitations::accept_in(&mut tx, &inv, &user_id, &email, note).await.map_err(AuthError::Invitation)?;
+    let session = create_session(st, &mut tx, &user_id, Some(&inv.organization_id)).await?;
+    tx.commit().await.map_err(DbError::from)?;
+    tracing::info!(event = "invitation_accepted", user_id = %user_id, organization_id = %inv.organization_id, "joined");
+    Ok(Joined { session, invitation: inv })
+}
