@@ -37,14 +37,14 @@ db_test! {
         b.wait_for("nav.sidebar-nav").await?;
         assert_eq!(b.text("main h1").await?, OWNER_ORG);
 
-        // An htmx-boosted page change keeps working (members page, add a member).
+        // An htmx-boosted page change keeps working (members page, invite a person).
         b.click("nav.sidebar-nav a[href='/members']").await?;
         b.wait_for("#member-email").await?;
         b.fill("#member-email", "teammate@example.com").await?;
         b.click("form[action='/members'] button[type=submit]").await?;
-        b.wait_for("#one-time-password").await?;
-        // A full navigation may still be parsing the table when the password above it appears.
-        b.wait_for_text("#members-table", "teammate@example.com").await?;
+        b.wait_for("#invitation-link").await?;
+        // A full navigation may still be parsing the table when the link above it appears.
+        b.wait_for_text("#invitations-table", "teammate@example.com").await?;
         shot(&b, "members").await?;
 
         b.click(".user-menu button[type=submit]").await?;
@@ -52,6 +52,46 @@ db_test! {
         assert_eq!(b.current_path().await?, "/login");
         assert_eq!(app.count("login_sessions").await, 0);
         shot(&b, "login").await?;
+        b.close().await
+    }
+}
+
+db_test! {
+    async fn an_invited_person_chooses_a_password_and_lands_in_the_organization(app: TestApp) -> anyhow::Result<()> {
+        if !browser::browser_or_skip("an_invited_person_chooses_a_password_and_lands_in_the_organization") {
+            return Ok(());
+        }
+        app.setup_owner().await;
+        let b = Browser::start().await?;
+        sign_in(&b, &app.address).await?;
+        b.click("nav.sidebar-nav a[href='/members']").await?;
+        b.wait_for("#member-email").await?;
+        b.fill("#member-email", "newcomer@example.com").await?;
+        b.wait_for("#member-role").await?.select_by_value("builder").await?;
+        b.click("form[action='/members'] button[type=submit]").await?;
+        let link = b.wait_for_text("#invitation-link", "/invitations/").await?;
+        b.wait_for_text("#invitations-table", "newcomer@example.com").await?;
+        shot(&b, "invited").await?;
+        b.click(".user-menu button[type=submit]").await?;
+        b.wait_for("#password").await?;
+
+        // The newcomer, in a browser with no sign-in, opens the link.
+        b.goto(&format!("{}{}", app.address, crate::helpers::link_path(&link))).await?;
+        b.wait_for("#join-button").await?;
+        assert_eq!(b.text("#invitation-organization").await?, OWNER_ORG);
+        assert_eq!(b.text("#invitation-email").await?, "newcomer@example.com");
+        assert!(b.text("#password-hint").await?.contains("choose one if you are new here"));
+        shot(&b, "invitation").await?;
+        b.fill("#password", "short").await?;
+        b.click("#join-button").await?;
+        b.wait_for_text("#password-error", "at least 10").await?;
+        b.fill("#password", "a newcomer's password").await?;
+        b.click("#join-button").await?;
+        b.wait_for("nav.sidebar-nav").await?;
+        assert_eq!(b.current_path().await?, "/");
+        assert_eq!(b.text("main h1").await?, OWNER_ORG);
+        assert!(b.text("#flash").await?.contains("You joined as builder"));
+        assert!(b.text(".user-menu").await?.contains("newcomer@example.com"));
         b.close().await
     }
 }

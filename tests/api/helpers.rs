@@ -16,6 +16,8 @@ use sqlx::Connection;
 pub const OWNER_EMAIL: &str = "owner@example.com";
 pub const OWNER_PASSWORD: &str = "correct horse battery";
 pub const OWNER_ORG: &str = "Acme";
+/// The password `member_with_role` chooses for each new member.
+pub const MEMBER_PASSWORD: &str = "member password 1";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -318,16 +320,37 @@ impl TestApp {
         c
     }
 
-    /// Adds a member to the owner's organization and returns a signed-in client for them.
-    pub async fn member_with_role(&self, email: &str, role: &str) -> Client {
+    /// Runs one SQL statement against the test's database (to put a row in a state no route
+    /// reaches in a test's time, such as an expired invitation).
+    pub async fn execute(&self, sql: &str) {
+        let mut c = self.state.db.conn().await.expect("conn");
+        sqlx::query(sql).execute(&mut *c).await.expect("execute");
+    }
+
+    /// Invites `email` to the default client's current organization through the members page,
+    /// returning the path of the invitation link it shows once.
+    pub async fn invite(&self, email: &str, role: &str) -> String {
         let r = self.web.post_form("/members", &[("email", email), ("role", role)]).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.body);
-        let otp = r.select_text("#one-time-password").expect("one-time password shown");
+        let link = r.select_text("#invitation-link").expect("the invitation link is shown once");
+        link_path(&link)
+    }
+
+    /// Adds a member to the owner's organization: invites them through /members, opens the link
+    /// in a fresh client, chooses a password there, and returns that client, signed in.
+    pub async fn member_with_role(&self, email: &str, role: &str) -> Client {
+        let link = self.invite(email, role).await;
         let c = self.new_client();
-        let r = c.post_login(email, &otp).await;
+        let r = c.accept_invitation(&link, MEMBER_PASSWORD).await;
         assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
+        assert_eq!(r.location().as_deref(), Some("/"));
         c
     }
+}
+
+/// The path of an invitation link (the links carry `AGENTICOS_PUBLIC_URL`, port 0 in tests).
+pub fn link_path(link: &str) -> String {
+    url::Url::parse(link).unwrap_or_else(|e| panic!("{link:?} is no URL: {e}")).path().to_string()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -464,6 +487,15 @@ impl Client {
         let token = page.select_attr("input[name=csrf_token]", "value").expect("login form has a CSRF token");
         let form = [("email", email), ("password", password), ("csrf_token", &token)];
         self.send(self.http.post(self.url("/login")).form(&form)).await
+    }
+
+    /// Opens an invitation link and posts its form with `password` and the page's CSRF token.
+    pub async fn accept_invitation(&self, path: &str, password: &str) -> Resp {
+        let page = self.get(path).await;
+        assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+        let token = page.select_attr("input[name=csrf_token]", "value").expect("the invitation page has a form");
+        let form = [("password", password), ("csrf_token", &token)];
+        self.send(self.http.post(self.url(path)).form(&form)).await
     }
 
     // -- API with this client's session (CSRF header) ------------------------------------------

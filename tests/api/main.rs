@@ -15,6 +15,7 @@ mod cli_sandbox;
 mod csrf;
 mod edge;
 mod health;
+mod invitations;
 mod isolation;
 mod key_binding;
 mod members;

@@ -1,7 +1,7 @@
 use reqwest::Method;
 
 use crate::db_test;
-use crate::helpers::OWNER_PASSWORD;
+use crate::helpers::{MEMBER_PASSWORD, OWNER_PASSWORD};
 
 async fn membership_id(app: &crate::helpers::TestApp, email: &str) -> String {
     app.scalar_strings(&format!(
@@ -12,37 +12,49 @@ async fn membership_id(app: &crate::helpers::TestApp, email: &str) -> String {
 }
 
 db_test! {
-    async fn adding_a_new_person_shows_a_one_time_password_once(app: TestApp) {
+    async fn inviting_a_new_person_shows_the_link_once_and_adds_nobody_until_they_accept(app: TestApp) {
         app.setup_owner().await;
         let r = app.web.post_form("/members", &[("email", "New@Example.com"), ("role", "builder")]).await;
         assert_eq!(r.status, 200);
-        let otp = r.select_text("#one-time-password").expect("shown once");
-        assert!(r.select_all("#members-table tbody tr").iter().any(|row| row.contains("new@example.com") && row.contains("Builder")));
+        assert!(r.select_text("#one-time-password").is_none(), "no password is made for anyone");
+        let link = r.select_text("#invitation-link").expect("shown once");
+        let code = r.select_text("#invitation-code").expect("shown once");
+        assert!(link.ends_with(&format!("/invitations/{code}")), "{link}");
+        assert!(r.select_all("#members-table tbody tr").iter().all(|row| !row.contains("new@example.com")));
+        let pending = r.select_all("#invitations-table tbody tr");
+        assert!(pending.len() == 1 && pending[0].contains("new@example.com") && pending[0].contains("Builder"), "{pending:?}");
+        assert_eq!((app.count("users").await, app.count("memberships").await), (1, 1), "no account, no membership yet");
         let again = app.web.get("/members").await;
-        assert!(!again.body.contains(&otp));
+        assert!(!again.body.contains(&code), "the code is shown only once");
+        assert!(again.select_text("#invitations-table").is_some_and(|t| t.contains("new@example.com")));
+
         let c = app.new_client();
-        assert_eq!(c.post_login("new@example.com", &otp).await.status, 303);
+        let joined = c.accept_invitation(&crate::helpers::link_path(&link), MEMBER_PASSWORD).await;
+        assert_eq!(joined.status, 303, "{}", joined.body);
         let me = c.api(Method::GET, "/api/v1/me", None).await.json();
-        assert_eq!(me["role"], "builder");
-        let actions = app.scalar_strings("SELECT action FROM audit_events WHERE action = 'member.added'").await;
-        assert_eq!(actions.len(), 1);
+        assert_eq!((me["email"].as_str(), me["role"].as_str()), (Some("new@example.com"), Some("builder")));
+        assert_eq!(app.new_client().post_login("new@example.com", MEMBER_PASSWORD).await.status, 303);
+        let actions = app.scalar_strings("SELECT action FROM audit_events WHERE action LIKE 'member.%' ORDER BY seq").await;
+        assert_eq!(actions, vec!["member.invited".to_string(), "member.joined".to_string()]);
+        assert!(app.web.get("/members").await.select_text("#invitations-table").is_none(), "no longer pending");
     }
 }
 
 db_test! {
-    async fn an_existing_account_is_added_without_a_new_password(app: TestApp) {
+    async fn an_existing_account_is_invited_not_added_and_a_member_is_refused(app: TestApp) {
         app.setup_owner().await;
-        let _other = app.other_org_user("bob@example.com", "Bob Inc").await;
+        let bob = app.other_org_user("bob@example.com", "Bob Inc").await;
         let r = app.web.post_form("/members", &[("email", "bob@example.com"), ("role", "operator")]).await;
-        assert_eq!(r.status, 303, "{}", r.body);
-        let page = app.web.get("/members").await;
-        assert!(page.body.contains("bob@example.com added as operator."));
-        assert!(page.select_text("#one-time-password").is_none());
-        let dup = app.web.post_form("/members", &[("email", "bob@example.com"), ("role", "member")]).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert!(r.select_text("#invitation-link").is_some(), "the same answer as for a new e-mail");
+        assert!(r.select_all("#members-table tbody tr").iter().all(|row| !row.contains("bob@example.com")));
+        let orgs = bob.api(Method::GET, "/api/v1/organizations", None).await.json();
+        assert_eq!(orgs.as_array().map(Vec::len), Some(1), "Bob does not see Acme before he accepts: {orgs}");
+        let dup = app.web.post_form("/members", &[("email", "Owner@example.com"), ("role", "member")]).await;
         assert_eq!(dup.status, 422);
         assert!(dup.field_error("member-email").is_some_and(|m| m.contains("already a member")));
-        let c = app.new_client();
-        assert_eq!(c.post_login("bob@example.com", OWNER_PASSWORD).await.status, 303);
+        assert_eq!(app.count("invitations").await, 1);
+        assert_eq!(app.new_client().post_login("bob@example.com", OWNER_PASSWORD).await.status, 303, "his password is his");
     }
 }
 

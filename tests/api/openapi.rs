@@ -102,6 +102,7 @@ fn every_time_field_of_the_new_lists_says_its_unit() {
         "ApiToken",
         "Member",
         "Organization",
+        "Invitation",
     ] {
         let props = schemas[name]["properties"].as_object().unwrap_or_else(|| panic!("{name} has no properties"));
         for (field, p) in props {
