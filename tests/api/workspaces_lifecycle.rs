@@ -327,10 +327,6 @@ db_test! {
             r.problem(422);
             assert_eq!(r.problem_fields(), vec![field.to_string()]);
         }
-        for body in [json!({}), json!({"path": ""}), json!({"path": "  "})] {
-            let p = o.ws(&run, Method::POST, "mkdir", Some(body)).await.problem(400);
-            assert!(p["detail"].as_str().is_some_and(|d| d.contains("`path`")), "{p}");
-        }
         assert_eq!(requests(&peer), before, "a refused command reached the host:\n{}", peer.log_tail(20));
         o.finish(&run).await;
         assert_eq!(o.rows(&run).await.len(), 1, "only the command that ran was recorded");
@@ -397,6 +393,39 @@ db_test! {
                 row("ls", "/workspace/.venv/missing", false, "not found"),
             ]
         );
+    }
+}
+
+db_test! {
+    async fn an_operation_without_its_path_is_a_field_error_before_any_host(app: TestApp) {
+        let peer = Peer::start(PeerOptions::default()).await.expect("peer");
+        let o = Org::new(&app).await;
+        o.connect(&peer).await;
+        let agent = o.agent(service_agent("paths", "conversation")).await;
+        let run = o.run(&agent, Some(&o.conversation(&agent, json!({})).await), json!({})).await;
+        assert_eq!(o.write(&run, "a.txt", "first").await.status, 204);
+        let before = requests(&peer);
+        // The same 422 problem every other missing field gets, naming `path`.
+        for body in [json!({}), json!({"path": ""}), json!({"path": "  "})] {
+            for sub in ["mkdir", "remove"] {
+                let r = o.ws(&run, Method::POST, sub, Some(body.clone())).await;
+                let p = r.problem(422);
+                assert_eq!(p["type"], "https://agenticos.dev/problems/invalid-input", "{sub} {body}: {p}");
+                assert_eq!(r.problem_fields(), vec!["path".to_string()], "{sub} {body}");
+            }
+        }
+        for query in ["", "?path=", "?path=%20"] {
+            let url = o.app.web.url(&format!("/api/v1/runs/{run}/workspace/files{query}"));
+            let r = o.app.web.send(reqwest::Client::new().put(url).bearer_auth(&o.token).body("x")).await;
+            r.problem(422);
+            assert_eq!(r.problem_fields(), vec!["path".to_string()], "PUT files{query}");
+        }
+        // Naming the root is a path rule (400), as before.
+        let p = o.ws(&run, Method::POST, "remove", Some(json!({"path": "/workspace"}))).await.problem(400);
+        assert!(p["detail"].as_str().is_some_and(|d| d.contains("root")), "{p}");
+        assert_eq!(requests(&peer), before, "a refused path reached the host:\n{}", peer.log_tail(20));
+        o.finish(&run).await;
+        assert_eq!(o.rows(&run).await, vec![row("write", "/workspace/a.txt", true, "5 bytes")]);
     }
 }
 
