@@ -339,9 +339,13 @@ impl From<WorkspaceError> for AppError {
     fn from(e: WorkspaceError) -> Self {
         match e {
             WorkspaceError::NotFound(m) => AppError::new(Kind::NotFound, m),
-            WorkspaceError::IsADirectory(m) | WorkspaceError::NotADirectory(m) | WorkspaceError::BadPath(m) => {
-                AppError::new(Kind::BadRequest, m)
-            }
+            WorkspaceError::IsADirectory(m)
+            | WorkspaceError::NotADirectory(m)
+            | WorkspaceError::NotRegular(m)
+            | WorkspaceError::BadPath(m) => AppError::new(Kind::BadRequest, m),
+            WorkspaceError::Invalid(f) => AppError::invalid(f),
+            WorkspaceError::PermissionDenied(m) => AppError::new(Kind::Forbidden, m),
+            WorkspaceError::Shell(m) => AppError::new(Kind::BadGateway, m),
             WorkspaceError::AlreadyExists(m) | WorkspaceError::Refused(m) => AppError::new(Kind::Conflict, m),
             WorkspaceError::Forbidden(m) => AppError::new(Kind::Forbidden, m),
             WorkspaceError::TooLarge(m) => AppError::new(Kind::PayloadTooLarge, m),

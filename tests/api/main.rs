@@ -30,4 +30,5 @@ mod templates;
 mod validation;
 mod vault;
 mod workspaces;
+mod workspaces_fallback;
 mod workspaces_lifecycle;

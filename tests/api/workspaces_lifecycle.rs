@@ -3,6 +3,8 @@
 //! reach only the run that met them, the agent's files are written (and recorded) at the first
 //! operation, and exec input a host cannot start is refused before it reaches one.
 
+use std::time::{Duration, Instant};
+
 use reqwest::Method;
 use serde_json::{json, Value};
 
@@ -325,10 +327,6 @@ db_test! {
             r.problem(422);
             assert_eq!(r.problem_fields(), vec![field.to_string()]);
         }
-        for body in [json!({}), json!({"path": ""}), json!({"path": "  "})] {
-            let p = o.ws(&run, Method::POST, "mkdir", Some(body)).await.problem(400);
-            assert!(p["detail"].as_str().is_some_and(|d| d.contains("`path`")), "{p}");
-        }
         assert_eq!(requests(&peer), before, "a refused command reached the host:\n{}", peer.log_tail(20));
         o.finish(&run).await;
         assert_eq!(o.rows(&run).await.len(), 1, "only the command that ran was recorded");
@@ -395,5 +393,90 @@ db_test! {
                 row("ls", "/workspace/.venv/missing", false, "not found"),
             ]
         );
+    }
+}
+
+db_test! {
+    async fn an_operation_without_its_path_is_a_field_error_before_any_host(app: TestApp) {
+        let peer = Peer::start(PeerOptions::default()).await.expect("peer");
+        let o = Org::new(&app).await;
+        o.connect(&peer).await;
+        let agent = o.agent(service_agent("paths", "conversation")).await;
+        let run = o.run(&agent, Some(&o.conversation(&agent, json!({})).await), json!({})).await;
+        assert_eq!(o.write(&run, "a.txt", "first").await.status, 204);
+        let before = requests(&peer);
+        // The same 422 problem every other missing field gets, naming `path`.
+        for body in [json!({}), json!({"path": ""}), json!({"path": "  "})] {
+            for sub in ["mkdir", "remove"] {
+                let r = o.ws(&run, Method::POST, sub, Some(body.clone())).await;
+                let p = r.problem(422);
+                assert_eq!(p["type"], "https://agenticos.dev/problems/invalid-input", "{sub} {body}: {p}");
+                assert_eq!(r.problem_fields(), vec!["path".to_string()], "{sub} {body}");
+            }
+        }
+        for query in ["", "?path=", "?path=%20"] {
+            let url = o.app.web.url(&format!("/api/v1/runs/{run}/workspace/files{query}"));
+            let r = o.app.web.send(reqwest::Client::new().put(url).bearer_auth(&o.token).body("x")).await;
+            r.problem(422);
+            assert_eq!(r.problem_fields(), vec!["path".to_string()], "PUT files{query}");
+        }
+        // Naming the root is a path rule (400), as before.
+        let p = o.ws(&run, Method::POST, "remove", Some(json!({"path": "/workspace"}))).await.problem(400);
+        assert!(p["detail"].as_str().is_some_and(|d| d.contains("root")), "{p}");
+        assert_eq!(requests(&peer), before, "a refused path reached the host:\n{}", peer.log_tail(20));
+        o.finish(&run).await;
+        assert_eq!(o.rows(&run).await, vec![row("write", "/workspace/a.txt", true, "5 bytes")]);
+    }
+}
+
+async fn state_of(o: &Org<'_>, run: &str) -> String {
+    o.ws(run, Method::GET, "state", None).await.json()["state"].as_str().unwrap_or_default().to_string()
+}
+
+db_test! {
+    async fn preparing_shows_while_a_slow_build_is_pending_and_never_outlives_it(app: TestApp) {
+        // Two runtimes the host builds on first use, each build taking 4 s; `broken`'s then fails.
+        let peer = Peer::start(
+            PeerOptions::default()
+                .env("SANDBOXD_RUNTIMES", "slow=@coding;description=slow build,broken=@coding;description=failing build")
+                .env("PEER_BUILD_DELAY_SECONDS", "4")
+                .env("PEER_BUILD_FAIL", "broken"),
+        )
+        .await
+        .expect("peer");
+        let o = Org::new(&app).await;
+        o.connect(&peer).await;
+        for (runtime, status, after) in [("slow", 204, "open"), ("broken", 502, "not_opened")] {
+            let agent = o.agent(json!({"name": runtime, "backend": "service", "scope": "conversation", "runtime": runtime})).await;
+            let run = o.run(&agent, Some(&o.conversation(&agent, json!({})).await), json!({})).await;
+            assert_eq!(state_of(&o, &run).await, "not_opened");
+            // The run's first operation opens the session; meanwhile the state is polled until it
+            // says `preparing` (bounded by a deadline, failing on anything else).
+            let first = o.write(&run, "a.txt", "built");
+            let watch = async {
+                let deadline = Instant::now() + Duration::from_secs(30);
+                loop {
+                    let state = state_of(&o, &run).await;
+                    if state == "preparing" {
+                        return;
+                    }
+                    assert_eq!(state, "not_opened", "{runtime}: before `preparing`");
+                    assert!(Instant::now() < deadline, "{runtime}: never `preparing`");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            };
+            let (answer, ()) = tokio::join!(first, watch);
+            assert_eq!(answer.status, status, "{runtime}: {}", answer.body);
+            // Then `open`, or (the build failed) back where it came from: never left `preparing`.
+            assert_eq!(state_of(&o, &run).await, after, "{runtime}");
+            if runtime == "broken" {
+                assert!(answer.body.contains("Could not start sandbox"), "{}", answer.body);
+                assert_eq!(o.sessions_on(&peer).await.len(), 1, "only `slow` opened");
+            } else {
+                assert_eq!(o.read(&run, "a.txt").await.body, "built");
+            }
+        }
+        let states = app.scalar_strings("SELECT state FROM sandbox_workspaces ORDER BY state").await;
+        assert_eq!(states, vec!["not_opened".to_string(), "open".to_string()]);
     }
 }

@@ -24,6 +24,11 @@
 #   PEER_PACKAGE_VERSION     run another pydantic-ai-backend release, e.g. 0.2.36:
 #                            requirements.txt with only that pin changed, in a
 #                            venv of its own (VENV_DIR-<version>)
+#   PEER_BUILD_DELAY_SECONDS N: starting a sandbox of a runtime the service builds
+#                            (e.g. `slow=@coding`) takes N seconds, as an image
+#                            build would (see sandboxd_peer.py)
+#   PEER_BUILD_FAIL          comma-separated runtime aliases whose build fails
+#                            (502 Could not start sandbox)
 #   PEER_STOP_ON_STDIN_EOF   1: stop the service when standard input reaches end of
 #                            file, i.e. when the process holding its other end
 #                            (a test binary) exits, however it exits

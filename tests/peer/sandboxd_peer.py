@@ -8,7 +8,7 @@ that run each command as a local subprocess in the session's workspace.
 
 Configuration is the library's own: every `SANDBOXD_*` variable is parsed by
 `pydantic_ai_backends.remote.env.config_from_env`, and the bind address by
-`bind_from_env` (`SANDBOXD_HOST`, `SANDBOXD_PORT`). Three variables are this
+`bind_from_env` (`SANDBOXD_HOST`, `SANDBOXD_PORT`). These variables are this
 peer's own:
 
 - `PEER_MOUNT_NS` = `auto` (default) | `on` | `off`. With a mount namespace each
@@ -27,6 +27,15 @@ peer's own:
   `/openapi.json`: what an older sandboxd without those routes looks like. A
   path the app does not have stops the peer (exit 2), so a typo cannot leave a
   test talking to a complete service.
+- `PEER_BUILD_DELAY_SECONDS` = N (seconds, default 0). Starting a sandbox of a
+  runtime the service reports it builds (`builds: true` in `/policy`, e.g.
+  `SANDBOXD_RUNTIMES=slow=@coding`) takes N seconds first, every time, on the
+  service's worker thread as a Docker image build would: the `POST /sessions`
+  that opens such a session answers after N seconds. Other runtimes start at
+  once.
+- `PEER_BUILD_FAIL` = comma-separated runtime aliases whose build fails (after
+  the delay): `POST /sessions` on them answers the service's own
+  `502 Could not start sandbox: …`.
 
 NOT A SECURITY BOUNDARY: commands run as the user that started the peer, with
 the host's PATH and network. Bind it to localhost and use it for tests only.
@@ -180,8 +189,10 @@ class LocalSandbox:
         idle_timeout: int,
         mount_ns: bool,
         base_path: str,
+        build: tuple[float, str | None] = (0.0, None),
     ) -> None:
         self.session_id = session_id
+        self._build_delay, self._failing_build = build
         self.runtime = runtime
         self.host_workspace = host_workspace
         self.scratch = scratch
@@ -199,6 +210,11 @@ class LocalSandbox:
     # -- lifecycle, as SessionManager and the service use it -------------------
 
     def start(self) -> None:
+        # Called on the service's worker thread, where a Docker image build would run.
+        if self._build_delay:
+            time.sleep(self._build_delay)
+        if self._failing_build is not None:
+            raise BuildFailed(f"building runtime '{self._failing_build}' failed (PEER_BUILD_FAIL)")
         self.host_workspace.mkdir(parents=True, exist_ok=True)
         (self.scratch / "home").mkdir(parents=True, exist_ok=True)
         (self.scratch / "tmp").mkdir(parents=True, exist_ok=True)
@@ -376,14 +392,28 @@ class LocalSandbox:
         await _terminate_group(proc.pid)
 
 
+class BuildFailed(RuntimeError):
+    """A build `PEER_BUILD_FAIL` names: the service answers 502 `Could not start sandbox: …`."""
+
+
 class LocalSandboxBuilder:
     """The `sandbox_builder` handed to `create_app`: `(session_id, runtime) -> LocalSandbox`."""
 
-    def __init__(self, config: SandboxdConfig, *, mount_ns: bool, scratch_root: Path) -> None:
+    def __init__(
+        self,
+        config: SandboxdConfig,
+        *,
+        mount_ns: bool,
+        scratch_root: Path,
+        build_delay: float = 0.0,
+        failing_builds: frozenset[str] = frozenset(),
+    ) -> None:
         self._config = config
         self._mount_ns = mount_ns
         self._scratch_root = scratch_root
         self._base_path = os.environ.get("PATH") or "/usr/local/bin:/usr/bin:/bin"
+        self._build_delay = build_delay
+        self._failing_builds = failing_builds
 
     def __call__(self, session_id: str, runtime: SandboxRuntime) -> LocalSandbox:
         # Read at build time, so a PUT /policy change applies to the next sandbox,
@@ -405,7 +435,26 @@ class LocalSandboxBuilder:
             idle_timeout=config.idle_timeout,
             mount_ns=self._mount_ns,
             base_path=self._base_path,
+            build=self._build_of(runtime),
         )
+
+    def _build_of(self, runtime: SandboxRuntime) -> tuple[float, str | None]:
+        """How long starting a sandbox of `runtime` builds first, and the alias whose build fails."""
+        if not runtime.builds:
+            return 0.0, None
+        aliases = [alias for alias, entry in self._config.runtimes.items() if entry is runtime]
+        failing = next((alias for alias in aliases if alias in self._failing_builds), None)
+        return self._build_delay, failing
+
+
+def build_settings(environ: Mapping[str, str]) -> tuple[float, frozenset[str]]:
+    """`PEER_BUILD_DELAY_SECONDS` and `PEER_BUILD_FAIL`; a bad delay raises `ValueError`."""
+    raw = environ.get("PEER_BUILD_DELAY_SECONDS", "").strip() or "0"
+    delay = float(raw)
+    if not delay >= 0:
+        raise ValueError(f"PEER_BUILD_DELAY_SECONDS must be a number of seconds >= 0, not {raw!r}")
+    failing = frozenset(a.strip() for a in environ.get("PEER_BUILD_FAIL", "").split(",") if a.strip())
+    return delay, failing
 
 
 def resolve_mount_ns(setting: str, work_dir: str) -> tuple[bool, str]:
@@ -474,11 +523,22 @@ def main() -> int:
         print(f"sandboxd peer: {exc}", file=sys.stderr)
         return 2
 
+    try:
+        build_delay, failing_builds = build_settings(os.environ)
+    except ValueError as exc:
+        print(f"sandboxd peer: {exc}", file=sys.stderr)
+        return 2
     mount_ns, how = resolve_mount_ns(os.environ.get("PEER_MOUNT_NS", "auto"), config.work_dir)
     scratch_root = Path(tempfile.mkdtemp(prefix="sandboxd-peer-scratch-"))
     app = create_app(
         config,
-        sandbox_builder=LocalSandboxBuilder(config, mount_ns=mount_ns, scratch_root=scratch_root),
+        sandbox_builder=LocalSandboxBuilder(
+            config,
+            mount_ns=mount_ns,
+            scratch_root=scratch_root,
+            build_delay=build_delay,
+            failing_builds=failing_builds,
+        ),
     )
     try:
         dropped = drop_routes(app, os.environ.get("PEER_DROP_ROUTES", ""))
@@ -511,6 +571,12 @@ def main() -> int:
     )
     if dropped:
         print(f"sandboxd peer: routes dropped: {', '.join(dropped)}", flush=True)
+    if build_delay or failing_builds:
+        print(
+            f"sandboxd peer: builds take {build_delay:g} s"
+            + (f"; failing: {','.join(sorted(failing_builds))}" if failing_builds else ""),
+            flush=True,
+        )
     print(
         f"sandboxd peer: runtimes={','.join(sorted(config.runtimes))} "
         f"workspace_root={config.workspace_root} commands: {how}",

@@ -1,6 +1,7 @@
 //! JSON: the workspace of a run, for agent runtimes (`/api/v1/runs/{run_id}/workspace/...`).
 //! Paths are relative to the workspace root or absolute under `/workspace`; escapes are refused
-//! with 400 before anything reaches a host.
+//! with 400, and a write, mkdir or remove without a `path` with 422 naming it, before anything
+//! reaches a host.
 
 use std::collections::BTreeMap;
 
@@ -91,7 +92,8 @@ pub struct PathQuery {
 
 #[utoipa::path(get, path = "/api/v1/runs/{run_id}/workspace/files", tag = "workspace", params(("run_id" = String, Path, description = "run id"), PathQuery),
     responses((status = 200, content_type = "application/octet-stream", description = "the file's bytes"),
-        (status = 404, body = Problem, content_type = "application/problem+json")))]
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 413, body = Problem, content_type = "application/problem+json", description = "the file is over 8 MiB")))]
 pub async fn read_file(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -105,7 +107,8 @@ pub async fn read_file(
 #[utoipa::path(put, path = "/api/v1/runs/{run_id}/workspace/files", tag = "workspace", params(("run_id" = String, Path, description = "run id"), PathQuery),
     request_body(content = Vec<u8>, content_type = "application/octet-stream"),
     responses((status = 204, description = "written; parent folders are created"),
-        (status = 413, body = Problem, content_type = "application/problem+json")))]
+        (status = 413, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json", description = "no `path`: the field error names it")))]
 pub async fn write_file(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -136,7 +139,9 @@ pub struct PathBody {
 }
 
 #[utoipa::path(post, path = "/api/v1/runs/{run_id}/workspace/mkdir", tag = "workspace", request_body = PathBody,
-    params(("run_id" = String, Path, description = "run id")), responses((status = 204)))]
+    params(("run_id" = String, Path, description = "run id")),
+    responses((status = 204), (status = 409, body = Problem, content_type = "application/problem+json", description = "a file is already at this path"),
+        (status = 422, body = Problem, content_type = "application/problem+json", description = "no `path`: the field error names it")))]
 pub async fn make_dir(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -149,7 +154,9 @@ pub async fn make_dir(
 
 #[utoipa::path(post, path = "/api/v1/runs/{run_id}/workspace/remove", tag = "workspace", request_body = PathBody,
     params(("run_id" = String, Path, description = "run id")),
-    responses((status = 204), (status = 404, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 204), (status = 403, body = Problem, content_type = "application/problem+json", description = "the path leads (through a symbolic link) to the workspace root"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json", description = "no `path`: the field error names it")))]
 pub async fn remove_path(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,

@@ -3,6 +3,7 @@
 use crate::agents::error::AgentError;
 use crate::sandbox::client::{FileErrorKind, SandboxdError};
 use crate::sandbox::connections::error::ConnectionError;
+use crate::validate::FieldErrors;
 
 /// What a workspace operation can come to.
 #[derive(Debug, thiserror::Error)]
@@ -17,6 +18,16 @@ pub enum WorkspaceError {
     AlreadyExists(String),
     #[error("{0}")]
     TooLarge(String),
+    /// A device, a pipe or a socket where a file or a folder was expected.
+    #[error("{0}")]
+    NotRegular(String),
+    /// The sandbox's user may not do this there (or the path leads to the workspace root).
+    #[error("{0}")]
+    PermissionDenied(String),
+    /// A file operation done through the sandbox's shell failed in a way no path error explains
+    /// (a missing tool, damaged output).
+    #[error("{0}")]
+    Shell(String),
     #[error("This workspace is a document (the state backend): it runs no commands. Read and write files instead.")]
     NoCommands,
     #[error("This workspace's files are gone: the host no longer has them (its workspace TTL removed them, or the host was rebuilt). The next turn starts with a fresh workspace.")]
@@ -29,6 +40,9 @@ pub enum WorkspaceError {
     Forbidden(String),
     #[error("{0}")]
     BadPath(String),
+    /// Input refused before anything reached a host, naming its fields (422).
+    #[error("invalid input")]
+    Invalid(FieldErrors),
     #[error(transparent)]
     Host(SandboxdError),
     #[error(transparent)]
@@ -83,9 +97,15 @@ impl WorkspaceError {
             WorkspaceError::NotADirectory(_) => "not a directory",
             WorkspaceError::AlreadyExists(_) => "already exists",
             WorkspaceError::TooLarge(_) => "over the limit",
+            WorkspaceError::NotRegular(_) => "not a regular file",
+            WorkspaceError::PermissionDenied(_) => "permission denied",
+            WorkspaceError::Shell(_) => "shell failed",
             WorkspaceError::NoCommands => "no commands",
             WorkspaceError::Lost => "lost",
-            WorkspaceError::Refused(_) | WorkspaceError::BadPath(_) | WorkspaceError::Forbidden(_) => "refused",
+            WorkspaceError::Refused(_)
+            | WorkspaceError::BadPath(_)
+            | WorkspaceError::Invalid(_)
+            | WorkspaceError::Forbidden(_) => "refused",
             WorkspaceError::Host(h) => match h {
                 SandboxdError::Unreachable { .. } => "unreachable",
                 SandboxdError::Timeout => "timed out",

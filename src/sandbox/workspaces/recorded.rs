@@ -69,6 +69,7 @@ pub(super) async fn record<T>(
     if matches!(
         &result,
         Err(WorkspaceError::BadPath(_)
+            | WorkspaceError::Invalid(_)
             | WorkspaceError::Refused(_)
             | WorkspaceError::Forbidden(_)
             | WorkspaceError::NoCommands)

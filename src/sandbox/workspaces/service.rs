@@ -20,6 +20,7 @@ use crate::db;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service as connections;
 use crate::state::AppState;
+use crate::validate::FieldErrors;
 
 type Result<T> = std::result::Result<T, WorkspaceError>;
 
@@ -140,6 +141,15 @@ fn path(raw: &str) -> Result<WorkspacePath> {
     paths::normalise(raw).map_err(WorkspaceError::BadPath)
 }
 
+/// The `path` of an operation that needs one (write, mkdir, remove): an empty or blank one is a
+/// field error (422), like every other missing field.
+fn required(raw: &str, message: &str) -> Result<()> {
+    if raw.trim().is_empty() {
+        return Err(WorkspaceError::Invalid(FieldErrors::one("path", message)));
+    }
+    Ok(())
+}
+
 /// A path that must name something below the root.
 fn below_root(raw: &str, refusal: &str) -> Result<WorkspacePath> {
     let p = path(raw)?;
@@ -159,6 +169,7 @@ pub async fn read(st: &AppState, caller: &Caller, run_id: &str, raw: &str) -> Re
 }
 
 pub async fn write(st: &AppState, caller: &Caller, run_id: &str, raw: &str, bytes: &[u8]) -> Result<()> {
+    required(raw, "Name the file to write.")?;
     let p = below_root(raw, "Name a file to write, not the workspace root.")?;
     open(st, caller, run_id).await?.write(&p, bytes).await
 }
@@ -169,14 +180,13 @@ pub async fn ls(st: &AppState, caller: &Caller, run_id: &str, raw: &str) -> Resu
 }
 
 pub async fn mkdir(st: &AppState, caller: &Caller, run_id: &str, raw: &str) -> Result<()> {
-    if raw.trim().is_empty() {
-        return Err(WorkspaceError::BadPath("`path` is required: name the folder to make.".into()));
-    }
+    required(raw, "Name the folder to make.")?;
     let p = below_root(raw, "`path` names the workspace root, which exists: name a folder below it.")?;
     open(st, caller, run_id).await?.mkdir(&p).await
 }
 
 pub async fn remove(st: &AppState, caller: &Caller, run_id: &str, raw: &str) -> Result<()> {
+    required(raw, "Name the file or folder to remove.")?;
     let p = below_root(raw, "The workspace root cannot be removed.")?;
     open(st, caller, run_id).await?.remove(&p).await
 }

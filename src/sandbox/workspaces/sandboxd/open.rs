@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{SandboxdBackend, Session};
+use super::{files, SandboxdBackend, Session};
 use crate::agents::runs::service as runs;
 use crate::db;
 use crate::sandbox::client::{OpenSession, SandboxdClient, SandboxdError, OPEN_WAIT, OPEN_WAIT_WHILE_BUILDING};
@@ -176,19 +176,18 @@ impl SandboxdBackend<'_> {
         Ok(Session { client, id })
     }
 
+    /// Each through the shell when the host hands it back, like any other write.
     async fn write_agent_files(&self, client: &SandboxdClient, session_id: &str, is_new_workspace: bool) -> Result<()> {
         let keys = RowKeys::of(&self.r);
         let recorder = &self.st.recorder;
+        let session = || Session { client: client.clone(), id: session_id.to_string() };
         for (p, f) in files_at_open(&self.r.agent, is_new_workspace)? {
-            let absolute = p.absolute();
             if f.is_dir {
-                let work = Box::pin(async { client.mkdir(session_id, &absolute).await.map_err(WorkspaceError::from) });
+                let work = Box::pin(files::mkdir(session(), &p));
                 record(recorder, &keys, Operation::Mkdir, p.display(), work, |_| (true, String::new())).await?;
             } else {
                 let bytes = f.content.as_bytes();
-                let work = Box::pin(async {
-                    client.write_file(session_id, &absolute, bytes).await.map_err(WorkspaceError::from)
-                });
+                let work = Box::pin(files::write(session(), &p, bytes));
                 record(recorder, &keys, Operation::Write, p.display(), work, |_| bytes_detail(bytes.len())).await?;
             }
         }
