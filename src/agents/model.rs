@@ -108,15 +108,25 @@ impl StartedBy {
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Run {
+    /// The run's id (a UUID).
     pub id: String,
+    /// The agent it is a run of.
     pub agent_id: String,
+    /// The conversation it is a turn of; null for a run outside one.
     pub conversation_id: Option<String>,
+    /// Who started it.
     pub started_by: StartedBy,
+    /// The person it acts for (a member, an API client's person, a trigger's creator); null for
+    /// a widget visitor or a channel sender.
     pub user_id: Option<String>,
+    /// Whether a trigger's run acts as the trigger's creator (`user` scope needs it).
     pub trigger_as_creator: bool,
+    /// A channel sender's platform id (channel runs only).
     pub channel_sender: Option<String>,
     /// `running` or `finished`.
     pub status: String,
+    /// Whether its workspace is open for it (the host may close an idle one: the next operation
+    /// attaches again).
     pub workspace_opened: bool,
     /// Epoch milliseconds (UTC).
     pub created_at: i64,

@@ -26,33 +26,6 @@ crate::db_test! {
     }
 }
 
-/// Operations still without a description, in parts of the product being reworked elsewhere.
-/// The list only shrinks: the test fails when one of them gains a description too.
-const NOT_YET_DESCRIBED: &[&str] = &[
-    "get /api/v1/sandbox-connections",
-    "post /api/v1/sandbox-connections",
-    "get /api/v1/sandbox-connections/{id}",
-    "patch /api/v1/sandbox-connections/{id}",
-    "delete /api/v1/sandbox-connections/{id}",
-    "post /api/v1/sandbox-connections/probe",
-    "post /api/v1/sandbox-connections/{id}/probe",
-    "get /api/v1/vault/secrets",
-    "post /api/v1/vault/secrets",
-    "get /api/v1/vault/secrets/{id}",
-    "post /api/v1/vault/secrets/{id}/rotate",
-    "delete /api/v1/vault/secrets/{id}",
-    "get /api/v1/runs/{run_id}/workspace/files",
-    "put /api/v1/runs/{run_id}/workspace/files",
-    "get /api/v1/runs/{run_id}/workspace/ls",
-    "post /api/v1/runs/{run_id}/workspace/mkdir",
-    "post /api/v1/runs/{run_id}/workspace/remove",
-    "get /api/v1/runs/{run_id}/workspace/stat",
-    "get /api/v1/runs/{run_id}/workspace/briefing",
-    "get /api/v1/runs/{run_id}/workspace/state",
-    "post /api/v1/runs/{run_id}/finish",
-    "get /api/v1/audit-events",
-];
-
 #[test]
 fn every_operation_is_described_and_lists_its_error_responses_as_problems() {
     let doc = serde_json::to_value(agenticos::api::document()).expect("serialises");
@@ -62,8 +35,7 @@ fn every_operation_is_described_and_lists_its_error_responses_as_problems() {
     for (path, item) in doc["paths"].as_object().expect("paths") {
         for (method, op) in item.as_object().expect("a path item") {
             let name = format!("{method} {path}");
-            let described = op["description"].as_str().is_some_and(|d| !d.trim().is_empty());
-            if described == NOT_YET_DESCRIBED.contains(&name.as_str()) {
+            if !op["description"].as_str().is_some_and(|d| !d.trim().is_empty()) {
                 undescribed.push(name.clone());
             }
             let responses = op["responses"].as_object().expect("responses");
@@ -79,12 +51,33 @@ fn every_operation_is_described_and_lists_its_error_responses_as_problems() {
             }
         }
     }
-    assert!(
-        undescribed.is_empty(),
-        "without a description (or described and still listed in NOT_YET_DESCRIBED): {undescribed:?}"
-    );
+    assert!(undescribed.is_empty(), "without a description: {undescribed:?}");
     assert!(without_errors.is_empty(), "no error response listed: {without_errors:?}");
     assert!(not_problems.is_empty(), "an error response that is not application/problem+json: {not_problems:?}");
+}
+
+#[test]
+fn the_file_routes_carry_their_bytes_as_application_octet_stream() {
+    let doc = serde_json::to_value(agenticos::api::document()).expect("serialises");
+    let files = &doc["paths"]["/api/v1/runs/{run_id}/workspace/files"];
+    let media_types = |content: &serde_json::Value| -> Vec<String> {
+        content.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default()
+    };
+    let read = &files["get"]["responses"]["200"]["content"];
+    assert_eq!(media_types(read), ["application/octet-stream"], "GET answers the bytes: {read}");
+    let write = &files["put"]["requestBody"];
+    assert_eq!(media_types(&write["content"]), ["application/octet-stream"], "PUT takes the bytes: {write}");
+    assert_eq!(write["required"], true);
+    // Both name one schema: a string of any bytes, not a JSON array of numbers.
+    for schema in [&read["application/octet-stream"]["schema"], &write["content"]["application/octet-stream"]["schema"]]
+    {
+        let name = schema["$ref"].as_str().and_then(|r| r.rsplit('/').next()).expect("a schema reference");
+        let bytes = &doc["components"]["schemas"][name];
+        assert_eq!((bytes["type"].as_str(), bytes["format"].as_str()), (Some("string"), Some("binary")), "{bytes}");
+    }
+    // A write answers 204 with no body; its refusals are problems.
+    assert!(files["put"]["responses"]["204"]["content"].is_null());
+    assert!(files["put"]["responses"]["413"]["content"]["application/problem+json"].is_object());
 }
 
 #[test]
@@ -102,6 +95,9 @@ fn every_time_field_of_the_new_lists_says_its_unit() {
         "ApiToken",
         "Member",
         "Organization",
+        "Connection",
+        "Secret",
+        "AuditEvent",
     ] {
         let props = schemas[name]["properties"].as_object().unwrap_or_else(|| panic!("{name} has no properties"));
         for (field, p) in props {

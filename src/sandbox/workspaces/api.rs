@@ -82,6 +82,11 @@ pub async fn exec(
     Ok(Json(service::exec(&st, &c, &run_id, input).await?))
 }
 
+/// A file's bytes, exactly as stored: any content, no encoding.
+#[derive(utoipa::ToSchema)]
+#[schema(value_type = String, format = Binary)]
+pub struct FileBytes(pub Vec<u8>);
+
 #[derive(Deserialize, utoipa::IntoParams)]
 pub struct PathQuery {
     /// Relative to the workspace root, or absolute under `/workspace`.
@@ -89,9 +94,20 @@ pub struct PathQuery {
     pub path: String,
 }
 
+/// Reads a file of the run's workspace: its bytes as `application/octet-stream`, at most 8 MiB.
+/// The run's first operation opens its workspace (writing the agent's skills and manifest files).
+/// Recorded as a `read`.
 #[utoipa::path(get, path = "/api/v1/runs/{run_id}/workspace/files", tag = "workspace", params(("run_id" = String, Path, description = "run id"), PathQuery),
-    responses((status = 200, content_type = "application/octet-stream", description = "the file's bytes"),
-        (status = 404, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = FileBytes, content_type = "application/octet-stream", description = "the file's bytes"),
+        (status = 400, description = "A path that leaves the workspace (`..`, an absolute path outside `/workspace`), or one where a folder or file is expected to be the other kind, or a folder: `https://agenticos.dev/problems/bad-request`.", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A token or session below the operator role: agent runtimes use one with the operator role or above: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such run in this organization, or no such file or folder: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The run is finished (`This run is finished.`: nothing reaches a host), its connection is switched off, gone or of a kind without workspaces, its key may not be sent there, or the agent's scope gives this run no workspace: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "The workspace's files are gone (the host's workspace TTL removed them, or the host was rebuilt): reported to this run once, the next run opens fresh: `https://agenticos.dev/problems/gone`.", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "The file is larger than 8 MiB, the most a read returns: `https://agenticos.dev/problems/payload-too-large`.", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "The host's per-organization session cap is reached (its words in `detail`): `https://agenticos.dev/problems/too-many-requests`.", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "The host could not be asked or did not answer well (unreachable, timed out, refused the key, another release): `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn read_file(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -102,10 +118,20 @@ pub async fn read_file(
     Ok(HttpResponse::Ok().content_type("application/octet-stream").body(bytes))
 }
 
+/// Writes a file of the run's workspace from the request body (`application/octet-stream`, at
+/// most 8 MiB), replacing what was there and creating its parent folders. Recorded as a `write`.
 #[utoipa::path(put, path = "/api/v1/runs/{run_id}/workspace/files", tag = "workspace", params(("run_id" = String, Path, description = "run id"), PathQuery),
-    request_body(content = Vec<u8>, content_type = "application/octet-stream"),
+    request_body(content = FileBytes, content_type = "application/octet-stream", description = "the file's new bytes, at most 8 MiB"),
     responses((status = 204, description = "written; parent folders are created"),
-        (status = 413, body = Problem, content_type = "application/problem+json")))]
+        (status = 400, description = "A path that leaves the workspace (`..`, an absolute path outside `/workspace`), or one where a folder or file is expected to be the other kind, or the workspace root itself: `https://agenticos.dev/problems/bad-request`.", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A token or session below the operator role: agent runtimes use one with the operator role or above: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such run in this organization (or its agent was deleted): `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The run is finished (`This run is finished.`: nothing reaches a host), its connection is switched off, gone or of a kind without workspaces, its key may not be sent there, or the agent's scope gives this run no workspace: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "The workspace's files are gone (the host's workspace TTL removed them, or the host was rebuilt): reported to this run once, the next run opens fresh: `https://agenticos.dev/problems/gone`.", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "The body is larger than 8 MiB, or a `state` workspace would pass its storage limit (`AGENTICOS_STATE_LIMIT_BYTES`): nothing was written: `https://agenticos.dev/problems/payload-too-large`.", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "The host's per-organization session cap is reached (its words in `detail`): `https://agenticos.dev/problems/too-many-requests`.", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "The host could not be asked or did not answer well (unreachable, timed out, refused the key, another release): `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn write_file(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -117,8 +143,19 @@ pub async fn write_file(
     Ok(HttpResponse::NoContent().finish())
 }
 
+/// Lists a folder of the run's workspace (the root by default). A folder the host will not list
+/// natively (one holding a symbolic link) is listed through the sandbox's shell, links marked and
+/// not followed. Recorded as an `ls`.
 #[utoipa::path(get, path = "/api/v1/runs/{run_id}/workspace/ls", tag = "workspace", params(("run_id" = String, Path, description = "run id"), PathQuery),
-    responses((status = 200, body = [Entry]), (status = 404, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = [Entry], description = "the folder's entries"),
+        (status = 400, description = "A path that leaves the workspace (`..`, an absolute path outside `/workspace`), or one where a folder or file is expected to be the other kind, or a file: `https://agenticos.dev/problems/bad-request`.", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A token or session below the operator role: agent runtimes use one with the operator role or above: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such run in this organization, or no such file or folder: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The run is finished (`This run is finished.`: nothing reaches a host), its connection is switched off, gone or of a kind without workspaces, its key may not be sent there, or the agent's scope gives this run no workspace: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "The workspace's files are gone (the host's workspace TTL removed them, or the host was rebuilt): reported to this run once, the next run opens fresh: `https://agenticos.dev/problems/gone`.", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "The host's per-organization session cap is reached (its words in `detail`): `https://agenticos.dev/problems/too-many-requests`.", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "The host could not be asked or did not answer well (unreachable, timed out, refused the key, another release): `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn list_dir(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -131,12 +168,25 @@ pub async fn list_dir(
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PathBody {
+    /// Relative to the workspace root, or absolute under `/workspace`; never the root itself.
     #[serde(default)]
     pub path: String,
 }
 
+/// Makes a folder in the run's workspace, with its parents. Recorded as a `mkdir`.
 #[utoipa::path(post, path = "/api/v1/runs/{run_id}/workspace/mkdir", tag = "workspace", request_body = PathBody,
-    params(("run_id" = String, Path, description = "run id")), responses((status = 204)))]
+    params(("run_id" = String, Path, description = "run id")),
+    responses((status = 204, description = "the folder exists"),
+        (status = 400, description = "A path that leaves the workspace (`..`, an absolute path outside `/workspace`), or one where a folder or file is expected to be the other kind, or `path` empty or the root: `https://agenticos.dev/problems/bad-request`.", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A token or session below the operator role: agent runtimes use one with the operator role or above: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such run in this organization (or its agent was deleted): `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The run is finished (`This run is finished.`: nothing reaches a host), its connection is switched off, gone or of a kind without workspaces, its key may not be sent there, or the agent's scope gives this run no workspace; or a file is at the path: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "The workspace's files are gone (the host's workspace TTL removed them, or the host was rebuilt): reported to this run once, the next run opens fresh: `https://agenticos.dev/problems/gone`.", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "A `state` workspace would pass its storage limit: nothing was written: `https://agenticos.dev/problems/payload-too-large`.", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A body that is not a JSON object with a string `path` (naming the field), or a NUL in it: `https://agenticos.dev/problems/invalid-input`.", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "The host's per-organization session cap is reached (its words in `detail`): `https://agenticos.dev/problems/too-many-requests`.", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "The host could not be asked or did not answer well (unreachable, timed out, refused the key, another release): `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn make_dir(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -147,9 +197,20 @@ pub async fn make_dir(
     Ok(HttpResponse::NoContent().finish())
 }
 
+/// Removes a file, or a folder with everything in it, from the run's workspace. Recorded as a
+/// `remove`.
 #[utoipa::path(post, path = "/api/v1/runs/{run_id}/workspace/remove", tag = "workspace", request_body = PathBody,
     params(("run_id" = String, Path, description = "run id")),
-    responses((status = 204), (status = 404, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 204, description = "removed"),
+        (status = 400, description = "A path that leaves the workspace (`..`, an absolute path outside `/workspace`), or one where a folder or file is expected to be the other kind, or the workspace root: `https://agenticos.dev/problems/bad-request`.", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A token or session below the operator role: agent runtimes use one with the operator role or above: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such run in this organization, or no such file or folder: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The run is finished (`This run is finished.`: nothing reaches a host), its connection is switched off, gone or of a kind without workspaces, its key may not be sent there, or the agent's scope gives this run no workspace: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "The workspace's files are gone (the host's workspace TTL removed them, or the host was rebuilt): reported to this run once, the next run opens fresh: `https://agenticos.dev/problems/gone`.", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A body that is not a JSON object with a string `path` (naming the field), or a NUL in it: `https://agenticos.dev/problems/invalid-input`.", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "The host's per-organization session cap is reached (its words in `detail`): `https://agenticos.dev/problems/too-many-requests`.", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "The host could not be asked or did not answer well (unreachable, timed out, refused the key, another release): `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn remove_path(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -160,8 +221,18 @@ pub async fn remove_path(
     Ok(HttpResponse::NoContent().finish())
 }
 
+/// Whether a path of the run's workspace exists, and what it is. A question, not an operation:
+/// not recorded.
 #[utoipa::path(get, path = "/api/v1/runs/{run_id}/workspace/stat", tag = "workspace", params(("run_id" = String, Path, description = "run id"), PathQuery),
-    responses((status = 200, body = Entry), (status = 404, body = Problem, content_type = "application/problem+json", description = "gone")))]
+    responses((status = 200, body = Entry, description = "what is at the path"),
+        (status = 400, description = "A path that leaves the workspace (`..`, an absolute path outside `/workspace`), or one where a folder or file is expected to be the other kind: `https://agenticos.dev/problems/bad-request`.", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A token or session below the operator role: agent runtimes use one with the operator role or above: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such run in this organization, or nothing at the path: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The run is finished (`This run is finished.`: nothing reaches a host), its connection is switched off, gone or of a kind without workspaces, its key may not be sent there, or the agent's scope gives this run no workspace: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "The workspace's files are gone (the host's workspace TTL removed them, or the host was rebuilt): reported to this run once, the next run opens fresh: `https://agenticos.dev/problems/gone`.", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "The host's per-organization session cap is reached (its words in `detail`): `https://agenticos.dev/problems/too-many-requests`.", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "The host could not be asked or did not answer well (unreachable, timed out, refused the key, another release): `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn stat_path(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -179,8 +250,15 @@ pub struct Briefing {
     pub briefing: Option<String>,
 }
 
+/// The runtime the run's workspace resolves to and the catalog's paragraph about it, for the
+/// run's instructions. Read from our rows and the catalog: no host is asked.
 #[utoipa::path(get, path = "/api/v1/runs/{run_id}/workspace/briefing", tag = "workspace",
-    params(("run_id" = String, Path, description = "run id")), responses((status = 200, body = Briefing)))]
+    params(("run_id" = String, Path, description = "run id")),
+    responses((status = 200, body = Briefing),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A token or session below the operator role: agent runtimes use one with the operator role or above: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such run in this organization (or its agent was deleted): `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The run is finished, or it gets no workspace (no connection, a Daytona connection, a scope without its subject): `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn briefing(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -196,15 +274,25 @@ pub struct StateBody {
     /// `open`, `lost` (reported to the run that met the loss; any other run opens fresh) or
     /// `finished` (the run is finished: its workspace routes answer 409).
     pub state: WorkspaceState,
+    /// The workspace the run resolves to (shared with other runs by its scope).
     pub workspace_id: String,
+    /// What names the workspace's session on its host: derived from the scope's subject, the
+    /// organization and the connection.
     pub session_key: String,
     /// `sandboxd` or `state`.
     pub backend: String,
+    /// Who shares the files: `run`, `conversation`, `channel`, `user` or `agent`.
     pub scope: String,
 }
 
+/// Where the run's workspace stands, from our rows only (no host is asked, nothing is opened).
 #[utoipa::path(get, path = "/api/v1/runs/{run_id}/workspace/state", tag = "workspace",
-    params(("run_id" = String, Path, description = "run id")), responses((status = 200, body = StateBody)))]
+    params(("run_id" = String, Path, description = "run id")),
+    responses((status = 200, body = StateBody),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A token or session below the operator role: agent runtimes use one with the operator role or above: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such run in this organization (or its agent was deleted): `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The run gets no workspace (no connection, a Daytona connection, a scope without its subject): `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn workspace_state(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -220,8 +308,16 @@ pub async fn workspace_state(
     }))
 }
 
+/// Ends a run: it is marked finished first (from then on its workspace routes answer 409 and
+/// reach no host), its operations are committed, a `run`-scoped workspace is purged on its host,
+/// and a loss it met is forgotten so the next run opens fresh. Finishing again changes nothing and
+/// asks no host; a purge that fails is logged, and the run is finished either way.
 #[utoipa::path(post, path = "/api/v1/runs/{run_id}/finish", tag = "workspace",
-    params(("run_id" = String, Path, description = "run id")), responses((status = 200, body = Run)))]
+    params(("run_id" = String, Path, description = "run id")),
+    responses((status = 200, body = Run, description = "the run, finished"),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A token or session below the operator role: agent runtimes use one with the operator role or above: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such run in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn finish_run(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,

@@ -21,6 +21,7 @@ pub enum WorkspaceState {
     NotOpened,
     /// Opening waits on a runtime build ("The sandbox is being prepared").
     Preparing,
+    /// Opened on its host (or, for `state`, written to): operations go straight to it.
     Open,
     /// The host no longer has this session's files; the next run starts fresh.
     Lost,
@@ -72,10 +73,13 @@ pub struct Workspace {
 /// A directory entry, for `ls` and `stat`.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Entry {
+    /// The last part of the path (empty for the workspace root).
     pub name: String,
     /// Relative to the workspace root.
     pub path: String,
+    /// Whether it is a folder.
     pub is_dir: bool,
+    /// Bytes, for a file; null for a folder (or when the host does not say).
     pub size: Option<u64>,
     /// Present (true) for a symbolic link, listed but not followed.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
