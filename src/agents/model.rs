@@ -61,6 +61,30 @@ pub struct Agent {
     pub updated_at: i64,
 }
 
+/// An agent as lists show it (the agents page, `GET /api/v1/agents`): its sandbox settings
+/// without the contents of its skills and manifest files, which only the agent itself carries.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct AgentSummary {
+    /// The agent's id (a UUID).
+    pub id: String,
+    /// Unique in the organization.
+    pub name: String,
+    /// Where its workspace lives.
+    pub backend: Backend,
+    /// None: the organization's default connection.
+    pub connection_id: Option<String>,
+    /// Who shares its workspace's files.
+    pub scope: Scope,
+    /// None: the connection's default runtime.
+    pub runtime: Option<String>,
+    /// Whether its runs may run commands (a `service` agent's shell).
+    pub shell_enabled: bool,
+    /// Epoch milliseconds (UTC).
+    pub created_at: i64,
+    /// Epoch milliseconds (UTC).
+    pub updated_at: i64,
+}
+
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Conversation {
     pub id: String,
