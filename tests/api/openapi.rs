@@ -1,4 +1,6 @@
-//! Every registered `/api/v1` route is in the OpenAPI document, and nothing else is.
+//! The OpenAPI document: every registered `/api/v1` route is in it and nothing else is; every
+//! operation is described and lists its error responses as problems naming their type; every field
+//! is described, every time field with its unit; the file routes carry `application/octet-stream`.
 
 #[test]
 fn every_api_route_is_documented() {
@@ -81,36 +83,88 @@ fn the_file_routes_carry_their_bytes_as_application_octet_stream() {
 }
 
 #[test]
-fn every_time_field_of_the_new_lists_says_its_unit() {
+fn every_error_response_names_the_problem_type_its_status_answers() {
+    let doc = serde_json::to_value(agenticos::api::document()).expect("serialises");
+    let types = |status: &str| -> &[&str] {
+        match status {
+            "400" => &["bad-request"],
+            "401" => &["unauthenticated"],
+            "403" => &["forbidden", "no-organization"],
+            "404" => &["not-found"],
+            "409" => &["conflict"],
+            "410" => &["gone"],
+            "413" => &["payload-too-large"],
+            "422" => &["invalid-input"],
+            "429" => &["too-many-requests"],
+            "500" => &["internal"],
+            "502" => &["bad-gateway"],
+            "503" => &["unavailable"],
+            _ => &[],
+        }
+    };
+    let mut wrong = Vec::new();
+    for (path, item) in doc["paths"].as_object().expect("paths") {
+        for (method, op) in item.as_object().expect("a path item") {
+            for (status, r) in op["responses"].as_object().expect("responses") {
+                if status.as_str() < "400" {
+                    continue;
+                }
+                let description = r["description"].as_str().unwrap_or_default();
+                let named = types(status)
+                    .iter()
+                    .any(|t| description.contains(&format!("`https://agenticos.dev/problems/{t}`")));
+                if !named {
+                    wrong.push(format!("{method} {path} {status}: {description:?}"));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "error responses that do not name their problem type: {wrong:#?}");
+}
+
+#[test]
+fn every_field_of_every_schema_is_described() {
+    let doc = serde_json::to_value(agenticos::api::document()).expect("serialises");
+    let mut missing = Vec::new();
+    for (name, schema) in doc["components"]["schemas"].as_object().expect("schemas") {
+        for (field, p) in schema["properties"].as_object().into_iter().flatten() {
+            // An optional reference carries its description in the `oneOf` branch of the reference.
+            let branches = p["oneOf"].as_array().into_iter().flatten();
+            let described = std::iter::once(p)
+                .chain(branches)
+                .any(|s| s["description"].as_str().is_some_and(|d| !d.trim().is_empty()));
+            if !described {
+                missing.push(format!("{name}.{field}"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "fields without a description: {missing:?}");
+}
+
+#[test]
+fn every_time_field_says_its_unit() {
     let doc = serde_json::to_value(agenticos::api::document()).expect("serialises");
     let schemas = doc["components"]["schemas"].as_object().expect("schemas");
     let mut missing = Vec::new();
-    for name in [
-        "Agent",
-        "Conversation",
-        "ConversationSummary",
-        "Run",
-        "ActivityEvent",
-        "RunningSession",
-        "ApiToken",
-        "Member",
-        "Organization",
-        "Connection",
-        "Secret",
-        "AuditEvent",
-    ] {
-        let props = schemas[name]["properties"].as_object().unwrap_or_else(|| panic!("{name} has no properties"));
-        for (field, p) in props {
-            let is_time = field.ends_with("_at") || field.ends_with("_ms") || field.ends_with("_seconds");
+    let mut checked = 0;
+    for (name, schema) in schemas {
+        for (field, p) in schema["properties"].as_object().into_iter().flatten() {
+            let is_time = field == "at"
+                || ["_at", "_ms", "_seconds", "_timeout", "_ttl", "_after"].iter().any(|end| field.ends_with(end));
+            if !is_time {
+                continue;
+            }
+            checked += 1;
             let says_unit = p["description"]
                 .as_str()
                 .is_some_and(|d| ["millisecond", "seconds", "Seconds"].iter().any(|u| d.contains(u)));
-            if is_time && !says_unit {
+            if !says_unit {
                 missing.push(format!("{name}.{field}"));
             }
         }
     }
     assert!(missing.is_empty(), "time fields without their unit: {missing:?}");
+    assert!(checked > 20, "the time fields were found ({checked})");
 }
 
 #[test]

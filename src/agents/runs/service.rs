@@ -22,8 +22,11 @@ type Result<T> = std::result::Result<T, AgentError>;
 #[serde(deny_unknown_fields)]
 #[schema(as = RunBody)]
 pub struct RunInput {
+    /// The agent to run, of this organization.
     #[serde(default)]
     pub agent_id: String,
+    /// The conversation it is a turn of, with the same agent (required by `conversation` and
+    /// `channel` scope).
     #[serde(default)]
     pub conversation_id: Option<String>,
     /// `member`, `widget`, `trigger`, `channel` or `api`.
@@ -32,6 +35,7 @@ pub struct RunInput {
     /// The person the run acts for (member, api; a trigger's creator).
     #[serde(default)]
     pub user_id: Option<String>,
+    /// A trigger's run acts as the trigger's creator (named in `user_id`; `user` scope needs it).
     #[serde(default)]
     pub trigger_as_creator: bool,
     /// A channel sender's platform id.

@@ -60,11 +60,16 @@ pub struct ExecBody {
 /// and the output limit are answered 200 and recorded as failed operations.
 #[utoipa::path(post, path = "/api/v1/runs/{run_id}/workspace/exec", tag = "workspace", request_body = ExecBody,
     params(("run_id" = String, Path, description = "run id")),
-    responses((status = 200, body = ExecResult), (status = 400, body = Problem, content_type = "application/problem+json", description = "bad input: no command, a NUL byte, a bad `env` name, over the length a sandbox can start, a timeout out of range"),
-        (status = 409, body = Problem, content_type = "application/problem+json", description = "the run is finished, the shell is off, the connection is switched off"),
-        (status = 410, body = Problem, content_type = "application/problem+json", description = "the workspace's files are gone"),
-        (status = 429, body = Problem, content_type = "application/problem+json", description = "the host's per-tenant cap"),
-        (status = 502, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = ExecResult),
+        (status = 400, description = "Bad input: no command, a NUL byte, a bad `env` name, over the length a sandbox can start, a timeout out of range; or a `state` workspace, which runs no commands: `https://agenticos.dev/problems/bad-request`.", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A token or session below the operator role: agent runtimes use one with the operator role or above: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such run in this organization (or its agent was deleted): `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The run is finished, the agent's shell is off, its connection is switched off or cannot be used, or the scope gives this run no workspace: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "The workspace's files are gone: reported to this run once, the next run opens fresh: `https://agenticos.dev/problems/gone`.", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A body that is not an exec request (an unknown field, a wrong type, naming it): `https://agenticos.dev/problems/invalid-input`.", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "The host's per-organization session cap is reached: `https://agenticos.dev/problems/too-many-requests`.", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "The host could not be asked or did not answer well: `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn exec(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,

@@ -97,15 +97,19 @@ pub struct ExecResult {
     /// UTF-8 (bytes that are not UTF-8 replaced); absent with base64 output.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stdout: Option<String>,
+    /// Standard error, as `stdout`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stderr: Option<String>,
     /// None when the command did not finish (timed out, output limit).
     pub exit_code: Option<i32>,
+    /// Stopped at its `timeout_seconds`.
     pub timed_out: bool,
+    /// Stopped at the host's output limit (10 MiB together); the first 64 KiB of each stream kept.
     pub output_limited: bool,
     /// Standard output's bytes, base64 (standard alphabet, padded); only with base64 output.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stdout_base64: Option<String>,
+    /// Standard error's bytes, as `stdout_base64`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stderr_base64: Option<String>,
 }
