@@ -37,7 +37,7 @@ fn every_operation_is_described_and_lists_its_error_responses_as_problems() {
     for (path, item) in doc["paths"].as_object().expect("paths") {
         for (method, op) in item.as_object().expect("a path item") {
             let name = format!("{method} {path}");
-            if !op["description"].as_str().is_some_and(|d| !d.trim().is_empty()) {
+            if op["description"].as_str().is_none_or(|d| d.trim().is_empty()) {
                 undescribed.push(name.clone());
             }
             let responses = op["responses"].as_object().expect("responses");

@@ -234,8 +234,8 @@ db_test! {
         on_page.sort();
         assert_eq!(on_page, sorted(&[&first, &second]));
         assert_eq!(listed(get(&member, &format!("/api/v1/runs?conversation_id={theirs}")).await.json()), sorted(&[&first, &second]));
-        assert_eq!(listed(get(&member, &format!("/api/v1/runs?agent_id={other}")).await.json()), [elsewhere.clone()]);
-        assert_eq!(listed(get(&member, "/api/v1/runs?status=finished").await.json()), [first.clone()]);
+        assert_eq!(listed(get(&member, &format!("/api/v1/runs?agent_id={other}")).await.json()), [elsewhere.as_str()]);
+        assert_eq!(listed(get(&member, "/api/v1/runs?status=finished").await.json()), [first.as_str()]);
         let page1 = get(&member, "/api/v1/runs?limit=2").await.json();
         assert_eq!((listed(page1.clone()).len(), page1["next_offset"].as_u64()), (2, Some(2)));
         let page2 = get(&member, "/api/v1/runs?limit=2&offset=2").await.json();
