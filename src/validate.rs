@@ -12,7 +12,9 @@ pub const PASSWORD_MAX: usize = 1024;
 /// A message tied to one input field.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct FieldError {
+    /// The field as sent (`name`, `env.PATH`, `argv[1]`), or `body` for the body as a whole.
     pub field: String,
+    /// What is wrong with it, in words a person reads.
     pub message: String,
 }
 

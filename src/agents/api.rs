@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::check::AgentInput;
 use super::conversations::service::{self as conversations, ConversationInput};
-use super::model::{Agent, Conversation, ConversationList, Paging, Run, RunList};
+use super::model::{Agent, AgentSummary, Conversation, ConversationList, Paging, Run, RunList};
 use super::runs::service::{self as runs, RunInput, RunsQuery};
 use super::service;
 use crate::api_route;
@@ -37,11 +37,13 @@ fn created(body: impl Serialize) -> HttpResponse {
     HttpResponse::Created().json(body)
 }
 
-/// The organization's agents with their sandbox settings (operators and above, as the agents page).
-#[utoipa::path(get, path = "/api/v1/agents", tag = "agents", responses((status = 200, body = [Agent]),
+/// The organization's agents by name, as the agents page lists them (operators and above): each
+/// one's sandbox settings as a summary, without the contents of its skills and manifest files —
+/// `GET /api/v1/agents/{id}` answers the whole agent.
+#[utoipa::path(get, path = "/api/v1/agents", tag = "agents", responses((status = 200, body = [AgentSummary]),
     (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
     (status = 403, description = "A member may not see the agents: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json")))]
-pub async fn list_agents(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result<Json<Vec<Agent>>, ApiError> {
+pub async fn list_agents(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result<Json<Vec<AgentSummary>>, ApiError> {
     Ok(Json(service::list(&st, &c).await?))
 }
 
@@ -154,12 +156,12 @@ pub async fn get_conversation(
     Ok(Json(conversations::get(&st, &c, &id).await?))
 }
 
-/// The organization's runs, newest first, one page at a time, narrowed by agent, conversation
-/// and status (operators and above).
+/// The runs the caller may see, newest first, one page at a time, narrowed by agent, conversation
+/// and status: all of the organization's for operators and above; for a member, only the runs of
+/// the conversations they are in (as those conversations' pages show them).
 #[utoipa::path(get, path = "/api/v1/runs", tag = "agents", params(RunsQuery),
     responses((status = 200, body = RunList),
         (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A member may not list runs: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "`limit` outside 1 to 200 or an unknown `status`: `https://agenticos.dev/problems/invalid-input`, naming the field.", body = Problem, content_type = "application/problem+json")))]
 pub async fn list_runs(
     st: Data<AppState>,
@@ -184,11 +186,10 @@ pub async fn create_run(
     Ok(created(runs::create(&st, &c, body.into_inner()).await?))
 }
 
-/// One run (operators and above).
+/// One run: for operators and above, or a member of its conversation (as the conversation's page).
 #[utoipa::path(get, path = "/api/v1/runs/{id}", tag = "agents", params(("id" = String, Path, description = "run id")),
     responses((status = 200, body = Run), (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-    (status = 403, description = "A member may not see runs: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-    (status = 404, description = "No such run in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json")))]
+    (status = 404, description = "No such run in this organization, or a member who is not in its conversation: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn get_run(st: Data<AppState>, ApiCaller(c): ApiCaller, id: Path<String>) -> Result<Json<Run>, ApiError> {
     Ok(Json(runs::get(&st, &c, &id).await?))
 }

@@ -25,6 +25,7 @@ pub const FILE_BYTES_MAX: usize = 256 * 1024;
 #[serde(deny_unknown_fields)]
 #[schema(as = AgentBody)]
 pub struct AgentInput {
+    /// 1 to 100 characters, unique in the organization; no control or invisible characters.
     #[serde(default)]
     pub name: String,
     /// `state` (a document; files only) or `service` (a sandbox host; files and a shell).

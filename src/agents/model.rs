@@ -36,25 +36,58 @@ impl Backend {
 pub struct WorkspaceFile {
     /// Relative to the workspace root.
     pub path: String,
+    /// The file's text (empty for a folder).
     #[serde(default)]
     pub content: String,
+    /// An empty folder rather than a file.
     #[serde(default)]
     pub is_dir: bool,
 }
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Agent {
+    /// The agent's id (a UUID).
     pub id: String,
+    /// Unique in the organization.
     pub name: String,
+    /// Where its workspace lives.
     pub backend: Backend,
     /// None: the organization's default connection.
     pub connection_id: Option<String>,
+    /// Who shares its workspace's files.
     pub scope: Scope,
     /// None: the connection's default runtime.
     pub runtime: Option<String>,
+    /// Whether its runs may run commands (a `service` agent's shell).
     pub shell_enabled: bool,
+    /// Written under `skills/` at each run's first workspace operation.
     pub skills: Vec<WorkspaceFile>,
+    /// Files and empty folders written into a new workspace.
     pub manifest_files: Vec<WorkspaceFile>,
+    /// Epoch milliseconds (UTC).
+    pub created_at: i64,
+    /// Epoch milliseconds (UTC).
+    pub updated_at: i64,
+}
+
+/// An agent as lists show it (the agents page, `GET /api/v1/agents`): its sandbox settings
+/// without the contents of its skills and manifest files, which only the agent itself carries.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct AgentSummary {
+    /// The agent's id (a UUID).
+    pub id: String,
+    /// Unique in the organization.
+    pub name: String,
+    /// Where its workspace lives.
+    pub backend: Backend,
+    /// None: the organization's default connection.
+    pub connection_id: Option<String>,
+    /// Who shares its workspace's files.
+    pub scope: Scope,
+    /// None: the connection's default runtime.
+    pub runtime: Option<String>,
+    /// Whether its runs may run commands (a `service` agent's shell).
+    pub shell_enabled: bool,
     /// Epoch milliseconds (UTC).
     pub created_at: i64,
     /// Epoch milliseconds (UTC).
@@ -63,11 +96,17 @@ pub struct Agent {
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Conversation {
+    /// The conversation's id (a UUID).
     pub id: String,
+    /// The agent it is with.
     pub agent_id: String,
+    /// Its title.
     pub title: String,
+    /// The person who started it; null when it has none.
     pub owner_user_id: Option<String>,
+    /// The channel it belongs to (for `channel` scope); null for none.
     pub channel_key: Option<String>,
+    /// Its members' account ids (the owner included): who sees it besides operators and above.
     pub member_user_ids: Vec<String>,
     /// Epoch milliseconds (UTC).
     pub created_at: i64,
@@ -108,15 +147,25 @@ impl StartedBy {
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Run {
+    /// The run's id (a UUID).
     pub id: String,
+    /// The agent it is a run of.
     pub agent_id: String,
+    /// The conversation it is a turn of; null for a run outside one.
     pub conversation_id: Option<String>,
+    /// Who started it.
     pub started_by: StartedBy,
+    /// The person it acts for (a member, an API client's person, a trigger's creator); null for
+    /// a widget visitor or a channel sender.
     pub user_id: Option<String>,
+    /// Whether a trigger's run acts as the trigger's creator (`user` scope needs it).
     pub trigger_as_creator: bool,
+    /// A channel sender's platform id (channel runs only).
     pub channel_sender: Option<String>,
     /// `running` or `finished`.
     pub status: String,
+    /// Whether its workspace is open for it (the host may close an idle one: the next operation
+    /// attaches again).
     pub workspace_opened: bool,
     /// Epoch milliseconds (UTC).
     pub created_at: i64,
@@ -158,8 +207,11 @@ impl Paging {
 /// A conversation as lists show it.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ConversationSummary {
+    /// The conversation's id (a UUID).
     pub id: String,
+    /// Its title.
     pub title: String,
+    /// The agent it is with.
     pub agent_id: String,
     /// The agent's name (null if it cannot be read).
     pub agent_name: Option<String>,
@@ -170,6 +222,7 @@ pub struct ConversationSummary {
 /// One page of conversations, newest first.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ConversationList {
+    /// This page's conversations, newest first.
     pub conversations: Vec<ConversationSummary>,
     /// The `offset` of the next page; null on the last page.
     pub next_offset: Option<u32>,
@@ -178,6 +231,7 @@ pub struct ConversationList {
 /// One page of runs, newest first.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct RunList {
+    /// This page's runs, newest first.
     pub runs: Vec<Run>,
     /// The `offset` of the next page; null on the last page.
     pub next_offset: Option<u32>,

@@ -3,7 +3,7 @@
 
 use super::check::{check, org_connections, AgentInput};
 use super::error::AgentError;
-use super::model::{Agent, Backend};
+use super::model::{Agent, AgentSummary, Backend};
 use super::store;
 use crate::access::Caller;
 use crate::audit::service as audit;
@@ -24,7 +24,9 @@ fn ensure_edit(caller: &Caller) -> Result<()> {
     caller.role.can_edit_agents().then_some(()).ok_or(AgentError::Forbidden)
 }
 
-pub async fn list(st: &AppState, caller: &Caller) -> Result<Vec<Agent>> {
+/// The organization's agents as the agents page lists them (operators and above): a summary,
+/// without the contents of their skills and manifest files.
+pub async fn list(st: &AppState, caller: &Caller) -> Result<Vec<AgentSummary>> {
     ensure_see(caller)?;
     let mut c = st.db.conn().await?;
     Ok(store::list_agents(&mut c, &caller.org_id).await?)
@@ -96,7 +98,7 @@ pub async fn live_runtimes(
 
 /// The agents table: the organization's agents and connections (to name each agent's).
 pub struct Listing {
-    pub agents: Vec<Agent>,
+    pub agents: Vec<AgentSummary>,
     pub connections: Vec<Connection>,
 }
 

@@ -4,7 +4,7 @@
 use sqlx::any::AnyRow;
 use sqlx::FromRow;
 
-use super::model::{Agent, Backend, WorkspaceFile};
+use super::model::{Agent, AgentSummary, Backend, WorkspaceFile};
 use crate::db::{Conn, DbResult};
 use crate::sandbox::workspaces::key::Scope;
 
@@ -72,10 +72,41 @@ impl From<AgentRow> for Agent {
 const AGENT_COLUMNS: &str =
     "id, name, backend, connection_id, scope, runtime, shell_enabled, skills, manifest_files, created_at, updated_at";
 
-pub async fn list_agents(c: &mut Conn, org_id: &str) -> DbResult<Vec<Agent>> {
-    let sql = format!("SELECT {AGENT_COLUMNS} FROM agents WHERE organization_id = $1 ORDER BY name");
-    let rows: Vec<AgentRow> = fetch_all(c, &sql, &[org_id]).await?;
-    Ok(rows.into_iter().map(Agent::from).collect())
+#[derive(sqlx::FromRow)]
+struct AgentSummaryRow {
+    id: String,
+    name: String,
+    backend: String,
+    connection_id: Option<String>,
+    scope: String,
+    runtime: Option<String>,
+    shell_enabled: i64,
+    created_at: i64,
+    updated_at: i64,
+}
+
+impl From<AgentSummaryRow> for AgentSummary {
+    fn from(r: AgentSummaryRow) -> Self {
+        AgentSummary {
+            id: r.id,
+            name: r.name,
+            backend: Backend::parse(&r.backend).unwrap_or(Backend::State),
+            connection_id: r.connection_id,
+            scope: Scope::parse(&r.scope).unwrap_or(Scope::Conversation),
+            runtime: r.runtime,
+            shell_enabled: r.shell_enabled == 1,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        }
+    }
+}
+
+/// The organization's agents by name, without their files (never read for a list).
+pub async fn list_agents(c: &mut Conn, org_id: &str) -> DbResult<Vec<AgentSummary>> {
+    let sql = "SELECT id, name, backend, connection_id, scope, runtime, shell_enabled, created_at, updated_at \
+               FROM agents WHERE organization_id = $1 ORDER BY name";
+    let rows: Vec<AgentSummaryRow> = fetch_all(c, sql, &[org_id]).await?;
+    Ok(rows.into_iter().map(AgentSummary::from).collect())
 }
 
 pub async fn get_agent(c: &mut Conn, org_id: &str, id: &str) -> DbResult<Option<Agent>> {

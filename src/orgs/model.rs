@@ -6,7 +6,9 @@ pub use crate::access::Role;
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Organization {
+    /// The organization's id (a UUID).
     pub id: String,
+    /// Its name.
     pub name: String,
     /// Epoch milliseconds (UTC).
     pub created_at: i64,
@@ -15,8 +17,11 @@ pub struct Organization {
 /// One of the caller's organizations, for the switcher.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct OrgChoice {
+    /// The organization's id (a UUID).
     pub organization_id: String,
+    /// Its name.
     pub name: String,
+    /// The caller's role there.
     pub role: Role,
 }
 
@@ -25,8 +30,11 @@ pub struct OrgChoice {
 pub struct Member {
     /// The membership id.
     pub id: String,
+    /// The person's account id.
     pub user_id: String,
+    /// The person's e-mail address.
     pub email: String,
+    /// Their role in this organization.
     pub role: Role,
     /// Epoch milliseconds (UTC).
     pub created_at: i64,

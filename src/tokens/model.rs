@@ -3,11 +3,15 @@ use serde::Serialize;
 /// An API token as lists show it; the value itself is shown once, at creation.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 pub struct ApiToken {
+    /// The token's id (a UUID; not its value).
     pub id: String,
+    /// Its name, as its creator gave it.
     pub name: String,
     /// The first characters of the value, to recognise it.
     pub prefix: String,
+    /// The role it acts with (never above its creator's current role).
     pub role: String,
+    /// Who created it; it stops working when they leave the organization.
     pub created_by_email: String,
     /// Epoch milliseconds (UTC).
     pub created_at: i64,

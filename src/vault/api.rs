@@ -23,8 +23,12 @@ pub fn routes() -> Vec<ApiRoute> {
     ]
 }
 
+/// The organization's vault secrets by name (builders and above): each one's purpose, a hint of
+/// its value and the address it is bound to, never a value.
 #[utoipa::path(get, path = "/api/v1/vault/secrets", tag = "vault",
-    responses((status = 200, body = [Secret]), (status = 403, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = [Secret]),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Only builders and above manage vault keys: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn list_secrets(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result<Json<Vec<Secret>>, ApiError> {
     Ok(Json(service::list(&st, &c).await?))
 }
@@ -32,11 +36,13 @@ pub async fn list_secrets(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewSecretBody {
+    /// 1 to 100 characters, unique in the organization; no control or invisible characters.
     #[serde(default)]
     pub name: String,
-    /// sandboxd, daytona or other.
+    /// `sandboxd`, `daytona` or `other`: a host is sent only a key of its own kind's purpose.
     #[serde(default)]
     pub purpose: String,
+    /// The value, at most 16 KiB; stored encrypted, never returned.
     #[serde(default)]
     #[schema(value_type = String, format = Password)]
     pub value: SecretString,
@@ -46,8 +52,12 @@ pub struct NewSecretBody {
     pub address: Option<String>,
 }
 
+/// Stores a secret, encrypted (builders and above); audited without its value.
 #[utoipa::path(post, path = "/api/v1/vault/secrets", tag = "vault", request_body = NewSecretBody,
-    responses((status = 201, body = Secret), (status = 422, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 201, body = Secret),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Only builders and above manage vault keys: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A name taken or missing, an unknown purpose, an empty or too long value, a bad or blocked address: `https://agenticos.dev/problems/invalid-input`, each message at its field.", body = Problem, content_type = "application/problem+json")))]
 pub async fn create_secret(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -59,9 +69,13 @@ pub async fn create_secret(
     Ok(HttpResponse::Created().json(s))
 }
 
+/// One secret, without its value (builders and above).
 #[utoipa::path(get, path = "/api/v1/vault/secrets/{id}", tag = "vault",
     params(("id" = String, Path, description = "secret id")),
-    responses((status = 200, body = Secret), (status = 404, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = Secret),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Only builders and above manage vault keys: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such secret in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn get_secret(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -73,15 +87,21 @@ pub async fn get_secret(
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RotateBody {
+    /// The new value, at most 16 KiB; never returned.
     #[serde(default)]
     #[schema(value_type = String, format = Password)]
     pub value: SecretString,
 }
 
+/// Replaces a secret's value (builders and above); its name, purpose and bound address stay, and
+/// connections using it send the new value from now on. Audited without the value.
 #[utoipa::path(post, path = "/api/v1/vault/secrets/{id}/rotate", tag = "vault", request_body = RotateBody,
     params(("id" = String, Path, description = "secret id")),
-    responses((status = 200, body = Secret), (status = 404, body = Problem, content_type = "application/problem+json"),
-        (status = 422, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = Secret),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Only builders and above manage vault keys: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such secret in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "An empty or too long value: `https://agenticos.dev/problems/invalid-input`, at `value`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn rotate_secret(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -91,11 +111,14 @@ pub async fn rotate_secret(
     Ok(Json(service::rotate(&st, &c, &id, body.into_inner().value).await?))
 }
 
+/// Deletes a secret no connection uses as its key (builders and above).
 #[utoipa::path(delete, path = "/api/v1/vault/secrets/{id}", tag = "vault",
     params(("id" = String, Path, description = "secret id")),
-    responses((status = 204), (status = 404, body = Problem, content_type = "application/problem+json"),
-        (status = 409, body = Problem, content_type = "application/problem+json",
-            description = "a connection uses the secret as its key (the detail names it)")))]
+    responses((status = 204, description = "deleted"),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Only builders and above manage vault keys: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such secret in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "A connection uses the secret as its key (the detail names it): `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn delete_secret(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,

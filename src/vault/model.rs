@@ -20,14 +20,19 @@ impl Secret {
 /// A vault secret as every route shows it: never its value.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 pub struct Secret {
+    /// The secret's id (a UUID).
     pub id: String,
+    /// Unique in the organization.
     pub name: String,
+    /// `sandboxd`, `daytona` or `other`: a host is sent only a key of its own kind's purpose.
     pub purpose: String,
     /// The last 4 characters of the value (for values of 12 characters or more), else `••••`.
     pub hint: String,
     /// The only address this key is ever sent to: a host's address, `local` for this
     /// deployment's own sandbox service, or none until it is first saved with or sent to one.
     pub bound_address: Option<String>,
+    /// Epoch milliseconds (UTC).
     pub created_at: i64,
+    /// Epoch milliseconds (UTC) of its last rotation (its creation until then).
     pub updated_at: i64,
 }

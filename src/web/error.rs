@@ -162,13 +162,21 @@ impl From<askama::Error> for AppError {
 /// RFC 9457 problem details, as every `/api/v1` error answers.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Problem {
+    /// The problem type, `https://agenticos.dev/problems/<kind>`: `bad-request`, `unauthenticated`,
+    /// `forbidden`, `no-organization`, `not-found`, `conflict`, `gone`, `payload-too-large`,
+    /// `invalid-input`, `too-many-requests`, `bad-gateway`, `unavailable` or `internal`.
     #[serde(rename = "type")]
     pub kind: String,
+    /// The type's short title.
     pub title: String,
+    /// The HTTP status, repeated.
     pub status: u16,
+    /// What went wrong, in words a person reads; a 5xx says only "Something went wrong".
     pub detail: String,
+    /// One entry per invalid field (422); absent otherwise.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<FieldError>,
+    /// The request's id (also its `X-Request-Id` header), to find it in the log.
     pub request_id: String,
 }
 

@@ -84,13 +84,16 @@ db_test! {
         assert!(row.contains("coder") && row.contains("state") && row.contains("whoever is in this conversation"), "{row}");
         assert!(page.select_text(".flash-success").is_some_and(|t| t.contains("coder")));
 
+        // The list is a summary; the agent itself carries its files.
         let agents = app.web.api(Method::GET, "/api/v1/agents", None).await.json();
-        assert_eq!(agents[0]["skills"], json!([
+        assert!(agents[0]["skills"].is_null(), "{agents}");
+        let id = agents[0]["id"].as_str().expect("id");
+        let agent = app.web.api(Method::GET, &format!("/api/v1/agents/{id}"), None).await.json();
+        assert_eq!(agent["skills"], json!([
             {"path": "review/SKILL.md", "content": "# Review\nRead the diff.\n", "is_dir": false},
             {"path": "notes", "content": "", "is_dir": true},
         ]));
         // The edit form shows the files in the same format.
-        let id = agents[0]["id"].as_str().expect("id");
         let edit = app.web.get(&format!("/agents/{id}")).await;
         assert_eq!(edit.status, 200);
         assert_eq!(edit.select_text("#agent-skills").as_deref(), Some("--- review/SKILL.md\n# Review\nRead the diff.\n--- notes/"));

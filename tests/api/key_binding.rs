@@ -329,3 +329,64 @@ db_test! {
         }
     }
 }
+
+db_test! {
+    async fn a_probe_refused_before_any_request_is_audited_with_its_address_and_reason(app: TestApp) {
+        let listener = Recorder::start().await;
+        let o = Org::new(&app).await;
+        let other_value = "other-purpose-value-91c2e4";
+        let elsewhere_value = "bound-elsewhere-value-7d30aa";
+        let pasted = "pasted-key-value-4f1b6e";
+        let other = o.secret("mail relay", "other", other_value, None).await;
+        let elsewhere = o.secret("other host's key", "sandboxd", elsewhere_value, Some("http://10.0.0.9:8080")).await;
+
+        // A key of the wrong purpose, and one bound to another address: 422 at the key's field.
+        let r = o.probe(json!({"address": listener.url, "credential_secret_id": other})).await;
+        r.problem(422);
+        assert_eq!(r.problem_fields(), ["credential_secret_id"]);
+        let r = o.probe(json!({"address": listener.url, "credential_secret_id": elsewhere})).await;
+        r.problem(422);
+        assert_eq!(r.problem_fields(), ["credential_secret_id"]);
+        // A blocked address (with a pasted key) and one that is no address: 422 at the address.
+        let r = o.probe(json!({"address": "http://169.254.169.254/", "new_key": pasted})).await;
+        r.problem(422);
+        assert_eq!(r.problem_fields(), ["address"]);
+        let r = o.probe(json!({"address": "sandboxd:8080", "new_key": pasted})).await;
+        r.problem(422);
+        assert_eq!(r.problem_fields(), ["address"]);
+        // No key at all: answered, not asked.
+        let r = o.probe(json!({"address": listener.url})).await;
+        assert_eq!(r.json()["status"], "not_asked", "{}", r.body);
+        // A saved connection whose key was bound elsewhere behind its back: 409, nothing sent.
+        let saved = o.connect("moved", &listener.url, json!({"new_key": pasted})).await;
+        let key = str_of(&saved, "credential_secret_id");
+        let mut c = app.state.db.conn().await.expect("conn");
+        sqlx::query("UPDATE vault_secrets SET bound_address = 'http://10.0.0.9:8080' WHERE id = $1")
+            .bind(&key).execute(&mut *c).await.expect("rebound");
+        drop(c);
+        o.as_builder(Method::POST, &format!("/api/v1/sandbox-connections/{}/probe", str_of(&saved, "id")), None).await.problem(409);
+
+        // Each probe is one audit line with its address and the reason, and none of them named a value.
+        let probes = o.audit("connection.probed").await;
+        assert_eq!(probes.len(), 6, "{probes:#?}");
+        let line = |needle: &str| probes.iter().find(|p| p.contains(needle)).cloned().unwrap_or_default();
+        let wrong_purpose = line("“mail relay”");
+        assert!(wrong_purpose.starts_with(&format!("{} | {}: refused before any request.", listener.url, listener.url)), "{wrong_purpose}");
+        assert!(wrong_purpose.contains("purpose other"), "{wrong_purpose}");
+        let bound = line("“other host's key”");
+        assert!(bound.contains(&listener.url) && bound.contains("refused") && bound.contains("another address"), "{bound}");
+        let blocked = line("169.254.169.254");
+        assert!(blocked.contains("refused") && blocked.contains("link-local"), "{blocked}");
+        let no_address = line("sandboxd:8080 |");
+        assert!(no_address.contains("refused") && no_address.contains("http://"), "{no_address}");
+        let not_asked = line("not asked");
+        assert!(not_asked.starts_with(&format!("{} | {}: not asked, no key", listener.url, listener.url)), "{not_asked}");
+        let moved = line("moved |");
+        assert!(moved.contains(&listener.url) && moved.contains("refused before any request"), "{moved}");
+        let everything = format!("{}\n{}", probes.join("\n"), app.web.all_bodies());
+        for value in [other_value, elsewhere_value, pasted] {
+            assert!(!everything.contains(value) && !captured_logs().contains(value), "a key's value leaked: {value}");
+        }
+        assert!(listener.requests().is_empty(), "a refused probe reached the listener: {:?}", listener.requests());
+    }
+}

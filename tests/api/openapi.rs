@@ -1,4 +1,6 @@
-//! Every registered `/api/v1` route is in the OpenAPI document, and nothing else is.
+//! The OpenAPI document: every registered `/api/v1` route is in it and nothing else is; every
+//! operation is described and lists its error responses as problems naming their type; every field
+//! is described, every time field with its unit; the file routes carry `application/octet-stream`.
 
 #[test]
 fn every_api_route_is_documented() {
@@ -26,33 +28,6 @@ crate::db_test! {
     }
 }
 
-/// Operations still without a description, in parts of the product being reworked elsewhere.
-/// The list only shrinks: the test fails when one of them gains a description too.
-const NOT_YET_DESCRIBED: &[&str] = &[
-    "get /api/v1/sandbox-connections",
-    "post /api/v1/sandbox-connections",
-    "get /api/v1/sandbox-connections/{id}",
-    "patch /api/v1/sandbox-connections/{id}",
-    "delete /api/v1/sandbox-connections/{id}",
-    "post /api/v1/sandbox-connections/probe",
-    "post /api/v1/sandbox-connections/{id}/probe",
-    "get /api/v1/vault/secrets",
-    "post /api/v1/vault/secrets",
-    "get /api/v1/vault/secrets/{id}",
-    "post /api/v1/vault/secrets/{id}/rotate",
-    "delete /api/v1/vault/secrets/{id}",
-    "get /api/v1/runs/{run_id}/workspace/files",
-    "put /api/v1/runs/{run_id}/workspace/files",
-    "get /api/v1/runs/{run_id}/workspace/ls",
-    "post /api/v1/runs/{run_id}/workspace/mkdir",
-    "post /api/v1/runs/{run_id}/workspace/remove",
-    "get /api/v1/runs/{run_id}/workspace/stat",
-    "get /api/v1/runs/{run_id}/workspace/briefing",
-    "get /api/v1/runs/{run_id}/workspace/state",
-    "post /api/v1/runs/{run_id}/finish",
-    "get /api/v1/audit-events",
-];
-
 #[test]
 fn every_operation_is_described_and_lists_its_error_responses_as_problems() {
     let doc = serde_json::to_value(agenticos::api::document()).expect("serialises");
@@ -62,8 +37,7 @@ fn every_operation_is_described_and_lists_its_error_responses_as_problems() {
     for (path, item) in doc["paths"].as_object().expect("paths") {
         for (method, op) in item.as_object().expect("a path item") {
             let name = format!("{method} {path}");
-            let described = op["description"].as_str().is_some_and(|d| !d.trim().is_empty());
-            if described == NOT_YET_DESCRIBED.contains(&name.as_str()) {
+            if op["description"].as_str().is_none_or(|d| d.trim().is_empty()) {
                 undescribed.push(name.clone());
             }
             let responses = op["responses"].as_object().expect("responses");
@@ -79,43 +53,118 @@ fn every_operation_is_described_and_lists_its_error_responses_as_problems() {
             }
         }
     }
-    assert!(
-        undescribed.is_empty(),
-        "without a description (or described and still listed in NOT_YET_DESCRIBED): {undescribed:?}"
-    );
+    assert!(undescribed.is_empty(), "without a description: {undescribed:?}");
     assert!(without_errors.is_empty(), "no error response listed: {without_errors:?}");
     assert!(not_problems.is_empty(), "an error response that is not application/problem+json: {not_problems:?}");
 }
 
 #[test]
-fn every_time_field_of_the_new_lists_says_its_unit() {
+fn the_file_routes_carry_their_bytes_as_application_octet_stream() {
+    let doc = serde_json::to_value(agenticos::api::document()).expect("serialises");
+    let files = &doc["paths"]["/api/v1/runs/{run_id}/workspace/files"];
+    let media_types = |content: &serde_json::Value| -> Vec<String> {
+        content.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default()
+    };
+    let read = &files["get"]["responses"]["200"]["content"];
+    assert_eq!(media_types(read), ["application/octet-stream"], "GET answers the bytes: {read}");
+    let write = &files["put"]["requestBody"];
+    assert_eq!(media_types(&write["content"]), ["application/octet-stream"], "PUT takes the bytes: {write}");
+    assert_eq!(write["required"], true);
+    // Both name one schema: a string of any bytes, not a JSON array of numbers.
+    for schema in [&read["application/octet-stream"]["schema"], &write["content"]["application/octet-stream"]["schema"]]
+    {
+        let name = schema["$ref"].as_str().and_then(|r| r.rsplit('/').next()).expect("a schema reference");
+        let bytes = &doc["components"]["schemas"][name];
+        assert_eq!((bytes["type"].as_str(), bytes["format"].as_str()), (Some("string"), Some("binary")), "{bytes}");
+    }
+    // A write answers 204 with no body; its refusals are problems.
+    assert!(files["put"]["responses"]["204"]["content"].is_null());
+    assert!(files["put"]["responses"]["413"]["content"]["application/problem+json"].is_object());
+}
+
+#[test]
+fn every_error_response_names_the_problem_type_its_status_answers() {
+    let doc = serde_json::to_value(agenticos::api::document()).expect("serialises");
+    let types = |status: &str| -> &[&str] {
+        match status {
+            "400" => &["bad-request"],
+            "401" => &["unauthenticated"],
+            "403" => &["forbidden", "no-organization"],
+            "404" => &["not-found"],
+            "409" => &["conflict"],
+            "410" => &["gone"],
+            "413" => &["payload-too-large"],
+            "422" => &["invalid-input"],
+            "429" => &["too-many-requests"],
+            "500" => &["internal"],
+            "502" => &["bad-gateway"],
+            "503" => &["unavailable"],
+            _ => &[],
+        }
+    };
+    let mut wrong = Vec::new();
+    for (path, item) in doc["paths"].as_object().expect("paths") {
+        for (method, op) in item.as_object().expect("a path item") {
+            for (status, r) in op["responses"].as_object().expect("responses") {
+                if status.as_str() < "400" {
+                    continue;
+                }
+                let description = r["description"].as_str().unwrap_or_default();
+                let named = types(status)
+                    .iter()
+                    .any(|t| description.contains(&format!("`https://agenticos.dev/problems/{t}`")));
+                if !named {
+                    wrong.push(format!("{method} {path} {status}: {description:?}"));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "error responses that do not name their problem type: {wrong:#?}");
+}
+
+#[test]
+fn every_field_of_every_schema_is_described() {
+    let doc = serde_json::to_value(agenticos::api::document()).expect("serialises");
+    let mut missing = Vec::new();
+    for (name, schema) in doc["components"]["schemas"].as_object().expect("schemas") {
+        for (field, p) in schema["properties"].as_object().into_iter().flatten() {
+            // An optional reference carries its description in the `oneOf` branch of the reference.
+            let branches = p["oneOf"].as_array().into_iter().flatten();
+            let described = std::iter::once(p)
+                .chain(branches)
+                .any(|s| s["description"].as_str().is_some_and(|d| !d.trim().is_empty()));
+            if !described {
+                missing.push(format!("{name}.{field}"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "fields without a description: {missing:?}");
+}
+
+#[test]
+fn every_time_field_says_its_unit() {
     let doc = serde_json::to_value(agenticos::api::document()).expect("serialises");
     let schemas = doc["components"]["schemas"].as_object().expect("schemas");
     let mut missing = Vec::new();
-    for name in [
-        "Agent",
-        "Conversation",
-        "ConversationSummary",
-        "Run",
-        "ActivityEvent",
-        "RunningSession",
-        "ApiToken",
-        "Member",
-        "Organization",
-        "Invitation",
-    ] {
-        let props = schemas[name]["properties"].as_object().unwrap_or_else(|| panic!("{name} has no properties"));
-        for (field, p) in props {
-            let is_time = field.ends_with("_at") || field.ends_with("_ms") || field.ends_with("_seconds");
+    let mut checked = 0;
+    for (name, schema) in schemas {
+        for (field, p) in schema["properties"].as_object().into_iter().flatten() {
+            let is_time = field == "at"
+                || ["_at", "_ms", "_seconds", "_timeout", "_ttl", "_after"].iter().any(|end| field.ends_with(end));
+            if !is_time {
+                continue;
+            }
+            checked += 1;
             let says_unit = p["description"]
                 .as_str()
                 .is_some_and(|d| ["millisecond", "seconds", "Seconds"].iter().any(|u| d.contains(u)));
-            if is_time && !says_unit {
+            if !says_unit {
                 missing.push(format!("{name}.{field}"));
             }
         }
     }
     assert!(missing.is_empty(), "time fields without their unit: {missing:?}");
+    assert!(checked > 20, "the time fields were found ({checked})");
 }
 
 #[test]

@@ -86,6 +86,51 @@ db_test! {
 }
 
 db_test! {
+    async fn the_agents_list_is_a_summary_and_one_agent_carries_its_files(app: TestApp) {
+        app.setup_owner().await;
+        let body = json!({
+            "name": "helper", "backend": "state", "scope": "conversation",
+            "skills": [{"path": "review/SKILL.md", "content": "the skill's secret steps"}],
+            "manifest_files": [{"path": "notes.md", "content": "the manifest's secret notes"}],
+        });
+        let agent = id(post(&app.web, "/api/v1/agents", body).await);
+        let operator = app.member_with_role("op@example.com", "operator").await;
+        let operator_token = app.web.create_token_in_page("runtime", "operator").await;
+
+        // The list, as the agents page shows it: settings without any file's contents.
+        let page = operator.get("/agents").await;
+        assert_eq!(page.status, 200);
+        assert!(page.body.contains("helper") && !page.body.contains("secret steps"), "{}", page.body);
+        for list in [get(&operator, "/api/v1/agents").await, app.web.bearer(&operator_token, Method::GET, "/api/v1/agents", None).await] {
+            assert_eq!(list.status, 200, "{}", list.body);
+            let v = list.json();
+            let only = &v.as_array().expect("a list")[0];
+            assert_eq!(only["id"], agent.as_str());
+            assert_eq!((only["name"].as_str(), only["backend"].as_str(), only["scope"].as_str()), (Some("helper"), Some("state"), Some("conversation")));
+            assert!(only["created_at"].as_i64().is_some());
+            assert!(only.get("skills").is_none() && only.get("manifest_files").is_none(), "{only}");
+            assert!(!list.body.contains("secret steps") && !list.body.contains("secret notes"), "{}", list.body);
+        }
+
+        // One agent, to those who may see agents: the whole of it.
+        for one in [get(&operator, &format!("/api/v1/agents/{agent}")).await, app.web.bearer(&operator_token, Method::GET, &format!("/api/v1/agents/{agent}"), None).await] {
+            assert_eq!(one.status, 200, "{}", one.body);
+            let v = one.json();
+            assert_eq!(v["skills"][0]["content"], "the skill's secret steps");
+            assert_eq!(v["manifest_files"][0]["content"], "the manifest's secret notes");
+        }
+
+        // A member sees neither; another organization nothing of it.
+        let member = app.member_with_role("m@example.com", "member").await;
+        get(&member, "/api/v1/agents").await.problem(403);
+        get(&member, &format!("/api/v1/agents/{agent}")).await.problem(403);
+        let b = app.other_org_user("b@example.com", "B Corp").await;
+        assert_eq!(get(&b, "/api/v1/agents").await.json(), json!([]));
+        get(&b, &format!("/api/v1/agents/{agent}")).await.problem(404);
+    }
+}
+
+db_test! {
     async fn conversations_and_runs_are_listed_newest_first_filtered_and_paged(app: TestApp) {
         app.setup_owner().await;
         let per_run = id(post(&app.web, "/api/v1/agents", json!({"name": "per-run", "backend": "state", "scope": "run"})).await);
@@ -137,12 +182,90 @@ db_test! {
         assert_eq!(r.problem_fields(), ["limit"]);
         assert_eq!(ids(&get(&app.web, "/api/v1/runs?conversation_id=nope").await.json(), "runs"), Vec::<String>::new());
 
-        // A member may not list runs (as a run itself); another organization sees none of these.
+        // A member in none of these conversations sees none of their runs; another organization none.
         let member = app.member_with_role("m@example.com", "member").await;
-        get(&member, "/api/v1/runs").await.problem(403);
+        assert_eq!(get(&member, "/api/v1/runs").await.json()["runs"], json!([]));
         let b = app.other_org_user("b@example.com", "B Corp").await;
         assert_eq!(get(&b, "/api/v1/runs").await.json()["runs"], json!([]));
         assert_eq!(get(&b, &format!("/api/v1/runs?conversation_id={c1}")).await.json()["runs"], json!([]));
+    }
+}
+
+db_test! {
+    async fn a_member_lists_the_runs_of_the_conversations_they_are_in_and_nothing_else(app: TestApp) {
+        app.setup_owner().await;
+        let member = app.member_with_role("m@example.com", "member").await;
+        let operator = app.member_with_role("op@example.com", "operator").await;
+        let m_id = user_id(&app, "m@example.com").await;
+        let agent = id(post(&app.web, "/api/v1/agents", json!({"name": "per-run", "backend": "state", "scope": "run"})).await);
+        let other = id(post(&app.web, "/api/v1/agents", json!({"name": "other", "backend": "state", "scope": "run"})).await);
+        let theirs = id(post(&app.web, "/api/v1/conversations", json!({"agent_id": agent, "title": "with m", "member_user_ids": [m_id]})).await);
+        let theirs_too = id(post(&app.web, "/api/v1/conversations", json!({"agent_id": other, "title": "also with m", "member_user_ids": [m_id]})).await);
+        let not_theirs = id(post(&app.web, "/api/v1/conversations", json!({"agent_id": agent, "title": "owner only"})).await);
+        let operators = id(post(&operator, "/api/v1/conversations", json!({"agent_id": agent, "title": "operator only"})).await);
+        let web = &app.web;
+        let run_in = |conversation: &str, agent: &str| {
+            let body = json!({"agent_id": agent, "conversation_id": conversation, "started_by": "member"});
+            async move { id(post(web, "/api/v1/runs", body).await) }
+        };
+        let first = run_in(&theirs, &agent).await;
+        let second = run_in(&theirs, &agent).await;
+        let elsewhere = run_in(&theirs_too, &other).await;
+        let hidden = run_in(&not_theirs, &agent).await;
+        let operators_run = run_in(&operators, &agent).await;
+        let lone = id(post(&app.web, "/api/v1/runs", json!({"agent_id": agent, "started_by": "api"})).await);
+        let r = app.web.api(Method::POST, &format!("/api/v1/runs/{first}/finish"), None).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+
+        // Their conversations' runs, as those pages show them; the filters narrow them.
+        let listed = |v: Value| {
+            let mut runs = ids(&v, "runs");
+            runs.sort();
+            runs
+        };
+        let sorted = |runs: &[&String]| {
+            let mut runs: Vec<String> = runs.iter().map(|r| r.to_string()).collect();
+            runs.sort();
+            runs
+        };
+        let all_theirs = sorted(&[&first, &second, &elsewhere]);
+        assert_eq!(listed(get(&member, "/api/v1/runs").await.json()), all_theirs);
+        let mut on_page = member.get(&format!("/conversations/{theirs}")).await.select_all("#runs-table tbody td.mono");
+        on_page.sort();
+        assert_eq!(on_page, sorted(&[&first, &second]));
+        assert_eq!(listed(get(&member, &format!("/api/v1/runs?conversation_id={theirs}")).await.json()), sorted(&[&first, &second]));
+        assert_eq!(listed(get(&member, &format!("/api/v1/runs?agent_id={other}")).await.json()), [elsewhere.as_str()]);
+        assert_eq!(listed(get(&member, "/api/v1/runs?status=finished").await.json()), [first.as_str()]);
+        let page1 = get(&member, "/api/v1/runs?limit=2").await.json();
+        assert_eq!((listed(page1.clone()).len(), page1["next_offset"].as_u64()), (2, Some(2)));
+        let page2 = get(&member, "/api/v1/runs?limit=2&offset=2").await.json();
+        assert!(page2["next_offset"].is_null());
+        let mut both = [listed(page1), listed(page2)].concat();
+        both.sort();
+        assert_eq!(both, all_theirs);
+        // Asking for a conversation they are not in narrows to nothing rather than widening.
+        for c in [&not_theirs, &operators] {
+            assert_eq!(get(&member, &format!("/api/v1/runs?conversation_id={c}")).await.json()["runs"], json!([]));
+        }
+        get(&member, "/api/v1/runs?status=paused").await.problem(422);
+
+        // One run: theirs, or 404 as another organization's.
+        let r = get(&member, &format!("/api/v1/runs/{second}")).await;
+        assert_eq!((r.status.as_u16(), r.json()["id"].as_str()), (200, Some(second.as_str())));
+        for run in [&hidden, &operators_run, &lone] {
+            get(&member, &format!("/api/v1/runs/{run}")).await.problem(404);
+        }
+
+        // A token with the member role acts as a member of its creator's conversations.
+        let token = app.web.create_token_in_page("member-token", "member").await;
+        let v = app.web.bearer(&token, Method::GET, "/api/v1/runs", None).await.json();
+        assert_eq!(listed(v), sorted(&[&first, &second, &elsewhere, &hidden]));
+
+        // Operators see every run; another organization none of them.
+        assert_eq!(listed(get(&operator, "/api/v1/runs").await.json()).len(), 6);
+        let b = app.other_org_user("b@example.com", "B Corp").await;
+        assert_eq!(get(&b, "/api/v1/runs").await.json()["runs"], json!([]));
+        get(&b, &format!("/api/v1/runs/{second}")).await.problem(404);
     }
 }
 

@@ -21,8 +21,10 @@ type Result<T> = std::result::Result<T, AgentError>;
 #[serde(deny_unknown_fields)]
 #[schema(as = ConversationBody)]
 pub struct ConversationInput {
+    /// The agent it is with, of this organization.
     #[serde(default)]
     pub agent_id: String,
+    /// 1 to 100 characters; no control or invisible characters.
     #[serde(default)]
     pub title: String,
     /// Members it is shared with (the creator is its owner and a member).

@@ -15,7 +15,7 @@ use self::fields::{RuntimeFieldPartial, ScopeFieldPartial};
 use self::files::{files_text, parse_files};
 use super::check::AgentInput;
 use super::error::AgentError;
-use super::model::{Agent, Backend};
+use super::model::{Agent, AgentSummary, Backend};
 use super::service::{self, FormOptions};
 use crate::sandbox::connections::model::Connection;
 use crate::sandbox::workspaces::key::Scope;
@@ -31,14 +31,14 @@ use crate::web::{page, page_status, paths, redirect_with_flash, render_status, P
 #[template(path = "agents/index.html")]
 pub struct AgentsPage {
     pub shell: Shell,
-    pub agents: Vec<Agent>,
+    pub agents: Vec<AgentSummary>,
     pub connections: Vec<Connection>,
     pub can_edit: bool,
 }
 
 impl AgentsPage {
     /// The connection column: none for a document, else the chosen one or the default.
-    pub fn connection_label(&self, a: &Agent) -> String {
+    pub fn connection_label(&self, a: &AgentSummary) -> String {
         if a.backend == Backend::State {
             return String::new();
         }

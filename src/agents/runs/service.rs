@@ -22,8 +22,11 @@ type Result<T> = std::result::Result<T, AgentError>;
 #[serde(deny_unknown_fields)]
 #[schema(as = RunBody)]
 pub struct RunInput {
+    /// The agent to run, of this organization.
     #[serde(default)]
     pub agent_id: String,
+    /// The conversation it is a turn of, with the same agent (required by `conversation` and
+    /// `channel` scope).
     #[serde(default)]
     pub conversation_id: Option<String>,
     /// `member`, `widget`, `trigger`, `channel` or `api`.
@@ -32,6 +35,7 @@ pub struct RunInput {
     /// The person the run acts for (member, api; a trigger's creator).
     #[serde(default)]
     pub user_id: Option<String>,
+    /// A trigger's run acts as the trigger's creator (named in `user_id`; `user` scope needs it).
     #[serde(default)]
     pub trigger_as_creator: bool,
     /// A channel sender's platform id.
@@ -162,10 +166,22 @@ async fn acting_for(
     Ok(user_id)
 }
 
+/// A run, for operators and above, or for a member of its conversation (as the conversation's
+/// page shows it); any other run is `NotFound` to a member, as another organization's.
 pub async fn get(st: &AppState, caller: &Caller, id: &str) -> Result<Run> {
-    ensure_see(caller)?;
     let mut c = st.db.conn().await?;
-    store::get(&mut c, &caller.org_id, id).await?.ok_or(AgentError::NotFound)
+    let run = store::get(&mut c, &caller.org_id, id).await?.ok_or(AgentError::NotFound)?;
+    if caller.role.can_see_sandboxes() {
+        return Ok(run);
+    }
+    let conversation = match &run.conversation_id {
+        Some(cid) => conversations::get(&mut c, &caller.org_id, cid).await?,
+        None => None,
+    };
+    match conversation {
+        Some(conv) if conv.member_user_ids.contains(&caller.user_id) => Ok(run),
+        _ => Err(AgentError::NotFound),
+    }
 }
 
 /// Which runs to list (each absent one does not narrow), and which page of them.
@@ -189,9 +205,10 @@ pub struct RunsQuery {
     pub offset: Option<u32>,
 }
 
-/// One page of the organization's runs, newest first (operators and above, as a run itself).
+/// One page of the runs the caller may see, newest first: the organization's for operators and
+/// above; for a member, the runs of the conversations they are in (as the conversations' pages
+/// show them), nothing else. The filters narrow either.
 pub async fn page(st: &AppState, caller: &Caller, q: RunsQuery) -> Result<RunList> {
-    ensure_see(caller)?;
     let mut errors = FieldErrors::new();
     let (limit, offset) = Paging { limit: q.limit, offset: q.offset }.bounds(&mut errors);
     let status = q.status.as_deref().map(str::trim).filter(|s| !s.is_empty());
@@ -201,7 +218,9 @@ pub async fn page(st: &AppState, caller: &Caller, q: RunsQuery) -> Result<RunLis
     errors.into_result().map_err(AgentError::Invalid)?;
     let some = |v: &Option<String>| v.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_string);
     let (agent_id, conversation_id) = (some(&q.agent_id), some(&q.conversation_id));
-    let filter = RunFilter { agent_id: agent_id.as_deref(), conversation_id: conversation_id.as_deref(), status };
+    let member = (!caller.role.can_see_sandboxes()).then_some(caller.user_id.as_str());
+    let filter =
+        RunFilter { agent_id: agent_id.as_deref(), conversation_id: conversation_id.as_deref(), status, member };
     let mut c = st.db.conn().await?;
     let mut runs = store::page(&mut c, &caller.org_id, &filter, limit + 1, offset).await?;
     let next_offset = Paging::next_offset(limit, offset, runs.len());

@@ -114,6 +114,8 @@ pub struct RunFilter<'a> {
     pub agent_id: Option<&'a str>,
     pub conversation_id: Option<&'a str>,
     pub status: Option<&'a str>,
+    /// Only runs of conversations this person is a member of.
+    pub member: Option<&'a str>,
 }
 
 /// One page of the organization's runs, newest first. `limit` and `offset` are numbers the
@@ -126,6 +128,13 @@ pub async fn page(c: &mut Conn, org_id: &str, f: &RunFilter<'_>, limit: u32, off
             binds.push(v);
             sql.push_str(&format!(" AND {column} = ${}", binds.len()));
         }
+    }
+    if let Some(user_id) = f.member {
+        binds.push(user_id);
+        sql.push_str(&format!(
+            " AND conversation_id IN (SELECT conversation_id FROM conversation_members WHERE user_id = ${})",
+            binds.len()
+        ));
     }
     sql.push_str(&format!(" ORDER BY created_at DESC, id DESC LIMIT {limit} OFFSET {offset}"));
     let rows: Vec<RunRow> = fetch_all(c, &sql, &binds).await?;

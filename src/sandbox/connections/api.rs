@@ -25,8 +25,13 @@ pub fn routes() -> Vec<ApiRoute> {
     ]
 }
 
+/// The organization's sandbox connections, the default first, then by name (operators and
+/// above, as the Sandboxes page): each host's kind, address, key (its vault name, never a value),
+/// default runtime, and whether it is switched on.
 #[utoipa::path(get, path = "/api/v1/sandbox-connections", tag = "sandbox connections",
-    responses((status = 200, body = [Connection]), (status = 403, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = [Connection]),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A member may not see sandbox hosts: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn list_connections(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result<Json<Vec<Connection>>, ApiError> {
     Ok(Json(service::list(&st, &c).await?))
 }
@@ -36,25 +41,40 @@ pub async fn list_connections(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Re
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewConnection {
+    /// 1 to 100 characters, unique in the organization; no control or invisible characters.
     #[serde(default)]
     pub name: String,
-    /// `sandboxd` or `daytona`.
+    /// `sandboxd` (default) or `daytona`.
     #[serde(default)]
     pub kind: String,
-    /// `http(s)://host:port` (required for sandboxd).
+    /// `http(s)://host:port` (required for sandboxd): no credentials, query or fragment, never a
+    /// link-local or cloud-metadata address.
     #[serde(default)]
     pub address: String,
+    /// A vault key of the host's purpose (`sandboxd`, `daytona` for Daytona) saved for this
+    /// address, or not yet bound to any (it is bound to this one now).
     #[serde(default)]
     pub credential_secret_id: Option<String>,
+    /// The host's token, stored in the vault as "<name> token" and bound to this address; it is
+    /// never returned. Without it or a `credential_secret_id`, one of this deployment's compose
+    /// addresses (`SANDBOXD_LOCAL_ADDRESSES`) gets its own `SANDBOXD_TOKEN`, when set.
     #[serde(default)]
     #[schema(value_type = Option<String>, format = Password)]
     pub new_key: Option<SecretString>,
+    /// The runtime alias new workspaces get (lower-case letters, digits and dashes); absent or
+    /// empty: the host's own default.
     #[serde(default)]
     pub default_runtime: Option<String>,
 }
 
+/// Registers a sandbox host (builders and above). The organization's first connection is its
+/// default. A vault key given is checked (its purpose, the address it was saved for); one bound to
+/// no address yet is bound to this one.
 #[utoipa::path(post, path = "/api/v1/sandbox-connections", tag = "sandbox connections", request_body = NewConnection,
-    responses((status = 201, body = Connection), (status = 422, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 201, body = Connection),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Only builders and above add connections: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A name taken or missing, an unknown kind, a bad or blocked address, a runtime alias that is not one, a blank `new_key`, a vault key of another purpose or saved for another address (at `credential_secret_id`): `https://agenticos.dev/problems/invalid-input`, each message at its field.", body = Problem, content_type = "application/problem+json")))]
 pub async fn create_connection(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -73,9 +93,13 @@ pub async fn create_connection(
     Ok(HttpResponse::Created().json(conn))
 }
 
+/// One connection (operators and above).
 #[utoipa::path(get, path = "/api/v1/sandbox-connections/{id}", tag = "sandbox connections",
     params(("id" = String, Path, description = "connection id")),
-    responses((status = 200, body = Connection), (status = 404, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = Connection),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A member may not see sandbox hosts: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such connection in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn get_connection(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -88,6 +112,7 @@ pub async fn get_connection(
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ConnectionPatch {
+    /// A new name, unique in the organization.
     pub name: Option<String>,
     /// A new address needs the host's key again (`new_key`), or a vault key saved for it: a
     /// stored key is sent only to the address it was saved for.
@@ -95,6 +120,8 @@ pub struct ConnectionPatch {
     /// A vault key of purpose `sandboxd` (`daytona` for Daytona) saved for this address, or not
     /// yet bound to any (it is bound to this one). Absent keeps the stored key.
     pub credential_secret_id: Option<String>,
+    /// The host's token again (required with a new address unless a vault key saved for it is
+    /// chosen): stored in the vault, bound to the address; never returned.
     #[schema(value_type = Option<String>, format = Password)]
     pub new_key: Option<SecretString>,
     /// An alias, or `""` for the host's own default.
@@ -105,10 +132,16 @@ pub struct ConnectionPatch {
     pub is_default: Option<bool>,
 }
 
+/// Changes a connection (builders and above): absent fields keep their value. A stored key is
+/// sent only to the address it was saved for, so a new address needs the host's key again
+/// (`new_key`) or a vault key saved for it. An address change is audited with both addresses.
 #[utoipa::path(patch, path = "/api/v1/sandbox-connections/{id}", tag = "sandbox connections", request_body = ConnectionPatch,
     params(("id" = String, Path, description = "connection id")),
-    responses((status = 200, body = Connection), (status = 404, body = Problem, content_type = "application/problem+json"),
-        (status = 422, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = Connection),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Only builders and above edit connections: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such connection in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "As for adding a connection, and a new address without its key (at `new_key`): `https://agenticos.dev/problems/invalid-input`, each message at its field.", body = Problem, content_type = "application/problem+json")))]
 pub async fn update_connection(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -143,11 +176,15 @@ pub async fn update_connection(
     Ok(Json(conn))
 }
 
+/// Deletes a connection no agent is pinned to (builders and above); its vault key stays. When it
+/// was the default, the oldest remaining connection becomes the default.
 #[utoipa::path(delete, path = "/api/v1/sandbox-connections/{id}", tag = "sandbox connections",
     params(("id" = String, Path, description = "connection id")),
-    responses((status = 204), (status = 404, body = Problem, content_type = "application/problem+json"),
-        (status = 409, body = Problem, content_type = "application/problem+json",
-            description = "agents are pinned to the connection (the detail names them)")))]
+    responses((status = 204, description = "deleted"),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Only builders and above delete connections: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such connection in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Agents are pinned to the connection (the detail names them): `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn delete_connection(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -161,20 +198,29 @@ pub async fn delete_connection(
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProbeBody {
+    /// `http(s)://host:port` of the host to ask.
     #[serde(default)]
     pub address: String,
     /// A vault key of purpose `sandboxd`: sent only when it was saved for this address (an unbound
     /// key is bound to it now); otherwise 422 naming this field and no request is sent.
     #[serde(default)]
     pub credential_secret_id: Option<String>,
+    /// A token to try, sent only to this address and not stored.
     #[serde(default)]
     #[schema(value_type = Option<String>, format = Password)]
     pub new_key: Option<SecretString>,
 }
 
+/// "Test this host" before saving it (builders and above): asks the host's policy and routes with
+/// a key — a pasted one, a vault key saved for this address, or this deployment's own token for
+/// its compose addresses; without a key no request is sent (`not_asked`). A host that fails
+/// answers 200 with `status` `failed` and why. Every probe is audited (`connection.probed`) with
+/// its address and outcome, a refused one with the reason; never a key.
 #[utoipa::path(post, path = "/api/v1/sandbox-connections/probe", tag = "sandbox connections", request_body = ProbeBody,
     responses((status = 200, body = Probe, description = "`status` says whether the host was asked and what it answered"),
-        (status = 422, body = Problem, content_type = "application/problem+json")))]
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Only builders and above probe hosts: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A bad or blocked address (also one whose name resolves to a link-local or cloud-metadata address), a vault key of another purpose or saved for another address (at `credential_secret_id`): `https://agenticos.dev/problems/invalid-input`; no request was sent.", body = Problem, content_type = "application/problem+json")))]
 pub async fn probe_address(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -190,11 +236,17 @@ pub async fn probe_address(
     Ok(Json(service::probe(&st, &c, input).await?))
 }
 
+/// Asks a saved connection's host with its stored key (builders and above), only when that key
+/// is of the host's purpose and was saved for the connection's address. Audited like a probe of a
+/// typed address.
 #[utoipa::path(post, path = "/api/v1/sandbox-connections/{id}/probe", tag = "sandbox connections",
     params(("id" = String, Path, description = "connection id")),
-    responses((status = 200, body = Probe), (status = 404, body = Problem, content_type = "application/problem+json"),
-        (status = 409, body = Problem, content_type = "application/problem+json",
-            description = "the stored key may not go to the connection's address: no request was sent")))]
+    responses((status = 200, body = Probe, description = "`status` says whether the host was asked and what it answered"),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Only builders and above probe hosts: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such connection in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The stored key may not go to the connection's address (another purpose, saved for another address, gone from the vault): `https://agenticos.dev/problems/conflict`; no request was sent.", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "The connection has no address (Daytona), or its name now resolves to a blocked address: `https://agenticos.dev/problems/invalid-input`, at `address`; no request was sent.", body = Problem, content_type = "application/problem+json")))]
 pub async fn probe_connection(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,

@@ -64,8 +64,12 @@ pub enum ProbeStatus {
 /// The result of "Test this host".
 #[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
 pub struct Probe {
+    /// Whether the host was asked, and whether it answered well.
     pub status: ProbeStatus,
+    /// What happened, in words a person reads (never a key).
     pub message: String,
+    /// This deployment's runtime catalog, each alias marked with whether the host offers it
+    /// (unmarked when the host did not answer), then the host's own aliases the catalog lacks.
     pub runtimes: Vec<RuntimeMark>,
     /// The host's default alias, when it answered.
     pub host_default_runtime: Option<String>,

@@ -7,8 +7,11 @@ use crate::state::AppState;
 /// How a catalog alias fares on a probed host.
 #[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
 pub struct RuntimeMark {
+    /// The runtime's alias, as agents and connections name it.
     pub alias: String,
+    /// What the runtime holds, from the catalog (or the host, for one the catalog lacks).
     pub description: String,
+    /// Whether this deployment's runtime catalog ships it.
     pub in_catalog: bool,
     /// None before a host answered.
     pub offered: Option<bool>,

@@ -373,46 +373,96 @@ struct ProbeKey {
 }
 
 /// Asks a host before it is saved. Never sends a request to a typed address without a key, and
-/// a stored key only to the address it was saved for. Every probe that gets as far as choosing a
-/// key is audited with its address (and the saved connection's, when it differs).
+/// a stored key only to the address it was saved for. Every probe is audited once
+/// (`connection.probed`) with its address (and the saved connection's, when it differs): one that
+/// asked the host with the key it sent (named, never its value) and the outcome, one without a key
+/// as not asked, and one refused before any request (a bad or blocked address, a key that may not
+/// go there) with the reason.
 pub async fn probe(st: &AppState, caller: &Caller, input: ProbeInput) -> Result<Probe> {
     ensure_manage(caller)?;
-    let url = address::parse(&input.address).map_err(host::invalid_address)?;
-    let address = address::display(&url);
     let saved = match input.connection_id.as_deref() {
         Some(id) => Some(get(st, caller, id).await?),
         None => None,
+    };
+    let parsed = address::parse(&input.address);
+    let address = match &parsed {
+        Ok(url) => address::display(url),
+        Err(_) => as_typed(&input.address),
     };
     let target = saved.as_ref().map_or(address.clone(), |c| c.name.clone());
     let mut place = address.clone();
     if let Some(old) = saved.as_ref().and_then(|c| c.address.as_deref()).filter(|old| *old != address) {
         place = format!("{address} (saved at {old})");
     }
-    let key = match probe_key(st, caller, &input, saved.as_ref(), &address).await {
-        Ok(key) => key,
-        Err(e) => {
-            // A refused stored key is worth a line too: someone tried to send it elsewhere.
-            if matches!(e, ConnectionError::KeyRefused(_) | ConnectionError::Invalid(_)) {
-                record_probe(st, caller, &target, &format!("{place}: key refused, no request was sent")).await?;
-            }
-            return Err(e);
+    let asked = match parsed {
+        Ok(url) => ask_with_key(st, caller, &input, saved.as_ref(), &url, &address).await,
+        Err(message) => Err(host::invalid_address(message)),
+    };
+    let detail = match &asked {
+        Ok((probe, Some(key))) => {
+            let outcome = match probe.status {
+                ProbeStatus::Ok => "answered",
+                ProbeStatus::NotAsked => "not asked",
+                ProbeStatus::Failed => "failed",
+            };
+            format!("{place} with {key}: {outcome}")
         }
+        Ok((_, None)) => format!("{place}: not asked, no key; no request was sent"),
+        Err(e) => match refusal(e) {
+            Some(reason) => format!("{place}: refused before any request. {reason}"),
+            None => return asked.map(|(probe, _)| probe),
+        },
     };
-    let Some(key) = key else {
-        return Ok(Probe::unanswered(
-            st,
-            ProbeStatus::NotAsked,
-            "Pick a vault key or paste the host's token to test this host. No request was sent to this address.".into(),
-        ));
+    record_probe(st, caller, &target, &detail).await?;
+    asked.map(|(probe, _)| probe)
+}
+
+/// Asks the host at `url` with the key [`probe_key`] chooses; the probe and how that key is named
+/// (none: there was no key, and no request was sent).
+async fn ask_with_key(
+    st: &AppState,
+    caller: &Caller,
+    input: &ProbeInput,
+    saved: Option<&Connection>,
+    url: &url::Url,
+    address: &str,
+) -> Result<(Probe, Option<String>)> {
+    let Some(key) = probe_key(st, caller, input, saved, address).await? else {
+        let message =
+            "Pick a vault key or paste the host's token to test this host. No request was sent to this address.";
+        return Ok((Probe::unanswered(st, ProbeStatus::NotAsked, message.into()), None));
     };
-    let probe = host::ask(st, &url, &address, key.token).await?;
-    let outcome = match probe.status {
-        ProbeStatus::Ok => "answered",
-        ProbeStatus::NotAsked => "not asked",
-        ProbeStatus::Failed => "failed",
-    };
-    record_probe(st, caller, &target, &format!("{place} with {}: {outcome}", key.named)).await?;
-    Ok(probe)
+    let probe = host::ask(st, url, address, key.token).await?;
+    Ok((probe, Some(key.named)))
+}
+
+/// Why a probe was refused before any request, in the words its caller reads (they name a key,
+/// never its value); none for an outcome that is no refusal (a failure of ours).
+fn refusal(e: &ConnectionError) -> Option<String> {
+    match e {
+        ConnectionError::Invalid(fields) => {
+            Some(fields.0.iter().map(|f| f.message.as_str()).collect::<Vec<_>>().join(" "))
+        }
+        ConnectionError::KeyRefused(m) | ConnectionError::AddressRefused(m) => Some(m.clone()),
+        e @ (ConnectionError::NoCredential | ConnectionError::NoAddress) => Some(e.to_string()),
+        _ => None,
+    }
+}
+
+/// An address that did not parse, as the audit log shows it: trimmed, at most 200 characters,
+/// control and invisible characters replaced.
+fn as_typed(raw: &str) -> String {
+    let shown: String = raw
+        .trim()
+        .chars()
+        .take(200)
+        .map(|c| if c.is_control() || validate::is_invisible(c) { '\u{FFFD}' } else { c })
+        .collect();
+    if shown.is_empty() {
+        at(None).to_string()
+    } else {
+        shown
+    }
 }
 
 async fn record_probe(st: &AppState, caller: &Caller, target: &str, detail: &str) -> Result<()> {

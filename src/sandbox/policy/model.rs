@@ -8,7 +8,9 @@ use crate::sandbox::connections::model::Connection;
 /// The connection a view is about.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ConnectionRef {
+    /// The connection's id (a UUID).
     pub id: String,
+    /// The connection's name.
     pub name: String,
 }
 
@@ -21,12 +23,15 @@ impl ConnectionRef {
 /// One runtime the host allows, with its effective ceilings.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct PolicyRuntime {
+    /// The runtime's alias, as agents and connections name it.
     pub alias: String,
+    /// What the runtime holds, in the host's words.
     pub description: String,
     /// The image, or `<base> + N package(s)` for a runtime built from packages.
     pub image: String,
     /// Docker syntax, e.g. `1g`; null is no limit.
     pub mem_limit: Option<String>,
+    /// CPUs a sandbox may use (fractions allowed); null is no limit.
     pub cpus: Option<f64>,
     /// `none` means no network.
     pub network_mode: Option<String>,
@@ -65,7 +70,9 @@ impl PolicyRuntime {
 /// A catalog runtime this host does not allow.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct CatalogOnly {
+    /// The runtime's alias in this deployment's catalog.
     pub alias: String,
+    /// What the runtime holds, from the catalog.
     pub description: String,
 }
 
@@ -78,17 +85,17 @@ pub struct Ceilings {
     pub max_sessions: Option<u64>,
     /// Open sessions on the host, hibernated ones included.
     pub max_open_sessions: Option<u64>,
-    /// An idle session's container is closed after this; its files stay.
+    /// Seconds: an idle session's container is closed after this; its files stay.
     pub idle_timeout: u64,
-    /// An idle session is hibernated after this, to make room.
+    /// Seconds: an idle session is hibernated after this, to make room.
     pub evict_idle_after: Option<u64>,
     /// Containers are kept (stopped) between turns.
     pub persist_containers: bool,
-    /// A stopped container is removed after this.
+    /// Seconds: a stopped container is removed after this.
     pub container_ttl: Option<u64>,
-    /// An unused workspace directory is removed after this; unset keeps it forever.
+    /// Seconds: an unused workspace directory is removed after this; unset keeps it forever.
     pub workspace_ttl: Option<u64>,
-    /// The deadline of every command.
+    /// Seconds: the deadline of every command.
     pub execute_timeout: u64,
 }
 
@@ -184,6 +191,7 @@ pub struct Notice {
     pub code: String,
     /// `error` or `warning`.
     pub level: String,
+    /// What is wrong and what fixes it, in words.
     pub message: String,
 }
 
@@ -196,6 +204,7 @@ impl Notice {
 /// A host's live policy, as the panel and the API show it.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct HostPolicy {
+    /// The connection whose host this is.
     pub connection: ConnectionRef,
     /// What a session gets when it names no runtime.
     pub default_runtime: String,
@@ -203,7 +212,9 @@ pub struct HostPolicy {
     pub runtimes: Vec<PolicyRuntime>,
     /// Catalog runtimes this host does not allow.
     pub not_on_host: Vec<CatalogOnly>,
+    /// The limits in force on the host.
     pub ceilings: Ceilings,
+    /// What needs the operator's attention; empty when nothing does.
     pub notices: Vec<Notice>,
 }
 

@@ -23,7 +23,8 @@ pub fn routes() -> Vec<ApiRoute> {
 /// with the host-wide counts. A host that cannot be read carries a `problem` instead of sessions.
 #[utoipa::path(get, path = "/api/v1/sandbox-sessions", tag = "sandboxes", params(UsageQuery),
     responses((status = 200, body = RunningSessions),
-        (status = 403, body = Problem, content_type = "application/problem+json")))]
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A member may not see sandbox hosts: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn list_sandbox_sessions(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,

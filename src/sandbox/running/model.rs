@@ -46,10 +46,13 @@ impl SessionStatus {
 /// One of this organization's sessions on a host.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct RunningSession {
+    /// The connection whose host holds the session.
     pub connection_id: String,
     /// The session's name on the host.
     pub session_id: String,
+    /// The runtime alias the session runs.
     pub runtime: String,
+    /// Where the session stands on its host.
     pub status: SessionStatus,
     /// Seconds since its last operation.
     pub idle_seconds: u64,
@@ -57,8 +60,9 @@ pub struct RunningSession {
     pub reaped_in_seconds: Option<i64>,
     /// Only when usage was sampled (`usage=1`) and the host could measure it.
     pub memory_bytes: Option<u64>,
+    /// Bytes the sandbox may use; null when unsampled or unlimited.
     pub memory_limit_bytes: Option<u64>,
-    /// Epoch milliseconds.
+    /// Epoch milliseconds (UTC).
     pub created_at: i64,
 }
 
@@ -125,12 +129,14 @@ pub struct HostCounts {
 /// One switched-on sandboxd connection and this organization's sessions on it.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct HostSessions {
+    /// The connection's id (a UUID).
     pub connection_id: String,
+    /// The connection's name.
     pub connection_name: String,
     /// Why the host could not be read (unreachable, no credential, key refused, another
     /// release); null when it answered.
     pub problem: Option<String>,
-    /// Null when the host could not be read.
+    /// What the host holds in total; null when the host could not be read.
     pub host: Option<HostCounts>,
     /// Only this organization's sessions (sandboxd tenant = organization id).
     pub sessions: Vec<RunningSession>,
@@ -207,10 +213,13 @@ impl HostSessions {
 /// The Running tab: every switched-on sandboxd connection of the organization.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct RunningSessions {
+    /// The caller's organization (its id is the hosts' tenant).
     pub organization_id: String,
+    /// Its name.
     pub organization_name: String,
     /// Whether memory was sampled (slower: the host measures each sandbox).
     pub usage_sampled: bool,
+    /// Each switched-on sandboxd connection, the default first, then by name.
     pub connections: Vec<HostSessions>,
 }
 

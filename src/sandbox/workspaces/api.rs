@@ -61,11 +61,16 @@ pub struct ExecBody {
 /// and the output limit are answered 200 and recorded as failed operations.
 #[utoipa::path(post, path = "/api/v1/runs/{run_id}/workspace/exec", tag = "workspace", request_body = ExecBody,
     params(("run_id" = String, Path, description = "run id")),
-    responses((status = 200, body = ExecResult), (status = 400, body = Problem, content_type = "application/problem+json", description = "bad input: no command, a NUL byte, a bad `env` name, over the length a sandbox can start, a timeout out of range"),
-        (status = 409, body = Problem, content_type = "application/problem+json", description = "the run is finished, the shell is off, the connection is switched off"),
-        (status = 410, body = Problem, content_type = "application/problem+json", description = "the workspace's files are gone"),
-        (status = 429, body = Problem, content_type = "application/problem+json", description = "the host's per-tenant cap"),
-        (status = 502, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = ExecResult),
+        (status = 400, description = "Bad input: no command, a NUL byte, a bad `env` name, over the length a sandbox can start, a timeout out of range; or a `state` workspace, which runs no commands: `https://agenticos.dev/problems/bad-request`.", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A token or session below the operator role (agent runtimes use one with the operator role or above), or the sandbox refused the file operation (permission denied, or a remove that leads through a symbolic link to the workspace root): `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such run in this organization (or its agent was deleted): `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The run is finished, the agent's shell is off, its connection is switched off or cannot be used, or the scope gives this run no workspace: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "The workspace's files are gone: reported to this run once, the next run opens fresh: `https://agenticos.dev/problems/gone`.", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A body that is not an exec request (an unknown field, a wrong type, naming it): `https://agenticos.dev/problems/invalid-input`.", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "The host's per-organization session cap is reached: `https://agenticos.dev/problems/too-many-requests`.", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "The host could not be asked or did not answer well: `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn exec(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -83,6 +88,11 @@ pub async fn exec(
     Ok(Json(service::exec(&st, &c, &run_id, input).await?))
 }
 
+/// A file's bytes, exactly as stored: any content, no encoding.
+#[derive(utoipa::ToSchema)]
+#[schema(value_type = String, format = Binary)]
+pub struct FileBytes(pub Vec<u8>);
+
 #[derive(Deserialize, utoipa::IntoParams)]
 pub struct PathQuery {
     /// Relative to the workspace root, or absolute under `/workspace`.
@@ -90,10 +100,20 @@ pub struct PathQuery {
     pub path: String,
 }
 
+/// Reads a file of the run's workspace: its bytes as `application/octet-stream`, at most 8 MiB.
+/// The run's first operation opens its workspace (writing the agent's skills and manifest files).
+/// Recorded as a `read`.
 #[utoipa::path(get, path = "/api/v1/runs/{run_id}/workspace/files", tag = "workspace", params(("run_id" = String, Path, description = "run id"), PathQuery),
-    responses((status = 200, content_type = "application/octet-stream", description = "the file's bytes"),
-        (status = 404, body = Problem, content_type = "application/problem+json"),
-        (status = 413, body = Problem, content_type = "application/problem+json", description = "the file is over 8 MiB")))]
+    responses((status = 200, body = FileBytes, content_type = "application/octet-stream", description = "the file's bytes"),
+        (status = 400, description = "A path that leaves the workspace (`..`, an absolute path outside `/workspace`), or one where a folder or file is expected to be the other kind, or a folder: `https://agenticos.dev/problems/bad-request`.", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A token or session below the operator role (agent runtimes use one with the operator role or above), or the sandbox refused the file operation (permission denied, or a remove that leads through a symbolic link to the workspace root): `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such run in this organization, or no such file or folder: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The run is finished (`This run is finished.`: nothing reaches a host), its connection is switched off, gone or of a kind without workspaces, its key may not be sent there, or the agent's scope gives this run no workspace: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "The workspace's files are gone (the host's workspace TTL removed them, or the host was rebuilt): reported to this run once, the next run opens fresh: `https://agenticos.dev/problems/gone`.", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "The file is larger than 8 MiB, the most a read returns: `https://agenticos.dev/problems/payload-too-large`.", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "The host's per-organization session cap is reached (its words in `detail`): `https://agenticos.dev/problems/too-many-requests`.", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "The host could not be asked or did not answer well (unreachable, timed out, refused the key, another release): `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn read_file(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -104,11 +124,21 @@ pub async fn read_file(
     Ok(HttpResponse::Ok().content_type("application/octet-stream").body(bytes))
 }
 
+/// Writes a file of the run's workspace from the request body (`application/octet-stream`, at
+/// most 8 MiB), replacing what was there and creating its parent folders. Recorded as a `write`.
 #[utoipa::path(put, path = "/api/v1/runs/{run_id}/workspace/files", tag = "workspace", params(("run_id" = String, Path, description = "run id"), PathQuery),
-    request_body(content = Vec<u8>, content_type = "application/octet-stream"),
+    request_body(content = FileBytes, content_type = "application/octet-stream", description = "the file's new bytes, at most 8 MiB"),
     responses((status = 204, description = "written; parent folders are created"),
-        (status = 413, body = Problem, content_type = "application/problem+json"),
-        (status = 422, body = Problem, content_type = "application/problem+json", description = "no `path`: the field error names it")))]
+        (status = 400, description = "A path that leaves the workspace (`..`, an absolute path outside `/workspace`), or one where a folder or file is expected to be the other kind, or the workspace root itself: `https://agenticos.dev/problems/bad-request`.", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A token or session below the operator role (agent runtimes use one with the operator role or above), or the sandbox refused the file operation (permission denied, or a remove that leads through a symbolic link to the workspace root): `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such run in this organization (or its agent was deleted): `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The run is finished (`This run is finished.`: nothing reaches a host), its connection is switched off, gone or of a kind without workspaces, its key may not be sent there, or the agent's scope gives this run no workspace: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "The workspace's files are gone (the host's workspace TTL removed them, or the host was rebuilt): reported to this run once, the next run opens fresh: `https://agenticos.dev/problems/gone`.", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "The body is larger than 8 MiB, or a `state` workspace would pass its storage limit (`AGENTICOS_STATE_LIMIT_BYTES`): nothing was written: `https://agenticos.dev/problems/payload-too-large`.", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "No `path`, an empty one, or a control character in it (naming the field): `https://agenticos.dev/problems/invalid-input`.", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "The host's per-organization session cap is reached (its words in `detail`): `https://agenticos.dev/problems/too-many-requests`.", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "The host could not be asked or did not answer well (unreachable, timed out, refused the key, another release): `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn write_file(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -120,8 +150,19 @@ pub async fn write_file(
     Ok(HttpResponse::NoContent().finish())
 }
 
+/// Lists a folder of the run's workspace (the root by default). A folder the host will not list
+/// natively (one holding a symbolic link) is listed through the sandbox's shell, links marked and
+/// not followed. Recorded as an `ls`.
 #[utoipa::path(get, path = "/api/v1/runs/{run_id}/workspace/ls", tag = "workspace", params(("run_id" = String, Path, description = "run id"), PathQuery),
-    responses((status = 200, body = [Entry]), (status = 404, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = [Entry], description = "the folder's entries"),
+        (status = 400, description = "A path that leaves the workspace (`..`, an absolute path outside `/workspace`), or one where a folder or file is expected to be the other kind, or a file: `https://agenticos.dev/problems/bad-request`.", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A token or session below the operator role (agent runtimes use one with the operator role or above), or the sandbox refused the file operation (permission denied, or a remove that leads through a symbolic link to the workspace root): `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such run in this organization, or no such file or folder: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The run is finished (`This run is finished.`: nothing reaches a host), its connection is switched off, gone or of a kind without workspaces, its key may not be sent there, or the agent's scope gives this run no workspace: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "The workspace's files are gone (the host's workspace TTL removed them, or the host was rebuilt): reported to this run once, the next run opens fresh: `https://agenticos.dev/problems/gone`.", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "The host's per-organization session cap is reached (its words in `detail`): `https://agenticos.dev/problems/too-many-requests`.", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "The host could not be asked or did not answer well (unreachable, timed out, refused the key, another release): `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn list_dir(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -134,14 +175,25 @@ pub async fn list_dir(
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PathBody {
+    /// Relative to the workspace root, or absolute under `/workspace`; never the root itself.
     #[serde(default)]
     pub path: String,
 }
 
+/// Makes a folder in the run's workspace, with its parents. Recorded as a `mkdir`.
 #[utoipa::path(post, path = "/api/v1/runs/{run_id}/workspace/mkdir", tag = "workspace", request_body = PathBody,
     params(("run_id" = String, Path, description = "run id")),
-    responses((status = 204), (status = 409, body = Problem, content_type = "application/problem+json", description = "a file is already at this path"),
-        (status = 422, body = Problem, content_type = "application/problem+json", description = "no `path`: the field error names it")))]
+    responses((status = 204, description = "the folder exists"),
+        (status = 400, description = "A path that leaves the workspace (`..`, an absolute path outside `/workspace`), or one where a folder or file is expected to be the other kind, or the root: `https://agenticos.dev/problems/bad-request`.", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A token or session below the operator role (agent runtimes use one with the operator role or above), or the sandbox refused the file operation (permission denied, or a remove that leads through a symbolic link to the workspace root): `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such run in this organization (or its agent was deleted): `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The run is finished (`This run is finished.`: nothing reaches a host), its connection is switched off, gone or of a kind without workspaces, its key may not be sent there, or the agent's scope gives this run no workspace; or a file is at the path: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "The workspace's files are gone (the host's workspace TTL removed them, or the host was rebuilt): reported to this run once, the next run opens fresh: `https://agenticos.dev/problems/gone`.", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "A `state` workspace would pass its storage limit: nothing was written: `https://agenticos.dev/problems/payload-too-large`.", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A body that is not a JSON object with a string `path`, an empty `path`, or a NUL in it (each naming the field): `https://agenticos.dev/problems/invalid-input`.", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "The host's per-organization session cap is reached (its words in `detail`): `https://agenticos.dev/problems/too-many-requests`.", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "The host could not be asked or did not answer well (unreachable, timed out, refused the key, another release): `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn make_dir(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -152,11 +204,20 @@ pub async fn make_dir(
     Ok(HttpResponse::NoContent().finish())
 }
 
+/// Removes a file, or a folder with everything in it, from the run's workspace. Recorded as a
+/// `remove`.
 #[utoipa::path(post, path = "/api/v1/runs/{run_id}/workspace/remove", tag = "workspace", request_body = PathBody,
     params(("run_id" = String, Path, description = "run id")),
-    responses((status = 204), (status = 403, body = Problem, content_type = "application/problem+json", description = "the path leads (through a symbolic link) to the workspace root"),
-        (status = 404, body = Problem, content_type = "application/problem+json"),
-        (status = 422, body = Problem, content_type = "application/problem+json", description = "no `path`: the field error names it")))]
+    responses((status = 204, description = "removed"),
+        (status = 400, description = "A path that leaves the workspace (`..`, an absolute path outside `/workspace`), or one where a folder or file is expected to be the other kind, or the workspace root: `https://agenticos.dev/problems/bad-request`.", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A token or session below the operator role (agent runtimes use one with the operator role or above), or the sandbox refused the file operation (permission denied, or a remove that leads through a symbolic link to the workspace root): `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such run in this organization, or no such file or folder: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The run is finished (`This run is finished.`: nothing reaches a host), its connection is switched off, gone or of a kind without workspaces, its key may not be sent there, or the agent's scope gives this run no workspace: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "The workspace's files are gone (the host's workspace TTL removed them, or the host was rebuilt): reported to this run once, the next run opens fresh: `https://agenticos.dev/problems/gone`.", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A body that is not a JSON object with a string `path`, an empty `path`, or a NUL in it (each naming the field): `https://agenticos.dev/problems/invalid-input`.", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "The host's per-organization session cap is reached (its words in `detail`): `https://agenticos.dev/problems/too-many-requests`.", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "The host could not be asked or did not answer well (unreachable, timed out, refused the key, another release): `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn remove_path(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -167,8 +228,18 @@ pub async fn remove_path(
     Ok(HttpResponse::NoContent().finish())
 }
 
+/// Whether a path of the run's workspace exists, and what it is. A question, not an operation:
+/// not recorded.
 #[utoipa::path(get, path = "/api/v1/runs/{run_id}/workspace/stat", tag = "workspace", params(("run_id" = String, Path, description = "run id"), PathQuery),
-    responses((status = 200, body = Entry), (status = 404, body = Problem, content_type = "application/problem+json", description = "gone")))]
+    responses((status = 200, body = Entry, description = "what is at the path"),
+        (status = 400, description = "A path that leaves the workspace (`..`, an absolute path outside `/workspace`), or one where a folder or file is expected to be the other kind: `https://agenticos.dev/problems/bad-request`.", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A token or session below the operator role (agent runtimes use one with the operator role or above), or the sandbox refused the file operation (permission denied, or a remove that leads through a symbolic link to the workspace root): `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such run in this organization, or nothing at the path: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The run is finished (`This run is finished.`: nothing reaches a host), its connection is switched off, gone or of a kind without workspaces, its key may not be sent there, or the agent's scope gives this run no workspace: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "The workspace's files are gone (the host's workspace TTL removed them, or the host was rebuilt): reported to this run once, the next run opens fresh: `https://agenticos.dev/problems/gone`.", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "The host's per-organization session cap is reached (its words in `detail`): `https://agenticos.dev/problems/too-many-requests`.", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "The host could not be asked or did not answer well (unreachable, timed out, refused the key, another release): `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn stat_path(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -186,8 +257,15 @@ pub struct Briefing {
     pub briefing: Option<String>,
 }
 
+/// The runtime the run's workspace resolves to and the catalog's paragraph about it, for the
+/// run's instructions. Read from our rows and the catalog: no host is asked.
 #[utoipa::path(get, path = "/api/v1/runs/{run_id}/workspace/briefing", tag = "workspace",
-    params(("run_id" = String, Path, description = "run id")), responses((status = 200, body = Briefing)))]
+    params(("run_id" = String, Path, description = "run id")),
+    responses((status = 200, body = Briefing),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A token or session below the operator role (agent runtimes use one with the operator role or above), or the sandbox refused the file operation (permission denied, or a remove that leads through a symbolic link to the workspace root): `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such run in this organization (or its agent was deleted): `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The run is finished, or it gets no workspace (no connection, a Daytona connection, a scope without its subject): `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn briefing(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -203,15 +281,25 @@ pub struct StateBody {
     /// `open`, `lost` (reported to the run that met the loss; any other run opens fresh) or
     /// `finished` (the run is finished: its workspace routes answer 409).
     pub state: WorkspaceState,
+    /// The workspace the run resolves to (shared with other runs by its scope).
     pub workspace_id: String,
+    /// What names the workspace's session on its host: derived from the scope's subject, the
+    /// organization and the connection.
     pub session_key: String,
     /// `sandboxd` or `state`.
     pub backend: String,
+    /// Who shares the files: `run`, `conversation`, `channel`, `user` or `agent`.
     pub scope: String,
 }
 
+/// Where the run's workspace stands, from our rows only (no host is asked, nothing is opened).
 #[utoipa::path(get, path = "/api/v1/runs/{run_id}/workspace/state", tag = "workspace",
-    params(("run_id" = String, Path, description = "run id")), responses((status = 200, body = StateBody)))]
+    params(("run_id" = String, Path, description = "run id")),
+    responses((status = 200, body = StateBody),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A token or session below the operator role (agent runtimes use one with the operator role or above), or the sandbox refused the file operation (permission denied, or a remove that leads through a symbolic link to the workspace root): `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such run in this organization (or its agent was deleted): `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The run gets no workspace (no connection, a Daytona connection, a scope without its subject): `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn workspace_state(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -227,8 +315,16 @@ pub async fn workspace_state(
     }))
 }
 
+/// Ends a run: it is marked finished first (from then on its workspace routes answer 409 and
+/// reach no host), its operations are committed, a `run`-scoped workspace is purged on its host,
+/// and a loss it met is forgotten so the next run opens fresh. Finishing again changes nothing and
+/// asks no host; a purge that fails is logged, and the run is finished either way.
 #[utoipa::path(post, path = "/api/v1/runs/{run_id}/finish", tag = "workspace",
-    params(("run_id" = String, Path, description = "run id")), responses((status = 200, body = Run)))]
+    params(("run_id" = String, Path, description = "run id")),
+    responses((status = 200, body = Run, description = "the run, finished"),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A token or session below the operator role (agent runtimes use one with the operator role or above), or the sandbox refused the file operation (permission denied, or a remove that leads through a symbolic link to the workspace root): `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such run in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn finish_run(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,

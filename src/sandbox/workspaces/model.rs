@@ -21,6 +21,7 @@ pub enum WorkspaceState {
     NotOpened,
     /// Opening waits on a runtime build ("The sandbox is being prepared").
     Preparing,
+    /// Opened on its host (or, for `state`, written to): operations go straight to it.
     Open,
     /// The host no longer has this session's files; the next run starts fresh.
     Lost,
@@ -72,10 +73,13 @@ pub struct Workspace {
 /// A directory entry, for `ls` and `stat`.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Entry {
+    /// The last part of the path (empty for the workspace root).
     pub name: String,
     /// Relative to the workspace root.
     pub path: String,
+    /// Whether it is a folder.
     pub is_dir: bool,
+    /// Bytes, for a file; null for a folder (or when the host does not say).
     pub size: Option<u64>,
     /// Present (true) for a symbolic link, listed but not followed.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -93,15 +97,19 @@ pub struct ExecResult {
     /// UTF-8 (bytes that are not UTF-8 replaced); absent with base64 output.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stdout: Option<String>,
+    /// Standard error, as `stdout`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stderr: Option<String>,
     /// None when the command did not finish (timed out, output limit).
     pub exit_code: Option<i32>,
+    /// Stopped at its `timeout_seconds`.
     pub timed_out: bool,
+    /// Stopped at the host's output limit (10 MiB together); the first 64 KiB of each stream kept.
     pub output_limited: bool,
     /// Standard output's bytes, base64 (standard alphabet, padded); only with base64 output.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stdout_base64: Option<String>,
+    /// Standard error's bytes, as `stdout_base64`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stderr_base64: Option<String>,
 }
