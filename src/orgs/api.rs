@@ -29,16 +29,22 @@ pub fn routes() -> Vec<ApiRoute> {
 
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct OrgRef {
+    /// The organization's id (a UUID).
     pub id: String,
+    /// Its name.
     pub name: String,
 }
 
 /// The caller: account, organization and role, and how they authenticated.
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct Me {
+    /// The caller's account id (a token's: its creator's).
     pub user_id: String,
+    /// The account's e-mail address.
     pub email: String,
+    /// The organization the request acts in.
     pub organization: OrgRef,
+    /// The role it acts with (a token's: the lower of its own and its creator's).
     pub role: Role,
     /// `session` or `token`.
     pub authenticated_by: String,
@@ -49,7 +55,8 @@ pub struct Me {
 
 /// Who is calling: the account, the organization acted on, the role, and how they authenticated.
 #[utoipa::path(get, path = "/api/v1/me", tag = "account",
-    responses((status = 200, body = Me), (status = 401, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = Me),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn me(ApiCaller(c): ApiCaller) -> Result<Json<Me>, ApiError> {
     let (by, token_name) = match &c.via {
         Via::Session { .. } | Via::CommandLine => ("session", None),
@@ -67,7 +74,8 @@ pub async fn me(ApiCaller(c): ApiCaller) -> Result<Json<Me>, ApiError> {
 
 /// The caller's organizations (a token sees only its own).
 #[utoipa::path(get, path = "/api/v1/organizations", tag = "account",
-    responses((status = 200, body = [OrgChoice]), (status = 401, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = [OrgChoice]),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn list_organizations(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result<Json<Vec<OrgChoice>>, ApiError> {
     match c.via {
         Via::Session { .. } | Via::CommandLine => Ok(Json(service::choices(&st.db, &c.user_id).await?)),
@@ -79,13 +87,16 @@ pub async fn list_organizations(st: Data<AppState>, ApiCaller(c): ApiCaller) -> 
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewOrganization {
+    /// 1 to 100 characters; no control or invisible characters.
     #[serde(default)]
     pub name: String,
 }
 
 /// Creates another organization with the caller as its owner.
 #[utoipa::path(post, path = "/api/v1/organizations", tag = "account", request_body = NewOrganization,
-    responses((status = 201, body = Organization), (status = 422, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 201, body = Organization),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A name missing, too long or holding control or invisible characters: `https://agenticos.dev/problems/invalid-input`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn create_organization(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -97,7 +108,9 @@ pub async fn create_organization(
 
 /// The organization's members and their roles (admins and owners).
 #[utoipa::path(get, path = "/api/v1/members", tag = "members",
-    responses((status = 200, body = [Member]), (status = 403, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = [Member]),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Only admins and owners manage members: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn list_members(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result<Json<Vec<Member>>, ApiError> {
     Ok(Json(service::members(&st.db, &c).await?))
 }
@@ -116,6 +129,7 @@ pub struct NewMemberBody {
 /// An invitation just created: the same shape whether or not the e-mail address has an account.
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct CreatedInvitationBody {
+    /// The pending invitation.
     pub invitation: Invitation,
     /// The invitation's code (43 URL-safe characters). It is shown only in this answer: the
     /// console stores its SHA-256, never the code. Whoever has it can accept, so give it only to
@@ -160,6 +174,7 @@ pub async fn add_member(
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RoleBody {
+    /// owner, admin, builder, operator or member.
     #[serde(default)]
     pub role: String,
 }
@@ -168,8 +183,12 @@ pub struct RoleBody {
 /// role, never the last owner away from owner.
 #[utoipa::path(patch, path = "/api/v1/members/{id}", tag = "members", request_body = RoleBody,
     params(("id" = String, Path, description = "membership id")),
-    responses((status = 200, body = Member), (status = 404, body = Problem, content_type = "application/problem+json"),
-        (status = 409, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = Member),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Only admins and owners manage members: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such membership in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The member outranks the caller, the role is above the caller's own, or they are the last owner: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "An unknown role: `https://agenticos.dev/problems/invalid-input`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn change_member_role(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -182,8 +201,11 @@ pub async fn change_member_role(
 /// Removes a member (never someone who outranks the caller, never the last owner).
 #[utoipa::path(delete, path = "/api/v1/members/{id}", tag = "members",
     params(("id" = String, Path, description = "membership id")),
-    responses((status = 204), (status = 404, body = Problem, content_type = "application/problem+json"),
-        (status = 409, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 204, description = "removed"),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Only admins and owners manage members: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such membership in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The member outranks the caller, or they are the last owner: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn remove_member(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,

@@ -26,11 +26,13 @@ pub enum InvitationStatus {
 /// An invitation as the members page and the API show it (never its code).
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Invitation {
+    /// The invitation's id (not its code): for listing and revoking.
     pub id: String,
     /// The invited e-mail address, trimmed and lower-cased as accounts are.
     pub email: String,
     /// The role the person gets when they accept.
     pub role: Role,
+    /// `pending` until the person accepts; `accepted`, `revoked` (or declined) or `expired` after.
     pub status: InvitationStatus,
     /// Epoch milliseconds (UTC).
     pub created_at: i64,
