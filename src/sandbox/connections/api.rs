@@ -1,6 +1,6 @@
 //! JSON: `/api/v1/sandbox-connections`.
 
-use actix_web::web::{Data, Json, Path};
+use actix_web::web::{Data, Json, Path, Query};
 use actix_web::HttpResponse;
 use secrecy::SecretString;
 use serde::Deserialize;
@@ -51,10 +51,16 @@ pub struct NewConnection {
     pub new_key: Option<SecretString>,
     #[serde(default)]
     pub default_runtime: Option<String>,
+    /// The host is checked before the connection is saved (its key, its routes, the default
+    /// runtime); a failed check answers 422 with the reason at its field unless this is `true`.
+    #[serde(default)]
+    pub save_anyway: bool,
 }
 
 #[utoipa::path(post, path = "/api/v1/sandbox-connections", tag = "sandbox connections", request_body = NewConnection,
-    responses((status = 201, body = Connection), (status = 422, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 201, body = Connection),
+        (status = 422, body = Problem, content_type = "application/problem+json",
+            description = "Invalid input (`https://agenticos.dev/problems/invalid-input`; a Daytona connection is refused at `kind`: not supported yet), or the host's check failed (`https://agenticos.dev/problems/host-check-failed`: the reason at `address`, `new_key`, `credential_secret_id` or `default_runtime`; send `save_anyway: true` to save it anyway)")))]
 pub async fn create_connection(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -68,6 +74,7 @@ pub async fn create_connection(
         credential_secret_id: b.credential_secret_id.unwrap_or_default(),
         new_key: b.new_key,
         default_runtime: b.default_runtime.unwrap_or_default(),
+        save_anyway: b.save_anyway,
     };
     let conn = service::create(&st, &c, input).await?;
     Ok(HttpResponse::Created().json(conn))
@@ -103,12 +110,16 @@ pub struct ConnectionPatch {
     pub is_enabled: Option<bool>,
     /// `true` makes it the organization's default (there is always exactly one).
     pub is_default: Option<bool>,
+    /// An edit of the settings above checks the host first, as a new connection does: `true`
+    /// saves it even when the check fails.
+    pub save_anyway: Option<bool>,
 }
 
 #[utoipa::path(patch, path = "/api/v1/sandbox-connections/{id}", tag = "sandbox connections", request_body = ConnectionPatch,
     params(("id" = String, Path, description = "connection id")),
     responses((status = 200, body = Connection), (status = 404, body = Problem, content_type = "application/problem+json"),
-        (status = 422, body = Problem, content_type = "application/problem+json")))]
+        (status = 422, body = Problem, content_type = "application/problem+json",
+            description = "Invalid input, or the host's check failed (`https://agenticos.dev/problems/host-check-failed`, the reason at its field; `save_anyway: true` saves it anyway)")))]
 pub async fn update_connection(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -131,6 +142,7 @@ pub async fn update_connection(
             credential_secret_id: b.credential_secret_id.unwrap_or_default(),
             new_key: b.new_key,
             default_runtime: b.default_runtime.unwrap_or(conn.default_runtime.clone().unwrap_or_default()),
+            save_anyway: b.save_anyway.unwrap_or(false),
         };
         conn = service::update(&st, &c, &id, input).await?;
     }
@@ -143,8 +155,18 @@ pub async fn update_connection(
     Ok(Json(conn))
 }
 
+/// `?delete_key=true`: the connection's key goes too.
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DeleteQuery {
+    /// Delete the connection's vault key with it, unless another connection uses that key (then
+    /// it is kept). Default false.
+    #[serde(default)]
+    pub delete_key: bool,
+}
+
 #[utoipa::path(delete, path = "/api/v1/sandbox-connections/{id}", tag = "sandbox connections",
-    params(("id" = String, Path, description = "connection id")),
+    params(("id" = String, Path, description = "connection id"), DeleteQuery),
     responses((status = 204), (status = 404, body = Problem, content_type = "application/problem+json"),
         (status = 409, body = Problem, content_type = "application/problem+json",
             description = "agents are pinned to the connection (the detail names them)")))]
@@ -152,8 +174,9 @@ pub async fn delete_connection(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
     id: Path<String>,
+    query: Query<DeleteQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    service::delete(&st, &c, &id).await?;
+    service::delete(&st, &c, &id, query.delete_key).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
