@@ -42,6 +42,7 @@ impl AppState {
             open_locks: Default::default(),
             resolve_cache: Default::default(),
             client_cache: Default::default(),
+            health_cache: Default::default(),
         })
     }
 }

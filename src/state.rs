@@ -5,7 +5,7 @@ use crate::auth::secrets::CsrfKey;
 use crate::catalog::RuntimeCatalog;
 use crate::config::Config;
 use crate::db::Db;
-use crate::sandbox::connections::cache::ClientCache;
+use crate::sandbox::connections::cache::{ClientCache, HealthCache};
 use crate::sandbox::recording::Recorder;
 use crate::sandbox::workspaces::cache::{OpenLocks, ResolveCache};
 use crate::vault::crypto::MasterKey;
@@ -30,4 +30,6 @@ pub struct AppState {
     pub resolve_cache: ResolveCache,
     /// Built sandboxd clients, for a few seconds.
     pub client_cache: ClientCache,
+    /// Each host's health for the Connections table, for a few seconds.
+    pub health_cache: HealthCache,
 }

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use super::error::VaultError;
 use super::model::{Secret, PURPOSES};
 use super::service::{self, NewSecret};
+use crate::sandbox::connections::usage::SecretUse;
 use crate::state::AppState;
 use crate::web::filters::Choice;
 use crate::web::{page, page_status, paths, redirect_with_flash, FieldErrors, PageCaller, PageError, Shell};
@@ -28,11 +29,17 @@ pub struct VaultPage {
     pub rotate_error: Option<(String, String)>,
     /// Why the last action was refused (a secret a connection uses), shown above the table.
     pub error: Option<String>,
+    /// Which connections use each secret as their key.
+    pub uses: Vec<SecretUse>,
 }
 
 impl VaultPage {
     pub fn purpose_choices(&self) -> Vec<Choice> {
         Choice::plain(&self.purposes)
+    }
+    /// The connections that use `secret_id` as their key ("Used by").
+    pub fn used_by(&self, secret_id: &str) -> Vec<&SecretUse> {
+        self.uses.iter().filter(|u| u.secret_id == secret_id).collect()
     }
     /// The message of a rotation that failed validation, at its secret's row.
     pub fn rotate_message(&self, secret_id: &str) -> Option<&str> {
@@ -51,6 +58,7 @@ async fn vault_page(st: &AppState, caller: &PageCaller, req: &HttpRequest) -> Re
         errors: FieldErrors::new(),
         rotate_error: None,
         error: None,
+        uses: service::usage(st, caller).await?,
     })
 }
 

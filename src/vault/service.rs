@@ -170,15 +170,30 @@ pub async fn rotate_in(
 /// Deletes a secret no connection uses; one in use is refused, naming the connections.
 pub async fn delete(st: &AppState, caller: &Caller, id: &str) -> Result<Secret> {
     let mut tx = st.db.begin().await?;
-    let existing = get_in(&mut tx, caller, id).await?;
-    let users = usage::connections_using_secret(&mut tx, &caller.org_id, id).await?;
+    let existing = delete_in(&mut tx, caller, id, "").await?;
+    tx.commit().await.map_err(DbError::from)?;
+    Ok(existing)
+}
+
+/// Deletes a secret no connection uses inside the caller's transaction (a connection deleted
+/// with its key), audited with `why`; one in use is refused, naming the connections.
+pub async fn delete_in(c: &mut db::Conn, caller: &Caller, id: &str, why: &str) -> Result<Secret> {
+    let existing = get_in(c, caller, id).await?;
+    let users = usage::connections_using_secret(c, &caller.org_id, id).await?;
     if !users.is_empty() {
         return Err(VaultError::InUse(in_use_message(&users)));
     }
-    store::delete(&mut tx, &caller.org_id, id).await?;
-    audit::record(&mut tx, &caller.org_id, &caller.actor(), "vault.secret_deleted", &existing.name, "").await?;
-    tx.commit().await.map_err(DbError::from)?;
+    store::delete(c, &caller.org_id, id).await?;
+    audit::record(c, &caller.org_id, &caller.actor(), "vault.secret_deleted", &existing.name, why).await?;
     Ok(existing)
+}
+
+/// Which connections use each secret of the caller's organization: (secret id, connection id,
+/// connection name), by secret then name.
+pub async fn usage(st: &AppState, caller: &Caller) -> Result<Vec<usage::SecretUse>> {
+    ensure_can_manage(caller)?;
+    let mut c = st.db.conn().await?;
+    Ok(usage::secret_uses(&mut c, &caller.org_id).await?)
 }
 
 fn in_use_message(connections: &[String]) -> String {

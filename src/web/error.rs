@@ -30,6 +30,8 @@ pub enum Kind {
     NotFound,
     Conflict,
     Invalid,
+    /// A save whose check of the host failed (422, saved only with `save_anyway`).
+    HostCheckFailed,
     TooManyRequests,
     PayloadTooLarge,
     NeedsOrganization,
@@ -49,6 +51,9 @@ impl Kind {
             Kind::NotFound => (StatusCode::NOT_FOUND, "not-found", "Not found"),
             Kind::Conflict => (StatusCode::CONFLICT, "conflict", "Conflict"),
             Kind::Invalid => (StatusCode::UNPROCESSABLE_ENTITY, "invalid-input", "Invalid input"),
+            Kind::HostCheckFailed => {
+                (StatusCode::UNPROCESSABLE_ENTITY, "host-check-failed", "The host did not pass the check")
+            }
             Kind::TooManyRequests => (StatusCode::TOO_MANY_REQUESTS, "too-many-requests", "Too many requests"),
             Kind::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "payload-too-large", "Too large"),
             Kind::NeedsOrganization => (StatusCode::FORBIDDEN, "no-organization", "No organization"),
@@ -298,6 +303,11 @@ impl From<ConnectionError> for AppError {
             | ConnectionError::KeyRefused(_)
             | ConnectionError::InUse(_)) => AppError::new(Kind::Conflict, e.to_string()),
             ConnectionError::Host(h) => AppError::from(&h),
+            // The probe's reason, at the field it is about; `save_anyway` saves regardless.
+            ConnectionError::Unhealthy(check) => AppError {
+                fields: FieldErrors::one(check.field, check.message.clone()),
+                ..AppError::new(Kind::HostCheckFailed, check.message)
+            },
             ConnectionError::Internal(e) => AppError::internal(e),
         }
     }

@@ -23,6 +23,8 @@ pub const API_DOCS: &str = "/api/v1/openapi.json";
 pub const SANDBOXES: &str = "/sandboxes";
 pub const SANDBOXES_NEW: &str = "/sandboxes/new";
 pub const SANDBOXES_PROBE: &str = "/sandboxes/probe";
+/// The Connections table's poll for each host's health.
+pub const SANDBOXES_HEALTH: &str = "/sandboxes/health";
 /// The Running tab of the Sandboxes section.
 pub const RUNNING: &str = "/sandboxes/running";
 
@@ -117,6 +119,16 @@ pub fn for_log(path: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// A vault secret's rotate field on the Vault page (what fixes a key a host refused).
+pub fn secret_rotate_field(id: &str) -> String {
+    format!("{VAULT}#rotate-{id}")
+}
+
+/// A connection's row in the Connections table.
+pub fn connection_row(id: &str) -> String {
+    format!("{SANDBOXES}#connection-{id}")
+}
+
 pub fn audit_page(page: u32) -> String {
     format!("{AUDIT}?page={page}")
 }
@@ -155,6 +167,8 @@ mod tests {
         assert_eq!(token_revoke("t1"), "/tokens/t1/revoke");
         assert_eq!(secret_rotate("s1"), "/vault/s1/rotate");
         assert_eq!(secret_delete("s1"), "/vault/s1/delete");
+        assert_eq!(secret_rotate_field("s1"), "/vault#rotate-s1");
+        assert_eq!(connection_row("c1"), "/sandboxes#connection-c1");
         assert_eq!(audit_page(2), "/audit?page=2");
         assert_eq!(connection("c1"), "/sandboxes/c1");
         assert_eq!(connection_edit("c1"), "/sandboxes/c1/edit");

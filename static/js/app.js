@@ -37,3 +37,32 @@ document.addEventListener("click", function (event) {
   var dialog = el ? el.closest("dialog") : null;
   if (dialog) { event.preventDefault(); dialog.close(); }
 });
+// The connection dialog redraws whole after "Test this host" or a refused save. A pasted token
+// is never sent back by the server (no token reaches a browser in a response), so what was typed
+// is carried over here; then the focus goes where the answer is.
+(function () {
+  "use strict";
+  var redrawing = false;
+  var pasted = "";
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var target = event.detail && event.detail.target;
+    if (!target || target.id !== "connection-form") { return; }
+    var key = document.getElementById("connection-new-key");
+    redrawing = true;
+    pasted = key ? key.value : "";
+  });
+  document.addEventListener("htmx:afterSwap", function () {
+    if (!redrawing) { return; }
+    redrawing = false;
+    var form = document.getElementById("connection-form");
+    var key = document.getElementById("connection-new-key");
+    if (key && pasted && !key.value) { key.value = pasted; }
+    pasted = "";
+    if (!form) { return; }
+    // The first message's field, else (a test that passed) the button that was pressed, so the
+    // outcome above it is in view.
+    var invalid = form.querySelector("[aria-invalid='true']");
+    var next = invalid || (form.querySelector("#probe-result") ? form.querySelector("#probe-button") : null);
+    if (next) { next.focus(); }
+  });
+})();

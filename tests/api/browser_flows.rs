@@ -120,7 +120,8 @@ db_test! {
         b.click("#add-connection").await?;
         b.wait_for("dialog#connection-dialog[open] #connection-name").await?;
         // Before any probe the catalog is offered, unmarked.
-        let before = b.text("#connection-runtime").await?;
+        // (Read once the dialog has faded in: a transparent element has no visible text.)
+        let before = b.wait_for_text("#connection-runtime", "python").await?;
         assert!(
             before.contains("workbench") && before.contains("python") && !before.contains("offered by this host"),
             "{before}"
@@ -130,13 +131,13 @@ db_test! {
         b.fill("#connection-new-key", &peer.token).await?;
         b.click("#probe-button").await?;
         b.wait_for_text("#probe-result", "accepted the key").await?;
-        let after = b.text("#connection-runtime").await?;
+        let after = b.wait_for_text("#connection-runtime", "offered by this host").await?;
         assert!(after.contains("workbench") && after.contains("offered by this host"), "{after}");
         shot(&b, "connection-dialog").await?;
         b.click("#save-connection").await?;
-        b.wait_for("#connections-table").await?;
-        let table = b.text("#connections-table").await?;
-        assert!(table.contains("peer") && table.contains("default") && table.contains("in the vault"), "{table}");
+        // The save navigates (HX-Redirect): wait through it.
+        let table = b.wait_for_text("#connections-table", "healthy").await?;
+        assert!(table.contains("peer") && table.contains("default") && table.contains("healthy"), "{table}");
         assert!(!b.client.source().await?.contains(&peer.token), "the token reached the browser");
         shot(&b, "connections").await?;
 
@@ -186,7 +187,7 @@ db_test! {
         for (name, address, key) in
             [("down", down.as_str(), "some-key-1234"), ("peer", peer.url.as_str(), peer.token.as_str())]
         {
-            let body = serde_json::json!({"name": name, "address": address, "new_key": key});
+            let body = serde_json::json!({"name": name, "address": address, "new_key": key, "save_anyway": true});
             let r = app.web.api(reqwest::Method::POST, "/api/v1/sandbox-connections", Some(body)).await;
             ids.push(r.json()["id"].as_str().unwrap_or_default().to_string());
         }

@@ -303,6 +303,27 @@ impl TestApp {
         sqlx::query_scalar(sql).fetch_all(&mut *c).await.expect("query")
     }
 
+    /// A Daytona connection of `org_id` (with vault secret `key` as its credential), written
+    /// straight into the table: the product refuses to register one until Daytona is supported,
+    /// but rows from before that rule may exist.
+    pub async fn insert_daytona_connection(&self, org_id: &str, name: &str, key: Option<&str>) -> String {
+        let id = uuid::Uuid::new_v4().to_string();
+        let mut c = self.state.db.conn().await.expect("conn");
+        sqlx::query(
+            "INSERT INTO sandbox_connections (id, organization_id, name, kind, address, credential_secret_id, \
+             default_runtime, is_default, is_enabled, created_at, updated_at) \
+             VALUES ($1, $2, $3, 'daytona', NULL, $4, NULL, 0, 1, 1, 1)",
+        )
+        .bind(&id)
+        .bind(org_id)
+        .bind(name)
+        .bind(key)
+        .execute(&mut *c)
+        .await
+        .expect("a Daytona row");
+        id
+    }
+
     /// Runs `/setup` in the default client: the owner is signed in afterwards.
     pub async fn setup_owner(&self) {
         let r = self.web.post_setup(OWNER_EMAIL, OWNER_PASSWORD, OWNER_ORG).await;

@@ -147,11 +147,12 @@ db_test! {
         r.problem(422);
         assert_eq!(r.problem_fields(), vec!["credential_secret_id"]);
         // The page probe, with the key chosen and with the saved connection's key.
+        // The dialog shows the refusal at the key's field.
         let r = app.web.post_form("/sandboxes/probe", &[("address", &evil.url), ("credential_secret_id", &key)]).await;
         assert_eq!(r.status, 200);
-        assert!(r.select_text("#probe-result").is_some_and(|m| m.contains("saved for another address")), "{}", r.body);
+        assert!(r.field_error("connection-credential").is_some_and(|m| m.contains("saved for another address")), "{}", r.body);
         let r = app.web.post_form("/sandboxes/probe", &[("address", &evil.url), ("connection_id", &id)]).await;
-        assert!(r.select_text("#probe-result").is_some_and(|m| m.contains("saved for another address")), "{}", r.body);
+        assert!(r.field_error("connection-credential").is_some_and(|m| m.contains("saved for another address")), "{}", r.body);
         // The key still goes where it was saved for.
         let p = o.probe(json!({"address": peer.url, "credential_secret_id": key})).await;
         assert_eq!(p.json()["status"], "ok", "{}", p.body);
@@ -211,7 +212,8 @@ db_test! {
         o.probe(json!({"address": peer.url, "credential_secret_id": daytona})).await.problem(422);
 
         // This deployment's token: saved for a compose address, it goes to those addresses only.
-        let local = o.connect("local", LOCAL, json!({})).await;
+        // This deployment's own address does not resolve here: saved anyway.
+        let local = o.connect("local", LOCAL, json!({"save_anyway": true})).await;
         let local_id = str_of(&local, "id");
         let local_key = str_of(&local, "credential_secret_id");
         o.probe(json!({"address": evil.url, "credential_secret_id": local_key})).await.problem(422);
@@ -270,8 +272,8 @@ db_test! {
         settings(&[("SANDBOXD_TOKEN", DEPLOYMENT_TOKEN), ("SANDBOXD_LOCAL_ADDRESSES", LOCAL)])
     {
         let o = Org::new(&app).await;
-        let a = o.connect("local-a", LOCAL, json!({})).await;
-        let b = o.connect("local-b", LOCAL, json!({})).await;
+        let a = o.connect("local-a", LOCAL, json!({"save_anyway": true})).await;
+        let b = o.connect("local-b", LOCAL, json!({"save_anyway": true})).await;
         assert_eq!(a["credential_secret_id"], b["credential_secret_id"]);
         assert_eq!(
             app.scalar_strings("SELECT name FROM vault_secrets").await,

@@ -106,12 +106,16 @@ db_test! {
             app.scalar_strings("SELECT name FROM vault_secrets").await,
             vec!["sandboxd token (this deployment)".to_string()]
         );
-        // A typed address saved without a key has no credential.
-        let r = app.web.post_form("/sandboxes", &[("name", "typed"), ("kind", "sandboxd"), ("address", &peer.url)]).await;
-        assert_eq!(r.status, 303);
+        // A typed address saved without a key: refused (the host cannot be asked), unless saved anyway.
+        let typed = [("name", "typed"), ("kind", "sandboxd"), ("address", peer.url.as_str())];
+        let r = app.web.post_form("/sandboxes", &typed).await;
+        assert_eq!(r.status, 422);
+        assert!(r.field_error("connection-new-key").is_some_and(|m| m.contains("No key")), "{}", r.body);
+        let r = app.web.post_form("/sandboxes", &[&typed[..], &[("save_anyway", "1")]].concat()).await;
+        assert_eq!(r.status, 303, "{}", r.body);
         let page = app.web.get("/sandboxes").await;
         let typed_id = app.scalar_strings("SELECT id FROM sandbox_connections WHERE name = 'typed'").await.remove(0);
-        assert!(page.select_text(&format!("#connection-{typed_id}")).is_some_and(|t| t.contains("missing")));
+        assert_eq!(page.select_attr(&format!("#health-{typed_id}"), "data-health").as_deref(), Some("no key"));
         assert!(!page.body.contains(&peer.token) && !captured_logs().contains(&peer.token));
     }
 }
@@ -122,6 +126,7 @@ db_test! {
         let t = admin_token(&app).await;
         let p = probe(&app.web, &t, json!({"address": peer.url, "new_key": "not-the-token"})).await;
         assert_eq!(p["status"], "failed");
+        assert_eq!(p["health"], "key_refused");
         assert!(p["message"].as_str().is_some_and(|m| m.starts_with("Credential refused")), "{p}");
     }
 }
@@ -186,9 +191,14 @@ db_test! {
         assert_eq!(a.status, 201, "{}", a.body);
         assert_eq!(a.json()["is_default"], true);
         assert_eq!(a.json()["credential"], "in the vault");
-        let b = app.web.bearer(&t, Method::POST, "/api/v1/sandbox-connections", Some(json!({"name": "b", "kind": "daytona"}))).await.json();
+        // Daytona is not supported yet: refused at `kind`, nothing saved.
+        let day = app.web.bearer(&t, Method::POST, "/api/v1/sandbox-connections", Some(json!({"name": "d", "kind": "daytona"}))).await;
+        let p = day.problem(422);
+        assert_eq!(day.problem_fields(), vec!["kind"]);
+        assert!(p["detail"].as_str().is_some_and(|d| d.contains("not supported yet")), "{p}");
+        let b = app.web.bearer(&t, Method::POST, "/api/v1/sandbox-connections", Some(json!({"name": "b", "address": peer.url, "new_key": peer.token}))).await.json();
         assert_eq!(b["is_default"], false);
-        assert_eq!(b["credential"], "missing");
+        assert_eq!(b["credential"], "in the vault");
         let dup = app.web.bearer(&t, Method::POST, "/api/v1/sandbox-connections", Some(json!({"name": "a", "address": peer.url}))).await;
         dup.problem(422);
         assert_eq!(dup.problem_fields(), vec!["name"]);

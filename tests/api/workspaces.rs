@@ -31,13 +31,17 @@ impl<'a> Org<'a> {
     }
 
     pub(crate) async fn connect(&self, peer: &Peer) -> String {
-        let r = self
-            .call(
-                Method::POST,
-                "/api/v1/sandbox-connections",
-                Some(json!({"name": format!("peer-{}", peer.port()), "address": peer.url, "new_key": peer.token})),
-            )
-            .await;
+        self.connect_with(peer, json!({})).await
+    }
+
+    /// Connects to `peer` with more fields in the body (`{"save_anyway": true}` for a host that
+    /// fails the save's check on purpose).
+    pub(crate) async fn connect_with(&self, peer: &Peer, extra: Value) -> String {
+        let mut body = json!({"name": format!("peer-{}", peer.port()), "address": peer.url, "new_key": peer.token});
+        if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+            b.extend(e.clone());
+        }
+        let r = self.call(Method::POST, "/api/v1/sandbox-connections", Some(body)).await;
         assert_eq!(r.status, 201, "{}", r.body);
         r.json()["id"].as_str().expect("id").to_string()
     }
@@ -420,7 +424,8 @@ db_test! {
         let peer =
             Peer::start(PeerOptions::default().drop_route("/sessions/{session_id}/files/write")).await.expect("peer");
         let o = Org::new(&app).await;
-        o.connect(&peer).await;
+        // Its save is refused (a version mismatch) unless saved anyway, as here.
+        o.connect_with(&peer, json!({"save_anyway": true})).await;
         let agent = o.agent(service_agent("old", "run")).await;
         let run = o.run(&agent, None, json!({})).await;
         let p = o.write(&run, "a.txt", "1").await.problem(502);
@@ -489,12 +494,14 @@ db_test! {
         let r = o.call(Method::POST, "/api/v1/agents", Some(json!({"name": "a", "backend": "service", "scope": "run"}))).await;
         r.problem(422);
         assert!(r.json()["detail"].as_str().is_some_and(|d| d.contains("no sandbox connection")));
-        let bare = o.call(Method::POST, "/api/v1/sandbox-connections", Some(json!({"name": "nokey", "address": "http://10.1.2.3:8080"}))).await.json();
+        let bare = o.call(Method::POST, "/api/v1/sandbox-connections", Some(json!({"name": "nokey", "address": "http://10.1.2.3:8080", "save_anyway": true}))).await.json();
         let r = o.call(Method::POST, "/api/v1/agents", Some(json!({"name": "a", "backend": "service", "scope": "run", "connection_id": bare["id"]}))).await;
         r.problem(422);
         assert!(r.json()["detail"].as_str().is_some_and(|d| d.contains("no credential")));
-        let day = o.call(Method::POST, "/api/v1/sandbox-connections", Some(json!({"name": "day", "kind": "daytona", "new_key": "dtn_key"}))).await.json();
-        let r = o.call(Method::POST, "/api/v1/agents", Some(json!({"name": "a", "backend": "service", "scope": "run", "connection_id": day["id"]}))).await;
+        // Daytona connections are refused until supported; a row from before that is refused for agents.
+        let key = o.call(Method::POST, "/api/v1/vault/secrets", Some(json!({"name": "dtn", "purpose": "daytona", "value": "dtn_key"}))).await.json();
+        let day = app.insert_daytona_connection(&o.org_id, "day", key["id"].as_str()).await;
+        let r = o.call(Method::POST, "/api/v1/agents", Some(json!({"name": "a", "backend": "service", "scope": "run", "connection_id": day}))).await;
         assert!(r.json()["detail"].as_str().is_some_and(|d| d.contains("Daytona workspaces are not supported yet")), "{}", r.body);
         let r = o.call(Method::POST, "/api/v1/agents", Some(json!({"name": "a", "backend": "state", "scope": "run", "skills": [{"path": "../x", "content": ""}]}))).await;
         r.problem(422);

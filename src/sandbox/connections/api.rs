@@ -1,6 +1,6 @@
 //! JSON: `/api/v1/sandbox-connections`.
 
-use actix_web::web::{Data, Json, Path};
+use actix_web::web::{Data, Json, Path, Query};
 use actix_web::HttpResponse;
 use secrecy::SecretString;
 use serde::Deserialize;
@@ -65,6 +65,10 @@ pub struct NewConnection {
     /// empty: the host's own default.
     #[serde(default)]
     pub default_runtime: Option<String>,
+    /// The host is checked before the connection is saved (its key, its routes, the default
+    /// runtime); a failed check answers 422 with the reason at its field unless this is `true`.
+    #[serde(default)]
+    pub save_anyway: bool,
 }
 
 /// Registers a sandbox host (builders and above). The organization's first connection is its
@@ -74,7 +78,7 @@ pub struct NewConnection {
     responses((status = 201, body = Connection),
         (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Only builders and above add connections: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "A name taken or missing, an unknown kind, a bad or blocked address, a runtime alias that is not one, a blank `new_key`, a vault key of another purpose or saved for another address (at `credential_secret_id`): `https://agenticos.dev/problems/invalid-input`, each message at its field.", body = Problem, content_type = "application/problem+json")))]
+        (status = 422, description = "A name taken or missing, an unknown kind (a Daytona connection is refused at `kind`: not supported yet), a bad or blocked address, a runtime alias that is not one, a blank `new_key`, a vault key of another purpose or saved for another address (at `credential_secret_id`): `https://agenticos.dev/problems/invalid-input`, each message at its field. Or the host's check failed: `https://agenticos.dev/problems/host-check-failed`, the reason at `address`, `new_key`, `credential_secret_id` or `default_runtime`; send `save_anyway: true` to save it anyway.", body = Problem, content_type = "application/problem+json")))]
 pub async fn create_connection(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -88,6 +92,7 @@ pub async fn create_connection(
         credential_secret_id: b.credential_secret_id.unwrap_or_default(),
         new_key: b.new_key,
         default_runtime: b.default_runtime.unwrap_or_default(),
+        save_anyway: b.save_anyway,
     };
     let conn = service::create(&st, &c, input).await?;
     Ok(HttpResponse::Created().json(conn))
@@ -130,6 +135,9 @@ pub struct ConnectionPatch {
     pub is_enabled: Option<bool>,
     /// `true` makes it the organization's default (there is always exactly one).
     pub is_default: Option<bool>,
+    /// An edit of the settings above checks the host first, as a new connection does: `true`
+    /// saves it even when the check fails.
+    pub save_anyway: Option<bool>,
 }
 
 /// Changes a connection (builders and above): absent fields keep their value. A stored key is
@@ -141,7 +149,7 @@ pub struct ConnectionPatch {
         (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Only builders and above edit connections: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such connection in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "As for adding a connection, and a new address without its key (at `new_key`): `https://agenticos.dev/problems/invalid-input`, each message at its field.", body = Problem, content_type = "application/problem+json")))]
+        (status = 422, description = "As for adding a connection, and a new address without its key (at `new_key`): `https://agenticos.dev/problems/invalid-input`, each message at its field; or the host's check failed: `https://agenticos.dev/problems/host-check-failed`, the reason at its field (`save_anyway: true` saves it anyway).", body = Problem, content_type = "application/problem+json")))]
 pub async fn update_connection(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -164,6 +172,7 @@ pub async fn update_connection(
             credential_secret_id: b.credential_secret_id.unwrap_or_default(),
             new_key: b.new_key,
             default_runtime: b.default_runtime.unwrap_or(conn.default_runtime.clone().unwrap_or_default()),
+            save_anyway: b.save_anyway.unwrap_or(false),
         };
         conn = service::update(&st, &c, &id, input).await?;
     }
@@ -176,10 +185,21 @@ pub async fn update_connection(
     Ok(Json(conn))
 }
 
-/// Deletes a connection no agent is pinned to (builders and above); its vault key stays. When it
+/// `?delete_key=true`: the connection's key goes too.
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DeleteQuery {
+    /// Delete the connection's vault key with it, unless another connection uses that key (then
+    /// it is kept). Default false.
+    #[serde(default)]
+    pub delete_key: bool,
+}
+
+/// Deletes a connection no agent is pinned to (builders and above); its vault key stays unless
+/// `delete_key=true` and no other connection uses it (both in one transaction, audited). When it
 /// was the default, the oldest remaining connection becomes the default.
 #[utoipa::path(delete, path = "/api/v1/sandbox-connections/{id}", tag = "sandbox connections",
-    params(("id" = String, Path, description = "connection id")),
+    params(("id" = String, Path, description = "connection id"), DeleteQuery),
     responses((status = 204, description = "deleted"),
         (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Only builders and above delete connections: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
@@ -189,8 +209,9 @@ pub async fn delete_connection(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
     id: Path<String>,
+    query: Query<DeleteQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    service::delete(&st, &c, &id).await?;
+    service::delete(&st, &c, &id, query.delete_key).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 

@@ -1,8 +1,11 @@
 //! Built sandboxd clients for a few seconds, so a stream of operations does not read and decrypt
-//! the vault key each time. A rotated key or an edited address applies within [`CLIENT_TTL`].
+//! the vault key each time; and each host's health for the Connections table, so viewing it
+//! costs at most one check of each host per [`HEALTH_TTL`]. Both are kept per version of the
+//! connection (address, key and its last rotation, last edit): a change applies at once.
 
 use std::time::Duration;
 
+use super::model::ConnectionHealth;
 use crate::cache::TtlCache;
 use crate::sandbox::client::SandboxdClient;
 
@@ -24,5 +27,27 @@ impl ClientCache {
     }
     pub fn put(&self, key: String, version: String, client: SandboxdClient) {
         self.0.put(key, (version, client));
+    }
+}
+
+/// How long the Connections table reuses a host's health: about one refresh of the table.
+pub const HEALTH_TTL: Duration = Duration::from_secs(10);
+
+/// Health answers by `org/connection`, each with the version of the connection it is about.
+pub struct HealthCache(TtlCache<String, (String, ConnectionHealth)>);
+
+impl Default for HealthCache {
+    fn default() -> Self {
+        HealthCache(TtlCache::new(HEALTH_TTL, 1000))
+    }
+}
+
+impl HealthCache {
+    /// The kept answer, if it is about this `version` of the connection.
+    pub fn get(&self, key: &str, version: &str) -> Option<ConnectionHealth> {
+        self.0.get(&key.to_string()).filter(|(v, _)| v == version).map(|(_, h)| h)
+    }
+    pub fn put(&self, key: String, version: String, health: ConnectionHealth) {
+        self.0.put(key, (version, health));
     }
 }

@@ -1,6 +1,7 @@
 //! What the connection rules and asking a host can come to, and a host's failures in the words a
 //! person reads.
 
+use super::model::Probe;
 use crate::db::DbError;
 use crate::sandbox::client::SandboxdError;
 use crate::validate::FieldErrors;
@@ -42,8 +43,23 @@ pub enum ConnectionError {
     /// The host was asked and did not answer well.
     #[error("{}", host_message(.0))]
     Host(#[from] SandboxdError),
+    /// A save's check of the host failed and the save did not say `save_anyway`: nothing was
+    /// saved. The message says why, at the field it is about.
+    #[error("{}", .0.message)]
+    Unhealthy(Box<HostCheck>),
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
+}
+
+/// What a save's check of the host found when it failed.
+#[derive(Debug, Clone)]
+pub struct HostCheck {
+    /// The dialog's field the problem is about (`address`, `new_key`, `credential_secret_id`,
+    /// `default_runtime`).
+    pub field: &'static str,
+    pub message: String,
+    /// The host's answer, with the runtimes marked when it answered.
+    pub probe: Probe,
 }
 
 impl From<DbError> for ConnectionError {
@@ -85,6 +101,7 @@ impl ConnectionError {
             ConnectionError::Invalid(fields) => {
                 fields.0.iter().map(|f| f.message.clone()).collect::<Vec<_>>().join(" ")
             }
+            ConnectionError::Unhealthy(check) => check.message,
             other @ (ConnectionError::NotFound | ConnectionError::Forbidden | ConnectionError::Internal(_)) => {
                 return Err(other)
             }

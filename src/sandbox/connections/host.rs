@@ -11,7 +11,9 @@ use super::address;
 use super::error::ConnectionError;
 use super::keys;
 use super::model::Connection;
-use super::runtimes::{catalog_marks, marks_against, RuntimeMark};
+use super::model::Health;
+pub use super::model::{Probe, ProbeStatus};
+use super::runtimes::{catalog_marks, marks_against};
 use crate::sandbox::client::{SandboxdClient, SandboxdError};
 use crate::state::AppState;
 use crate::validate::FieldErrors;
@@ -33,11 +35,11 @@ pub async fn client_for(st: &AppState, org_id: &str, conn: &Connection) -> Resul
     let Some(address) = conn.address.as_deref() else {
         return Err(ConnectionError::NoAddress);
     };
-    let Some(secret_id) = conn.credential_secret_id.as_deref() else {
+    if conn.credential_secret_id.is_none() {
         return Err(ConnectionError::NoCredential);
-    };
+    }
     let cache_key = format!("{org_id}/{}", conn.id);
-    let version = format!("{address}|{secret_id}|{}", conn.updated_at);
+    let version = conn.version();
     if let Some(client) = st.client_cache.get(&cache_key, &version) {
         return Ok(client);
     }
@@ -50,38 +52,17 @@ pub async fn client_for(st: &AppState, org_id: &str, conn: &Connection) -> Resul
     Ok(client)
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ProbeStatus {
-    /// The host answered and accepted the key.
-    Ok,
-    /// No request was sent (no key for a typed address).
-    NotAsked,
-    /// The host was asked and something is wrong.
-    Failed,
-}
-
-/// The result of "Test this host".
-#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
-pub struct Probe {
-    /// Whether the host was asked, and whether it answered well.
-    pub status: ProbeStatus,
-    /// What happened, in words a person reads (never a key).
-    pub message: String,
-    /// This deployment's runtime catalog, each alias marked with whether the host offers it
-    /// (unmarked when the host did not answer), then the host's own aliases the catalog lacks.
-    pub runtimes: Vec<RuntimeMark>,
-    /// The host's default alias, when it answered.
-    pub host_default_runtime: Option<String>,
-}
-
 impl Probe {
     /// No host answer: the catalog unmarked, and why.
-    pub(super) fn unanswered(st: &AppState, status: ProbeStatus, message: String) -> Self {
-        Probe { status, message, runtimes: catalog_marks(st), host_default_runtime: None }
+    pub(super) fn unanswered(st: &AppState, status: ProbeStatus, health: Health, message: String) -> Self {
+        Probe { status, health, message, runtimes: catalog_marks(st), host_default_runtime: None }
+    }
+
+    /// A host that could not be asked or did not answer well, in its words.
+    pub(super) fn failed(st: &AppState, e: &SandboxdError) -> Self {
+        Probe::unanswered(st, ProbeStatus::Failed, Health::of_error(e), super::error::host_message(e))
     }
 }
-
 pub struct ProbeInput {
     pub address: String,
     pub credential_secret_id: String,
@@ -95,31 +76,47 @@ pub struct ProbeInput {
 pub(super) async fn ask(st: &AppState, url: &Url, address: &str, token: SecretString) -> Result<Probe> {
     address::check_resolved(url).await.map_err(invalid_address)?;
     let client = client(st, address, token)?;
-    let failed = |e: SandboxdError| Probe::unanswered(st, ProbeStatus::Failed, super::error::host_message(&e));
-    let policy = match client.policy().await {
+    Ok(ask_with(st, &client, address).await)
+}
+
+/// Asks a host through `client` (whose address is `address`, for the log only): its policy (the
+/// key is accepted, runtimes allowed) and its index (every route this platform calls is served),
+/// both at once.
+pub(super) async fn ask_with(st: &AppState, client: &SandboxdClient, address: &str) -> Probe {
+    let (policy, missing) = tokio::join!(client.policy(), client.missing_routes());
+    let policy = match policy {
         Ok(p) => p,
-        Err(e) => return Ok(failed(e)),
+        Err(e) => return Probe::failed(st, &e),
     };
-    match client.missing_routes().await {
+    match missing {
         Ok(missing) if !missing.is_empty() => {
             let e = SandboxdError::VersionMismatch { missing, expected: st.sandboxd_version.clone() };
             tracing::warn!(event = "sandboxd_version_mismatch", address = %address, "the probed host lacks routes this platform calls");
-            return Ok(failed(e));
+            return Probe::failed(st, &e);
         }
-        Err(e) => return Ok(failed(e)),
+        Err(e) => return Probe::failed(st, &e),
         Ok(_) => {}
     }
-    let message = if policy.runtimes.is_empty() {
-        "The host answered, but it allows no runtime: no sandbox can start there.".to_string()
-    } else {
-        format!("The host answered and accepted the key. It offers {} runtime(s).", policy.runtimes.len())
+    let (status, health, message) = match policy.runtimes.len() {
+        0 => (
+            ProbeStatus::Failed,
+            Health::NoRuntime,
+            "The host answered, but it allows no runtime: no sandbox can start there.".to_string(),
+        ),
+        1 => (ProbeStatus::Ok, Health::Healthy, "The host answered and accepted the key. It offers 1 runtime.".into()),
+        n => (
+            ProbeStatus::Ok,
+            Health::Healthy,
+            format!("The host answered and accepted the key. It offers {n} runtimes."),
+        ),
     };
-    Ok(Probe {
-        status: if policy.runtimes.is_empty() { ProbeStatus::Failed } else { ProbeStatus::Ok },
+    Probe {
+        status,
+        health,
         message,
         runtimes: marks_against(st, &policy),
         host_default_runtime: Some(policy.default_runtime.clone()),
-    })
+    }
 }
 
 /// The first compose address whose unauthenticated `/healthz` answers (only those two are asked).

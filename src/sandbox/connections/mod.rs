@@ -3,7 +3,9 @@
 pub mod address;
 pub mod api;
 pub mod cache;
+pub mod delete;
 pub mod error;
+pub mod health;
 pub mod host;
 pub mod keys;
 pub mod model;
@@ -20,10 +22,12 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/sandboxes", web::post().to(pages::create))
         .route("/sandboxes/new", web::get().to(pages::new_form))
         .route("/sandboxes/probe", web::post().to(pages::probe))
+        .route("/sandboxes/health", web::get().to(pages::health))
         .route("/sandboxes/{id}", web::post().to(pages::update))
         .route("/sandboxes/{id}/edit", web::get().to(pages::edit_form))
         .route("/sandboxes/{id}/enable", web::post().to(pages::enable))
         .route("/sandboxes/{id}/disable", web::post().to(pages::disable))
         .route("/sandboxes/{id}/default", web::post().to(pages::make_default))
+        .route("/sandboxes/{id}/delete", web::get().to(pages::delete_form))
         .route("/sandboxes/{id}/delete", web::post().to(pages::delete));
 }

@@ -1,21 +1,9 @@
 //! The runtime catalog against a host's allowlist: what the connection dialog and the policy
 //! panel mark each alias with.
 
+pub use super::model::RuntimeMark;
 use crate::sandbox::client::ServicePolicy;
 use crate::state::AppState;
-
-/// How a catalog alias fares on a probed host.
-#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
-pub struct RuntimeMark {
-    /// The runtime's alias, as agents and connections name it.
-    pub alias: String,
-    /// What the runtime holds, from the catalog (or the host, for one the catalog lacks).
-    pub description: String,
-    /// Whether this deployment's runtime catalog ships it.
-    pub in_catalog: bool,
-    /// None before a host answered.
-    pub offered: Option<bool>,
-}
 
 impl RuntimeMark {
     /// "offered by this host", "not on this host", "only on this host", or "" before a probe.
@@ -25,6 +13,33 @@ impl RuntimeMark {
             (true, Some(true)) => "offered by this host",
             (true, Some(false)) => "not on this host",
             (false, _) => "only on this host",
+        }
+    }
+
+    /// The badge colour of [`RuntimeMark::mark`].
+    pub fn mark_badge(&self) -> &'static str {
+        match (self.in_catalog, self.offered) {
+            (true, Some(true)) => "badge-green",
+            (true, Some(false)) => "badge-red",
+            _ => "badge-blue",
+        }
+    }
+
+    /// "builds on first use" or "ready-made image".
+    pub fn builds_words(&self) -> &'static str {
+        if self.builds {
+            "builds on first use"
+        } else {
+            "ready-made image"
+        }
+    }
+
+    /// "base image X" for a runtime that builds, else "image X".
+    pub fn image_words(&self) -> String {
+        if self.builds {
+            format!("base image {}", self.image)
+        } else {
+            format!("image {}", self.image)
         }
     }
 }
@@ -37,6 +52,8 @@ pub fn catalog_marks(st: &AppState) -> Vec<RuntimeMark> {
         .map(|e| RuntimeMark {
             alias: e.alias.clone(),
             description: e.description.clone(),
+            image: e.image_label().to_string(),
+            builds: e.builds(),
             in_catalog: true,
             offered: None,
         })
@@ -58,6 +75,8 @@ pub fn marks_against(st: &AppState, policy: &ServicePolicy) -> Vec<RuntimeMark> 
             marks.push(RuntimeMark {
                 alias: r.alias.clone(),
                 description: r.description.clone(),
+                image: r.image.clone(),
+                builds: r.builds,
                 in_catalog: false,
                 offered: Some(true),
             });

@@ -6,15 +6,17 @@
 use secrecy::{ExposeSecret, SecretString};
 
 use super::address;
-use super::error::ConnectionError;
+pub use super::delete::{delete, delete_preview, DeletePreview, Deleted, KeyOutcome};
+use super::error::{ConnectionError, HostCheck};
+use super::health;
 use super::host;
 pub use super::host::{client_for, discover_local, Probe, ProbeInput, ProbeStatus};
 use super::keys::{self, at_field, Bind};
 use super::model::{Connection, ConnectionKind};
+pub use super::model::{ConnectionHealth, Health};
 pub use super::runtimes::{catalog_marks, RuntimeMark};
 use super::store::{self, Values};
 use crate::access::Caller;
-use crate::agents::pins;
 use crate::audit::service as audit;
 use crate::db::{self, DbError};
 use crate::sandbox::client::ServicePolicy;
@@ -28,6 +30,10 @@ type Result<T> = std::result::Result<T, ConnectionError>;
 /// What a taken name is called in the message.
 const A_CONNECTION: &str = "A connection";
 
+/// Why a Daytona connection is refused.
+pub const DAYTONA_NOT_YET: &str =
+    "Daytona is not supported yet: its workspaces are not built, so nothing could run there. Register a sandboxd host.";
+
 fn ensure_see(caller: &Caller) -> Result<()> {
     if caller.role.can_see_sandboxes() {
         Ok(())
@@ -36,7 +42,7 @@ fn ensure_see(caller: &Caller) -> Result<()> {
     }
 }
 
-fn ensure_manage(caller: &Caller) -> Result<()> {
+pub(super) fn ensure_manage(caller: &Caller) -> Result<()> {
     if caller.role.can_manage_connections() {
         Ok(())
     } else {
@@ -45,7 +51,7 @@ fn ensure_manage(caller: &Caller) -> Result<()> {
 }
 
 /// A connection of the caller's organization; another organization's is `NotFound`.
-async fn existing(c: &mut db::Conn, caller: &Caller, id: &str) -> Result<Connection> {
+pub(super) async fn existing(c: &mut db::Conn, caller: &Caller, id: &str) -> Result<Connection> {
     store::get(c, &caller.org_id, id).await?.ok_or(ConnectionError::NotFound)
 }
 
@@ -53,6 +59,24 @@ pub async fn list(st: &AppState, caller: &Caller) -> Result<Vec<Connection>> {
     ensure_see(caller)?;
     let mut c = st.db.conn().await?;
     Ok(store::list(&mut c, &caller.org_id).await?)
+}
+
+/// The connections, each with its health when it is known without asking a host (cached, switched
+/// off, Daytona): what the Connections table shows at once.
+pub async fn list_with_known_health(
+    st: &AppState,
+    caller: &Caller,
+) -> Result<Vec<(Connection, Option<ConnectionHealth>)>> {
+    let conns = list(st, caller).await?;
+    let known = health::known(st, &caller.org_id, &conns);
+    Ok(conns.into_iter().zip(known).collect())
+}
+
+/// Every connection's health: cached answers, other hosts asked in parallel, each briefly.
+pub async fn health_of_all(st: &AppState, caller: &Caller) -> Result<Vec<(Connection, ConnectionHealth)>> {
+    let conns = list(st, caller).await?;
+    let healths = health::of_all(st, &caller.org_id, &conns).await?;
+    Ok(conns.into_iter().zip(healths).collect())
 }
 
 pub async fn get(st: &AppState, caller: &Caller, id: &str) -> Result<Connection> {
@@ -84,6 +108,8 @@ pub struct ConnectionInput {
     pub new_key: Option<SecretString>,
     /// A runtime alias, or empty for the host's default.
     pub default_runtime: String,
+    /// Save even when the host's check fails (the Connections table then shows why).
+    pub save_anyway: bool,
 }
 
 struct Checked {
@@ -109,8 +135,10 @@ fn check(input: &ConnectionInput) -> std::result::Result<Checked, FieldErrors> {
     let mut errors = FieldErrors::new();
     let name = validate::name(&mut errors, "name", &input.name, "connection name");
     let kind = ConnectionKind::parse(&input.kind);
-    if kind.is_none() {
-        errors.add("kind", "Choose sandboxd or daytona.");
+    match kind {
+        None => errors.add("kind", "Choose sandboxd: it is the only kind of host supported so far."),
+        Some(ConnectionKind::Daytona) => errors.add("kind", DAYTONA_NOT_YET),
+        Some(ConnectionKind::Sandboxd) => {}
     }
     let address = match (kind, input.address.trim()) {
         (Some(ConnectionKind::Daytona), "") => None,
@@ -242,70 +270,207 @@ async fn commit_audited(
 }
 
 /// Where a connection is, for the audit log (never its key).
-fn at(address: Option<&str>) -> &str {
+pub(super) fn at(address: Option<&str>) -> &str {
     address.unwrap_or("no address")
 }
 
+/// A connection as a save writes it, before the commit: its id and the key it was given.
+struct Written {
+    id: String,
+    credential: Option<String>,
+    is_first: bool,
+    /// The connection before an update.
+    before: Option<Connection>,
+}
+
+/// Saves a new connection. The host is checked first (its key, its routes, the default runtime);
+/// when the check fails nothing is saved unless `save_anyway` says so.
 pub async fn create(st: &AppState, caller: &Caller, input: ConnectionInput) -> Result<Connection> {
     ensure_manage(caller)?;
     let checked = check(&input).map_err(ConnectionError::Invalid)?;
+    // Everything the save writes, rolled back: every refusal of the input shows before any
+    // request is sent, and the key the connection would get is read.
+    let mut dry = st.db.begin().await?;
+    let written = insert(st, &mut dry, caller, &checked, &input).await?;
+    let key = key_then_roll_back(st, dry, caller, &written).await?;
+    let probe = check_host(st, caller, &checked, &input, key).await?;
     let mut tx = st.db.begin().await?;
-    let credential = resolve_credential(st, &mut tx, caller, &checked, &input).await?;
-    let is_first = store::count(&mut tx, &caller.org_id).await? == 0;
+    let written = insert(st, &mut tx, caller, &checked, &input).await?;
+    let detail = format!(
+        "{} at {}{}; {}",
+        checked.kind,
+        at(checked.address.as_deref()),
+        if written.is_first { ", default" } else { "" },
+        checked_words(&probe, &checked)
+    );
+    let conn = commit_audited(tx, caller, &written.id, "connection.created", &checked.name, &detail).await?;
+    health::remember(st, &caller.org_id, &conn, &probe);
+    Ok(conn)
+}
+
+async fn insert(
+    st: &AppState,
+    tx: &mut db::Conn,
+    caller: &Caller,
+    checked: &Checked,
+    input: &ConnectionInput,
+) -> Result<Written> {
+    let credential = resolve_credential(st, tx, caller, checked, input).await?;
+    let is_first = store::count(tx, &caller.org_id).await? == 0;
     let id = db::new_id();
     let values = checked.values(credential.as_deref());
-    match store::insert(&mut tx, &id, &caller.org_id, &values, is_first, db::now_ms()).await {
+    match store::insert(tx, &id, &caller.org_id, &values, is_first, db::now_ms()).await {
         // Two first connections at once: the one-default index refuses one; no name clash.
         Err(e) if matches!(&e, DbError::Conflict { constraint } if constraint.contains("one_default")) => {
             return Err(e.into())
         }
         other => other.or_name_taken(A_CONNECTION, ConnectionError::Invalid)?,
     }
-    let detail =
-        format!("{} at {}{}", checked.kind, at(checked.address.as_deref()), if is_first { ", default" } else { "" });
-    commit_audited(tx, caller, &id, "connection.created", &checked.name, &detail).await
+    Ok(Written { id, credential, is_first, before: None })
+}
+
+/// The key a save in `tx` gives the connection, read in `tx`; then `tx` is rolled back, so
+/// nothing of the save stays.
+async fn key_then_roll_back(
+    st: &AppState,
+    mut tx: db::Tx,
+    caller: &Caller,
+    written: &Written,
+) -> Result<Option<ProbeKey>> {
+    let key = match written.credential.as_deref() {
+        Some(id) => {
+            let secret = vault::for_use(&mut tx, &caller.org_id, id).await?.ok_or(ConnectionError::NoCredential)?;
+            let token = keys::reveal(st, &mut tx, &caller.org_id, &secret).await?;
+            Some(ProbeKey { token, named: format!("vault key “{}”", secret.name) })
+        }
+        None => None,
+    };
+    tx.rollback().await.map_err(DbError::from)?;
+    Ok(key)
+}
+
+/// A save's check of the host, with the key the save gives the connection (audited like a
+/// probe). A failure refuses the save, at the field it is about, unless `save_anyway`.
+async fn check_host(
+    st: &AppState,
+    caller: &Caller,
+    checked: &Checked,
+    input: &ConnectionInput,
+    key: Option<ProbeKey>,
+) -> Result<Probe> {
+    let address = checked.address.as_deref().unwrap_or_default();
+    let key_field =
+        if pasted(input).is_none() && !input.credential_secret_id.trim().is_empty() { keys::FIELD } else { "new_key" };
+    let probe = match key {
+        None => Probe::unanswered(
+            st,
+            ProbeStatus::NotAsked,
+            Health::NoKey,
+            "No key: the host was not asked. Pick a stored key or paste the host's token.".into(),
+        ),
+        Some(key) => {
+            let url = address::parse(address).map_err(host::invalid_address)?;
+            let probe = host::ask(st, &url, address, key.token).await?;
+            let outcome = if probe.status == ProbeStatus::Ok { "answered" } else { probe.health.label() };
+            record_probe(st, caller, &checked.name, &format!("{address} with {} before saving: {outcome}", key.named))
+                .await?;
+            probe
+        }
+    };
+    let failure = if probe.status != ProbeStatus::Ok {
+        Some((probe.health.field(key_field), probe.message.clone()))
+    } else if !probe.offers(checked.default_runtime.as_deref()) {
+        Some(("default_runtime", health::runtime_not_offered(checked.default_runtime.as_deref())))
+    } else {
+        None
+    };
+    match failure {
+        Some((field, message)) if !input.save_anyway => {
+            Err(ConnectionError::Unhealthy(Box::new(HostCheck { field, message, probe })))
+        }
+        _ => Ok(probe),
+    }
+}
+
+/// What a save's check found, for the audit log.
+fn checked_words(probe: &Probe, checked: &Checked) -> String {
+    if probe.status == ProbeStatus::Ok && probe.offers(checked.default_runtime.as_deref()) {
+        "the host check passed".into()
+    } else if probe.status == ProbeStatus::Ok {
+        "saved anyway: the host does not offer its default runtime".into()
+    } else {
+        format!("saved anyway: {}", probe.health.label())
+    }
 }
 
 /// Saves a connection's settings. Leaving the credential empty keeps the stored key, but only
 /// while it may go to the (new) address: an address change needs the host's key again, or a key
-/// saved for that address (a compose address falls back to this deployment's token).
+/// saved for that address (a compose address falls back to this deployment's token). The host
+/// is checked first, as for a new connection.
 pub async fn update(st: &AppState, caller: &Caller, id: &str, input: ConnectionInput) -> Result<Connection> {
     ensure_manage(caller)?;
+    let checked = match check(&input) {
+        Ok(c) => c,
+        Err(errors) => {
+            // Another organization's connection is a 404 before its input is judged.
+            get(st, caller, id).await?;
+            return Err(ConnectionError::Invalid(errors));
+        }
+    };
+    let mut dry = st.db.begin().await?;
+    let written = rewrite(st, &mut dry, caller, id, &checked, &input).await?;
+    let key = key_then_roll_back(st, dry, caller, &written).await?;
+    let probe = check_host(st, caller, &checked, &input, key).await?;
     let mut tx = st.db.begin().await?;
-    let existing = existing(&mut tx, caller, id).await?;
-    let checked = check(&input).map_err(ConnectionError::Invalid)?;
+    let written = rewrite(st, &mut tx, caller, id, &checked, &input).await?;
+    let before = written.before.as_ref().map(|b| b.address.clone()).unwrap_or_default();
+    let mut detail = if before != checked.address {
+        format!("address {} → {}; ", at(before.as_deref()), at(checked.address.as_deref()))
+    } else {
+        String::new()
+    };
+    detail.push_str(&checked_words(&probe, &checked));
+    let conn = commit_audited(tx, caller, id, "connection.updated", &checked.name, &detail).await?;
+    health::remember(st, &caller.org_id, &conn, &probe);
+    Ok(conn)
+}
+
+async fn rewrite(
+    st: &AppState,
+    tx: &mut db::Conn,
+    caller: &Caller,
+    id: &str,
+    checked: &Checked,
+    input: &ConnectionInput,
+) -> Result<Written> {
+    let existing = existing(tx, caller, id).await?;
     // The dialog posts the stored key as its choice: at the same address that is keeping it too.
     let chosen = input.credential_secret_id.trim();
     let same_key = !chosen.is_empty() && existing.credential_secret_id.as_deref() == Some(chosen);
-    let keeps = pasted(&input).is_none() && (chosen.is_empty() || (same_key && existing.address == checked.address));
+    let keeps = pasted(input).is_none() && (chosen.is_empty() || (same_key && existing.address == checked.address));
     let credential = match existing.credential_secret_id.as_deref() {
         Some(kept) if keeps => {
             let bind = if existing.address == checked.address { Bind::Here } else { Bind::Never };
-            match keys::claim(st, &mut tx, caller, kept, checked.kind, checked.address.as_deref(), bind).await {
+            match keys::claim(st, tx, caller, kept, checked.kind, checked.address.as_deref(), bind).await {
                 Ok(secret) => Some(secret.id),
-                Err(ConnectionError::KeyRefused(_)) => match local_credential(st, &mut tx, caller, &checked).await? {
+                Err(ConnectionError::KeyRefused(_)) => match local_credential(st, tx, caller, checked).await? {
                     Some(local) => Some(local),
                     None => {
                         return Err(ConnectionError::Invalid(FieldErrors::one(
                             "new_key",
-                            key_again(&existing, &checked),
+                            key_again(&existing, checked),
                         )))
                     }
                 },
                 Err(e) => return Err(e),
             }
         }
-        _ => resolve_credential(st, &mut tx, caller, &checked, &input).await?,
+        _ => resolve_credential(st, tx, caller, checked, input).await?,
     };
-    store::update(&mut tx, &caller.org_id, id, &checked.values(credential.as_deref()), db::now_ms())
+    store::update(tx, &caller.org_id, id, &checked.values(credential.as_deref()), db::now_ms())
         .await
         .or_name_taken(A_CONNECTION, ConnectionError::Invalid)?;
-    let detail = if existing.address != checked.address {
-        format!("address {} → {}", at(existing.address.as_deref()), at(checked.address.as_deref()))
-    } else {
-        String::new()
-    };
-    commit_audited(tx, caller, id, "connection.updated", &checked.name, &detail).await
+    Ok(Written { id: id.to_string(), credential, is_first: false, before: Some(existing) })
 }
 
 /// Why the stored key cannot be kept, in words.
@@ -335,35 +500,6 @@ pub async fn make_default(st: &AppState, caller: &Caller, id: &str) -> Result<Co
     let existing = existing(&mut tx, caller, id).await?;
     store::make_default(&mut tx, &caller.org_id, id, db::now_ms()).await?;
     commit_audited(tx, caller, id, "connection.made_default", &existing.name, "").await
-}
-
-/// Deletes a connection no agent is pinned to (agents keep their pin: deleting is refused,
-/// naming them); when it was the default, the oldest remaining one inherits that role.
-pub async fn delete(st: &AppState, caller: &Caller, id: &str) -> Result<Connection> {
-    ensure_manage(caller)?;
-    let mut tx = st.db.begin().await?;
-    let existing = existing(&mut tx, caller, id).await?;
-    let pinned = pins::names_pinned_to(&mut tx, &caller.org_id, id).await?;
-    if !pinned.is_empty() {
-        return Err(ConnectionError::InUse(pinned_message(&pinned)));
-    }
-    store::delete(&mut tx, &caller.org_id, id).await?;
-    let mut detail = format!("at {}", at(existing.address.as_deref()));
-    if existing.is_default {
-        if let Some(next) = store::oldest(&mut tx, &caller.org_id).await? {
-            store::make_default(&mut tx, &caller.org_id, &next, db::now_ms()).await?;
-            detail.push_str("; the oldest remaining connection is the default now");
-        }
-    }
-    audit::record(&mut tx, &caller.org_id, &caller.actor(), "connection.deleted", &existing.name, &detail).await?;
-    tx.commit().await.map_err(DbError::from)?;
-    Ok(existing)
-}
-
-fn pinned_message(agents: &[String]) -> String {
-    let names = agents.iter().map(|n| format!("“{n}”")).collect::<Vec<_>>().join(", ");
-    let (who, them) = if agents.len() == 1 { ("the agent", "it") } else { ("the agents", "them") };
-    format!("This connection is used by {who} {names}: pin {them} to another connection first.")
 }
 
 /// The key a probe sends, and how the audit log names it (never its value).
@@ -430,7 +566,7 @@ async fn ask_with_key(
     let Some(key) = probe_key(st, caller, input, saved, address).await? else {
         let message =
             "Pick a vault key or paste the host's token to test this host. No request was sent to this address.";
-        return Ok((Probe::unanswered(st, ProbeStatus::NotAsked, message.into()), None));
+        return Ok((Probe::unanswered(st, ProbeStatus::NotAsked, Health::NoKey, message.into()), None));
     };
     let probe = host::ask(st, url, address, key.token).await?;
     Ok((probe, Some(key.named)))

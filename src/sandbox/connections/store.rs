@@ -1,6 +1,6 @@
 //! SQL for sandbox connections.
 
-use super::model::{Connection, ConnectionKind};
+use super::model::{Connection, ConnectionKind, SecretUse};
 use crate::db::{self, Conn, DbResult};
 
 #[derive(sqlx::FromRow)]
@@ -16,6 +16,7 @@ struct Row {
     is_enabled: i64,
     created_at: i64,
     updated_at: i64,
+    credential_updated_at: Option<i64>,
 }
 
 impl From<Row> for Connection {
@@ -33,6 +34,7 @@ impl From<Row> for Connection {
             is_enabled: r.is_enabled == 1,
             created_at: r.created_at,
             updated_at: r.updated_at,
+            credential_updated_at: r.credential_updated_at,
         }
     }
 }
@@ -47,7 +49,8 @@ pub struct Values<'a> {
 }
 
 const SELECT: &str = "SELECT c.id, c.name, c.kind, c.address, c.credential_secret_id, v.name AS credential_name, \
-    c.default_runtime, c.is_default, c.is_enabled, c.created_at, c.updated_at FROM sandbox_connections c \
+    c.default_runtime, c.is_default, c.is_enabled, c.created_at, c.updated_at, v.updated_at AS credential_updated_at \
+    FROM sandbox_connections c \
     LEFT JOIN vault_secrets v ON v.id = c.credential_secret_id AND v.organization_id = c.organization_id";
 
 pub async fn list(c: &mut Conn, org_id: &str) -> DbResult<Vec<Connection>> {
@@ -175,6 +178,19 @@ pub async fn names_using_secret(c: &mut Conn, org_id: &str, secret_id: &str) -> 
     )
     .bind(org_id)
     .bind(secret_id)
+    .fetch_all(c)
+    .await?)
+}
+
+/// Every connection of `org_id` that has a key: (secret id, connection id, name), by secret then
+/// name.
+pub async fn secret_uses(c: &mut Conn, org_id: &str) -> DbResult<Vec<SecretUse>> {
+    Ok(sqlx::query_as(
+        "SELECT credential_secret_id AS secret_id, id AS connection_id, name AS connection_name \
+         FROM sandbox_connections WHERE organization_id = $1 AND credential_secret_id IS NOT NULL \
+         ORDER BY credential_secret_id, name",
+    )
+    .bind(org_id)
     .fetch_all(c)
     .await?)
 }

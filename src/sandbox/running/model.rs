@@ -321,6 +321,7 @@ pub(super) mod fixtures {
             is_enabled: true,
             created_at: 0,
             updated_at: 0,
+            credential_updated_at: None,
         }
     }
 }

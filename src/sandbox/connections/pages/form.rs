@@ -1,0 +1,448 @@
+//! HTML: the connection dialog (htmx, server-rendered; a plain page without JavaScript). "Test
+//! this host" and a refused save both redraw the whole form, every message at the field it is
+//! about, so nothing of an earlier answer stays; a save whose host check failed offers "Save
+//! anyway".
+
+use actix_web::http::StatusCode;
+use actix_web::web::{Data, Form, Path};
+use actix_web::{HttpRequest, HttpResponse};
+use askama::Template;
+use secrecy::SecretString;
+use serde::Deserialize;
+
+use super::super::error::ConnectionError;
+use super::super::health::runtime_not_offered;
+use super::super::keys;
+use super::super::model::Connection;
+use super::super::service::{self, ConnectionInput, Probe, ProbeInput, ProbeStatus, RuntimeMark};
+use crate::state::AppState;
+use crate::vault::model::Secret;
+use crate::web::{paths, redirect_with_flash, render_status, AppError, FieldErrors, PageCaller, PageError, Shell};
+
+/// The *Default runtime* field: the catalog as cards before a probe, marked after one.
+#[derive(Template)]
+#[template(path = "sandbox/connections/_runtime_field.html")]
+pub struct RuntimeFieldPartial {
+    pub marks: Vec<RuntimeMark>,
+    pub selected: String,
+    /// The host's own default, once it answered.
+    pub host_default: Option<String>,
+    pub error: Option<String>,
+}
+
+impl RuntimeFieldPartial {
+    /// The field before a host answered: the runtimes this deployment ships.
+    fn catalog(st: &AppState, selected: String, error: Option<String>) -> RuntimeFieldPartial {
+        RuntimeFieldPartial { marks: service::catalog_marks(st), selected, host_default: None, error }
+    }
+
+    /// `aria-describedby` of one card's radio: its description, and the field's message.
+    pub fn described_by(&self, about: impl std::fmt::Display) -> String {
+        match self.error {
+            Some(_) => format!("{about} connection-runtime-error"),
+            None => about.to_string(),
+        }
+    }
+}
+
+/// The connection form, inside the modal dialog or on its own page.
+#[derive(Template)]
+#[template(path = "sandbox/connections/_form.html")]
+pub struct FormPartial {
+    pub csrf_token: String,
+    /// None for a new connection.
+    pub connection_id: Option<String>,
+    pub name: String,
+    pub kind: String,
+    pub address: String,
+    pub address_note: Option<String>,
+    pub credential_secret_id: String,
+    /// The vault's keys a sandboxd host may be sent.
+    pub secrets: Vec<Secret>,
+    pub runtime: RuntimeFieldPartial,
+    pub errors: FieldErrors,
+    /// What "Test this host" found, when the host answered well.
+    pub probe: Option<Probe>,
+    /// The label of the field whose problem refused the save: "Save anyway" is offered.
+    pub refused_at: Option<&'static str>,
+    /// The dialog was just opened (its first field takes the focus), rather than redrawn.
+    pub is_first_view: bool,
+}
+
+impl FormPartial {
+    /// The one way the form is built, for a new connection, a saved one, or what was posted:
+    /// `values` are what its fields show, `errors` the messages at them.
+    async fn build(
+        st: &AppState,
+        caller: &PageCaller,
+        connection_id: Option<String>,
+        values: &ConnectionForm,
+        errors: FieldErrors,
+    ) -> Result<FormPartial, PageError> {
+        let runtime_error = errors.get("default_runtime").map(str::to_string);
+        let mut secrets = crate::vault::service::list(st, caller).await?;
+        secrets.retain(|s| s.purpose == keys::purpose_for(super::super::model::ConnectionKind::Sandboxd));
+        Ok(FormPartial {
+            csrf_token: caller.csrf_token.clone(),
+            connection_id,
+            name: values.name.clone(),
+            kind: if values.kind.is_empty() { "sandboxd".into() } else { values.kind.clone() },
+            address: values.address.clone(),
+            address_note: None,
+            credential_secret_id: values.credential_secret_id.clone(),
+            secrets,
+            runtime: RuntimeFieldPartial::catalog(st, values.default_runtime.clone(), runtime_error),
+            errors,
+            probe: None,
+            refused_at: None,
+            is_first_view: false,
+        })
+    }
+
+    /// The host's answer: its runtimes marked, and (when it answered well) the outcome shown.
+    fn answered(mut self, probe: Probe) -> FormPartial {
+        self.runtime.marks = probe.runtimes.clone();
+        self.runtime.host_default = probe.host_default_runtime.clone();
+        if probe.status == ProbeStatus::Ok {
+            self.probe = Some(probe);
+        }
+        self
+    }
+
+    pub fn action(&self) -> String {
+        paths::connection_save(self.connection_id.as_deref())
+    }
+    pub fn title(&self) -> &'static str {
+        if self.connection_id.is_some() {
+            "Edit connection"
+        } else {
+            "Add a connection"
+        }
+    }
+    /// A stored key's option label: its name, hint and where it may be sent.
+    pub fn secret_label(&self, s: &Secret) -> String {
+        format!("{} · {} · for {}", s.name, s.hint, s.binding())
+    }
+    pub fn address_hint(&self) -> String {
+        let rule = "http(s), no credentials in the address.";
+        match &self.address_note {
+            Some(note) => format!("{note} {rule}"),
+            None => rule.to_string(),
+        }
+    }
+    /// `aria-describedby` of a control with a hint: the hint, and its message when it has one.
+    pub fn described_by(&self, key: &str, id: &str, hint: &str) -> String {
+        if self.errors.has(key) {
+            format!("{hint} {id}-error")
+        } else {
+            hint.to_string()
+        }
+    }
+}
+
+/// A field's label, for "Not saved: see the message at …".
+fn label_of(field: &str) -> &'static str {
+    match field {
+        "address" => "Address",
+        "new_key" => "New token",
+        "credential_secret_id" => "Key",
+        "default_runtime" => "Default runtime",
+        _ => "the form",
+    }
+}
+
+#[derive(Template)]
+#[template(path = "sandbox/connections/_dialog.html")]
+pub struct DialogPartial {
+    pub form: FormPartial,
+}
+
+#[derive(Template)]
+#[template(path = "sandbox/connections/form_page.html")]
+pub struct FormPage {
+    pub shell: Shell,
+    pub form: FormPartial,
+}
+
+/// The form as the request wants it: the dialog for htmx, else a page.
+fn show_form(
+    caller: &PageCaller,
+    req: &HttpRequest,
+    status: StatusCode,
+    form: FormPartial,
+) -> Result<HttpResponse, PageError> {
+    if crate::web::htmx::wants_fragment(req) {
+        // A fresh dialog for a click on "Add connection"/"Edit"; the form alone when the form posted.
+        if req.headers().get("hx-target").and_then(|v| v.to_str().ok()) == Some("connection-form") {
+            return render_status(status, &form);
+        }
+        return render_status(status, &DialogPartial { form });
+    }
+    let p = FormPage { shell: Shell::new(caller, req, "sandboxes"), form };
+    crate::web::page_status(status, &p.shell, &p)
+}
+
+pub async fn new_form(st: Data<AppState>, caller: PageCaller, req: HttpRequest) -> Result<HttpResponse, PageError> {
+    if !caller.role.can_manage_connections() {
+        return Err(AppError::forbidden().into());
+    }
+    let (address, address_note) = match service::discover_local(&st).await {
+        Some(a) => {
+            (a.clone(), Some(format!("Found this deployment's sandbox service at {a} (only its /healthz was asked).")))
+        }
+        None => (
+            String::new(),
+            Some("No sandbox service of this deployment answered; enter your host's address.".to_string()),
+        ),
+    };
+    let values = ConnectionForm {
+        kind: "sandboxd".into(),
+        address,
+        default_runtime: st.catalog.default_runtime().alias.clone(),
+        ..ConnectionForm::default()
+    };
+    let form = FormPartial::build(&st, &caller, None, &values, FieldErrors::new()).await?;
+    show_form(&caller, &req, StatusCode::OK, FormPartial { address_note, is_first_view: true, ..form })
+}
+
+pub async fn edit_form(
+    st: Data<AppState>,
+    caller: PageCaller,
+    req: HttpRequest,
+    id: Path<String>,
+) -> Result<HttpResponse, PageError> {
+    if !caller.role.can_manage_connections() {
+        return Err(AppError::forbidden().into());
+    }
+    let c = service::get(&st, &caller, &id).await?;
+    let form =
+        FormPartial::build(&st, &caller, Some(c.id.clone()), &ConnectionForm::of(&c), FieldErrors::new()).await?;
+    show_form(&caller, &req, StatusCode::OK, FormPartial { is_first_view: true, ..form })
+}
+
+/// What the form posts (saving, or "Test this host"), and what its fields show.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub struct ConnectionForm {
+    name: String,
+    kind: String,
+    address: String,
+    /// The one credential control: a stored key's id, or empty for the pasted `new_key`.
+    credential_secret_id: String,
+    new_key: String,
+    default_runtime: String,
+    /// The saved connection a probe is about (its stored key may be used).
+    connection_id: String,
+    /// "Save anyway" was pressed.
+    save_anyway: String,
+}
+
+impl ConnectionForm {
+    /// The fields of a saved connection.
+    fn of(c: &Connection) -> ConnectionForm {
+        ConnectionForm {
+            name: c.name.clone(),
+            kind: c.kind.as_str().into(),
+            address: c.address.clone().unwrap_or_default(),
+            credential_secret_id: c.credential_secret_id.clone().unwrap_or_default(),
+            default_runtime: c.default_runtime.clone().unwrap_or_default(),
+            ..ConnectionForm::default()
+        }
+    }
+
+    /// The pasted key, when the credential control says "paste" (a chosen stored key wins).
+    fn pasted(&self) -> Option<SecretString> {
+        (self.credential_secret_id.trim().is_empty() && !self.new_key.is_empty())
+            .then(|| SecretString::from(self.new_key.clone()))
+    }
+
+    /// The field the key that is used is chosen with.
+    fn key_field(&self) -> &'static str {
+        if self.credential_secret_id.trim().is_empty() {
+            "new_key"
+        } else {
+            keys::FIELD
+        }
+    }
+
+    fn input(&self) -> ConnectionInput {
+        ConnectionInput {
+            name: self.name.clone(),
+            kind: self.kind.clone(),
+            address: self.address.clone(),
+            credential_secret_id: self.credential_secret_id.clone(),
+            new_key: self.pasted(),
+            default_runtime: self.default_runtime.clone(),
+            save_anyway: matches!(self.save_anyway.trim(), "1" | "on" | "true" | "yes"),
+        }
+    }
+}
+
+async fn saved_or_form(
+    st: &AppState,
+    caller: &PageCaller,
+    req: &HttpRequest,
+    f: &ConnectionForm,
+    id: Option<String>,
+    result: Result<Connection, ConnectionError>,
+) -> Result<HttpResponse, PageError> {
+    match result {
+        Ok(c) => {
+            let verb = if id.is_some() { "saved" } else { "added" };
+            let extra = if c.is_default && id.is_none() { " It is this organization's default." } else { "" };
+            Ok(redirect_with_flash(paths::SANDBOXES, "success", format!("Connection “{}” {verb}.{extra}", c.name)))
+        }
+        Err(ConnectionError::Invalid(errors)) => {
+            let form = FormPartial::build(st, caller, id, f, errors).await?;
+            show_form(caller, req, StatusCode::UNPROCESSABLE_ENTITY, form)
+        }
+        Err(ConnectionError::Unhealthy(check)) => {
+            let errors = FieldErrors::one(check.field, check.message.clone());
+            let form = FormPartial::build(st, caller, id, f, errors).await?.answered(check.probe);
+            let form = FormPartial { refused_at: Some(label_of(check.field)), probe: None, ..form };
+            show_form(caller, req, StatusCode::UNPROCESSABLE_ENTITY, form)
+        }
+        Err(e) => Err(AppError::from(e).into()),
+    }
+}
+
+pub async fn create(
+    st: Data<AppState>,
+    caller: PageCaller,
+    req: HttpRequest,
+    form: Form<ConnectionForm>,
+) -> Result<HttpResponse, PageError> {
+    let f = form.into_inner();
+    let result = service::create(&st, &caller, f.input()).await;
+    saved_or_form(&st, &caller, &req, &f, None, result).await
+}
+
+pub async fn update(
+    st: Data<AppState>,
+    caller: PageCaller,
+    req: HttpRequest,
+    id: Path<String>,
+    form: Form<ConnectionForm>,
+) -> Result<HttpResponse, PageError> {
+    let f = form.into_inner();
+    let result = service::update(&st, &caller, &id, f.input()).await;
+    saved_or_form(&st, &caller, &req, &f, Some(id.into_inner()), result).await
+}
+
+/// "Test this host": the whole form again, with the host's answer — its runtimes marked and the
+/// outcome shown when it answered well, or each problem at the field it is about.
+pub async fn probe(
+    st: Data<AppState>,
+    caller: PageCaller,
+    req: HttpRequest,
+    form: Form<ConnectionForm>,
+) -> Result<HttpResponse, PageError> {
+    let f = form.into_inner();
+    let connection_id = (!f.connection_id.trim().is_empty()).then(|| f.connection_id.trim().to_string());
+    let input = ProbeInput {
+        address: f.address.clone(),
+        credential_secret_id: f.credential_secret_id.clone(),
+        new_key: f.pasted(),
+        connection_id: connection_id.clone(),
+    };
+    let mut errors = FieldErrors::new();
+    let answer = match service::probe(&st, &caller, input).await {
+        Ok(p) if p.status == ProbeStatus::Ok => {
+            let selected = Some(f.default_runtime.trim()).filter(|s| !s.is_empty());
+            if !p.offers(selected) {
+                errors.add("default_runtime", runtime_not_offered(selected));
+            }
+            Some(p)
+        }
+        Ok(p) => {
+            errors.add(p.health.field(f.key_field()), p.message.clone());
+            Some(p)
+        }
+        Err(ConnectionError::Invalid(fields)) => {
+            errors = fields;
+            None
+        }
+        Err(ConnectionError::KeyRefused(message)) => {
+            errors.add(keys::FIELD, message);
+            None
+        }
+        Err(e) => return Err(AppError::from(e).into()),
+    };
+    let mut form = FormPartial::build(&st, &caller, connection_id, &f, errors).await?;
+    if let Some(p) = answer {
+        form = form.answered(p);
+    }
+    show_form(&caller, &req, StatusCode::OK, form)
+}
+
+#[cfg(test)]
+mod tests {
+    use askama::Template;
+
+    use super::{FormPartial, RuntimeFieldPartial};
+    use crate::sandbox::connections::model::RuntimeMark;
+    use crate::web::filters::aria;
+    use crate::web::FieldErrors;
+
+    fn form(errors: FieldErrors, runtime_error: Option<String>) -> FormPartial {
+        let mark = |alias: &str, builds: bool| RuntimeMark {
+            alias: alias.into(),
+            description: format!("{alias} runtime"),
+            image: "python:3.12".into(),
+            builds,
+            in_catalog: true,
+            offered: Some(alias == "python"),
+        };
+        FormPartial {
+            csrf_token: "t".into(),
+            connection_id: Some("c1".into()),
+            name: "eu".into(),
+            kind: "sandboxd".into(),
+            address: "http://sandboxd:8080".into(),
+            address_note: Some("Found it.".into()),
+            credential_secret_id: String::new(),
+            secrets: Vec::new(),
+            runtime: RuntimeFieldPartial {
+                marks: vec![mark("workbench", true), mark("python", false)],
+                selected: "python".into(),
+                host_default: Some("python".into()),
+                error: runtime_error,
+            },
+            errors,
+            probe: None,
+            refused_at: Some("Address"),
+            is_first_view: false,
+        }
+    }
+
+    #[test]
+    fn every_message_of_the_form_is_named_by_its_control() {
+        let mut errors = FieldErrors::new();
+        for field in ["name", "kind", "address", "credential_secret_id", "new_key"] {
+            errors.add(field, "Wrong.");
+        }
+        let html = form(errors, Some("Not offered.".into())).render().expect("renders");
+        assert_eq!(aria::assert_wired(&html), 6, "{html}");
+        assert!(html.contains(r#"action="/sandboxes/c1""#), "{html}");
+        assert!(html.contains("Found it. http(s), no credentials in the address."), "{html}");
+        assert!(html.contains(r#"id="save-anyway""#), "{html}");
+    }
+
+    #[test]
+    fn each_runtime_card_shows_its_image_its_builds_badge_and_the_hosts_mark() {
+        let html = form(FieldErrors::new(), None).render().expect("renders");
+        assert_eq!(aria::assert_wired(&html), 0, "{html}");
+        let doc = scraper::Html::parse_fragment(&html);
+        let card = |alias: &str| {
+            let sel = scraper::Selector::parse(&format!("#connection-runtime-{alias}-card")).expect("selector");
+            doc.select(&sel).next().map(|e| e.text().collect::<String>()).unwrap_or_default()
+        };
+        let wb = card("workbench");
+        assert!(wb.contains("builds on first use") && wb.contains("base image python:3.12"), "{wb}");
+        assert!(wb.contains("not on this host"), "{wb}");
+        let py = card("python");
+        assert!(py.contains("ready-made image") && py.contains("image python:3.12"), "{py}");
+        assert!(py.contains("offered by this host"), "{py}");
+        assert!(html.contains(r#"value="python" checked"#), "{html}");
+    }
+}
