@@ -360,7 +360,11 @@ db_test! {
         let r = o.probe(json!({"address": listener.url})).await;
         assert_eq!(r.json()["status"], "not_asked", "{}", r.body);
         // A saved connection whose key was bound elsewhere behind its back: 409, nothing sent.
-        let saved = o.connect("moved", &listener.url, json!({"new_key": pasted})).await;
+        // (Saving checks the host with the pasted key, at the address it is pasted for: allowed.)
+        let requests_before = listener.requests().len();
+        let saved = o.connect("moved", &listener.url, json!({"new_key": pasted, "save_anyway": true})).await;
+        let requests_after_save = listener.requests().len();
+        assert!(requests_after_save > requests_before, "the save's check asked the host");
         let key = str_of(&saved, "credential_secret_id");
         let mut c = app.state.db.conn().await.expect("conn");
         sqlx::query("UPDATE vault_secrets SET bound_address = 'http://10.0.0.9:8080' WHERE id = $1")
@@ -370,7 +374,8 @@ db_test! {
 
         // Each probe is one audit line with its address and the reason, and none of them named a value.
         let probes = o.audit("connection.probed").await;
-        assert_eq!(probes.len(), 6, "{probes:#?}");
+        // Six refused or not-asked probes, and the save's own check of the host.
+        assert_eq!(probes.len(), 7, "{probes:#?}");
         let line = |needle: &str| probes.iter().find(|p| p.contains(needle)).cloned().unwrap_or_default();
         let wrong_purpose = line("“mail relay”");
         assert!(wrong_purpose.starts_with(&format!("{} | {}: refused before any request.", listener.url, listener.url)), "{wrong_purpose}");
@@ -383,12 +388,18 @@ db_test! {
         assert!(no_address.contains("refused") && no_address.contains("http://"), "{no_address}");
         let not_asked = line("not asked");
         assert!(not_asked.starts_with(&format!("{} | {}: not asked, no key", listener.url, listener.url)), "{not_asked}");
-        let moved = line("moved |");
+        let moved = probes.iter().find(|p| p.starts_with("moved |") && p.contains("refused")).cloned().unwrap_or_default();
         assert!(moved.contains(&listener.url) && moved.contains("refused before any request"), "{moved}");
         let everything = format!("{}\n{}", probes.join("\n"), app.web.all_bodies());
         for value in [other_value, elsewhere_value, pasted] {
             assert!(!everything.contains(value) && !captured_logs().contains(value), "a key's value leaked: {value}");
         }
-        assert!(listener.requests().is_empty(), "a refused probe reached the listener: {:?}", listener.requests());
+        assert_eq!(requests_before, 0, "a refused probe reached the listener: {:?}", listener.requests());
+        assert_eq!(
+            listener.requests().len(),
+            requests_after_save,
+            "a refused probe reached the listener: {:?}",
+            listener.requests()
+        );
     }
 }
