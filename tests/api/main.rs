@@ -21,6 +21,7 @@ mod members;
 mod openapi;
 mod peer;
 mod rest_client;
+mod running_close;
 mod sandbox_connections;
 mod sandbox_policy;
 mod sandbox_running;
