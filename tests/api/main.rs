@@ -12,6 +12,7 @@ mod browser_flows;
 mod catalog_files;
 mod cli;
 mod cli_sandbox;
+mod console_pages;
 mod csrf;
 mod edge;
 mod health;
