@@ -202,10 +202,18 @@ fn read_response(status: &str, r: &Value) -> Response {
     let bodies = bodies(&r["content"]);
     let is_problem = bodies.iter().any(|b| b.content_type == "application/problem+json");
     let mut problem_types = problem_types_in(description);
+    // Each type is shown once, on its own line: not again inside the description.
+    let mut text = description.to_string();
+    for t in &problem_types {
+        for written in [format!(": `{t}`"), format!(" `{t}`"), format!("`{t}`")] {
+            text = text.replace(&written, "");
+        }
+    }
+    let text = text.trim().trim_end_matches(':').trim();
     if is_problem && problem_types.is_empty() {
         problem_types.extend(status.parse::<u16>().ok().and_then(kind_of_status).map(Kind::problem_type));
     }
-    Response { status: status.to_string(), description: prose(description), bodies, problem_types }
+    Response { status: status.to_string(), description: prose(text), bodies, problem_types }
 }
 
 fn bodies(content: &Value) -> Vec<Body> {
@@ -450,6 +458,8 @@ mod tests {
         assert_eq!((op.method.as_str(), op.anchor.as_str()), ("DELETE", "op-del-x"));
         let types: Vec<(&str, Vec<String>)> =
             op.responses.iter().map(|r| (r.status.as_str(), r.problem_types.clone())).collect();
+        let described: Vec<String> = op.responses[1].description.iter().flatten().map(|s| s.text.clone()).collect();
+        assert_eq!(described, ["No such thing."], "the type is not repeated in the description");
         assert_eq!(
             types,
             [
