@@ -6,7 +6,7 @@ use reqwest::Method;
 use serde_json::json;
 
 use crate::db_test;
-use crate::helpers::{Client, Resp, TestApp, OWNER_EMAIL, OWNER_PASSWORD};
+use crate::helpers::{Client, Resp, OWNER_EMAIL, OWNER_PASSWORD};
 
 /// Signs in through the form with `next` (as the sign-in page posts it).
 async fn sign_in_then(c: &Client, next: &str) -> Resp {

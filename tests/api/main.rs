@@ -9,6 +9,7 @@ mod api_tokens;
 mod architecture;
 mod audit_log;
 mod browser_flows;
+mod browser_screens;
 mod catalog_files;
 mod cli;
 mod cli_sandbox;
