@@ -111,6 +111,11 @@ db_test! {
         assert_eq!(s["workspace"]["conversation_id"], conv.as_str());
         assert!(s["workspace"]["owner_name"].is_null());
         assert!(s["closes_in_seconds"].as_i64().is_some_and(|n| n > 0));
+        let events = o.call(Method::GET, &format!("{}/events", api_path(&conn, &key)), None).await.json();
+        assert_eq!(events["session"]["workspace"]["agent_name"], "report writer", "{events}");
+        let page = app.web.get(&session_path(&conn, &key, "activity")).await;
+        assert_eq!(page.select_text("main h1").as_deref(), Some("Activity of report writer"));
+        assert_eq!(page.select_attr("#activity-session a.conversation", "href"), Some(format!("/conversations/{conv}")));
 
         // Close (the page): the host forgets the session, the files stay, the audit log says so.
         let r = app.web.post_form(&session_path(&conn, &key, "close"), &[]).await;

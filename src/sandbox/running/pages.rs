@@ -166,8 +166,7 @@ pub async fn activity(
     let fragment = crate::web::htmx::wants_fragment(&req);
     match service::activity(&st, &caller, &connection_id, &session_id, query.after).await {
         Ok(view) if fragment => varying(render(&ActivityRowsPartial { view })),
-        Ok(mut view) => {
-            view.session.workspace = service::owner(&st, &caller, &connection_id, &session_id).await?;
+        Ok(view) => {
             let shell = Shell::new(&caller, &req, "sandboxes");
             varying(page(&shell, &ActivityPage { shell: shell.clone(), view }))
         }

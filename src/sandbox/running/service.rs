@@ -82,12 +82,7 @@ async fn name_owners(st: &AppState, caller: &Caller, sessions: &mut [RunningSess
 }
 
 /// Whose session `session_id` on `connection_id` is, from our rows only (never a host call).
-pub async fn owner(
-    st: &AppState,
-    caller: &Caller,
-    connection_id: &str,
-    session_id: &str,
-) -> Result<Option<SessionOwner>> {
+async fn owner(st: &AppState, caller: &Caller, connection_id: &str, session_id: &str) -> Result<Option<SessionOwner>> {
     workspaces::owner_of(st, caller, connection_id, session_id).await.map_err(RunningError::from)
 }
 
@@ -169,5 +164,7 @@ pub async fn activity(
     let (conn, client, info) = our_session(st, caller, connection_id, session_id).await?;
     let (log, policy) = tokio::join!(client.events(session_id, after), client.policy());
     // Without the policy the activity still shows; only "closes if idle in" is unknown.
-    Ok(Activity::of(&conn, &info, after, log?, policy.ok().map(|p| p.idle_timeout)))
+    let mut activity = Activity::of(&conn, &info, after, log?, policy.ok().map(|p| p.idle_timeout));
+    activity.session.workspace = owner(st, caller, &conn.id, session_id).await?;
+    Ok(activity)
 }
