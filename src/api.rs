@@ -88,6 +88,7 @@ async fn openapi_json() -> HttpResponse {
         crate::sandbox::policy::api::get_connection_policy,
         crate::sandbox::running::api::list_sandbox_sessions,
         crate::sandbox::running::api::session_events,
+        crate::sandbox::running::api::close_sandbox_session,
     ),
     components(schemas(Problem)),
     modifiers(&BearerAuth, &Unauthenticated),

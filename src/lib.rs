@@ -10,6 +10,7 @@ pub mod config;
 pub mod dashboard;
 pub mod db;
 pub mod orgs;
+pub mod reference;
 pub mod sandbox;
 pub mod startup;
 pub mod state;

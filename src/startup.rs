@@ -128,6 +128,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     crate::audit::routes(cfg);
     crate::sandbox::connections::routes(cfg);
     crate::agents::routes(cfg);
+    crate::reference::routes(cfg);
 }
 
 async fn healthz() -> HttpResponse {

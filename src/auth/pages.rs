@@ -2,7 +2,7 @@
 
 use actix_web::cookie::{time::Duration as CookieDuration, Cookie, SameSite};
 use actix_web::http::StatusCode;
-use actix_web::web::{Data, Form};
+use actix_web::web::{Data, Form, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 use secrecy::SecretString;
@@ -28,6 +28,8 @@ pub struct SetupPage {
 #[template(path = "auth/login.html")]
 pub struct LoginPage {
     pub csrf_token: String,
+    /// Where to go once signed in (a same-site path), or empty for Home.
+    pub next: String,
     pub email: String,
     pub message: Option<String>,
     pub errors: FieldErrors,
@@ -53,8 +55,9 @@ pub fn session_cookie(st: &AppState, s: &NewSession) -> Cookie<'static> {
         .finish()
 }
 
-fn signed_in_redirect(st: &AppState, s: &NewSession) -> HttpResponse {
-    let mut res = crate::web::see_other(paths::HOME);
+/// Signed in: to `next` when it is a path on this site, else Home.
+fn signed_in_redirect(st: &AppState, s: &NewSession, next: &str) -> HttpResponse {
+    let mut res = crate::web::see_other(paths::safe_next(next).unwrap_or(paths::HOME));
     let _ = res.add_cookie(&session_cookie(st, s));
     res
 }
@@ -86,7 +89,7 @@ pub async fn setup(st: Data<AppState>, req: HttpRequest, form: Form<SetupForm>) 
         organization: f.organization.clone(),
     };
     match service::setup(&st, input).await {
-        Ok(session) => Ok(signed_in_redirect(&st, &session)),
+        Ok(session) => Ok(signed_in_redirect(&st, &session, paths::HOME)),
         Err(AuthError::Invalid(errors)) => {
             let (csrf_token, cookie) = csrf::token_for_page(&st.csrf_key, &req, st.config.http.secure_cookies());
             let page = SetupPage { csrf_token, email: f.email, organization: f.organization, errors };
@@ -96,12 +99,29 @@ pub async fn setup(st: Data<AppState>, req: HttpRequest, form: Form<SetupForm>) 
     }
 }
 
-pub async fn login_form(st: Data<AppState>, req: HttpRequest) -> Result<HttpResponse, PageError> {
+/// `?next=`: the page that asked for a sign-in.
+#[derive(Deserialize, Default)]
+pub struct NextQuery {
+    #[serde(default)]
+    next: String,
+}
+
+/// `next` when it is a same-site path, else empty (sign-in then goes Home).
+fn checked_next(next: &str) -> String {
+    paths::safe_next(next).unwrap_or_default().to_string()
+}
+
+pub async fn login_form(
+    st: Data<AppState>,
+    req: HttpRequest,
+    query: Query<NextQuery>,
+) -> Result<HttpResponse, PageError> {
     if service::setup_needed(&st.db).await? {
         return Ok(crate::web::see_other(paths::SETUP));
     }
     let (csrf_token, cookie) = csrf::token_for_page(&st.csrf_key, &req, st.config.http.secure_cookies());
-    let page = LoginPage { csrf_token, email: String::new(), message: None, errors: FieldErrors::new() };
+    let next = checked_next(&query.next);
+    let page = LoginPage { csrf_token, next, email: String::new(), message: None, errors: FieldErrors::new() };
     Ok(html(StatusCode::OK, page.render().map_err(AppError::from)?, cookie))
 }
 
@@ -111,6 +131,8 @@ pub struct LoginForm {
     email: String,
     #[serde(default)]
     password: String,
+    #[serde(default)]
+    next: String,
 }
 
 pub async fn login(st: Data<AppState>, req: HttpRequest, form: Form<LoginForm>) -> Result<HttpResponse, PageError> {
@@ -118,7 +140,7 @@ pub async fn login(st: Data<AppState>, req: HttpRequest, form: Form<LoginForm>) 
     let result =
         service::login(&st, LoginInput { email: f.email.clone(), password: SecretString::from(f.password) }).await;
     let (status, message, errors, retry) = match result {
-        Ok(session) => return Ok(signed_in_redirect(&st, &session)),
+        Ok(session) => return Ok(signed_in_redirect(&st, &session, &f.next)),
         Err(AuthError::Invalid(errors)) => (StatusCode::UNPROCESSABLE_ENTITY, None, errors, None),
         Err(e @ AuthError::BadCredentials) => (StatusCode::UNAUTHORIZED, Some(e.to_string()), FieldErrors::new(), None),
         Err(e @ AuthError::LockedOut { retry_after }) => {
@@ -127,7 +149,7 @@ pub async fn login(st: Data<AppState>, req: HttpRequest, form: Form<LoginForm>) 
         Err(e) => return Err(AppError::from(e).into()),
     };
     let (csrf_token, cookie) = csrf::token_for_page(&st.csrf_key, &req, st.config.http.secure_cookies());
-    let page = LoginPage { csrf_token, email: f.email, message, errors };
+    let page = LoginPage { csrf_token, next: checked_next(&f.next), email: f.email, message, errors };
     let mut res = html(status, page.render().map_err(AppError::from)?, cookie);
     if let Some(s) = retry {
         if let Ok(v) = actix_web::http::header::HeaderValue::from_str(&s.to_string()) {

@@ -22,10 +22,13 @@ pub async fn request_context(
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<impl MessageBody>, Error> {
     let request_id = uuid::Uuid::new_v4().simple().to_string();
+    let is_htmx = req.headers().contains_key("hx-request");
+    let is_api = req.path().starts_with("/api/");
     let ctx = RequestContext {
         request_id: request_id.clone(),
-        is_htmx: req.headers().contains_key("hx-request"),
-        is_api: req.path().starts_with("/api/"),
+        is_htmx,
+        is_api,
+        return_to: if *req.method() == Method::GET && !is_api { return_to(&req, is_htmx) } else { None },
     };
     // An invitation link's code is a credential: the log shows its path without it.
     let path = super::paths::for_log(req.path()).into_owned();
@@ -39,6 +42,20 @@ pub async fn request_context(
         res.headers_mut().insert(header::HeaderName::from_static("x-request-id"), v);
     }
     Ok(res)
+}
+
+/// The page to come back to after signing in: the one asked for, or for htmx (a poll, a
+/// boosted link) the page it was sent from. Only its path and query: never another host.
+fn return_to(req: &ServiceRequest, is_htmx: bool) -> Option<String> {
+    if is_htmx {
+        let current = req.headers().get("hx-current-url")?.to_str().ok()?;
+        let url = url::Url::parse(current).ok()?;
+        return Some(match url.query() {
+            Some(q) => format!("{}?{q}", url.path()),
+            None => url.path().to_string(),
+        });
+    }
+    req.uri().path_and_query().map(|pq| pq.as_str().to_string())
 }
 
 /// Refuses a state-changing request that does not present its CSRF token (403).
@@ -133,7 +150,7 @@ pub async fn api_problems(
     Ok(ServiceResponse::new(req, problem_response(&err)))
 }
 
-/// The headers every response carries.
+/// The headers every response carries (each unless the response set it itself).
 pub fn security_headers() -> actix_web::middleware::DefaultHeaders {
     actix_web::middleware::DefaultHeaders::new()
         .add((
@@ -141,6 +158,9 @@ pub fn security_headers() -> actix_web::middleware::DefaultHeaders {
             "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; \
              base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
         ))
+        // Nothing a signed-in person saw is kept for Back after signing out (static files say
+        // otherwise for themselves).
+        .add((header::CACHE_CONTROL, "no-store"))
         .add((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
         .add((header::REFERRER_POLICY, "same-origin"))
         .add((header::X_FRAME_OPTIONS, "DENY"))

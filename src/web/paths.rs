@@ -18,7 +18,10 @@ pub const INVITATIONS: &str = "/invitations";
 pub const TOKENS: &str = "/tokens";
 pub const VAULT: &str = "/vault";
 pub const AUDIT: &str = "/audit";
+/// The OpenAPI document, as JSON.
 pub const API_DOCS: &str = "/api/v1/openapi.json";
+/// The API reference: the OpenAPI document as a page.
+pub const API_REFERENCE: &str = "/api-reference";
 
 pub const SANDBOXES: &str = "/sandboxes";
 pub const SANDBOXES_NEW: &str = "/sandboxes/new";
@@ -142,14 +145,51 @@ pub fn running(usage: bool) -> String {
     }
 }
 
+/// `/sandboxes/{connection_id}/sessions/{session_id}/{action}`: a page or action of one host session.
+fn session(connection_id: &str, session_id: &str, action: &str) -> String {
+    format!("{SANDBOXES}/{connection_id}/sessions/{session_id}/{action}")
+}
+
 /// A session's live activity, entries after `after`.
 pub fn session_activity(connection_id: &str, session_id: &str, after: u64) -> String {
-    let base = format!("{SANDBOXES}/{connection_id}/sessions/{session_id}/activity");
+    let base = session(connection_id, session_id, "activity");
     if after == 0 {
         base
     } else {
         format!("{base}?after={after}")
     }
+}
+
+/// Where "Close" posts: the host closes the session and keeps its files.
+pub fn session_close(connection_id: &str, session_id: &str) -> String {
+    session(connection_id, session_id, "close")
+}
+
+/// "Close and delete files": its confirmation (GET) and the action (POST).
+pub fn session_delete(connection_id: &str, session_id: &str) -> String {
+    session(connection_id, session_id, "delete")
+}
+
+/// The sign-in page that returns to `next` (a same-site path, checked by [`safe_next`]) once
+/// signed in; the plain sign-in page when `next` is none or not safe.
+pub fn login_then(next: Option<&str>) -> String {
+    match next.and_then(safe_next) {
+        Some(n) if n != HOME => {
+            format!("{LOGIN}?next={}", url::form_urlencoded::byte_serialize(n.as_bytes()).collect::<String>())
+        }
+        _ => LOGIN.to_string(),
+    }
+}
+
+/// `next` when it is a path on this site: it starts with one `/` (not `//`, which a browser
+/// reads as another host), carries no backslash (which browsers read as `/`) and no control,
+/// whitespace or invisible (bidi, zero-width) character, and is not absurdly long. Anything else is none: sign-in then goes home.
+pub fn safe_next(next: &str) -> Option<&str> {
+    let ok = next.starts_with('/')
+        && !next.starts_with("//")
+        && next.len() <= 2048
+        && !next.chars().any(|c| c == '\\' || c.is_control() || c.is_whitespace() || crate::validate::is_invisible(c));
+    ok.then_some(next)
 }
 
 #[cfg(test)]
@@ -207,5 +247,42 @@ mod tests {
         assert_eq!(running(true), "/sandboxes/running?usage=1");
         assert_eq!(session_activity("c1", "s-1", 0), "/sandboxes/c1/sessions/s-1/activity");
         assert_eq!(session_activity("c1", "s-1", 9), "/sandboxes/c1/sessions/s-1/activity?after=9");
+        assert_eq!(session_close("c1", "s-1"), "/sandboxes/c1/sessions/s-1/close");
+        assert_eq!(session_delete("c1", "s-1"), "/sandboxes/c1/sessions/s-1/delete");
+    }
+
+    #[test]
+    fn only_a_same_site_path_is_a_place_to_return_to_after_sign_in() {
+        for ok in ["/", "/members", "/sandboxes/running?usage=1", "/conversations/abc#x", "/a/b%2F%2Fc"] {
+            assert_eq!(safe_next(ok), Some(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "members",
+            "//evil.example",
+            "//evil.example/members",
+            "https://evil.example/",
+            "http:/evil.example",
+            "javascript:alert(1)",
+            "/\\evil.example",
+            "\\\\evil.example",
+            "/members\\..",
+            "/\tevil",
+            "/members\r\nSet-Cookie: a=b",
+            "/a b",
+            "/\u{0}",
+            "/\u{7f}",
+            "/\u{85}x",
+            "/\u{2028}x",
+            "/\u{202e}x",
+        ] {
+            assert_eq!(safe_next(bad), None, "{bad:?}");
+        }
+        assert_eq!(safe_next(&format!("/{}", "a".repeat(3000))), None);
+        assert_eq!(login_then(Some("/members")), "/login?next=%2Fmembers");
+        assert_eq!(login_then(Some("/sandboxes/running?usage=1")), "/login?next=%2Fsandboxes%2Frunning%3Fusage%3D1");
+        assert_eq!(login_then(Some("//evil.example")), "/login");
+        assert_eq!(login_then(Some("/")), "/login");
+        assert_eq!(login_then(None), "/login");
     }
 }

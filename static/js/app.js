@@ -66,3 +66,28 @@ document.addEventListener("click", function (event) {
     if (next) { next.focus(); }
   });
 })();
+// On a small screen a table shows as stacked cards (app.css): each cell is labelled with its
+// column's heading, copied here into data-label. Without this the cells still stack, unlabelled.
+(function () {
+  "use strict";
+  function label(table) {
+    var heads = table.querySelectorAll("thead th");
+    if (!heads.length) { return; }
+    var names = Array.prototype.map.call(heads, function (th) { return th.textContent.trim(); });
+    Array.prototype.forEach.call(table.querySelectorAll("tbody tr"), function (tr) {
+      Array.prototype.forEach.call(tr.children, function (td, i) {
+        if (td.tagName !== "TD" || td.colSpan > 1 || td.hasAttribute("data-label")) { return; }
+        if (td.classList.contains("actions") || !names[i] || names[i] === "Actions") { return; }
+        td.setAttribute("data-label", names[i]);
+      });
+    });
+  }
+  function labelWithin(root) {
+    if (!root || !root.querySelectorAll) { return; }
+    var own = root.closest ? root.closest("table.table") : null;
+    if (own) { label(own); }
+    Array.prototype.forEach.call(root.querySelectorAll("table.table"), label);
+  }
+  labelWithin(document);
+  document.addEventListener("htmx:load", function (event) { labelWithin(event.target); });
+})();

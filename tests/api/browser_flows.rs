@@ -158,7 +158,10 @@ db_test! {
             .await?;
         assert!(opened.status().is_success());
         b.goto(&format!("{}/sandboxes/running", app.address)).await?;
-        b.wait_for_text("#running-sessions", &session).await?;
+        // The row names whose the session is (here: no workspace's); its key shows on hover.
+        let row = format!("#running-sessions tr.session[data-session-id='{session}']");
+        b.wait_for_text(&format!("{row} .agent-name"), "no workspace of this organization").await?;
+        assert_eq!(b.wait_for(&format!("{row} .agent")).await?.attr("title").await?, Some(format!("Session key: {session}")));
         shot(&b, "running").await?;
         b.close().await
     }

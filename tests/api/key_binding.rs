@@ -18,13 +18,13 @@ const LOCAL: &str = "http://sandboxd:8080";
 
 /// A tiny HTTP server on 127.0.0.1:0 that records every request head it is sent and answers
 /// FastAPI's bare 404.
-struct Recorder {
-    url: String,
+pub(crate) struct Recorder {
+    pub(crate) url: String,
     requests: Arc<Mutex<Vec<String>>>,
 }
 
 impl Recorder {
-    async fn start() -> Recorder {
+    pub(crate) async fn start() -> Recorder {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let url = format!("http://127.0.0.1:{}", listener.local_addr().expect("addr").port());
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -54,7 +54,7 @@ impl Recorder {
         Recorder { url, requests }
     }
 
-    fn requests(&self) -> Vec<String> {
+    pub(crate) fn requests(&self) -> Vec<String> {
         self.requests.lock().expect("lock").clone()
     }
 

@@ -128,8 +128,8 @@ db_test! {
         let row = format!("tr[data-session-id=\"{ours}\"]");
         assert_eq!(r.select_text(&format!("{row} .state")).as_deref(), Some("running"));
         assert_eq!(r.select_text(&format!("{row} .runtime")).as_deref(), Some("workbench"));
-        let reaped = r.select_text(&format!("{row} .reaped-in")).expect("reaped in");
-        assert!(reaped.ends_with("min") || reaped.ends_with('s'), "reaped in {reaped:?}");
+        let closes = r.select_text(&format!("{row} .closes-in")).expect("closes if idle in");
+        assert!(closes.ends_with("min") || closes.ends_with('s'), "closes if idle in {closes:?}");
         assert!(r.select_all(&format!("{row} .memory")).is_empty(), "memory shown without sampling");
         let counts = r.select_text(&format!("#host-{} .host-counts", conn.id)).expect("counts");
         let open_on_host: u64 = counts
@@ -140,7 +140,10 @@ db_test! {
         assert!(open_on_host >= 2, "{counts}");
         assert_eq!(r.select_attr("#running-sessions", "hx-get").as_deref(), Some("/sandboxes/running"));
         assert_eq!(r.select_attr("#running-sessions", "hx-trigger").as_deref(), Some("every 10s"));
-        assert_eq!(r.select_attr(&format!("{row} a"), "href"), Some(activity(&conn, &ours)));
+        assert_eq!(r.select_attr(&format!("{row} a.activity"), "href"), Some(activity(&conn, &ours)));
+        // A session no workspace of this organization names says so, the key on hover.
+        assert_eq!(r.select_text(&format!("{row} .agent-name")).as_deref(), Some("no workspace of this organization"));
+        assert_eq!(r.select_attr(&format!("{row} .agent"), "title"), Some(format!("Session key: {ours}")));
 
         // The 10-second poll gets the fragment alone, with the same rows.
         let f = hx_get(&app.web, "/sandboxes/running").await;
@@ -240,12 +243,18 @@ db_test! {
         assert_eq!(r.select_attr("#activity-poll", "hx-get"), Some(next.clone()));
         assert_eq!(r.select_attr("#activity-poll", "hx-swap").as_deref(), Some("outerHTML"));
         assert!(r.select_attr("#activity-poll", "hx-trigger").is_some_and(|t| t.starts_with("every ")));
+        assert!(r.select_text("#activity-live .closes-in").is_some_and(|t| t.ends_with("min")), "{}", r.body);
+        assert!(r.select_text("#activity-live .idle").is_some());
 
         // Polling after the latest entry brings no old rows, and the same `after` again.
         let f = in_table(hx_get(&app.web, &next).await);
         assert_eq!(f.status, 200, "{}", f.body);
         assert!(!f.body.contains("<html"));
         assert!(f.select_all("tr.event").is_empty(), "old rows again: {}", f.body);
+        // The idle time and closing time come along out of band, through a template in the rows.
+        let live = f.body.split("<template>").nth(1).unwrap_or_default();
+        assert!(live.starts_with(r#"<div id="activity-live" hx-swap-oob="true">"#), "{}", f.body);
+        assert!(live.contains(r#"class="idle""#) && live.contains(r#"class="closes-in""#), "{live}");
         assert_eq!(f.select_attr("#activity-poll", "hx-get"), Some(next.clone()));
 
         // A new command: the next poll brings exactly its row, and drops the "nothing yet" line.

@@ -33,7 +33,7 @@ pub async fn conversations(
 ) -> Result<HttpResponse, PageError> {
     let conversations = conversations::list(&st, &caller).await?;
     let p = ConversationsPage {
-        shell: Shell::new(&caller, &req, "agents"),
+        shell: Shell::new(&caller, &req, "conversations"),
         conversations,
         can_see_agents: caller.role.can_see_sandboxes(),
     };
@@ -148,7 +148,7 @@ pub async fn show(
     let o = conversations::overview(&st, &caller, &id).await?;
     let workspace = latest_workspace(&st, &caller, o.runs.first()).await?;
     let p = ConversationPage {
-        shell: Shell::new(&caller, &req, "agents"),
+        shell: Shell::new(&caller, &req, "conversations"),
         workspace: WorkspacePartial { conversation_id: o.conversation.id.clone(), workspace },
         conversation: o.conversation,
         agent: o.agent,

@@ -99,11 +99,17 @@ pub struct Activity {
 }
 
 impl Activity {
-    pub(super) fn of(conn: &Connection, info: &SessionInfo, after: u64, log: SessionEvents) -> Self {
+    pub(super) fn of(
+        conn: &Connection,
+        info: &SessionInfo,
+        after: u64,
+        log: SessionEvents,
+        idle_timeout: Option<u64>,
+    ) -> Self {
         let missed = log.events.first().map(|e| e.seq.saturating_sub(after + 1)).unwrap_or(0);
         Activity {
             connection: ConnectionRef::of(conn),
-            session: RunningSession::of(&conn.id, info, None),
+            session: RunningSession::of(&conn.id, info, idle_timeout),
             events: log.events.iter().filter(|e| e.seq > after).map(ActivityEvent::of).collect(),
             after,
             // Never poll backwards, whatever the host says.
@@ -136,8 +142,9 @@ mod tests {
             duration_ms: 1.0,
         };
         let log = SessionEvents { events: vec![event(8), event(9)], latest_seq: 9 };
-        let a = Activity::of(&conn(), &info(None, SessionState::Running, true, 0.0), 5, log);
+        let a = Activity::of(&conn(), &info(None, SessionState::Running, true, 0.0), 5, log, Some(1800));
         assert_eq!((a.missed, a.latest_seq, a.events.len()), (2, 9, 2));
+        assert_eq!(a.session.closes_in_words(), "30 min");
         assert_eq!(a.poll_path(), "/sandboxes/c1/sessions/s-1/activity?after=9");
     }
 }

@@ -3,19 +3,20 @@
 use actix_web::web::{Data, Json, Path, Query};
 
 use super::activity::Activity;
-use super::model::RunningSessions;
+use super::model::{ClosedSession, RunningSessions};
 use super::service;
-use super::{AfterQuery, UsageQuery};
+use super::{AfterQuery, CloseQuery, UsageQuery};
 use crate::api_route;
 use crate::state::AppState;
 use crate::web::error::Problem;
 use crate::web::route::ApiRoute;
-use crate::web::{ApiCaller, ApiError};
+use crate::web::{ApiCaller, ApiError, AppError};
 
 pub fn routes() -> Vec<ApiRoute> {
     vec![
         api_route!(GET "/api/v1/sandbox-sessions" => list_sandbox_sessions),
         api_route!(GET "/api/v1/sandbox-sessions/{connection_id}/{session_id}/events" => session_events),
+        api_route!(DELETE "/api/v1/sandbox-sessions/{connection_id}/{session_id}" => close_sandbox_session),
     ]
 }
 
@@ -52,4 +53,32 @@ pub async fn session_events(
 ) -> Result<Json<Activity>, ApiError> {
     let (connection_id, session_id) = path.into_inner();
     Ok(Json(service::activity(&st, &c, &connection_id, &session_id, query.after).await?))
+}
+
+/// Closes one of this organization's sessions on its host, as the Running tab's Close does: the
+/// sandbox stops and the host forgets the session; its files stay, and the next run of its
+/// workspace attaches to them again. With `delete_files=true` (the tab's "Close and delete
+/// files") the host deletes the session's files too (everything under `/workspace` of the
+/// session) and the next run starts with empty files. Operators and above; audited as
+/// `sandbox_session.closed` or `sandbox_session.files_deleted`. The host is asked with the
+/// connection's key, which goes only to the address it is bound to.
+#[utoipa::path(delete, path = "/api/v1/sandbox-sessions/{connection_id}/{session_id}", tag = "sandboxes",
+    params(("connection_id" = String, Path, description = "the connection whose host holds the session"),
+        ("session_id" = String, Path, description = "the session's name on the host"), CloseQuery),
+    responses((status = 200, description = "The session is closed (and its files deleted with `delete_files=true`).", body = ClosedSession),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A member may not see or close sandbox sessions: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such connection of this organization, or no such open session of this organization on its host (another tenant's alike): `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The connection's key is bound to another address, or it has no key or address: nothing was sent. `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A `delete_files` other than `true` or `false`, named in `errors`: `https://agenticos.dev/problems/invalid-input`.", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "The host could not be asked or did not answer well: `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
+pub async fn close_sandbox_session(
+    st: Data<AppState>,
+    ApiCaller(c): ApiCaller,
+    path: Path<(String, String)>,
+    query: Query<CloseQuery>,
+) -> Result<Json<ClosedSession>, ApiError> {
+    let delete_files = query.delete_files().map_err(|f| ApiError(AppError::invalid(f)))?;
+    let (connection_id, session_id) = path.into_inner();
+    Ok(Json(service::close(&st, &c, &connection_id, &session_id, delete_files).await?))
 }

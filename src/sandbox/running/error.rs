@@ -2,6 +2,7 @@
 
 use crate::sandbox::client::SandboxdError;
 use crate::sandbox::connections::error::ConnectionError;
+use crate::sandbox::workspaces::error::WorkspaceError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunningError {
@@ -34,6 +35,22 @@ impl From<SandboxdError> for RunningError {
         match e {
             SandboxdError::NotFound { .. } => RunningError::NotFound,
             other => RunningError::HostUnavailable(ConnectionError::Host(other)),
+        }
+    }
+}
+
+impl From<crate::db::DbError> for RunningError {
+    fn from(e: crate::db::DbError) -> Self {
+        RunningError::Internal(e.into())
+    }
+}
+
+impl From<WorkspaceError> for RunningError {
+    /// Only a role may be refused here; anything else is a failure of ours.
+    fn from(e: WorkspaceError) -> Self {
+        match e {
+            WorkspaceError::Forbidden(_) => RunningError::Forbidden,
+            other => RunningError::Internal(other.into()),
         }
     }
 }

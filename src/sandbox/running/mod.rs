@@ -20,7 +20,10 @@ pub const PAGE: &str = paths::RUNNING;
 /// Register before any `/sandboxes/{id}` route, so `running` is not taken for an id.
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route(PAGE, web::get().to(pages::index))
-        .route("/sandboxes/{connection_id}/sessions/{session_id}/activity", web::get().to(pages::activity));
+        .route("/sandboxes/{connection_id}/sessions/{session_id}/activity", web::get().to(pages::activity))
+        .route("/sandboxes/{connection_id}/sessions/{session_id}/close", web::post().to(pages::close))
+        .route("/sandboxes/{connection_id}/sessions/{session_id}/delete", web::get().to(pages::delete_form))
+        .route("/sandboxes/{connection_id}/sessions/{session_id}/delete", web::post().to(pages::delete));
 }
 
 pub fn api_routes() -> Vec<ApiRoute> {
@@ -59,4 +62,26 @@ pub struct AfterQuery {
     /// previous answer's `latest_seq`.
     #[serde(default)]
     pub after: u64,
+}
+
+/// `?delete_files=true`: closing deletes the session's files on the host too.
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct CloseQuery {
+    /// `true` to delete the session's files on the host too; `false` (the default) keeps them,
+    /// and the next run of its workspace attaches to them again.
+    #[serde(default)]
+    #[param(value_type = Option<bool>)]
+    pub delete_files: Option<String>,
+}
+
+impl CloseQuery {
+    /// `true` or `false` (absent: false); anything else is a message at `delete_files`.
+    pub fn delete_files(&self) -> Result<bool, crate::validate::FieldErrors> {
+        match self.delete_files.as_deref().map(str::trim) {
+            None | Some("false") => Ok(false),
+            Some("true") => Ok(true),
+            Some(_) => Err(crate::validate::FieldErrors::one("delete_files", "Use true or false.")),
+        }
+    }
 }

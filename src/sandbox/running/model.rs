@@ -5,6 +5,8 @@ use serde::Serialize;
 use crate::sandbox::client::{is_session_id, SessionInfo, SessionList, SessionState};
 use crate::sandbox::connections::model::Connection;
 use crate::sandbox::policy::model::duration;
+use crate::sandbox::workspaces::sessions::SessionOwner;
+use crate::web::paths;
 
 /// What a session is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -56,14 +58,18 @@ pub struct RunningSession {
     pub status: SessionStatus,
     /// Seconds since its last operation.
     pub idle_seconds: u64,
-    /// Seconds until the host's idle reaper closes it (negative: due); null when unknown.
-    pub reaped_in_seconds: Option<i64>,
+    /// Seconds until the host closes it if it stays idle (negative: due); null when the host's
+    /// idle timeout is unknown. Its files stay when the host closes it.
+    pub closes_in_seconds: Option<i64>,
     /// Only when usage was sampled (`usage=1`) and the host could measure it.
     pub memory_bytes: Option<u64>,
     /// Bytes the sandbox may use; null when unsampled or unlimited.
     pub memory_limit_bytes: Option<u64>,
-    /// Epoch milliseconds (UTC).
+    /// When the host opened it: epoch milliseconds.
     pub created_at: i64,
+    /// Whose it is, from the workspace row that opened it; null for a session no workspace of
+    /// this organization names (opened by hand, or its row deleted).
+    pub workspace: Option<SessionOwner>,
 }
 
 impl RunningSession {
@@ -76,10 +82,11 @@ impl RunningSession {
             runtime: info.runtime.clone(),
             status: SessionStatus::of(info),
             idle_seconds,
-            reaped_in_seconds: idle_timeout.filter(|t| *t > 0).map(|t| t as i64 - idle_seconds as i64),
+            closes_in_seconds: idle_timeout.filter(|t| *t > 0).map(|t| t as i64 - idle_seconds as i64),
             memory_bytes: usage.and_then(|u| u.memory_bytes),
             memory_limit_bytes: usage.and_then(|u| u.memory_limit_bytes),
             created_at: (info.created_at * 1000.0) as i64,
+            workspace: None,
         }
     }
 
@@ -88,8 +95,8 @@ impl RunningSession {
     }
 
     /// `25 min`, `due now`, or `—` when the host's idle timeout is unknown.
-    pub fn reaped_in_words(&self) -> String {
-        match self.reaped_in_seconds {
+    pub fn closes_in_words(&self) -> String {
+        match self.closes_in_seconds {
             None => "—".into(),
             Some(s) if s <= 0 => "due now".into(),
             Some(s) => duration(s as u64),
@@ -109,6 +116,52 @@ impl RunningSession {
     pub fn activity_path(&self) -> Option<String> {
         is_session_id(&self.session_id).then(|| super::activity_path(&self.connection_id, &self.session_id, 0))
     }
+
+    /// Where "Close" posts; none for an id that is not a session id.
+    pub fn close_path(&self) -> Option<String> {
+        is_session_id(&self.session_id).then(|| paths::session_close(&self.connection_id, &self.session_id))
+    }
+
+    /// The confirmation of "Close and delete files" (and where it posts).
+    pub fn delete_path(&self) -> Option<String> {
+        is_session_id(&self.session_id).then(|| paths::session_delete(&self.connection_id, &self.session_id))
+    }
+
+    /// The agent's name, or what is known instead.
+    pub fn agent_words(&self) -> String {
+        match &self.workspace {
+            Some(SessionOwner { agent_name: Some(name), .. }) => name.clone(),
+            Some(_) => "a deleted agent".into(),
+            None => "no workspace of this organization".into(),
+        }
+    }
+
+    /// Who shares the files, in words; empty when unknown.
+    pub fn access_words(&self) -> &'static str {
+        self.workspace.as_ref().map_or("", |w| w.access_label)
+    }
+
+    /// The person of a `user` workspace; empty for every other scope.
+    pub fn owner_words(&self) -> &str {
+        self.workspace.as_ref().and_then(|w| w.owner_name.as_deref()).unwrap_or("")
+    }
+
+    /// The run that last opened the session; empty when unknown.
+    pub fn run_id(&self) -> &str {
+        self.workspace.as_ref().and_then(|w| w.run_id.as_deref()).unwrap_or("")
+    }
+
+    /// The run's id cut to its first 8 characters (the whole one on hover).
+    pub fn run_short(&self) -> &str {
+        let id = self.run_id();
+        id.get(..8).unwrap_or(id)
+    }
+
+    /// The conversation's page and title, when there is one.
+    pub fn conversation(&self) -> Option<(String, &str)> {
+        let w = self.workspace.as_ref()?;
+        Some((paths::conversation(w.conversation_id.as_deref()?), w.conversation_title.as_deref()?))
+    }
 }
 
 /// What the host holds in total, beside this organization's share.
@@ -122,7 +175,7 @@ pub struct HostCounts {
     pub resident_limit: Option<u64>,
     /// Sessions one organization may hold there, if limited.
     pub tenant_limit: Option<u64>,
-    /// Seconds idle before a session is reaped; null when the policy could not be read.
+    /// Seconds idle before the host closes a session; null when the policy could not be read.
     pub idle_timeout: Option<u64>,
 }
 
@@ -233,6 +286,65 @@ impl RunningSessions {
     }
 }
 
+/// What closing a session did.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct ClosedSession {
+    /// The connection whose host held the session.
+    pub connection_id: String,
+    pub connection_name: String,
+    /// The session's name on the host.
+    pub session_id: String,
+    /// Whether the host deleted the session's files too (`delete_files`); false: they stay, and
+    /// the next run of its workspace attaches to them again.
+    pub files_deleted: bool,
+    /// Whose the session was (null for a session no workspace of this organization names).
+    pub workspace: Option<SessionOwner>,
+}
+
+impl ClosedSession {
+    /// The audit log's action and detail: which host, whose workspace, what became of the files.
+    pub fn audit_words(&self) -> (&'static str, String) {
+        let whose = match &self.workspace {
+            Some(w) => {
+                let agent = w.agent_name.as_deref().unwrap_or("a deleted agent");
+                let mut s = format!("workspace of {agent} ({})", w.access_label);
+                if let Some(owner) = &w.owner_name {
+                    s.push_str(&format!(", {owner}"));
+                }
+                s
+            }
+            None => "no workspace of this organization".to_string(),
+        };
+        if self.files_deleted {
+            (
+                "sandbox_session.files_deleted",
+                format!("on {}; {whose}; its files were deleted on the host", self.connection_name),
+            )
+        } else {
+            ("sandbox_session.closed", format!("on {}; {whose}; its files stay on the host", self.connection_name))
+        }
+    }
+
+    /// The flash message after it.
+    pub fn words(&self) -> String {
+        let whose = match &self.workspace {
+            Some(SessionOwner { agent_name: Some(agent), .. }) => format!(" of {agent}"),
+            _ => String::new(),
+        };
+        if self.files_deleted {
+            format!(
+                "Closed the session{whose} on {} and deleted its files there. Its next run starts with an empty workspace.",
+                self.connection_name
+            )
+        } else {
+            format!(
+                "Closed the session{whose} on {}. Its files stay: the next run attaches to them again.",
+                self.connection_name
+            )
+        }
+    }
+}
+
 /// `48.2 MiB`.
 fn bytes(n: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -276,14 +388,14 @@ mod tests {
     fn states_idle_time_and_reaping_read_as_words() {
         let s = RunningSession::of("c1", &info(None, SessionState::Running, true, 300.4), Some(1800));
         assert_eq!(
-            (s.status, s.idle_words(), s.reaped_in_words()),
+            (s.status, s.idle_words(), s.closes_in_words()),
             (SessionStatus::Running, "5 min".into(), "25 min".into())
         );
         assert_eq!(s.memory_words(), "50.0 MiB");
         let s = RunningSession::of("c1", &info(None, SessionState::Hibernated, false, 2000.0), Some(1800));
-        assert_eq!((s.status, s.reaped_in_words()), (SessionStatus::Hibernated, "due now".into()));
+        assert_eq!((s.status, s.closes_in_words()), (SessionStatus::Hibernated, "due now".into()));
         let s = RunningSession::of("c1", &info(None, SessionState::Running, false, 1.0), None);
-        assert_eq!((s.status, s.reaped_in_words()), (SessionStatus::Dead, "—".into()));
+        assert_eq!((s.status, s.closes_in_words()), (SessionStatus::Dead, "—".into()));
         assert_eq!(bytes(512), "512 B");
     }
 }

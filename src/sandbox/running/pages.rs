@@ -9,17 +9,22 @@ use askama::Template;
 
 use super::activity::Activity;
 use super::error::RunningError;
-use super::model::RunningSessions;
+use super::model::{RunningSession, RunningSessions};
 use super::service;
 use super::{AfterQuery, UsageQuery};
+use crate::sandbox::connections::model::Connection;
 use crate::state::AppState;
-use crate::web::{page, render, render_status, PageCaller, PageError, Shell};
+use crate::web::{
+    page, paths, redirect_with_flash, render, render_status, AppError, Kind, PageCaller, PageError, Shell,
+};
 
 #[derive(Template)]
 #[template(path = "sandbox/running/index.html")]
 pub struct RunningPage {
     pub shell: Shell,
     pub view: RunningSessions,
+    /// For the rows' Close forms.
+    pub csrf_token: String,
 }
 
 /// The part of the Running tab that refreshes itself (`#running-sessions`).
@@ -27,6 +32,37 @@ pub struct RunningPage {
 #[template(path = "sandbox/running/_sessions.html")]
 pub struct SessionsPartial {
     pub view: RunningSessions,
+    pub csrf_token: String,
+}
+
+/// "Close and delete files", confirmed: what is removed and where.
+#[derive(Template)]
+#[template(path = "sandbox/running/_delete_form.html")]
+pub struct DeleteForm {
+    pub csrf_token: String,
+    pub connection: Connection,
+    pub session: RunningSession,
+}
+
+impl DeleteForm {
+    pub fn action(&self) -> String {
+        paths::session_delete(&self.connection.id, &self.session.session_id)
+    }
+}
+
+/// The confirmation as a modal dialog (htmx puts it into the Running tab's dialog slot).
+#[derive(Template)]
+#[template(path = "sandbox/running/_delete_dialog.html")]
+pub struct DeleteDialog {
+    pub form: DeleteForm,
+}
+
+/// The confirmation as a page of its own (without JavaScript, or opened directly).
+#[derive(Template)]
+#[template(path = "sandbox/running/delete.html")]
+pub struct DeletePage {
+    pub shell: Shell,
+    pub form: DeleteForm,
 }
 
 #[derive(Template)]
@@ -56,11 +92,67 @@ pub async fn index(
     query: Query<UsageQuery>,
 ) -> Result<HttpResponse, PageError> {
     let view = service::list(&st, &caller, query.usage()).await?;
+    let csrf_token = caller.csrf_token.clone();
     if crate::web::htmx::wants_fragment(&req) {
-        return varying(render(&SessionsPartial { view }));
+        return varying(render(&SessionsPartial { view, csrf_token }));
     }
     let shell = Shell::new(&caller, &req, "sandboxes");
-    varying(page(&shell, &RunningPage { shell: shell.clone(), view }))
+    varying(page(&shell, &RunningPage { shell: shell.clone(), view, csrf_token }))
+}
+
+/// "Close": the host closes the session and keeps its files.
+pub async fn close(
+    st: Data<AppState>,
+    caller: PageCaller,
+    path: Path<(String, String)>,
+) -> Result<HttpResponse, PageError> {
+    let (connection_id, session_id) = path.into_inner();
+    closed(service::close(&st, &caller, &connection_id, &session_id, false).await)
+}
+
+/// The confirmation of "Close and delete files": a dialog for htmx, else a page.
+pub async fn delete_form(
+    st: Data<AppState>,
+    caller: PageCaller,
+    req: HttpRequest,
+    path: Path<(String, String)>,
+) -> Result<HttpResponse, PageError> {
+    let (connection_id, session_id) = path.into_inner();
+    let (connection, session) = service::session(&st, &caller, &connection_id, &session_id).await.map_err(gone)?;
+    let form = DeleteForm { csrf_token: caller.csrf_token.clone(), connection, session };
+    if crate::web::htmx::wants_fragment(&req) {
+        return render(&DeleteDialog { form });
+    }
+    let shell = Shell::new(&caller, &req, "sandboxes");
+    page(&shell, &DeletePage { shell: shell.clone(), form })
+}
+
+/// "Close and delete files", confirmed: the host closes the session and deletes its files.
+pub async fn delete(
+    st: Data<AppState>,
+    caller: PageCaller,
+    path: Path<(String, String)>,
+) -> Result<HttpResponse, PageError> {
+    let (connection_id, session_id) = path.into_inner();
+    closed(service::close(&st, &caller, &connection_id, &session_id, true).await)
+}
+
+/// Back to the Running tab, saying what was done.
+fn closed(result: Result<super::model::ClosedSession, RunningError>) -> Result<HttpResponse, PageError> {
+    let c = result.map_err(gone)?;
+    Ok(redirect_with_flash(paths::RUNNING, "success", c.words()))
+}
+
+/// A session that is no longer open (the host closed it meanwhile) is a 404 that says so; one
+/// that never was this organization's reads the same.
+fn gone(e: RunningError) -> PageError {
+    match e {
+        RunningError::NotFound => PageError(AppError::new(
+            Kind::NotFound,
+            "This session is no longer open on its host: there is nothing to close. The Running tab shows what is open now.",
+        )),
+        other => other.into(),
+    }
 }
 
 pub async fn activity(

@@ -7,12 +7,15 @@ use futures_util::future::join_all;
 
 use super::activity::Activity;
 use super::error::RunningError;
-use super::model::{HostSessions, RunningSessions};
+use super::model::{ClosedSession, HostSessions, RunningSession, RunningSessions};
 use crate::access::Caller;
-use crate::sandbox::client::is_session_id;
+use crate::audit::service as audit;
+use crate::db::DbError;
+use crate::sandbox::client::{is_session_id, SandboxdClient, SessionInfo};
 use crate::sandbox::connections::error::ConnectionError;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service as connections;
+use crate::sandbox::workspaces::sessions::{self as workspaces, SessionOwner};
 use crate::state::AppState;
 
 type Result<T> = std::result::Result<T, RunningError>;
@@ -55,13 +58,98 @@ async fn host_sessions(
             return Ok::<_, ConnectionError>((client.sessions(usage).await?, None));
         }
         let (list, policy) = tokio::join!(client.sessions(usage), client.policy());
-        // Without the policy the sessions still show; only "reaped in" is unknown.
+        // Without the policy the sessions still show; only "closes if idle in" is unknown.
         Ok((list?, policy.ok().map(|p| p.idle_timeout)))
     };
     match read.await {
-        Ok((list, idle_timeout)) => Ok(HostSessions::read(conn, &caller.org_id, list, idle_timeout)),
+        Ok((list, idle_timeout)) => {
+            let mut host = HostSessions::read(conn, &caller.org_id, list, idle_timeout);
+            if with_policy {
+                name_owners(st, caller, &mut host.sessions).await?;
+            }
+            Ok(host)
+        }
         Err(e) => Ok(HostSessions::unavailable(conn, e.host_problem(&conn.id)?)),
     }
+}
+
+/// Each session's workspace: whose it is, from our rows (never a host call).
+async fn name_owners(st: &AppState, caller: &Caller, sessions: &mut [RunningSession]) -> Result<()> {
+    for s in sessions {
+        s.workspace = owner(st, caller, &s.connection_id, &s.session_id).await?;
+    }
+    Ok(())
+}
+
+/// Whose session `session_id` on `connection_id` is, from our rows only (never a host call).
+async fn owner(st: &AppState, caller: &Caller, connection_id: &str, session_id: &str) -> Result<Option<SessionOwner>> {
+    workspaces::owner_of(st, caller, connection_id, session_id).await.map_err(RunningError::from)
+}
+
+/// One of this organization's sessions on a sandboxd connection of its own, and a client for
+/// its host (built by the connections service: the key goes only to the address it is bound to).
+/// Another organization's connection, another tenant's session, an unknown one: `NotFound`.
+async fn our_session(
+    st: &AppState,
+    caller: &Caller,
+    connection_id: &str,
+    session_id: &str,
+) -> Result<(Connection, SandboxdClient, SessionInfo)> {
+    let conn = connections::get(st, caller, connection_id).await?;
+    if conn.kind != ConnectionKind::Sandboxd || !is_session_id(session_id) {
+        return Err(RunningError::NotFound);
+    }
+    let client = connections::client_for(st, &caller.org_id, &conn).await?;
+    let info = client.session(session_id, false).await?;
+    if info.tenant.as_deref() != Some(caller.org_id.as_str()) {
+        return Err(RunningError::NotFound);
+    }
+    Ok((conn, client, info))
+}
+
+/// One session as the close dialog shows it, with whose it is.
+pub async fn session(
+    st: &AppState,
+    caller: &Caller,
+    connection_id: &str,
+    session_id: &str,
+) -> Result<(Connection, RunningSession)> {
+    let (conn, _, info) = our_session(st, caller, connection_id, session_id).await?;
+    let mut s = RunningSession::of(&conn.id, &info, None);
+    s.workspace = owner(st, caller, &conn.id, session_id).await?;
+    Ok((conn, s))
+}
+
+/// Closes one of this organization's sessions on its host: the sandbox stops and the host forgets
+/// the session. Its files stay (a later run attaches to them again) unless `delete_files`: then
+/// the host deletes the session's workspace folder too, and the workspace row forgets the session,
+/// so the next run starts with empty files. Operators and above; audited as
+/// `sandbox_session.closed` or `sandbox_session.files_deleted`.
+pub async fn close(
+    st: &AppState,
+    caller: &Caller,
+    connection_id: &str,
+    session_id: &str,
+    delete_files: bool,
+) -> Result<ClosedSession> {
+    let (conn, client, _) = our_session(st, caller, connection_id, session_id).await?;
+    let owner = owner(st, caller, &conn.id, session_id).await?;
+    client.delete_session(session_id, delete_files).await?;
+    if delete_files {
+        workspaces::files_deleted(st, &caller.org_id, &conn.id, session_id).await?;
+    }
+    let closed = ClosedSession {
+        connection_id: conn.id.clone(),
+        connection_name: conn.name.clone(),
+        session_id: session_id.to_string(),
+        files_deleted: delete_files,
+        workspace: owner,
+    };
+    let (action, detail) = closed.audit_words();
+    let mut tx = st.db.begin().await?;
+    audit::record(&mut tx, &caller.org_id, &caller.actor(), action, session_id, &detail).await?;
+    tx.commit().await.map_err(DbError::from)?;
+    Ok(closed)
 }
 
 /// The live activity of one of this organization's sessions. A session of another tenant, an
@@ -73,15 +161,10 @@ pub async fn activity(
     session_id: &str,
     after: u64,
 ) -> Result<Activity> {
-    let conn = connections::get(st, caller, connection_id).await?;
-    if conn.kind != ConnectionKind::Sandboxd || !is_session_id(session_id) {
-        return Err(RunningError::NotFound);
-    }
-    let client = connections::client_for(st, &caller.org_id, &conn).await?;
-    let info = client.session(session_id, false).await?;
-    if info.tenant.as_deref() != Some(caller.org_id.as_str()) {
-        return Err(RunningError::NotFound);
-    }
-    let log = client.events(session_id, after).await?;
-    Ok(Activity::of(&conn, &info, after, log))
+    let (conn, client, info) = our_session(st, caller, connection_id, session_id).await?;
+    let (log, policy) = tokio::join!(client.events(session_id, after), client.policy());
+    // Without the policy the activity still shows; only "closes if idle in" is unknown.
+    let mut activity = Activity::of(&conn, &info, after, log?, policy.ok().map(|p| p.idle_timeout));
+    activity.session.workspace = owner(st, caller, &conn.id, session_id).await?;
+    Ok(activity)
 }

@@ -15,5 +15,6 @@ pub mod recorded;
 pub mod sandboxd;
 pub mod scope;
 pub mod service;
+pub mod sessions;
 pub mod state;
 pub mod store;

@@ -134,20 +134,74 @@ pub async fn reset_preparing(c: &mut Conn, id: &str, back: WorkspaceState, now: 
     Ok(())
 }
 
+/// How a workspace was opened: by which session, on which runtime, for which run.
+pub struct Opened<'a> {
+    pub session_ref: &'a str,
+    pub runtime: Option<&'a str>,
+    /// The run whose operation opened (or attached to) it: the one the Running tab names.
+    pub run_id: &'a str,
+}
+
 /// The workspace is open by `session_ref`. A loss mark stays: the run that met the loss keeps
 /// being told, even when another run opened the workspace fresh meanwhile.
-pub async fn set_open(c: &mut Conn, id: &str, session_ref: &str, runtime: Option<&str>, now: i64) -> DbResult<()> {
+pub async fn set_open(c: &mut Conn, id: &str, o: &Opened<'_>, now: i64) -> DbResult<()> {
     sqlx::query(
         "UPDATE sandbox_workspaces SET state = 'open', session_ref = $1, runtime = COALESCE($2, runtime), \
-         updated_at = $3 WHERE id = $4",
+         last_run_id = $3, updated_at = $4 WHERE id = $5",
     )
-    .bind(session_ref)
-    .bind(runtime)
+    .bind(o.session_ref)
+    .bind(o.runtime)
+    .bind(o.run_id)
     .bind(now)
     .bind(id)
     .execute(c)
     .await?;
     Ok(())
+}
+
+/// What a host session's workspace row says about whose it is.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct SessionRow {
+    pub id: String,
+    pub session_key: String,
+    pub session_ref: Option<String>,
+    pub scope: String,
+    pub agent_id: Option<String>,
+    pub conversation_id: Option<String>,
+    pub run_id: Option<String>,
+    pub last_run_id: Option<String>,
+    pub user_id: Option<String>,
+    pub owner_label: Option<String>,
+}
+
+/// The `sandboxd` workspace of `org_id` on `connection_id` whose session is `session_id` on its
+/// host: the one opened by that reference, else the one of that key (a workspace is opened by its
+/// key, so the two agree unless a host named the session otherwise). Both columns are indexed.
+pub async fn by_session(
+    c: &mut Conn,
+    org_id: &str,
+    connection_id: &str,
+    session_id: &str,
+) -> DbResult<Option<SessionRow>> {
+    const SELECT: &str = "SELECT id, session_key, session_ref, scope, agent_id, conversation_id, run_id, last_run_id, \
+        user_id, owner_label FROM sandbox_workspaces WHERE organization_id = $1 AND connection_id = $2 \
+        AND backend = 'sandboxd'";
+    let by_ref: Option<SessionRow> =
+        sqlx::query_as(&format!("{SELECT} AND session_ref = $3 ORDER BY updated_at DESC LIMIT 1"))
+            .bind(org_id)
+            .bind(connection_id)
+            .bind(session_id)
+            .fetch_optional(&mut *c)
+            .await?;
+    if by_ref.is_some() {
+        return Ok(by_ref);
+    }
+    Ok(sqlx::query_as(&format!("{SELECT} AND session_key = $3 AND session_ref IS NULL"))
+        .bind(org_id)
+        .bind(connection_id)
+        .bind(session_id)
+        .fetch_optional(c)
+        .await?)
 }
 
 pub async fn set_lost(c: &mut Conn, id: &str, run_id: &str, now: i64) -> DbResult<()> {

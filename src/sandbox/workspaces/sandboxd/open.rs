@@ -166,7 +166,8 @@ impl SandboxdBackend<'_> {
         // Skills (every run) and the manifest's files (a new workspace) land just before the operation.
         self.write_agent_files(&client, &id, plan.is_new_workspace).await?;
         let mut c = self.st.db.conn().await?;
-        store::set_open(&mut c, &self.r.workspace.id, &id, Some(plan.alias.as_str()), db::now_ms()).await?;
+        let opened = store::Opened { session_ref: &id, runtime: Some(plan.alias.as_str()), run_id: &self.r.run.id };
+        store::set_open(&mut c, &self.r.workspace.id, &opened, db::now_ms()).await?;
         drop(c);
         runs::set_workspace_opened(self.st, &self.r.run.id, true).await?;
         self.r.run.workspace_opened = true;
