@@ -206,15 +206,21 @@ impl Browser {
         self.client.goto(url).await.with_context(|| format!("navigating to {url}"))
     }
 
-    /// Waits for the element matching `css` and returns it.
+    /// Waits for the element matching `css` and returns it. A lookup that fails while the page
+    /// is navigating (a form's redirect, "aborted by navigation") is tried again until the wait
+    /// is over, like one that finds nothing yet.
     pub async fn wait_for(&self, css: &str) -> Result<Element> {
-        self.client
-            .wait()
-            .at_most(self.wait)
-            .every(Duration::from_millis(50))
-            .for_element(Locator::Css(css))
-            .await
-            .with_context(|| format!("waiting up to {:?} for `{css}`", self.wait))
+        let deadline = Instant::now() + self.wait;
+        loop {
+            let error = match self.client.find(Locator::Css(css)).await {
+                Ok(el) => return Ok(el),
+                Err(e) => e,
+            };
+            if Instant::now() >= deadline {
+                return Err(error).with_context(|| format!("waiting up to {:?} for `{css}`", self.wait));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     /// Waits until the element matching `css` shows text containing `needle` (for example

@@ -116,7 +116,7 @@ db_test! {
         sign_in(&b, &app.address).await?;
         b.click("nav.sidebar-nav a[href='/sandboxes']").await?;
         b.wait_for("#add-connection").await?;
-        assert!(b.text(".empty-state").await?.contains("No sandbox host"));
+        b.wait_for_text(".empty-state", "No sandbox host").await?;
         b.click("#add-connection").await?;
         b.wait_for("dialog#connection-dialog[open] #connection-name").await?;
         // Before any probe the catalog is offered, unmarked.

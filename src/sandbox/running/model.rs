@@ -291,6 +291,7 @@ impl RunningSessions {
 pub struct ClosedSession {
     /// The connection whose host held the session.
     pub connection_id: String,
+    /// The connection's name.
     pub connection_name: String,
     /// The session's name on the host.
     pub session_id: String,
