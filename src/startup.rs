@@ -117,6 +117,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     w::assets::routes(cfg);
     crate::api::configure(cfg);
     crate::auth::routes(cfg);
+    crate::account::routes(cfg);
     crate::dashboard::routes(cfg);
     // Before any `/sandboxes/{id}` route: `/sandboxes/running` is not a connection id.
     crate::sandbox::running::routes(cfg);

@@ -1,5 +1,6 @@
 //! Accounts, sign-in sessions, argon2id.
 
+pub mod account;
 pub mod accounts;
 pub mod error;
 pub mod joining;

@@ -12,6 +12,11 @@ pub fn datetime(ms: &i64) -> String {
         .unwrap_or_else(|| "-".to_string())
 }
 
+/// `1 member`, `3 members` (see [`crate::words::count`]).
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    crate::words::count(n, one, many)
+}
+
 pub fn datetime_opt(ms: &Option<i64>) -> String {
     ms.as_ref().map(datetime).unwrap_or_else(|| "never".to_string())
 }

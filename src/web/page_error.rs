@@ -52,8 +52,12 @@ pub fn page_error_response(err: &AppError) -> HttpResponse {
     let ctx = context::current();
     let is_htmx = ctx.as_ref().map(|c| c.is_htmx).unwrap_or(false);
     let status = err.kind.status();
-    if matches!(err.kind, Kind::Unauthenticated | Kind::NeedsOrganization) {
-        let to = if err.kind == Kind::Unauthenticated { super::paths::LOGIN } else { super::paths::ORGS_NEW };
+    if matches!(err.kind, Kind::Unauthenticated | Kind::NeedsOrganization | Kind::PasswordChangeRequired) {
+        let to = match err.kind {
+            Kind::Unauthenticated => super::paths::LOGIN,
+            Kind::PasswordChangeRequired => super::paths::ACCOUNT_PASSWORD,
+            _ => super::paths::ORGS_NEW,
+        };
         return if is_htmx {
             HttpResponse::Ok().insert_header(("HX-Redirect", to)).finish()
         } else {

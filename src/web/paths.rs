@@ -18,6 +18,12 @@ pub const INVITATIONS: &str = "/invitations";
 pub const TOKENS: &str = "/tokens";
 pub const VAULT: &str = "/vault";
 pub const AUDIT: &str = "/audit";
+/// The signed-in person's own account: password, sign-ins, API tokens.
+pub const ACCOUNT: &str = "/account";
+/// Choosing a new password (where a one-time password's sign-in is sent).
+pub const ACCOUNT_PASSWORD: &str = "/account/password";
+pub const ACCOUNT_SESSIONS: &str = "/account/sessions";
+pub const ACCOUNT_TOKENS: &str = "/account/tokens";
 pub const API_DOCS: &str = "/api/v1/openapi.json";
 
 pub const SANDBOXES: &str = "/sandboxes";
@@ -86,6 +92,8 @@ item_paths! {
     invitation_accept => INVITATIONS / "accept";
     invitation_decline => INVITATIONS / "decline";
     token_revoke => TOKENS / "revoke";
+    account_session_end => ACCOUNT_SESSIONS / "end";
+    account_token_revoke => ACCOUNT_TOKENS / "revoke";
     secret_rotate => VAULT / "rotate";
     secret_delete => VAULT / "delete";
 
@@ -153,6 +161,8 @@ mod tests {
         assert_eq!(invitation_accept("i1"), "/invitations/i1/accept");
         assert_eq!(invitation_decline("i1"), "/invitations/i1/decline");
         assert_eq!(token_revoke("t1"), "/tokens/t1/revoke");
+        assert_eq!(account_session_end("s1"), "/account/sessions/s1/end");
+        assert_eq!(account_token_revoke("t1"), "/account/tokens/t1/revoke");
         assert_eq!(secret_rotate("s1"), "/vault/s1/rotate");
         assert_eq!(secret_delete("s1"), "/vault/s1/delete");
         assert_eq!(audit_page(2), "/audit?page=2");

@@ -309,8 +309,8 @@ db_test! {
         let too_long = format!("{longest}x");
         for (body, words) in [
             (json!({"command": too_long}), "131071 bytes"),
-            (json!({"argv": ["echo", "y".repeat(131_072)]}), "Argument 1 of `argv`"),
-            (json!({"command": "env", "env": {"BIG": "v".repeat(131_068)}}), "`BIG` in `env`"),
+            (json!({"argv": ["echo", "y".repeat(131_072)]}), "Argument 1 of “argv”"),
+            (json!({"command": "env", "env": {"BIG": "v".repeat(131_068)}}), "“BIG” in “env”"),
         ] {
             let p = o.ws(&run, Method::POST, "exec", Some(body)).await.problem(400);
             let detail = p["detail"].as_str().unwrap_or_default();
@@ -327,7 +327,7 @@ db_test! {
         }
         for body in [json!({}), json!({"path": ""}), json!({"path": "  "})] {
             let p = o.ws(&run, Method::POST, "mkdir", Some(body)).await.problem(400);
-            assert!(p["detail"].as_str().is_some_and(|d| d.contains("`path`")), "{p}");
+            assert!(p["detail"].as_str().is_some_and(|d| d.contains("“path”")), "{p}");
         }
         assert_eq!(requests(&peer), before, "a refused command reached the host:\n{}", peer.log_tail(20));
         o.finish(&run).await;

@@ -108,7 +108,10 @@ pub(super) async fn ask(st: &AppState, url: &Url, address: &str, token: SecretSt
     let message = if policy.runtimes.is_empty() {
         "The host answered, but it allows no runtime: no sandbox can start there.".to_string()
     } else {
-        format!("The host answered and accepted the key. It offers {} runtime(s).", policy.runtimes.len())
+        format!(
+            "The host answered and accepted the key. It offers {}.",
+            crate::words::count(policy.runtimes.len(), "runtime", "runtimes")
+        )
     };
     Ok(Probe {
         status: if policy.runtimes.is_empty() { ProbeStatus::Failed } else { ProbeStatus::Ok },

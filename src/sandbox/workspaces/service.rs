@@ -170,9 +170,9 @@ pub async fn ls(st: &AppState, caller: &Caller, run_id: &str, raw: &str) -> Resu
 
 pub async fn mkdir(st: &AppState, caller: &Caller, run_id: &str, raw: &str) -> Result<()> {
     if raw.trim().is_empty() {
-        return Err(WorkspaceError::BadPath("`path` is required: name the folder to make.".into()));
+        return Err(WorkspaceError::BadPath("“path” is required: name the folder to make.".into()));
     }
-    let p = below_root(raw, "`path` names the workspace root, which exists: name a folder below it.")?;
+    let p = below_root(raw, "“path” names the workspace root, which exists: name a folder below it.")?;
     open(st, caller, run_id).await?.mkdir(&p).await
 }
 
