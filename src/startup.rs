@@ -84,6 +84,7 @@ impl Application {
                 .configure(routes)
                 .default_service(web::to(not_found))
                 .wrap(from_fn(mw::csrf_guard))
+                .wrap(from_fn(mw::keep_page_url))
                 .wrap(from_fn(w::edge::input_guard))
                 .wrap(from_fn(mw::api_problems))
                 .wrap(mw::security_headers())

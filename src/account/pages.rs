@@ -11,13 +11,13 @@ use serde::Deserialize;
 use crate::access::Via;
 use crate::auth::account::{self, PasswordChange};
 use crate::auth::error::AuthError;
-use crate::auth::store::SessionInfo;
+use crate::auth::model::SessionInfo;
 use crate::state::AppState;
 use crate::tokens::model::OwnToken;
 use crate::tokens::service as tokens;
 use crate::web::{
-    page, page_status, paths, redirect_with_flash, render_status, ChoosingPassword, FieldErrors, PageCaller,
-    PageError, Shell,
+    page, page_status, paths, redirect_with_flash, render_status, ChoosingPassword, FieldErrors, PageCaller, PageError,
+    Shell,
 };
 
 #[derive(Template)]
@@ -187,11 +187,7 @@ pub async fn end_session(st: Data<AppState>, caller: PageCaller, id: Path<String
 }
 
 /// Revokes an API token the person created, in whichever of their organizations it lives.
-pub async fn revoke_token(
-    st: Data<AppState>,
-    caller: PageCaller,
-    id: Path<String>,
-) -> Result<HttpResponse, PageError> {
+pub async fn revoke_token(st: Data<AppState>, caller: PageCaller, id: Path<String>) -> Result<HttpResponse, PageError> {
     let t = tokens::revoke_own(&st.db, &caller.user_id, &caller.email, &session_id(&caller), &id).await?;
     Ok(redirect_with_flash(
         paths::ACCOUNT,
@@ -206,11 +202,13 @@ mod tests {
 
     #[test]
     fn a_user_agent_reads_as_a_browser_and_a_system() {
-        let chrome = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
+        let chrome =
+            "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
         assert_eq!(browser_of(chrome), "Chrome on Linux");
         let firefox = "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0";
         assert_eq!(browser_of(firefox), "Firefox on Windows");
-        let safari = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Version/17.0 Safari/604.1";
+        let safari =
+            "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Version/17.0 Safari/604.1";
         assert_eq!(browser_of(safari), "Safari on iOS");
         assert_eq!(browser_of("curl/8.5.0"), "curl");
         assert_eq!(browser_of("reqwest"), "reqwest");

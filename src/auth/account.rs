@@ -4,9 +4,10 @@
 use secrecy::{ExposeSecret, SecretString};
 
 use super::error::AuthError;
-use super::service::{clear_failures, ensure_not_locked, record_failure};
-use super::store::{self, SessionInfo, SessionRow};
+use super::model::SessionInfo;
 use super::password;
+use super::service::{clear_failures, ensure_not_locked, record_failure};
+use super::store::{self, SessionRow};
 use crate::audit::service::{self as audit, Actor};
 use crate::db::{self, Db, DbError};
 use crate::orgs::service as orgs;

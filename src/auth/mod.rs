@@ -4,6 +4,7 @@ pub mod account;
 pub mod accounts;
 pub mod error;
 pub mod joining;
+pub mod model;
 pub mod pages;
 pub mod password;
 pub mod secrets;

@@ -91,10 +91,7 @@ pub async fn create_owner_with_one_time_password(
 ) -> Result<OwnerCreated, AuthError> {
     let password = secrets::one_time_password();
     let created = create_owner_with(db, email, SecretString::from(password.clone()), org_name, true).await?;
-    Ok(OwnerCreated {
-        org_id: created.org_id,
-        one_time_password: created.account_created.then_some(password),
-    })
+    Ok(OwnerCreated { org_id: created.org_id, one_time_password: created.account_created.then_some(password) })
 }
 
 struct Created {

@@ -1,5 +1,6 @@
 //! SQL for users, sign-in sessions and sign-in failures.
 
+use super::model::SessionInfo;
 use crate::db::{Conn, DbResult};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -18,16 +19,6 @@ pub struct SessionRow {
     pub current_organization_id: Option<String>,
     /// 1 while the account's password was issued to it (a one-time password), not chosen.
     pub must_change_password: i64,
-    pub last_seen_at: Option<i64>,
-    pub user_agent: Option<String>,
-}
-
-/// One live sign-in of an account, as its account page lists it.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct SessionInfo {
-    pub id: String,
-    pub created_at: i64,
-    pub expires_at: i64,
     pub last_seen_at: Option<i64>,
     pub user_agent: Option<String>,
 }

@@ -266,7 +266,8 @@ async fn reach(st: &AppState, conn: &Connection) -> (Option<SandboxdClient>, Che
         .with_timeouts(Timeouts { read: READ_TIMEOUT, ..Timeouts::default() });
     match client.health().await {
         Ok(health) => {
-            let running = format!("healthy, {} running", crate::words::count(health.sessions as usize, "sandbox", "sandboxes"));
+            let running =
+                format!("healthy, {} running", crate::words::count(health.sessions as usize, "sandbox", "sandboxes"));
             (Some(client), passed(REACHABLE, running))
         }
         Err(e) => (None, failed(REACHABLE, host_message(&e))),

@@ -256,6 +256,7 @@ impl From<AuditError> for AppError {
     fn from(e: AuditError) -> Self {
         match e {
             AuditError::Forbidden => AppError::forbidden(),
+            AuditError::Invalid(f) => AppError::invalid(f),
             AuditError::Internal(e) => AppError::internal(e),
         }
     }

@@ -125,8 +125,14 @@ pub fn for_log(path: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-pub fn audit_page(page: u32) -> String {
-    format!("{AUDIT}?page={page}")
+/// A page of the audit log with its filters (`name`, value pairs; empty ones left out).
+pub fn audit_page(filters: &[(&str, &str)], page: u32) -> String {
+    let mut query = url::form_urlencoded::Serializer::new(String::new());
+    for (name, value) in filters.iter().filter(|(_, v)| !v.is_empty()) {
+        query.append_pair(name, value);
+    }
+    query.append_pair("page", &page.to_string());
+    format!("{AUDIT}?{}", query.finish())
 }
 
 /// The Running tab, sampling memory or not.
@@ -165,7 +171,11 @@ mod tests {
         assert_eq!(account_token_revoke("t1"), "/account/tokens/t1/revoke");
         assert_eq!(secret_rotate("s1"), "/vault/s1/rotate");
         assert_eq!(secret_delete("s1"), "/vault/s1/delete");
-        assert_eq!(audit_page(2), "/audit?page=2");
+        assert_eq!(audit_page(&[], 2), "/audit?page=2");
+        assert_eq!(
+            audit_page(&[("actor", "a b&c"), ("event", ""), ("from", "2026-12-02 10:00")], 3),
+            "/audit?actor=a+b%26c&from=2026-12-02+10%3A00&page=3"
+        );
         assert_eq!(connection("c1"), "/sandboxes/c1");
         assert_eq!(connection_edit("c1"), "/sandboxes/c1/edit");
         assert_eq!(connection_enable("c1"), "/sandboxes/c1/enable");

@@ -54,6 +54,7 @@ const PAGE_ROUTES: &[&str] = &[
     "POST /members/{id}/delete",
     "POST /members/{id}/role",
     "POST /orgs",
+    "POST /orgs/new",
     "POST /orgs/switch",
     "POST /sandboxes",
     "POST /sandboxes/probe",

@@ -3,6 +3,7 @@
 mod browser;
 mod helpers;
 
+mod account;
 mod accounts;
 mod agents_pages;
 mod api_tokens;
@@ -14,6 +15,7 @@ mod cli;
 mod cli_sandbox;
 mod csrf;
 mod edge;
+mod forms;
 mod health;
 mod invitations;
 mod isolation;
