@@ -129,3 +129,22 @@ db_test! {
         assert_eq!(tokens.select_attr("#token-role", "aria-describedby").as_deref(), Some("token-roles"));
     }
 }
+
+db_test! {
+    async fn every_refused_field_is_reported_at_once(app: TestApp) {
+        app.setup_owner().await;
+        let admin = app.member_with_role("admin@example.com", "admin").await;
+        let r = admin.post_form("/members", &[("email", "nope"), ("role", "owner")]).await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(r.field_error("member-email").is_some(), "{}", r.body);
+        assert_eq!(r.field_error("member-role").as_deref(), Some("You cannot grant a role above your own (admin)."));
+        let r = app.web.post_form("/vault", &[("name", ""), ("purpose", "other"), ("value", ""), ("address", "ftp://x")]).await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+        for field in ["secret-name", "secret-value", "secret-address"] {
+            assert!(r.field_error(field).is_some(), "{field}: {}", r.body);
+        }
+        assert_eq!(r.select_attr("#secret-name", "autofocus").as_deref(), Some(""));
+        assert_eq!(app.count("vault_secrets").await, 0);
+        assert_eq!(app.count("invitations").await, 1);
+    }
+}
