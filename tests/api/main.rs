@@ -9,6 +9,7 @@ mod agents_pages;
 mod api_tokens;
 mod architecture;
 mod audit_log;
+mod browser_accounts;
 mod browser_flows;
 mod catalog_files;
 mod cli;
