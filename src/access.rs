@@ -111,6 +111,17 @@ impl Role {
         }
     }
 
+    /// What the role may do, in one line (README, Roles), shown wherever a role is chosen.
+    pub fn summary(self) -> &'static str {
+        match self {
+            Role::Owner => "everything an admin does, and changing or removing other owners.",
+            Role::Admin => "manages members and API tokens and reads the audit log, besides all a builder does.",
+            Role::Builder => "adds and edits sandbox connections, vault keys and agents' sandbox settings.",
+            Role::Operator => "sees connections, running sessions, policy and the operation log.",
+            Role::Member => "browses Documents and the conversations they are in.",
+        }
+    }
+
     /// See connections, sessions, policy, operation log.
     pub fn can_see_sandboxes(self) -> bool {
         self.at_least(Role::Operator)

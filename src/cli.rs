@@ -17,7 +17,9 @@ USAGE:
     agenticos migrate                 apply database migrations and exit
     agenticos admin create-owner --email EMAIL --organization NAME [--password-stdin]
                                       create an owner and an organization; without
-                                      --password-stdin a one-time password is printed
+                                      --password-stdin a new account gets a one-time
+                                      password (printed once), and its first sign-in
+                                      must choose its own
     agenticos admin create-token --organization ORG --role ROLE --name NAME [--email EMAIL]
                                       create an API token in organization ORG (its name or
                                       id) and print it once. It is created by EMAIL, who must
@@ -150,22 +152,35 @@ fn flag<'a>(rest: &[&'a str], name: &str) -> Option<&'a str> {
 }
 
 async fn create_owner(config: Config, rest: &[&str]) -> anyhow::Result<()> {
+    use crate::auth::service as auth;
     crate::telemetry::init(&config.log, std::io::stderr);
     let email = flag(rest, "--email").ok_or_else(|| anyhow::anyhow!("--email is required"))?;
     let org = flag(rest, "--organization").ok_or_else(|| anyhow::anyhow!("--organization is required"))?;
-    let (password, generated) = if rest.contains(&"--password-stdin") {
+    let state = startup::AppState::build(config).await?;
+    // A password read from stdin is the person's own; otherwise a one-time password is issued,
+    // and whoever signs in with it must choose their own first.
+    let result = if rest.contains(&"--password-stdin") {
         let mut line = String::new();
         std::io::stdin().lock().read_line(&mut line)?;
-        (line.trim_end_matches(['\r', '\n']).to_string(), false)
+        let password = SecretString::from(line.trim_end_matches(['\r', '\n']).to_string());
+        auth::create_owner(&state.db, email, password, org)
+            .await
+            .map(|org_id| auth::OwnerCreated { org_id, one_time_password: None })
     } else {
-        (crate::auth::secrets::one_time_password(), true)
+        auth::create_owner_with_one_time_password(&state.db, email, org).await
     };
-    let state = startup::AppState::build(config).await?;
-    match crate::auth::service::create_owner(&state.db, email, SecretString::from(password.clone()), org).await {
-        Ok(org_id) => {
-            println!("owner {email} created in organization {org} ({org_id})");
-            if generated {
-                println!("one-time password (shown once): {password}");
+    match result {
+        Ok(created) => {
+            println!("owner {email} created in organization {org} ({})", created.org_id);
+            match created.one_time_password {
+                Some(password) => {
+                    println!("one-time password (shown once): {password}");
+                    println!("at the first sign-in with it, {email} chooses their own password");
+                }
+                None if !rest.contains(&"--password-stdin") => {
+                    println!("{email} already had an account: its password is unchanged");
+                }
+                None => {}
             }
             Ok(())
         }

@@ -1,4 +1,5 @@
 pub mod access;
+pub mod account;
 pub mod agents;
 pub mod api;
 pub mod audit;
@@ -19,3 +20,4 @@ pub mod tokens;
 pub mod validate;
 pub mod vault;
 pub mod web;
+pub mod words;

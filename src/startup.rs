@@ -85,6 +85,7 @@ impl Application {
                 .configure(routes)
                 .default_service(web::to(not_found))
                 .wrap(from_fn(mw::csrf_guard))
+                .wrap(from_fn(mw::keep_page_url))
                 .wrap(from_fn(w::edge::input_guard))
                 .wrap(from_fn(mw::api_problems))
                 .wrap(mw::security_headers())
@@ -118,6 +119,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     w::assets::routes(cfg);
     crate::api::configure(cfg);
     crate::auth::routes(cfg);
+    crate::account::routes(cfg);
     crate::dashboard::routes(cfg);
     // Before any `/sandboxes/{id}` route: `/sandboxes/running` is not a connection id.
     crate::sandbox::running::routes(cfg);

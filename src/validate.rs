@@ -45,12 +45,37 @@ impl FieldErrors {
     pub fn has(&self, field: &str) -> bool {
         self.get(field).is_some()
     }
+    /// Whether the control of `field` takes the focus: the first field with a message when
+    /// there are any (messages are filed in the form's order), else the form's own choice.
+    pub fn autofocus(&self, field: &str, otherwise: impl Flag) -> bool {
+        match self.0.first() {
+            Some(first) => first.field == field,
+            None => otherwise.flag(),
+        }
+    }
     pub fn into_result(self) -> Result<(), FieldErrors> {
         if self.0.is_empty() {
             Ok(())
         } else {
             Err(self)
         }
+    }
+}
+
+/// A yes or no however many references a template wraps it in.
+pub trait Flag {
+    fn flag(&self) -> bool;
+}
+
+impl Flag for bool {
+    fn flag(&self) -> bool {
+        *self
+    }
+}
+
+impl<T: Flag + ?Sized> Flag for &T {
+    fn flag(&self) -> bool {
+        (**self).flag()
     }
 }
 

@@ -3,6 +3,7 @@
 use actix_web::web::{Data, Json, Query};
 use serde::{Deserialize, Serialize};
 
+use super::filter::FilterInput;
 use super::model::AuditEvent;
 use super::service;
 use crate::api_route;
@@ -15,10 +16,29 @@ pub fn routes() -> Vec<ApiRoute> {
     vec![api_route!(GET "/api/v1/audit-events" => list_events)]
 }
 
+/// A page of the log and its filters; an empty filter filters nothing.
 #[derive(Deserialize, utoipa::IntoParams)]
-pub struct PageQuery {
-    /// 1-based page number (default 1; 0 reads as 1).
+pub struct AuditQuery {
+    /// 1-based page number (50 events a page).
     pub page: Option<u32>,
+    /// Part of who did it (an e-mail address, `… (token NAME)`, `sign-in`), any case.
+    pub actor: Option<String>,
+    /// One event code, e.g. `member.invited`.
+    pub event: Option<String>,
+    /// From this time on (inclusive): epoch milliseconds, or a UTC time written
+    /// `2026-12-02`, `2026-12-02T14:30`, `2026-12-02T14:30:05` or RFC 3339
+    /// (`2026-12-02T14:30:05Z`, `…+01:00`).
+    pub from: Option<String>,
+    /// Until this time (inclusive, to the end of the day, minute or second written), in the same
+    /// forms as `from`.
+    pub to: Option<String>,
+}
+
+impl AuditQuery {
+    pub fn filters(&self) -> FilterInput {
+        let text = |v: &Option<String>| v.clone().unwrap_or_default();
+        FilterInput { actor: text(&self.actor), event: text(&self.event), from: text(&self.from), to: text(&self.to) }
+    }
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -33,18 +53,19 @@ pub struct AuditPage {
     pub has_next: bool,
 }
 
-/// The organization's audit log, newest first, 50 events a page (admins and owners, as the Audit
-/// log page). Keys, tokens and passwords never appear in it.
-#[utoipa::path(get, path = "/api/v1/audit-events", tag = "audit", params(PageQuery),
+/// The organization's audit log, newest first, filtered by actor, event and time (admins and owners).
+#[utoipa::path(get, path = "/api/v1/audit-events", tag = "audit", params(AuditQuery),
     responses((status = 200, body = AuditPage),
         (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Only admins and owners read the audit log: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "`page` is not a whole number from 0 to 4294967295: `https://agenticos.dev/problems/invalid-input`.", body = Problem, content_type = "application/problem+json")))]
+        (status = 403, body = Problem, content_type = "application/problem+json",
+            description = "The caller is below admin: `https://agenticos.dev/problems/forbidden`."),
+        (status = 422, body = Problem, content_type = "application/problem+json",
+            description = "A filter was refused (`page`, `actor`, `event` not a known code, `from` or `to` not a time, `to` before `from`): `https://agenticos.dev/problems/invalid-input`, each message at its field.")))]
 pub async fn list_events(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
-    q: Query<PageQuery>,
+    q: Query<AuditQuery>,
 ) -> Result<Json<AuditPage>, ApiError> {
-    let p = service::page(&st.db, &c, q.page).await?;
+    let p = service::page(&st.db, &c, q.page, &q.filters()).await?;
     Ok(Json(AuditPage { items: p.items, page: p.page, per_page: p.per_page, has_next: p.has_next }))
 }

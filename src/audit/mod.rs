@@ -2,6 +2,8 @@
 
 pub mod api;
 pub mod error;
+pub mod events;
+pub mod filter;
 pub mod model;
 pub mod pages;
 pub mod service;

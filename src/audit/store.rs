@@ -1,5 +1,6 @@
 //! SQL for the audit log.
 
+use super::filter::Filter;
 use super::model::{Actor, AuditEvent};
 use crate::db::{self, Conn, DbResult, PageRequest};
 
@@ -40,14 +41,63 @@ pub async fn insert(
     Ok(())
 }
 
-pub async fn page(c: &mut Conn, org_id: &str, req: PageRequest) -> DbResult<Vec<AuditEvent>> {
-    Ok(sqlx::query_as(
-        "SELECT id, actor_label, action, target, detail, created_at FROM audit_events WHERE organization_id = $1 \
-         ORDER BY created_at DESC, seq DESC, id DESC LIMIT $2 OFFSET $3",
-    )
-    .bind(org_id)
-    .bind(req.fetch_limit())
-    .bind(req.offset())
-    .fetch_all(c)
-    .await?)
+pub async fn page(c: &mut Conn, org_id: &str, filter: &Filter, req: PageRequest) -> DbResult<Vec<AuditEvent>> {
+    let mut conditions = vec!["organization_id = $1".to_string()];
+    let mut n = 1;
+    let mut next = || {
+        n += 1;
+        n
+    };
+    if filter.actor.is_some() {
+        conditions.push(format!("LOWER(actor_label) LIKE ${} ESCAPE '\\'", next()));
+    }
+    if filter.event.is_some() {
+        conditions.push(format!("action = ${}", next()));
+    }
+    if filter.from_ms.is_some() {
+        conditions.push(format!("created_at >= ${}", next()));
+    }
+    if filter.to_ms.is_some() {
+        conditions.push(format!("created_at <= ${}", next()));
+    }
+    let (limit, offset) = (next(), next());
+    let sql = format!(
+        "SELECT id, actor_label, action, target, detail, created_at FROM audit_events WHERE {} \
+         ORDER BY created_at DESC, seq DESC, id DESC LIMIT ${limit} OFFSET ${offset}",
+        conditions.join(" AND ")
+    );
+    let mut q = sqlx::query_as(&sql).bind(org_id);
+    if let Some(actor) = &filter.actor {
+        q = q.bind(format!("%{}%", like_escaped(actor)));
+    }
+    if let Some(event) = &filter.event {
+        q = q.bind(event);
+    }
+    if let Some(from) = filter.from_ms {
+        q = q.bind(from);
+    }
+    if let Some(to) = filter.to_ms {
+        q = q.bind(to);
+    }
+    Ok(q.bind(req.fetch_limit()).bind(req.offset()).fetch_all(c).await?)
+}
+
+/// `text` matched literally by `LIKE … ESCAPE '\'`.
+fn like_escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        if matches!(ch, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn like_wildcards_are_taken_literally() {
+        assert_eq!(super::like_escaped(r"50%_a\b"), r"50\%\_a\\b");
+    }
 }

@@ -12,6 +12,9 @@ pub enum AuthError {
     Invalid(FieldErrors),
     #[error("The e-mail or password is wrong.")]
     BadCredentials,
+    /// No such sign-in (or account) of the caller's.
+    #[error("no such sign-in")]
+    NotFound,
     /// Accepting an invitation with a password that is not its account's.
     #[error("This e-mail address has an account, and that is not its password.")]
     WrongPassword,

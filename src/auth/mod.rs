@@ -1,8 +1,10 @@
 //! Accounts, sign-in sessions, argon2id.
 
+pub mod account;
 pub mod accounts;
 pub mod error;
 pub mod joining;
+pub mod model;
 pub mod pages;
 pub mod password;
 pub mod secrets;

@@ -63,13 +63,49 @@ pub async fn setup(st: &AppState, input: SetupInput) -> Result<NewSession, AuthE
     Ok(session)
 }
 
-/// Creates an owner and organization from the command line (`agenticos admin create-owner`).
+/// Creates an owner and organization from the command line (`agenticos admin create-owner`)
+/// with a password the person chose (`--password-stdin`). An existing account keeps its password.
 pub async fn create_owner(
     db: &Db,
     email: &str,
     password_raw: SecretString,
     org_name: &str,
 ) -> Result<String, AuthError> {
+    Ok(create_owner_with(db, email, password_raw, org_name, false).await?.org_id)
+}
+
+/// What `agenticos admin create-owner` did.
+pub struct OwnerCreated {
+    pub org_id: String,
+    /// The one-time password of a new account, to print once; `None` when the e-mail address
+    /// already had an account, whose password is unchanged.
+    pub one_time_password: Option<String>,
+}
+
+/// Creates an owner and organization, giving a new account a one-time password: whoever signs
+/// in with it must choose their own password before anything else.
+pub async fn create_owner_with_one_time_password(
+    db: &Db,
+    email: &str,
+    org_name: &str,
+) -> Result<OwnerCreated, AuthError> {
+    let password = secrets::one_time_password();
+    let created = create_owner_with(db, email, SecretString::from(password.clone()), org_name, true).await?;
+    Ok(OwnerCreated { org_id: created.org_id, one_time_password: created.account_created.then_some(password) })
+}
+
+struct Created {
+    org_id: String,
+    account_created: bool,
+}
+
+async fn create_owner_with(
+    db: &Db,
+    email: &str,
+    password_raw: SecretString,
+    org_name: &str,
+    issued: bool,
+) -> Result<Created, AuthError> {
     let mut errors = FieldErrors::new();
     let email = validate::email(&mut errors, "email", email);
     validate::new_password(&mut errors, "password", password_raw.expose_secret());
@@ -77,19 +113,28 @@ pub async fn create_owner(
     errors.into_result().map_err(AuthError::Invalid)?;
     let hash = password::hash(password_raw).await?;
     let mut tx = db.begin().await?;
-    let user_id = match store::find_user_by_email(&mut tx, &email).await? {
-        Some(u) => u.id,
+    let (user_id, account_created) = match store::find_user_by_email(&mut tx, &email).await? {
+        Some(u) => {
+            if orgs::name_taken_by(&mut tx, db.kind(), &u.id, &org_name).await? {
+                let message = orgs::name_taken_message(&org_name);
+                return Err(AuthError::Invalid(FieldErrors::one("organization", message)));
+            }
+            (u.id, false)
+        }
         None => {
             let id = db::new_id();
             store::insert_user(&mut tx, &id, &email, &hash, db::now_ms()).await?;
-            id
+            if issued {
+                store::require_password_change(&mut tx, &id).await?;
+            }
+            (id, true)
         }
     };
     let org = orgs::create_in(&mut tx, &org_name, &user_id, Role::Owner).await?;
     audit::record(&mut tx, &org.id, &Actor::system("agenticos admin"), "organization.created", &org.name, &email)
         .await?;
     tx.commit().await.map_err(db::DbError::from)?;
-    Ok(org.id)
+    Ok(Created { org_id: org.id, account_created })
 }
 
 pub struct LoginInput {

@@ -1,5 +1,6 @@
 //! SQL for users, sign-in sessions and sign-in failures.
 
+use super::model::SessionInfo;
 use crate::db::{Conn, DbResult};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -16,6 +17,10 @@ pub struct SessionRow {
     pub user_id: String,
     pub email: String,
     pub current_organization_id: Option<String>,
+    /// 1 while the account's password was issued to it (a one-time password), not chosen.
+    pub must_change_password: i64,
+    pub last_seen_at: Option<i64>,
+    pub user_agent: Option<String>,
 }
 
 pub async fn count_users(c: &mut Conn) -> DbResult<i64> {
@@ -66,8 +71,9 @@ pub async fn insert_session(
 
 pub async fn find_session(c: &mut Conn, token_hash: &str, now: i64) -> DbResult<Option<SessionRow>> {
     Ok(sqlx::query_as(
-        "SELECT s.id, s.user_id, u.email, s.current_organization_id FROM login_sessions s \
-         JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1 AND s.expires_at > $2",
+        "SELECT s.id, s.user_id, u.email, s.current_organization_id, u.must_change_password, s.last_seen_at, \
+         s.user_agent FROM login_sessions s JOIN users u ON u.id = s.user_id \
+         WHERE s.token_hash = $1 AND s.expires_at > $2",
     )
     .bind(token_hash)
     .bind(now)
@@ -81,6 +87,72 @@ pub async fn delete_session(c: &mut Conn, token_hash: &str) -> DbResult<u64> {
         .execute(c)
         .await?
         .rows_affected())
+}
+
+/// Notes that a sign-in was used now, by this browser.
+pub async fn touch_session(c: &mut Conn, id: &str, now: i64, user_agent: Option<&str>) -> DbResult<()> {
+    sqlx::query("UPDATE login_sessions SET last_seen_at = $1, user_agent = $2 WHERE id = $3")
+        .bind(now)
+        .bind(user_agent)
+        .bind(id)
+        .execute(c)
+        .await?;
+    Ok(())
+}
+
+/// The live sign-ins of an account, the most recently used first.
+pub async fn sessions_of(c: &mut Conn, user_id: &str, now: i64) -> DbResult<Vec<SessionInfo>> {
+    Ok(sqlx::query_as(
+        "SELECT id, created_at, expires_at, last_seen_at, user_agent FROM login_sessions \
+         WHERE user_id = $1 AND expires_at > $2 ORDER BY COALESCE(last_seen_at, created_at) DESC, created_at DESC, id",
+    )
+    .bind(user_id)
+    .bind(now)
+    .fetch_all(c)
+    .await?)
+}
+
+/// Ends one sign-in of an account (0 when it is not one of theirs).
+pub async fn delete_session_of(c: &mut Conn, user_id: &str, session_id: &str) -> DbResult<u64> {
+    Ok(sqlx::query("DELETE FROM login_sessions WHERE user_id = $1 AND id = $2")
+        .bind(user_id)
+        .bind(session_id)
+        .execute(c)
+        .await?
+        .rows_affected())
+}
+
+/// Ends every sign-in of an account but `keep`.
+pub async fn delete_other_sessions(c: &mut Conn, user_id: &str, keep: &str) -> DbResult<u64> {
+    Ok(sqlx::query("DELETE FROM login_sessions WHERE user_id = $1 AND id <> $2")
+        .bind(user_id)
+        .bind(keep)
+        .execute(c)
+        .await?
+        .rows_affected())
+}
+
+pub async fn find_user_by_id(c: &mut Conn, id: &str) -> DbResult<Option<UserRow>> {
+    Ok(sqlx::query_as("SELECT id, email, password_hash, created_at FROM users WHERE id = $1")
+        .bind(id)
+        .fetch_optional(c)
+        .await?)
+}
+
+/// A password the person chose: stored, and the account no longer has to change it.
+pub async fn set_password(c: &mut Conn, user_id: &str, password_hash: &str) -> DbResult<()> {
+    sqlx::query("UPDATE users SET password_hash = $1, must_change_password = 0 WHERE id = $2")
+        .bind(password_hash)
+        .bind(user_id)
+        .execute(c)
+        .await?;
+    Ok(())
+}
+
+/// Marks an account whose password was issued to it: it must choose its own at its next sign-in.
+pub async fn require_password_change(c: &mut Conn, user_id: &str) -> DbResult<()> {
+    sqlx::query("UPDATE users SET must_change_password = 1 WHERE id = $1").bind(user_id).execute(c).await?;
+    Ok(())
 }
 
 pub async fn delete_expired_sessions(c: &mut Conn, now: i64) -> DbResult<u64> {

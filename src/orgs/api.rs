@@ -92,11 +92,13 @@ pub struct NewOrganization {
     pub name: String,
 }
 
-/// Creates another organization with the caller as its owner.
+/// Creates another organization with the caller as its owner. One person's organizations have
+/// different names, compared without regard to case.
 #[utoipa::path(post, path = "/api/v1/organizations", tag = "account", request_body = NewOrganization,
     responses((status = 201, body = Organization),
         (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "A name missing, too long or holding control or invisible characters: `https://agenticos.dev/problems/invalid-input`.", body = Problem, content_type = "application/problem+json")))]
+        (status = 422, body = Problem, content_type = "application/problem+json",
+            description = "The name is missing, too long, has control characters, or names one of the caller's organizations already (any case): `https://agenticos.dev/problems/invalid-input` naming `name`.")))]
 pub async fn create_organization(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,

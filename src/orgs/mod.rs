@@ -12,6 +12,8 @@ use actix_web::web;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/orgs/new", web::get().to(pages::new_form))
+        // The form posts to its own page's URL, so a refused name leaves a URL that reloads.
+        .route("/orgs/new", web::post().to(pages::create))
         .route("/orgs", web::post().to(pages::create))
         .route("/orgs/switch", web::post().to(pages::switch))
         .route("/members", web::get().to(pages::index))

@@ -18,12 +18,30 @@ pub async fn create_in(c: &mut db::Conn, name: &str, user_id: &str, role: Role) 
     Ok(org)
 }
 
+/// Whether `user_id` already belongs to an organization called `name`, compared without regard
+/// to case: one person's organizations have different names, so the switcher tells them apart.
+/// On PostgreSQL the person's row is locked until the transaction ends, so two creations at once
+/// cannot both pass.
+pub async fn name_taken_by(c: &mut db::Conn, kind: db::DbKind, user_id: &str, name: &str) -> Result<bool, DbError> {
+    store::lock_user(c, kind, user_id).await?;
+    let wanted = name.trim().to_lowercase();
+    Ok(store::choices_of(c, user_id).await?.iter().any(|o| o.name.trim().to_lowercase() == wanted))
+}
+
+/// The message for a name [`name_taken_by`] found.
+pub fn name_taken_message(name: &str) -> String {
+    format!("You already belong to an organization named “{name}”. Choose another name.")
+}
+
 /// A signed-in person creates another organization and becomes its owner.
 pub async fn create(db: &Db, user_id: &str, email: &str, name: &str) -> Result<Organization, OrgError> {
     let mut errors = FieldErrors::new();
     let name = validate::name(&mut errors, "name", name, "name");
     errors.into_result().map_err(OrgError::Invalid)?;
     let mut tx = db.begin().await?;
+    if name_taken_by(&mut tx, db.kind(), user_id, &name).await? {
+        return Err(OrgError::Invalid(FieldErrors::one("name", name_taken_message(&name))));
+    }
     let org = create_in(&mut tx, &name, user_id, Role::Owner).await?;
     audit::record(&mut tx, &org.id, &Actor::user(user_id, email), "organization.created", &org.name, "").await?;
     tx.commit().await.map_err(DbError::from)?;

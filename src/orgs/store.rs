@@ -139,6 +139,14 @@ pub async fn lock_org(c: &mut Conn, kind: crate::db::DbKind, org_id: &str) -> Db
     Ok(())
 }
 
+/// Serialises one person's organization changes on PostgreSQL (unique names per person).
+pub async fn lock_user(c: &mut Conn, kind: crate::db::DbKind, user_id: &str) -> DbResult<()> {
+    if kind == crate::db::DbKind::Postgres {
+        sqlx::query("SELECT id FROM users WHERE id = $1 FOR UPDATE").bind(user_id).fetch_optional(c).await?;
+    }
+    Ok(())
+}
+
 /// The organizations whose id or name is `id_or_name`.
 pub async fn find_by_id_or_name(c: &mut Conn, id_or_name: &str) -> DbResult<Vec<Organization>> {
     #[derive(sqlx::FromRow)]

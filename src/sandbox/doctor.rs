@@ -112,7 +112,8 @@ impl Report {
         let unhealthy = self.connections.iter().filter(|r| !r.is_healthy()).count();
         let unchecked = self.connections.iter().filter(|r| r.not_checked.is_some()).count();
         let checked = self.connections.len() - unchecked;
-        let _ = write!(out, "{checked} connection(s) checked: {} healthy, {unhealthy} unhealthy", checked - unhealthy);
+        let checked_words = crate::words::count(checked, "connection", "connections");
+        let _ = write!(out, "{checked_words} checked: {} healthy, {unhealthy} unhealthy", checked - unhealthy);
         if unchecked > 0 {
             let _ = write!(out, "; {unchecked} not checked");
         }
@@ -265,7 +266,8 @@ async fn reach(st: &AppState, conn: &Connection) -> (Option<SandboxdClient>, Che
         .with_timeouts(Timeouts { read: READ_TIMEOUT, ..Timeouts::default() });
     match client.health().await {
         Ok(health) => {
-            let running = format!("healthy, {} sandbox(es) running", health.sessions);
+            let running =
+                format!("healthy, {} running", crate::words::count(health.sessions as usize, "sandbox", "sandboxes"));
             (Some(client), passed(REACHABLE, running))
         }
         Err(e) => (None, failed(REACHABLE, host_message(&e))),

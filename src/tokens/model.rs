@@ -38,3 +38,20 @@ pub struct TokenCaller {
     pub email: String,
     pub role: crate::orgs::model::Role,
 }
+
+/// An API token a person created, in any organization they belong to (their account page).
+#[derive(Debug, Clone)]
+pub struct OwnToken {
+    pub token: ApiToken,
+    pub org_id: String,
+    pub org_name: String,
+    /// The person's current role in the token's organization.
+    pub member_role: crate::orgs::model::Role,
+}
+
+impl OwnToken {
+    /// Whether the person may revoke it: the tokens page's rule, in its organization.
+    pub fn can_revoke(&self) -> bool {
+        !self.token.is_revoked() && self.member_role.can_manage_members()
+    }
+}

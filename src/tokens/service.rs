@@ -3,9 +3,9 @@
 use super::cache::AUTH_CACHE;
 pub use super::cache::{forget_cached_callers, AUTH_CACHE_TTL};
 use super::error::TokenError;
-use super::model::{ApiToken, TokenCaller};
+use super::model::{ApiToken, OwnToken, TokenCaller};
 use super::store::{self, Values};
-use crate::access::Caller;
+use crate::access::{Caller, Via};
 use crate::audit::service as audit;
 use crate::auth::secrets;
 use crate::db::{self, Db, DbError};
@@ -92,6 +92,38 @@ pub async fn revoke(db: &Db, caller: &Caller, id: &str) -> Result<ApiToken> {
     let token = store::get(&mut tx, &caller.org_id, id).await?.ok_or(TokenError::NotFound)?;
     tx.commit().await.map_err(DbError::from)?;
     Ok(token)
+}
+
+/// The tokens a person created, in every organization they belong to (their account page).
+pub async fn created_by(db: &Db, user_id: &str) -> Result<Vec<OwnToken>> {
+    let mut c = db.conn().await?;
+    Ok(store::created_by(&mut c, user_id)
+        .await?
+        .into_iter()
+        .map(|r| OwnToken {
+            token: r.token,
+            org_id: r.organization_id,
+            org_name: r.org_name,
+            member_role: Role::parse(&r.member_role).unwrap_or(Role::Member),
+        })
+        .collect())
+}
+
+/// Revokes a token `person` created, in whichever of their organizations it lives, under the
+/// tokens page's rule there (their role in that organization manages tokens). A token they did
+/// not create is [`TokenError::NotFound`]. The person is signed in as `session_id`.
+pub async fn revoke_own(db: &Db, user_id: &str, email: &str, session_id: &str, id: &str) -> Result<ApiToken> {
+    let own = created_by(db, user_id).await?.into_iter().find(|t| t.token.id == id);
+    let own = own.ok_or(TokenError::NotFound)?;
+    let caller = Caller {
+        user_id: user_id.to_string(),
+        email: email.to_string(),
+        org_id: own.org_id,
+        org_name: own.org_name,
+        role: own.member_role,
+        via: Via::Session { session_id: session_id.to_string() },
+    };
+    revoke(db, &caller, id).await
 }
 
 /// The caller behind a bearer value: live token, creator still a member; the role is the lower

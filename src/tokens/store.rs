@@ -72,6 +72,30 @@ pub async fn revoke(c: &mut Conn, org_id: &str, id: &str, now: i64) -> DbResult<
     db::execute_on_org_row(c, q, org_id, id).await
 }
 
+#[derive(sqlx::FromRow)]
+pub struct OwnTokenRow {
+    #[sqlx(flatten)]
+    pub token: ApiToken,
+    pub organization_id: String,
+    pub org_name: String,
+    pub member_role: String,
+}
+
+/// The tokens `user_id` created in the organizations they still belong to, with their role
+/// there; live ones first, newest first.
+pub async fn created_by(c: &mut Conn, user_id: &str) -> DbResult<Vec<OwnTokenRow>> {
+    Ok(sqlx::query_as(&format!(
+        "SELECT {COLUMNS}, t.organization_id, o.name AS org_name, m.role AS member_role FROM api_tokens t \
+         JOIN users u ON u.id = t.created_by \
+         JOIN organizations o ON o.id = t.organization_id \
+         JOIN memberships m ON m.organization_id = t.organization_id AND m.user_id = t.created_by \
+         WHERE t.created_by = $1 ORDER BY t.revoked_at IS NOT NULL, t.created_at DESC, t.id"
+    ))
+    .bind(user_id)
+    .fetch_all(c)
+    .await?)
+}
+
 /// A live token by hash, with its creator's current membership in the token's organization.
 pub async fn find_for_auth(c: &mut Conn, token_hash: &str) -> DbResult<Option<TokenAuthRow>> {
     Ok(sqlx::query_as(

@@ -97,10 +97,29 @@ pub async fn create_in(st: &AppState, c: &mut db::Conn, caller: &Caller, input: 
     let bound = if typed.is_empty() {
         None
     } else {
-        let url = address::parse(typed).map_err(|m| VaultError::Invalid(FieldErrors::one("address", m)))?;
-        Some(address::display(&url))
+        match address::parse(typed) {
+            Ok(url) => Some(address::display(&url)),
+            // Every refusal at once: the other fields' too.
+            Err(m) => {
+                let mut errors = FieldErrors::new();
+                check_fields(&mut errors, &input);
+                errors.add("address", m);
+                return Err(VaultError::Invalid(errors));
+            }
+        }
     };
     create_bound_in(st, c, caller, input, bound.as_deref()).await
+}
+
+/// The name, purpose and value of a new secret: (name, purpose) as stored, messages in `errors`.
+fn check_fields(errors: &mut FieldErrors, input: &NewSecret) -> (String, String) {
+    let name = validate::name(errors, "name", &input.name, "secret name");
+    let purpose = input.purpose.trim().to_ascii_lowercase();
+    if !PURPOSES.contains(&purpose.as_str()) {
+        errors.add("purpose", format!("Choose one of: {}.", PURPOSES.join(", ")));
+    }
+    check_value(errors, &input.value);
+    (name, purpose)
 }
 
 /// Creates a secret bound to `bound_address` (an address the caller checked, or
@@ -114,12 +133,7 @@ pub async fn create_bound_in(
 ) -> Result<Secret> {
     ensure_can_manage(caller)?;
     let mut errors = FieldErrors::new();
-    let name = validate::name(&mut errors, "name", &input.name, "secret name");
-    let purpose = input.purpose.trim().to_ascii_lowercase();
-    if !PURPOSES.contains(&purpose.as_str()) {
-        errors.add("purpose", format!("Choose one of: {}.", PURPOSES.join(", ")));
-    }
-    check_value(&mut errors, &input.value);
+    let (name, purpose) = check_fields(&mut errors, &input);
     errors.into_result().map_err(VaultError::Invalid)?;
     let id = db::new_id();
     let sealed = seal(st, &caller.org_id, &id, &input.value)?;

@@ -35,6 +35,8 @@ pub enum Kind {
     TooManyRequests,
     PayloadTooLarge,
     NeedsOrganization,
+    /// Signed in with a password that was issued, not chosen: pages go to the password page.
+    PasswordChangeRequired,
     Gone,
     BadGateway,
     Unavailable,
@@ -57,6 +59,9 @@ impl Kind {
             Kind::TooManyRequests => (StatusCode::TOO_MANY_REQUESTS, "too-many-requests", "Too many requests"),
             Kind::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "payload-too-large", "Too large"),
             Kind::NeedsOrganization => (StatusCode::FORBIDDEN, "no-organization", "No organization"),
+            Kind::PasswordChangeRequired => {
+                (StatusCode::FORBIDDEN, "password-change-required", "Choose your password first")
+            }
             Kind::Gone => (StatusCode::GONE, "gone", "Gone"),
             Kind::BadGateway => (StatusCode::BAD_GATEWAY, "bad-gateway", "The sandbox host did not cooperate"),
             Kind::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable", "Temporarily unavailable"),
@@ -195,6 +200,7 @@ impl From<AuthError> for AppError {
             e @ (AuthError::BadCredentials | AuthError::WrongPassword) => {
                 AppError::new(Kind::Unauthenticated, e.to_string())
             }
+            AuthError::NotFound => AppError::not_found(),
             AuthError::Invitation(e) => e.into(),
             e @ AuthError::LockedOut { retry_after } => {
                 AppError::new(Kind::TooManyRequests, e.to_string()).with_retry_after(retry_after)
@@ -263,6 +269,7 @@ impl From<AuditError> for AppError {
     fn from(e: AuditError) -> Self {
         match e {
             AuditError::Forbidden => AppError::forbidden(),
+            AuditError::Invalid(f) => AppError::invalid(f),
             AuditError::Internal(e) => AppError::internal(e),
         }
     }

@@ -22,7 +22,7 @@ pub fn json_config() -> web::JsonConfig {
                 };
                 let field = named.or_else(at_position).unwrap_or_else(|| "body".to_string());
                 let mut fields = FieldErrors::new();
-                fields.add(&field, e.to_string());
+                fields.add(&field, readable(&e.to_string()));
                 AppError::invalid(fields)
             }
             JsonPayloadError::ContentType => AppError::new(Kind::Invalid, "Send the body as application/json."),
@@ -31,7 +31,7 @@ pub fn json_config() -> web::JsonConfig {
             }
             other => {
                 let mut fields = FieldErrors::new();
-                fields.add("body", other.to_string());
+                fields.add("body", readable(&other.to_string()));
                 AppError::invalid(fields)
             }
         };
@@ -48,7 +48,7 @@ pub fn form_config() -> web::FormConfig {
                 fields.add(&field_of(&text), "This value is missing or not valid.");
                 AppError::invalid(fields)
             }
-            other => AppError::new(Kind::Invalid, other.to_string()),
+            other => AppError::new(Kind::Invalid, readable(&other.to_string())),
         };
         PageError(app).into()
     })
@@ -57,7 +57,7 @@ pub fn form_config() -> web::FormConfig {
 pub fn query_config() -> web::QueryConfig {
     web::QueryConfig::default().error_handler(|err, req: &HttpRequest| {
         let mut fields = FieldErrors::new();
-        fields.add(&field_of(&err.to_string()), err.to_string());
+        fields.add(&field_of(&err.to_string()), readable(&err.to_string()));
         let app = AppError::invalid(fields);
         if req.path().starts_with("/api/") {
             ApiError(app).into()
@@ -65,6 +65,22 @@ pub fn query_config() -> web::QueryConfig {
             PageError(app).into()
         }
     })
+}
+
+/// A parser's message as people read it: its `quoted` words in typographic quotes instead of
+/// backticks.
+fn readable(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut open = false;
+    for c in message.chars() {
+        if c == '`' {
+            out.push(if open { '”' } else { '“' });
+            open = !open;
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The field a serde message names (`missing field `email``, `unknown variant` …), else `body`.
@@ -118,6 +134,11 @@ mod tests {
         }
         let e = serde_json::from_str::<Agent>(body).expect_err("wrong type");
         assert_eq!(super::key_at(body, e.line(), e.column()).as_deref(), Some("shell_enabled"));
+    }
+
+    #[test]
+    fn a_parser_message_quotes_without_backticks() {
+        assert_eq!(super::readable("missing field `email` at line 1"), "missing field “email” at line 1");
     }
 
     #[test]

@@ -12,6 +12,29 @@ pub fn datetime(ms: &i64) -> String {
         .unwrap_or_else(|| "-".to_string())
 }
 
+/// `1 member`, `3 members` (see [`crate::words::count`]).
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    crate::words::count(n, one, many)
+}
+
+/// Epoch milliseconds as `2026-11-29 21:12:05 UTC`.
+pub fn datetime_seconds(ms: &i64) -> String {
+    let fmt = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second] UTC");
+    time::OffsetDateTime::from_unix_timestamp_nanos(*ms as i128 * 1_000_000)
+        .ok()
+        .and_then(|t| t.format(&fmt).ok())
+        .unwrap_or_else(|| "-".to_string())
+}
+
+/// Epoch milliseconds exactly, as `2026-11-29T21:12:05.123Z` (a `<time>`'s `datetime` and title).
+pub fn timestamp_utc(ms: &i64) -> String {
+    let fmt = time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
+    time::OffsetDateTime::from_unix_timestamp_nanos(*ms as i128 * 1_000_000)
+        .ok()
+        .and_then(|t| t.format(&fmt).ok())
+        .unwrap_or_else(|| "-".to_string())
+}
+
 pub fn datetime_opt(ms: &Option<i64>) -> String {
     ms.as_ref().map(datetime).unwrap_or_else(|| "never".to_string())
 }
@@ -78,6 +101,13 @@ pub mod aria {
 mod tests {
     use super::Choice;
     use crate::access::Role;
+
+    #[test]
+    fn times_read_to_the_second_and_exactly() {
+        let ms = 1_764_681_125_123; // 2025-12-02 13:12:05.123 UTC
+        assert_eq!(super::datetime_seconds(&ms), "2025-12-02 13:12:05 UTC");
+        assert_eq!(super::timestamp_utc(&ms), "2025-12-02T13:12:05.123Z");
+    }
 
     #[test]
     fn a_choice_is_selected_by_its_value() {

@@ -13,6 +13,7 @@ use super::error::{AppError, Kind};
 use super::page_error::PageError;
 use super::problem::ApiError;
 use crate::access::{Caller, Via};
+use crate::auth::account;
 use crate::auth::service as auth;
 use crate::orgs::model::OrgChoice;
 use crate::orgs::service as orgs;
@@ -28,7 +29,15 @@ pub struct SignedIn {
     pub csrf_token: String,
     pub orgs: Vec<OrgChoice>,
     pub current: Option<OrgChoice>,
+    /// Signed in with a password that was issued (a one-time password): until the person
+    /// chooses their own, every page but the password page sends them there.
+    pub must_change_password: bool,
 }
+
+/// A signed-in person who may still have to choose their password: only the password page
+/// takes this (every other page refuses such a sign-in).
+#[derive(Debug, Clone)]
+pub struct ChoosingPassword(pub SignedIn);
 
 /// The caller of a page: the [`Caller`] services take, plus what the layout shows (the CSRF token
 /// for forms, the organization switcher).
@@ -54,6 +63,8 @@ async fn signed_in(req: &HttpRequest) -> Result<SignedIn, AppError> {
     let st = state(req)?;
     let cookie = req.cookie(csrf::SESSION_COOKIE).ok_or_else(AppError::unauthenticated)?;
     let session = auth::session_for_cookie(&st.db, cookie.value()).await?.ok_or_else(AppError::unauthenticated)?;
+    let user_agent = req.headers().get(header::USER_AGENT).and_then(|v| v.to_str().ok());
+    account::note_use(&st.db, &session, user_agent).await?;
     let choices = orgs::choices(&st.db, &session.user_id).await?;
     let current = orgs::current(&choices, session.current_organization_id.as_deref());
     Ok(SignedIn {
@@ -63,7 +74,19 @@ async fn signed_in(req: &HttpRequest) -> Result<SignedIn, AppError> {
         csrf_token: st.csrf_key.for_session(cookie.value()),
         orgs: choices,
         current,
+        must_change_password: session.must_change_password == 1,
     })
+}
+
+/// A sign-in that may act: one still on an issued password may not, until it is changed.
+fn chosen_password(s: SignedIn) -> Result<SignedIn, AppError> {
+    if s.must_change_password {
+        return Err(AppError::new(
+            Kind::PasswordChangeRequired,
+            "Choose your own password first: the one you signed in with was issued to you.",
+        ));
+    }
+    Ok(s)
 }
 
 fn caller_of(s: SignedIn) -> Result<PageCaller, AppError> {
@@ -111,7 +134,7 @@ async fn api_caller(req: &HttpRequest) -> Result<Caller, AppError> {
             via: Via::Token { token_id: t.token_id, name: t.name },
         });
     }
-    caller_of(signed_in(req).await?).map(|p| p.caller)
+    caller_of(chosen_password(signed_in(req).await?)?).map(|p| p.caller)
 }
 
 impl FromRequest for SignedIn {
@@ -119,7 +142,16 @@ impl FromRequest for SignedIn {
     type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let req = req.clone();
-        Box::pin(async move { signed_in(&req).await.map_err(PageError) })
+        Box::pin(async move { signed_in(&req).await.and_then(chosen_password).map_err(PageError) })
+    }
+}
+
+impl FromRequest for ChoosingPassword {
+    type Error = PageError;
+    type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        Box::pin(async move { signed_in(&req).await.map(ChoosingPassword).map_err(PageError) })
     }
 }
 
@@ -128,7 +160,7 @@ impl FromRequest for PageCaller {
     type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let req = req.clone();
-        Box::pin(async move { caller_of(signed_in(&req).await.map_err(PageError)?).map_err(PageError) })
+        Box::pin(async move { signed_in(&req).await.and_then(chosen_password).and_then(caller_of).map_err(PageError) })
     }
 }
 
@@ -142,7 +174,7 @@ impl FromRequest for MaybeSignedIn {
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let req = req.clone();
         Box::pin(async move {
-            match signed_in(&req).await {
+            match signed_in(&req).await.and_then(chosen_password) {
                 Ok(s) => Ok(MaybeSignedIn(Some(s))),
                 Err(e) if e.kind == Kind::Unauthenticated => Ok(MaybeSignedIn(None)),
                 Err(e) => Err(PageError(e)),

@@ -109,6 +109,26 @@ pub async fn csrf_guard(
     Ok(req.into_response(res))
 }
 
+/// A form htmx sends (every form of a boosted page) leaves the address bar on the page it was
+/// sent from. Without this, htmx puts the form's action there: a refused action or a form shown
+/// again with its messages would leave `/members/{id}/delete` in the address bar, and a reload
+/// would be a 404. A response that says where to go (`HX-Redirect`, `HX-Location`,
+/// `HX-Push-Url`, `HX-Replace-Url`) keeps its choice.
+pub async fn keep_page_url(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody>, Error> {
+    let is_htmx_write =
+        req.headers().contains_key("hx-request") && !matches!(*req.method(), Method::GET | Method::HEAD);
+    let mut res = next.call(req).await?;
+    let chooses = ["hx-redirect", "hx-location", "hx-push-url", "hx-replace-url"];
+    if is_htmx_write && !chooses.iter().any(|h| res.headers().contains_key(*h)) {
+        res.headers_mut()
+            .insert(header::HeaderName::from_static("hx-push-url"), header::HeaderValue::from_static("false"));
+    }
+    Ok(res)
+}
+
 fn is_bearer(req: &ServiceRequest) -> bool {
     req.headers()
         .get(header::AUTHORIZATION)

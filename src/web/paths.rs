@@ -18,6 +18,12 @@ pub const INVITATIONS: &str = "/invitations";
 pub const TOKENS: &str = "/tokens";
 pub const VAULT: &str = "/vault";
 pub const AUDIT: &str = "/audit";
+/// The signed-in person's own account: password, sign-ins, API tokens.
+pub const ACCOUNT: &str = "/account";
+/// Choosing a new password (where a one-time password's sign-in is sent).
+pub const ACCOUNT_PASSWORD: &str = "/account/password";
+pub const ACCOUNT_SESSIONS: &str = "/account/sessions";
+pub const ACCOUNT_TOKENS: &str = "/account/tokens";
 /// The OpenAPI document, as JSON.
 pub const API_DOCS: &str = "/api/v1/openapi.json";
 /// The API reference: the OpenAPI document as a page.
@@ -91,6 +97,8 @@ item_paths! {
     invitation_accept => INVITATIONS / "accept";
     invitation_decline => INVITATIONS / "decline";
     token_revoke => TOKENS / "revoke";
+    account_session_end => ACCOUNT_SESSIONS / "end";
+    account_token_revoke => ACCOUNT_TOKENS / "revoke";
     secret_rotate => VAULT / "rotate";
     secret_delete => VAULT / "delete";
 
@@ -132,8 +140,14 @@ pub fn connection_row(id: &str) -> String {
     format!("{SANDBOXES}#connection-{id}")
 }
 
-pub fn audit_page(page: u32) -> String {
-    format!("{AUDIT}?page={page}")
+/// A page of the audit log with its filters (`name`, value pairs; empty ones left out).
+pub fn audit_page(filters: &[(&str, &str)], page: u32) -> String {
+    let mut query = url::form_urlencoded::Serializer::new(String::new());
+    for (name, value) in filters.iter().filter(|(_, v)| !v.is_empty()) {
+        query.append_pair(name, value);
+    }
+    query.append_pair("page", &page.to_string());
+    format!("{AUDIT}?{}", query.finish())
 }
 
 /// The Running tab, sampling memory or not.
@@ -205,11 +219,17 @@ mod tests {
         assert_eq!(invitation_accept("i1"), "/invitations/i1/accept");
         assert_eq!(invitation_decline("i1"), "/invitations/i1/decline");
         assert_eq!(token_revoke("t1"), "/tokens/t1/revoke");
+        assert_eq!(account_session_end("s1"), "/account/sessions/s1/end");
+        assert_eq!(account_token_revoke("t1"), "/account/tokens/t1/revoke");
         assert_eq!(secret_rotate("s1"), "/vault/s1/rotate");
         assert_eq!(secret_delete("s1"), "/vault/s1/delete");
         assert_eq!(secret_rotate_field("s1"), "/vault#rotate-s1");
         assert_eq!(connection_row("c1"), "/sandboxes#connection-c1");
-        assert_eq!(audit_page(2), "/audit?page=2");
+        assert_eq!(audit_page(&[], 2), "/audit?page=2");
+        assert_eq!(
+            audit_page(&[("actor", "a b&c"), ("event", ""), ("from", "2026-12-02 10:00")], 3),
+            "/audit?actor=a+b%26c&from=2026-12-02+10%3A00&page=3"
+        );
         assert_eq!(connection("c1"), "/sandboxes/c1");
         assert_eq!(connection_edit("c1"), "/sandboxes/c1/edit");
         assert_eq!(connection_enable("c1"), "/sandboxes/c1/enable");

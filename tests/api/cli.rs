@@ -45,6 +45,14 @@ db_test! {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains("owner ops@example.com created") && text.contains("one-time password"), "{text}");
+        assert!(text.contains("chooses their own password"), "{text}");
+        // The account must choose its own password at its first sign-in.
+        let db = agenticos::db::Db::connect(&database.url, 1).await.expect("connect");
+        let mut c = db.conn().await.expect("conn");
+        let flag: i64 = sqlx::query_scalar("SELECT must_change_password FROM users").fetch_one(&mut *c).await.expect("flag");
+        assert_eq!(flag, 1);
+        drop(c);
+        db.close().await;
         let out = agenticos()
             .env("DATABASE_URL", &database.url)
             .env("AGENTICOS_VAULT_KEY_FILE", &key)

@@ -156,7 +156,7 @@ db_test! {
         assert!(check(&local, "routes present").1.starts_with("all 19 routes"), "{out}");
         let cloud = section(&out, "Acme / cloud (Daytona)");
         assert!(cloud[1].contains("not checked (Daytona support is not built yet)"), "{out}");
-        assert!(out.contains("1 connection(s) checked: 1 healthy, 0 unhealthy; 1 not checked."), "{out}");
+        assert!(out.contains("1 connection checked: 1 healthy, 0 unhealthy; 1 not checked."), "{out}");
         assert!(!out.contains('✗'), "{out}");
         assert_no_secret(&format!("{out}{err}"), &[&peer.token]);
     }
@@ -177,7 +177,7 @@ db_test! {
         assert_eq!(mark, "✗", "{out}");
         assert!(text.contains("does not serve /workspaces/trees"), "{out}");
         assert!(text.contains("Run ghcr.io/vstorm-co/sandboxd:0.2.37 and redeploy it"), "{out}");
-        assert!(out.contains("1 connection(s) checked: 0 healthy, 1 unhealthy."), "{out}");
+        assert!(out.contains("1 connection checked: 0 healthy, 1 unhealthy."), "{out}");
         assert_no_secret(&format!("{out}{err}"), &[&peer.token]);
     }
 }
@@ -199,7 +199,7 @@ db_test! {
         assert_eq!((mark, text), ("✗", "credential refused: the host did not accept this key"), "{out}");
         assert_eq!(check(&wrong, "runtimes allowed").0, "-", "{out}");
         assert_eq!(check(&wrong, "routes present").0, "✓", "{out}");
-        assert!(out.contains("2 connection(s) checked: 1 healthy, 1 unhealthy."), "{out}");
+        assert!(out.contains("2 connections checked: 1 healthy, 1 unhealthy."), "{out}");
         assert_no_secret(&format!("{out}{err}"), &[&peer.token, "not-the-token-0123456789"]);
     }
 }

@@ -14,6 +14,8 @@ use crate::helpers::TestApp;
 /// test below fails when a registration is missing here.
 const PAGE_ROUTES: &[&str] = &[
     "GET /",
+    "GET /account",
+    "GET /account/password",
     "GET /agents",
     "GET /agents/_runtime_field",
     "GET /agents/_scope_field",
@@ -40,6 +42,10 @@ const PAGE_ROUTES: &[&str] = &[
     "GET /setup",
     "GET /tokens",
     "GET /vault",
+    "POST /account",
+    "POST /account/password",
+    "POST /account/sessions/{id}/end",
+    "POST /account/tokens/{id}/revoke",
     "POST /agents",
     "POST /agents/{id}",
     "POST /invitations/{code}",
@@ -52,6 +58,7 @@ const PAGE_ROUTES: &[&str] = &[
     "POST /members/{id}/delete",
     "POST /members/{id}/role",
     "POST /orgs",
+    "POST /orgs/new",
     "POST /orgs/switch",
     "POST /sandboxes",
     "POST /sandboxes/probe",

@@ -3,11 +3,13 @@
 mod browser;
 mod helpers;
 
+mod account;
 mod accounts;
 mod agents_pages;
 mod api_tokens;
 mod architecture;
 mod audit_log;
+mod browser_accounts;
 mod browser_connections;
 mod browser_flows;
 mod browser_screens;
@@ -18,6 +20,7 @@ mod connection_health;
 mod console_pages;
 mod csrf;
 mod edge;
+mod forms;
 mod health;
 mod invitations;
 mod isolation;

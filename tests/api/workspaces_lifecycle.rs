@@ -311,8 +311,8 @@ db_test! {
         let too_long = format!("{longest}x");
         for (body, words) in [
             (json!({"command": too_long}), "131071 bytes"),
-            (json!({"argv": ["echo", "y".repeat(131_072)]}), "Argument 1 of `argv`"),
-            (json!({"command": "env", "env": {"BIG": "v".repeat(131_068)}}), "`BIG` in `env`"),
+            (json!({"argv": ["echo", "y".repeat(131_072)]}), "Argument 1 of “argv”"),
+            (json!({"command": "env", "env": {"BIG": "v".repeat(131_068)}}), "“BIG” in “env”"),
         ] {
             let p = o.ws(&run, Method::POST, "exec", Some(body)).await.problem(400);
             let detail = p["detail"].as_str().unwrap_or_default();

@@ -49,12 +49,9 @@ fn gone_message(why: Gone) -> &'static str {
 }
 
 impl InvitationError {
-    /// A role above the caller's own, refused on the `role` field.
-    pub fn above_own_role(caller: Role) -> Self {
-        InvitationError::Invalid(FieldErrors::one(
-            "role",
-            format!("You cannot grant a role above your own ({caller})."),
-        ))
+    /// A role above the caller's own, refused on the `role` field (beside the form's others).
+    pub fn above_own_role_errors(caller: Role) -> FieldErrors {
+        FieldErrors::one("role", format!("You cannot grant a role above your own ({caller})."))
     }
 }
 

@@ -41,11 +41,11 @@ pub async fn invite(db: &Db, caller: &Caller, input: NewInvitation) -> Result<Cr
     let mut errors = FieldErrors::new();
     let email = validate::email(&mut errors, "email", &input.email);
     let role = validate::role(&mut errors, "role", &input.role);
+    if role.is_some_and(|r| r.outranks(caller.role)) {
+        errors.0.extend(InvitationError::above_own_role_errors(caller.role).0);
+    }
     errors.into_result().map_err(InvitationError::Invalid)?;
     let role = role.unwrap_or(Role::Member);
-    if role.outranks(caller.role) {
-        return Err(InvitationError::above_own_role(caller.role));
-    }
 
     let code = secrets::random_token(32);
     let code_hash = secrets::sha256_hex(&code);

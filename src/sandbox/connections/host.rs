@@ -107,7 +107,10 @@ pub(super) async fn ask_with(st: &AppState, client: &SandboxdClient, address: &s
         n => (
             ProbeStatus::Ok,
             Health::Healthy,
-            format!("The host answered and accepted the key. It offers {n} runtimes."),
+            format!(
+                "The host answered and accepted the key. It offers {}.",
+                crate::words::count(n, "runtime", "runtimes")
+            ),
         ),
     };
     Probe {

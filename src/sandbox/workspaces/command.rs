@@ -70,7 +70,7 @@ impl Command {
         let argv = match (input.argv, input.command) {
             (Some(a), None) if !a.is_empty() && !a[0].is_empty() => a,
             (None, Some(c)) if !c.trim().is_empty() => vec!["/bin/sh".into(), "-c".into(), c],
-            _ => return Err(refused("Send either `argv` (a program and its arguments) or `command` (a shell line).")),
+            _ => return Err(refused("Send either “argv” (a program and its arguments) or “command” (a shell line).")),
         };
         if argv.iter().any(|a| a.contains('\0')) {
             return Err(refused("A command cannot contain a NUL byte."));
@@ -81,14 +81,14 @@ impl Command {
         }
         if let Some(name) = input.env.keys().find(|name| !is_variable_name(name)) {
             let shown = name.replace('\0', "\\0");
-            return Err(refused(format!("`{shown}` in `env` is not an environment variable name.")));
+            return Err(refused(format!("“{shown}” in “env” is not an environment variable name.")));
         }
         if let Some(name) = input.env.iter().find(|(_, value)| value.contains('\0')).map(|(n, _)| n) {
-            return Err(refused(format!("The value of `{name}` in `env` contains a NUL byte.")));
+            return Err(refused(format!("The value of “{name}” in “env” contains a NUL byte.")));
         }
         if let Some(i) = argv.iter().position(|a| a.len() > ARG_MAX_BYTES) {
             let what =
-                if input_was_line(&argv) { "The command".to_string() } else { format!("Argument {i} of `argv`") };
+                if input_was_line(&argv) { "The command".to_string() } else { format!("Argument {i} of “argv”") };
             return Err(refused(format!(
                 "{what} is {} bytes long; a sandbox starts at most {ARG_MAX_BYTES} bytes per argument. Write a longer script to a file and run that.",
                 argv[i].len()
@@ -96,7 +96,7 @@ impl Command {
         }
         if let Some((name, value)) = input.env.iter().find(|(n, v)| n.len() + 1 + v.len() > ARG_MAX_BYTES) {
             return Err(refused(format!(
-                "`{name}` in `env` is {} bytes long with its value; a sandbox starts at most {ARG_MAX_BYTES} bytes per variable.",
+                "“{name}” in “env” is {} bytes long with its value; a sandbox starts at most {ARG_MAX_BYTES} bytes per variable.",
                 name.len() + 1 + value.len()
             )));
         }

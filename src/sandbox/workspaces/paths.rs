@@ -75,7 +75,7 @@ pub fn normalise(raw: &str) -> Result<WorkspacePath, String> {
             "" | "." => {}
             ".." => {
                 if parts.pop().is_none() {
-                    return Err("The path climbs out of the workspace with `..`.".into());
+                    return Err("The path climbs out of the workspace with “..”.".into());
                 }
             }
             p => parts.push(p),

@@ -181,7 +181,7 @@ pub async fn ls(st: &AppState, caller: &Caller, run_id: &str, raw: &str) -> Resu
 
 pub async fn mkdir(st: &AppState, caller: &Caller, run_id: &str, raw: &str) -> Result<()> {
     required(raw, "Name the folder to make.")?;
-    let p = below_root(raw, "`path` names the workspace root, which exists: name a folder below it.")?;
+    let p = below_root(raw, "“path” names the workspace root, which exists: name a folder below it.")?;
     open(st, caller, run_id).await?.mkdir(&p).await
 }
 

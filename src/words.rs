@@ -1,0 +1,22 @@
+//! Small wording helpers shared by messages and templates.
+
+/// `1 runtime`, `3 runtimes`, `0 runtimes`: a count with its noun, never `runtime(s)`.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::count;
+
+    #[test]
+    fn a_count_takes_the_plural_unless_it_is_one() {
+        assert_eq!(count(0, "member", "members"), "0 members");
+        assert_eq!(count(1, "member", "members"), "1 member");
+        assert_eq!(count(2, "sandbox", "sandboxes"), "2 sandboxes");
+    }
+}
