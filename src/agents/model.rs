@@ -171,6 +171,14 @@ pub struct Run {
     pub created_at: i64,
     /// Epoch milliseconds (UTC); null while running.
     pub finished_at: Option<i64>,
+    /// What finishing could not do with the run's `state` workspace, in words (null when all went
+    /// well): its changes did not fit together with what other runs saved meanwhile, or a file it
+    /// changed was changed first by a run that finished earlier. Names the recovery copy.
+    pub workspace_error: Option<String>,
+    /// The workspace id of the recovery copy that keeps this run's files when finishing could not
+    /// merge them all into the shared `state` workspace (see `workspace_error`); null otherwise,
+    /// and null again once the copy is deleted.
+    pub recovery_workspace_id: Option<String>,
 }
 
 /// `?limit=N&offset=M`: one page of a list, newest first.

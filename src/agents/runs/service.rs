@@ -274,3 +274,17 @@ pub async fn finish_in_org(st: &AppState, org_id: &str, run_id: &str) -> Result<
     store::finish(&mut c, org_id, run_id, db::now_ms()).await?;
     Ok(store::get(&mut c, org_id, run_id).await?)
 }
+
+/// Records on a finished run of `org_id` what finishing could not do with its workspace, naming
+/// the recovery copy `copy_id` that keeps its files; the run as it is now.
+pub async fn set_workspace_error(
+    st: &AppState,
+    org_id: &str,
+    run_id: &str,
+    error: &str,
+    copy_id: &str,
+) -> Result<Option<Run>> {
+    let mut c = st.db.conn().await?;
+    store::set_workspace_error(&mut c, org_id, run_id, error, copy_id).await?;
+    Ok(store::get(&mut c, org_id, run_id).await?)
+}

@@ -17,6 +17,8 @@ struct RunRow {
     workspace_opened: i64,
     created_at: i64,
     finished_at: Option<i64>,
+    workspace_error: Option<String>,
+    recovery_workspace_id: Option<String>,
 }
 
 impl From<RunRow> for Run {
@@ -33,12 +35,14 @@ impl From<RunRow> for Run {
             workspace_opened: r.workspace_opened == 1,
             created_at: r.created_at,
             finished_at: r.finished_at,
+            workspace_error: r.workspace_error,
+            recovery_workspace_id: r.recovery_workspace_id,
         }
     }
 }
 
 const RUN_COLUMNS: &str = "id, agent_id, conversation_id, started_by, user_id, trigger_as_creator, channel_sender, \
-                           status, workspace_opened, created_at, finished_at";
+                           status, workspace_opened, created_at, finished_at, workspace_error, recovery_workspace_id";
 
 /// The values a new run is written with.
 pub struct NewRun<'a> {
@@ -107,6 +111,20 @@ pub async fn finish(c: &mut Conn, org_id: &str, id: &str, now: i64) -> DbResult<
     .execute(c)
     .await?
     .rows_affected())
+}
+
+/// Records what finishing could not do with the run's workspace, and the copy that keeps its files.
+pub async fn set_workspace_error(c: &mut Conn, org_id: &str, id: &str, error: &str, copy_id: &str) -> DbResult<()> {
+    sqlx::query(
+        "UPDATE runs SET workspace_error = $1, recovery_workspace_id = $2 WHERE organization_id = $3 AND id = $4",
+    )
+    .bind(error)
+    .bind(copy_id)
+    .bind(org_id)
+    .bind(id)
+    .execute(c)
+    .await?;
+    Ok(())
 }
 
 /// What a runs list is narrowed to (each `None` is no narrowing).

@@ -14,18 +14,18 @@ use super::paths::WorkspacePath;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Document {
-    entries: BTreeMap<String, DocEntry>,
+    pub(super) entries: BTreeMap<String, DocEntry>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-struct DocEntry {
+pub(super) struct DocEntry {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    dir: bool,
+    pub(super) dir: bool,
     /// base64 of the bytes.
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    data: String,
+    pub(super) data: String,
     #[serde(default)]
-    size: u64,
+    pub(super) size: u64,
 }
 
 impl Document {

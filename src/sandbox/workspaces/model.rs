@@ -66,8 +66,16 @@ pub struct Workspace {
     pub session_ref: Option<String>,
     pub state: WorkspaceState,
     pub lost_run_id: Option<String>,
+    /// For a recovery copy (DESIGN.md §11): the `state` workspace whose run's files it keeps.
+    /// Listed as [`recovery_label`] of its source; deleted with it.
+    pub recovery_of: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
+}
+
+/// How a recovery copy is named wherever it is listed: "recovery copy of …" and the source's name.
+pub fn recovery_label(source_name: &str) -> String {
+    format!("recovery copy of {source_name}")
 }
 
 /// A directory entry, for `ls` and `stat`.

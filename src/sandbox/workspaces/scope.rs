@@ -105,6 +105,8 @@ mod tests {
             workspace_opened: false,
             created_at: 0,
             finished_at: None,
+            workspace_error: None,
+            recovery_workspace_id: None,
         }
     }
 

@@ -12,6 +12,7 @@ use super::recorded::{Recorded, RowKeys};
 use super::sandboxd::SandboxdBackend;
 use super::scope;
 use super::state::StateBackend;
+use super::state_finish::{merge_at_finish, Recovered};
 use super::store::{self, NewWorkspace};
 use crate::access::Caller;
 use crate::agents::model::{Agent, Backend, Run};
@@ -261,15 +262,24 @@ pub async fn finish(st: &AppState, caller: &Caller, run_id: &str) -> Result<Run>
     if is_finished(&run) {
         return Ok(run);
     }
-    let finished = runs::finish_in_org(st, &caller.org_id, run_id).await?.unwrap_or(run);
+    let mut finished = runs::finish_in_org(st, &caller.org_id, run_id).await?.unwrap_or(run);
     st.resolve_cache.forget_run(&caller.org_id, run_id);
     st.recorder.flush_run(run_id).await;
     match resolve_in(st, &caller.org_id, run_id).await {
         Ok(r) => {
             let workspace_id = r.workspace.id.clone();
-            if let Err(e) = end_of_run(st, r, run_id).await {
-                tracing::warn!(event = "run_end_incomplete", run_id, workspace_id = %workspace_id, error = %e,
-                    "a finished run's workspace could not be cleaned up");
+            match end_of_run(st, r, run_id).await {
+                Ok(None) => {}
+                Ok(Some(rec)) => {
+                    tracing::warn!(event = "run_state_recovered", run_id, workspace_id = %workspace_id,
+                        copy_id = %rec.copy_id, "a finished run's files are kept in a recovery copy");
+                    let now = runs::set_workspace_error(st, &caller.org_id, run_id, &rec.error, &rec.copy_id).await?;
+                    finished = now.unwrap_or(finished);
+                }
+                Err(e) => {
+                    tracing::warn!(event = "run_end_incomplete", run_id, workspace_id = %workspace_id, error = %e,
+                        "a finished run's workspace could not be cleaned up");
+                }
             }
         }
         Err(WorkspaceError::Internal(e)) => return Err(WorkspaceError::Internal(e)),
@@ -279,8 +289,13 @@ pub async fn finish(st: &AppState, caller: &Caller, run_id: &str) -> Result<Run>
     Ok(finished)
 }
 
-async fn end_of_run(st: &AppState, r: Resolved, run_id: &str) -> Result<()> {
+/// Ends the run's use of its workspace; what finishing could not merge into a shared `state`
+/// workspace, kept in a recovery copy.
+async fn end_of_run(st: &AppState, r: Resolved, run_id: &str) -> Result<Option<Recovered>> {
     st.resolve_cache.forget_workspace(&r.workspace.id);
+    if r.agent.backend == Backend::State && r.workspace.scope != Scope::Run {
+        return merge_at_finish(st, &r).await;
+    }
     let w = &r.workspace;
     let met_loss = w.lost_run_id.as_deref() == Some(run_id);
     let is_lost_by_this_run = met_loss && w.state == WorkspaceState::Lost;
@@ -296,5 +311,5 @@ async fn end_of_run(st: &AppState, r: Resolved, run_id: &str) -> Result<()> {
         // Another run opened the workspace fresh meanwhile: only the mark goes.
         store::clear_lost_run(&mut c, &workspace_id, run_id, db::now_ms()).await?;
     }
-    Ok(())
+    Ok(None)
 }

@@ -1,8 +1,13 @@
 //! The `state` backend (DESIGN.md §11): the workspace is one [`Document`] in our database. A
-//! change reads the document, applies itself and writes it back only if nobody changed it
-//! meanwhile (else it tries again); a change that would cross the storage limit is refused and the
-//! document stays as it was. It runs no commands. As for sandboxd, a run's first operation writes
-//! the agent's skills (and, into a new workspace, its manifest files) first, each recorded.
+//! run of a shared workspace (any scope but `run`) works on its own view: its first operation
+//! copies the shared document as it is then (the base), and its changes go into the run's copy;
+//! [`super::state_finish`] merges them into the shared document when the run finishes. A `run`
+//! workspace has one run, which changes the document itself. A change reads the document,
+//! applies itself and writes it back only if nobody changed it meanwhile (else it tries again); a
+//! change that would grow the document over the storage limit is refused and the document stays
+//! as it was (one that shrinks it is accepted, also over a lowered limit). It runs no commands.
+//! As for sandboxd, a run's first operation writes the agent's skills (and, into a new workspace,
+//! its manifest files) first, each recorded.
 
 use futures_util::future::BoxFuture;
 
@@ -10,17 +15,25 @@ use super::backend::{files_at_open, within_read_max, Result, WorkspaceBackend};
 use super::command::Command;
 use super::document::Document;
 use super::error::WorkspaceError;
+use super::key::Scope;
 use super::model::{is_finished, Entry, ExecResult, Resolved, WorkspaceState, FINISHED};
 use super::paths::WorkspacePath;
 use super::recorded::{bytes_detail, record, RowKeys};
-use super::store;
+use super::{state_store, store};
 use crate::agents::runs::service as runs;
 use crate::db;
 use crate::sandbox::recording::Operation;
 use crate::state::AppState;
 
 /// How often a change is tried against a document others keep changing.
-const ATTEMPTS: usize = 8;
+pub(super) const ATTEMPTS: usize = 8;
+
+/// The refusal of a change that would grow a document over its limit.
+pub(super) fn over_limit(after: u64, limit: u64) -> WorkspaceError {
+    WorkspaceError::TooLarge(format!(
+        "This workspace would hold {after} bytes, over its storage limit of {limit} bytes (files and empty folders count). Nothing was written."
+    ))
+}
 
 pub struct StateBackend<'a> {
     st: &'a AppState,
@@ -32,28 +45,54 @@ impl<'a> StateBackend<'a> {
         StateBackend { st, r }
     }
 
-    async fn document(&self) -> Result<Document> {
+    /// Whether the run works on its own view (every scope but `run`).
+    fn has_view(&self) -> bool {
+        self.r.workspace.scope != Scope::Run
+    }
+
+    /// The document this run sees and its version.
+    async fn load(&self) -> Result<(Document, i64)> {
         let mut c = self.st.db.conn().await?;
-        let (text, _) = store::document(&mut c, &self.r.workspace.id).await?;
-        Document::parse(text.as_deref())
+        let (ws, run) = (&self.r.workspace.id, &self.r.run.id);
+        if !self.has_view() {
+            let (text, version) = store::document(&mut c, ws).await?;
+            return Ok((Document::parse(text.as_deref())?, version));
+        }
+        if let Some(v) = state_store::view(&mut c, run, ws).await? {
+            return Ok((Document::parse(v.document.as_deref())?, v.version));
+        }
+        state_store::start_view(&mut c, &self.r.org_id, run, ws, db::now_ms()).await?;
+        let v = state_store::view(&mut c, run, ws).await?.ok_or_else(|| WorkspaceError::NotFound("gone".into()))?;
+        Ok((Document::parse(v.document.as_deref())?, v.version))
+    }
+
+    /// Stores `doc` if the document is still at `version`; false means retry.
+    async fn save(&self, version: i64, doc: &Document) -> Result<bool> {
+        let mut c = self.st.db.conn().await?;
+        let (ws, run, now) = (&self.r.workspace.id, &self.r.run.id, db::now_ms());
+        Ok(if self.has_view() {
+            state_store::replace_view(&mut c, run, version, &doc.to_json(), now).await?
+        } else {
+            store::replace_document(&mut c, ws, version, &doc.to_json(), now).await?
+        })
+    }
+
+    async fn document(&self) -> Result<Document> {
+        Ok(self.load().await?.0)
     }
 
     /// Applies `change` to the document and stores the result.
     async fn change<T>(&self, change: impl Fn(&mut Document) -> Result<T> + Send) -> Result<T> {
         let limit = self.st.config.sandboxd.state_limit_bytes;
         for _ in 0..ATTEMPTS {
-            let mut c = self.st.db.conn().await?;
-            let (text, version) = store::document(&mut c, &self.r.workspace.id).await?;
-            let mut doc = Document::parse(text.as_deref())?;
+            let (mut doc, version) = self.load().await?;
             let before = doc.usage();
             let out = change(&mut doc)?;
             let after = doc.usage();
             if after > limit && after > before {
-                return Err(WorkspaceError::TooLarge(format!(
-                    "This workspace would hold {after} bytes, over its storage limit of {limit} bytes (files and empty folders count). Nothing was written."
-                )));
+                return Err(over_limit(after, limit));
             }
-            if store::replace_document(&mut c, &self.r.workspace.id, version, &doc.to_json(), db::now_ms()).await? {
+            if self.save(version, &doc).await? {
                 return Ok(out);
             }
         }
@@ -151,7 +190,8 @@ impl WorkspaceBackend for StateBackend<'_> {
         Box::pin(async { Err(WorkspaceError::NoCommands) })
     }
 
-    /// Empties the document.
+    /// Empties the document (a `run` workspace's: a shared one is merged by
+    /// [`super::state_finish`] instead).
     fn finish(&mut self) -> BoxFuture<'_, Result<()>> {
         Box::pin(async move {
             let mut c = self.st.db.conn().await?;

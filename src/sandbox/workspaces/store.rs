@@ -5,7 +5,7 @@ use super::model::{Workspace, WorkspaceState};
 use crate::db::{Conn, DbResult};
 
 #[derive(sqlx::FromRow)]
-struct Row {
+pub(super) struct Row {
     id: String,
     session_key: String,
     backend: String,
@@ -19,6 +19,7 @@ struct Row {
     session_ref: Option<String>,
     state: String,
     lost_run_id: Option<String>,
+    recovery_of: Option<String>,
     created_at: i64,
     updated_at: i64,
 }
@@ -39,15 +40,16 @@ impl From<Row> for Workspace {
             session_ref: r.session_ref,
             state: WorkspaceState::parse(&r.state),
             lost_run_id: r.lost_run_id,
+            recovery_of: r.recovery_of,
             created_at: r.created_at,
             updated_at: r.updated_at,
         }
     }
 }
 
-const COLUMNS: &str =
+pub(super) const COLUMNS: &str =
     "id, session_key, backend, scope, connection_id, agent_id, conversation_id, run_id, user_id, runtime, \
-                       session_ref, state, lost_run_id, created_at, updated_at";
+                       session_ref, state, lost_run_id, recovery_of, created_at, updated_at";
 
 /// The values a new workspace row gets.
 pub struct NewWorkspace<'a> {
