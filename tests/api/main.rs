@@ -34,6 +34,7 @@ mod sandbox_connections;
 mod sandbox_policy;
 mod sandbox_running;
 mod sandboxd_client;
+mod state_merge;
 mod templates;
 mod validation;
 mod vault;
