@@ -178,6 +178,7 @@ db_test! {
         assert_eq!(p["type"], "https://agenticos.dev/problems/payload-too-large");
         let detail = p["detail"].as_str().unwrap_or_default();
         assert!(detail.contains("storage limit of 100 bytes") && detail.contains("Nothing was written"), "{detail}");
+        assert!(detail.contains("only changes that make it smaller are accepted"), "{detail}");
         assert_eq!(o.write(&r1, "big.txt", &"x".repeat(120)).await.status, 204, "shrinking is accepted");
         o.write(&r1, "big.txt", &"x".repeat(130)).await.problem(413);
         assert!(finish(&o, &r1).await["workspace_error"].is_null(), "a merge that shrinks lands");

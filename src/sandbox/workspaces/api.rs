@@ -135,7 +135,7 @@ pub async fn read_file(
         (status = 404, description = "No such run in this organization (or its agent was deleted): `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The run is finished (`This run is finished.`: nothing reaches a host), its connection is switched off, gone or of a kind without workspaces, its key may not be sent there, or the agent's scope gives this run no workspace: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
         (status = 410, description = "The workspace's files are gone (the host's workspace TTL removed them, or the host was rebuilt): reported to this run once, the next run opens fresh: `https://agenticos.dev/problems/gone`.", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "The body is larger than 8 MiB, or a `state` workspace would pass its storage limit (`AGENTICOS_STATE_LIMIT_BYTES`): nothing was written: `https://agenticos.dev/problems/payload-too-large`.", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "The body is larger than 8 MiB, or a `state` workspace would pass its storage limit (`AGENTICOS_STATE_LIMIT_BYTES`; a document over a lowered limit accepts only writes that make it smaller): nothing was written: `https://agenticos.dev/problems/payload-too-large`.", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "No `path`, an empty one, or a control character in it (naming the field): `https://agenticos.dev/problems/invalid-input`.", body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "The host's per-organization session cap is reached (its words in `detail`): `https://agenticos.dev/problems/too-many-requests`.", body = Problem, content_type = "application/problem+json"),
         (status = 502, description = "The host could not be asked or did not answer well (unreachable, timed out, refused the key, another release): `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
@@ -317,8 +317,15 @@ pub async fn workspace_state(
 
 /// Ends a run: it is marked finished first (from then on its workspace routes answer 409 and
 /// reach no host), its operations are committed, a `run`-scoped workspace is purged on its host,
-/// and a loss it met is forgotten so the next run opens fresh. Finishing again changes nothing and
-/// asks no host; a purge that fails is logged, and the run is finished either way.
+/// and a loss it met is forgotten so the next run opens fresh. A run of a shared `state`
+/// workspace (any scope but `run`) worked on its own view: its changes are merged into the shared
+/// document by path. Changes to different paths all land; where a run that finished earlier
+/// changed a path otherwise, the earlier version stays; when the merged workspace would grow over
+/// the storage limit (files and empty folders count), the shared document stays unchanged. In
+/// both cases this run's files are kept in a recovery copy (a workspace of its own, deleted with
+/// its source), and the answer's `workspace_error` says what happened and names the copy, whose
+/// id is `recovery_workspace_id`. Finishing again changes nothing and asks no host; a purge that
+/// fails is logged, and the run is finished either way.
 #[utoipa::path(post, path = "/api/v1/runs/{run_id}/finish", tag = "workspace",
     params(("run_id" = String, Path, description = "run id")),
     responses((status = 200, body = Run, description = "the run, finished"),

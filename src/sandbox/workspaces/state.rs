@@ -28,10 +28,17 @@ use crate::state::AppState;
 /// How often a change is tried against a document others keep changing.
 pub(super) const ATTEMPTS: usize = 8;
 
-/// The refusal of a change that would grow a document over its limit.
-pub(super) fn over_limit(after: u64, limit: u64) -> WorkspaceError {
+/// The refusal of a change that would grow a document (holding `before` bytes) over its limit.
+pub(super) fn over_limit(before: u64, after: u64, limit: u64) -> WorkspaceError {
+    let already = if before > limit {
+        format!(
+            " It already holds {before} bytes, more than the limit (which was lowered since): only changes that make it smaller are accepted."
+        )
+    } else {
+        String::new()
+    };
     WorkspaceError::TooLarge(format!(
-        "This workspace would hold {after} bytes, over its storage limit of {limit} bytes (files and empty folders count). Nothing was written."
+        "This workspace would hold {after} bytes, over its storage limit of {limit} bytes (files and empty folders count). Nothing was written.{already}"
     ))
 }
 
@@ -90,7 +97,7 @@ impl<'a> StateBackend<'a> {
             let out = change(&mut doc)?;
             let after = doc.usage();
             if after > limit && after > before {
-                return Err(over_limit(after, limit));
+                return Err(over_limit(before, after, limit));
             }
             if self.save(version, &doc).await? {
                 return Ok(out);
