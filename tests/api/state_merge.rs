@@ -94,6 +94,21 @@ db_test! {
 }
 
 db_test! {
+    async fn two_runs_finishing_at_the_same_moment_lose_nothing(app: TestApp) {
+        let o = Org::new(&app).await;
+        let agent = state_agent(&o, "busy").await;
+        let (r1, r2) = (o.run(&agent, None, json!({})).await, o.run(&agent, None, json!({})).await);
+        assert_eq!(o.write(&r1, "one.txt", "first").await.status, 204);
+        assert_eq!(o.write(&r2, "two.txt", "second").await.status, 204);
+        let (a1, a2) = tokio::join!(finish(&o, &r1), finish(&o, &r2));
+        assert!(a1["workspace_error"].is_null() && a2["workspace_error"].is_null(), "{a1} {a2}");
+        let r3 = o.run(&agent, None, json!({})).await;
+        assert_eq!(o.read(&r3, "one.txt").await.body, "first");
+        assert_eq!(o.read(&r3, "two.txt").await.body, "second");
+    }
+}
+
+db_test! {
     async fn two_runs_editing_one_file_the_earlier_finish_wins_and_the_other_is_in_a_recovery_copy(app: TestApp) {
         let o = Org::new(&app).await;
         let agent = state_agent(&o, "shared").await;

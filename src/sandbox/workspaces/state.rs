@@ -65,11 +65,13 @@ impl<'a> StateBackend<'a> {
             let (text, version) = store::document(&mut c, ws).await?;
             return Ok((Document::parse(text.as_deref())?, version));
         }
-        if let Some(v) = state_store::view(&mut c, run, ws).await? {
+        if let Some(v) = state_store::view(&mut c, &self.r.org_id, run, ws).await? {
             return Ok((Document::parse(v.document.as_deref())?, v.version));
         }
         state_store::start_view(&mut c, &self.r.org_id, run, ws, db::now_ms()).await?;
-        let v = state_store::view(&mut c, run, ws).await?.ok_or_else(|| WorkspaceError::NotFound("gone".into()))?;
+        let v = state_store::view(&mut c, &self.r.org_id, run, ws)
+            .await?
+            .ok_or_else(|| WorkspaceError::NotFound("gone".into()))?;
         Ok((Document::parse(v.document.as_deref())?, v.version))
     }
 
@@ -78,7 +80,7 @@ impl<'a> StateBackend<'a> {
         let mut c = self.st.db.conn().await?;
         let (ws, run, now) = (&self.r.workspace.id, &self.r.run.id, db::now_ms());
         Ok(if self.has_view() {
-            state_store::replace_view(&mut c, run, version, &doc.to_json(), now).await?
+            state_store::replace_view(&mut c, &self.r.org_id, run, version, &doc.to_json(), now).await?
         } else {
             store::replace_document(&mut c, ws, version, &doc.to_json(), now).await?
         })

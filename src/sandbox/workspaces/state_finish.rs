@@ -34,11 +34,11 @@ pub async fn merge_at_finish(st: &AppState, r: &Resolved) -> Result<Option<Recov
     let (org, ws, run) = (&r.org_id, &r.workspace.id, &r.run.id);
     for _ in 0..ATTEMPTS {
         let mut c = st.db.conn().await?;
-        let Some(view) = state_store::view(&mut c, run, ws).await? else { return Ok(None) };
+        let Some(view) = state_store::view(&mut c, org, run, ws).await? else { return Ok(None) };
         let base = Document::parse(view.base_document.as_deref())?;
         let ours = Document::parse(view.document.as_deref())?;
         if ours == base {
-            state_store::delete_view(&mut c, run).await?;
+            state_store::delete_view(&mut c, org, run).await?;
             return Ok(None);
         }
         let (text, version) = store::document(&mut c, ws).await?;
@@ -73,7 +73,7 @@ pub async fn merge_at_finish(st: &AppState, r: &Resolved) -> Result<Option<Recov
             tx.rollback().await.map_err(DbError::from)?;
             continue;
         }
-        state_store::delete_view(&mut tx, run).await?;
+        state_store::delete_view(&mut tx, org, run).await?;
         tx.commit().await.map_err(DbError::from)?;
         return Ok(match (error, copy_id) {
             (Some(e), Some(copy_id)) => Some(Recovered { error: e.replace("{copy}", &copy_id), copy_id }),

@@ -14,10 +14,12 @@ pub struct View {
     pub version: i64,
 }
 
-pub async fn view(c: &mut Conn, run_id: &str, workspace_id: &str) -> DbResult<Option<View>> {
+pub async fn view(c: &mut Conn, org_id: &str, run_id: &str, workspace_id: &str) -> DbResult<Option<View>> {
     Ok(sqlx::query_as(
-        "SELECT base_document, document, version FROM state_run_views WHERE run_id = $1 AND workspace_id = $2",
+        "SELECT base_document, document, version FROM state_run_views \
+         WHERE organization_id = $1 AND run_id = $2 AND workspace_id = $3",
     )
+    .bind(org_id)
     .bind(run_id)
     .bind(workspace_id)
     .fetch_optional(c)
@@ -44,12 +46,21 @@ pub async fn start_view(c: &mut Conn, org_id: &str, run_id: &str, workspace_id: 
 
 /// Writes the run's document if none of its other requests changed it since `version`; false
 /// means retry.
-pub async fn replace_view(c: &mut Conn, run_id: &str, version: i64, document: &str, now: i64) -> DbResult<bool> {
+pub async fn replace_view(
+    c: &mut Conn,
+    org_id: &str,
+    run_id: &str,
+    version: i64,
+    document: &str,
+    now: i64,
+) -> DbResult<bool> {
     let n = sqlx::query(
-        "UPDATE state_run_views SET document = $1, version = version + 1, updated_at = $2 WHERE run_id = $3 AND version = $4",
+        "UPDATE state_run_views SET document = $1, version = version + 1, updated_at = $2 \
+         WHERE organization_id = $3 AND run_id = $4 AND version = $5",
     )
     .bind(document)
     .bind(now)
+    .bind(org_id)
     .bind(run_id)
     .bind(version)
     .execute(c)
@@ -58,8 +69,12 @@ pub async fn replace_view(c: &mut Conn, run_id: &str, version: i64, document: &s
     Ok(n == 1)
 }
 
-pub async fn delete_view(c: &mut Conn, run_id: &str) -> DbResult<()> {
-    sqlx::query("DELETE FROM state_run_views WHERE run_id = $1").bind(run_id).execute(c).await?;
+pub async fn delete_view(c: &mut Conn, org_id: &str, run_id: &str) -> DbResult<()> {
+    sqlx::query("DELETE FROM state_run_views WHERE organization_id = $1 AND run_id = $2")
+        .bind(org_id)
+        .bind(run_id)
+        .execute(c)
+        .await?;
     Ok(())
 }
 
