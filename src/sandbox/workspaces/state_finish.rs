@@ -47,25 +47,25 @@ pub async fn merge_at_finish(st: &AppState, r: &Resolved) -> Result<Option<Recov
         let merged = three_way(&base, &ours, &theirs);
         let size = merged.document.usage();
         let too_large = size > limit && size > theirs.usage();
-        let error = if too_large {
+        let why = if too_large {
             Some(format!(
                 "This run's changes do not fit together with the changes other runs saved meanwhile: the workspace would \
                  hold {size} bytes, over its storage limit of {limit} bytes (files and empty folders count). The shared \
-                 workspace is unchanged; this run's files are kept in the recovery copy {{copy}}."
+                 workspace is unchanged"
             ))
         } else if !merged.conflicts.is_empty() {
             Some(format!(
                 "A run that finished earlier changed {} this run changed too: {}. The earlier run's version stays in the \
-                 shared workspace; this run's files are kept in the recovery copy {{copy}}.",
+                 shared workspace",
                 if merged.conflicts.len() == 1 { "a path" } else { "paths" },
-                merged.conflicts.join(", ")
+                named(&merged.conflicts)
             ))
         } else {
             None
         };
         let now = db::now_ms();
         let mut tx = st.db.begin().await?;
-        let copy_id = match &error {
+        let copy_id = match &why {
             Some(_) => state_store::insert_copy(&mut tx, org, ws, run, &ours.to_json(), now).await?,
             None => None,
         };
@@ -75,11 +75,24 @@ pub async fn merge_at_finish(st: &AppState, r: &Resolved) -> Result<Option<Recov
         }
         state_store::delete_view(&mut tx, org, run).await?;
         tx.commit().await.map_err(DbError::from)?;
-        return Ok(match (error, copy_id) {
-            (Some(e), Some(copy_id)) => Some(Recovered { error: e.replace("{copy}", &copy_id), copy_id }),
+        return Ok(match (why, copy_id) {
+            (Some(why), Some(copy_id)) => Some(Recovered {
+                error: format!("{why}; this run's files are kept in the recovery copy {copy_id}."),
+                copy_id,
+            }),
             // The source was deleted meanwhile: there is nothing to keep a copy of.
             _ => None,
         });
     }
     Err(WorkspaceError::Internal(anyhow::anyhow!("the shared state document kept changing; the run's view is kept")))
+}
+
+/// At most ten paths by name, then how many more.
+fn named(paths: &[String]) -> String {
+    const SHOWN: usize = 10;
+    let mut out = paths.iter().take(SHOWN).map(|p| format!("/workspace/{p}")).collect::<Vec<_>>().join(", ");
+    if paths.len() > SHOWN {
+        out.push_str(&format!(" and {} more", paths.len() - SHOWN));
+    }
+    out
 }
