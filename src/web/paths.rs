@@ -36,6 +36,10 @@ pub const SANDBOXES_PROBE: &str = "/sandboxes/probe";
 pub const SANDBOXES_HEALTH: &str = "/sandboxes/health";
 /// The Running tab of the Sandboxes section.
 pub const RUNNING: &str = "/sandboxes/running";
+/// The Activity tab of the Sandboxes section: the operation log.
+pub const OPERATIONS: &str = "/sandboxes/activity";
+/// The Activity tab's poll for rows newer than the first page's.
+pub const OPERATIONS_NEW: &str = "/sandboxes/activity/new";
 
 pub const AGENTS: &str = "/agents";
 pub const AGENTS_NEW: &str = "/agents/new";
@@ -148,6 +152,29 @@ pub fn audit_page(filters: &[(&str, &str)], page: u32) -> String {
     }
     query.append_pair("page", &page.to_string());
     format!("{AUDIT}?{}", query.finish())
+}
+
+/// The Activity tab (`base` is [`OPERATIONS`] or [`OPERATIONS_NEW`]) with these filters and,
+/// if given, a cursor.
+pub fn operations_with(base: &str, filters: &[(&'static str, String)], cursor: Option<&str>) -> String {
+    let mut query = url::form_urlencoded::Serializer::new(String::new());
+    for (k, v) in filters {
+        query.append_pair(k, v);
+    }
+    if let Some(c) = cursor {
+        query.append_pair("cursor", c);
+    }
+    let q = query.finish();
+    if q.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base}?{q}")
+    }
+}
+
+/// The Activity tab filtered to one host session.
+pub fn operations_of_session(session_key: &str) -> String {
+    operations_with(OPERATIONS, &[("session_key", session_key.to_string())], None)
 }
 
 /// The Running tab, sampling memory or not.
