@@ -110,7 +110,7 @@ pub async fn export_operations(
         .map(|(_, v)| v.into_owned());
     let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok());
     let format = Format::choose(format_param.as_deref(), accept)
-        .map_err(|()| ApiError(AppError::invalid(FieldErrors::one("format", "Use ndjson or csv."))))?;
+        .ok_or_else(|| ApiError(AppError::invalid(FieldErrors::one("format", "Use ndjson or csv."))))?;
     let body = export::stream(st.clone(), c.org_id.clone(), filter, format);
     Ok(HttpResponse::Ok()
         .content_type(format.content_type())

@@ -19,15 +19,15 @@ pub enum Format {
 
 impl Format {
     /// `format=` first (`ndjson`, `json`, `csv`), else the `Accept` header (`text/csv`), else NDJSON.
-    /// `Err` for a `format` we do not write.
-    pub fn choose(format: Option<&str>, accept: Option<&str>) -> Result<Format, ()> {
+    /// `None` for a `format` we do not write.
+    pub fn choose(format: Option<&str>, accept: Option<&str>) -> Option<Format> {
         match format.map(str::trim) {
-            Some("csv") => return Ok(Format::Csv),
-            Some("ndjson" | "json" | "jsonl") => return Ok(Format::Ndjson),
+            Some("csv") => return Some(Format::Csv),
+            Some("ndjson" | "json" | "jsonl") => return Some(Format::Ndjson),
             Some("") | None => {}
-            Some(_) => return Err(()),
+            Some(_) => return None,
         }
-        Ok(match accept {
+        Some(match accept {
             Some(a) if a.contains("text/csv") => Format::Csv,
             _ => Format::Ndjson,
         })
@@ -172,9 +172,9 @@ mod tests {
 
     #[test]
     fn the_format_comes_from_the_query_then_the_accept_header() {
-        assert_eq!(Format::choose(Some("csv"), Some("application/x-ndjson")), Ok(Format::Csv));
-        assert_eq!(Format::choose(None, Some("text/csv")), Ok(Format::Csv));
-        assert_eq!(Format::choose(None, None), Ok(Format::Ndjson));
-        assert_eq!(Format::choose(Some("xml"), None), Err(()));
+        assert_eq!(Format::choose(Some("csv"), Some("application/x-ndjson")), Some(Format::Csv));
+        assert_eq!(Format::choose(None, Some("text/csv")), Some(Format::Csv));
+        assert_eq!(Format::choose(None, None), Some(Format::Ndjson));
+        assert_eq!(Format::choose(Some("xml"), None), None);
     }
 }

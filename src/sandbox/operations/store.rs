@@ -171,7 +171,7 @@ pub async fn count(c: &mut Conn, org_id: &str, f: &Filter, newer_than: Option<&C
 }
 
 /// The plan of a statement, as text, for the plan test (`EXPLAIN QUERY PLAN` on SQLite,
-/// `EXPLAIN (FORMAT JSON)` on PostgreSQL).
+/// `EXPLAIN` on PostgreSQL).
 pub async fn explain(c: &mut Conn, kind: DbKind, sql: &str, args: &[Arg]) -> DbResult<String> {
     match kind {
         DbKind::Sqlite => {
@@ -181,7 +181,7 @@ pub async fn explain(c: &mut Conn, kind: DbKind, sql: &str, args: &[Arg]) -> DbR
         }
         DbKind::Postgres => {
             let rows: Vec<(String,)> =
-                bind_all(sqlx::query_as(&format!("EXPLAIN (FORMAT JSON) {sql}")), args).fetch_all(c).await?;
+                bind_all(sqlx::query_as(&format!("EXPLAIN (FORMAT TEXT) {sql}")), args).fetch_all(c).await?;
             Ok(rows.into_iter().map(|r| r.0).collect::<Vec<_>>().join("\n"))
         }
     }
