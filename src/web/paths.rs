@@ -172,9 +172,19 @@ pub fn operations_with(base: &str, filters: &[(&'static str, String)], cursor: O
     }
 }
 
-/// The Activity tab filtered to one host session.
+/// The Activity tab filtered to one host session (by its key).
 pub fn operations_of_session(session_key: &str) -> String {
     operations_with(OPERATIONS, &[("session_key", session_key.to_string())], None)
+}
+
+/// The Activity tab filtered to one workspace (the Running tab's sessions).
+pub fn operations_of_workspace(workspace_id: &str) -> String {
+    operations_with(OPERATIONS, &[("workspace_id", workspace_id.to_string())], None)
+}
+
+/// The Activity tab filtered to one conversation's runs.
+pub fn operations_of_conversation(conversation_id: &str) -> String {
+    operations_with(OPERATIONS, &[("conversation_id", conversation_id.to_string())], None)
 }
 
 /// The Running tab, sampling memory or not.
@@ -286,6 +296,16 @@ mod tests {
         assert_eq!(for_log("/invitations/c0de"), "/invitations/…");
         assert_eq!(for_log("/invitations/i1/accept"), "/invitations/i1/accept");
         assert_eq!(for_log("/members"), "/members");
+    }
+
+    #[test]
+    fn operation_log_paths_carry_their_filters() {
+        assert_eq!(operations_with(OPERATIONS, &[], None), "/sandboxes/activity");
+        assert_eq!(operations_of_session("a b&c"), "/sandboxes/activity?session_key=a+b%26c");
+        assert_eq!(
+            operations_with(OPERATIONS_NEW, &[("op", "read".into()), ("op", "ls".into())], Some("Y3U")),
+            "/sandboxes/activity/new?op=read&op=ls&cursor=Y3U"
+        );
     }
 
     #[test]

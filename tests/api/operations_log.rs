@@ -439,6 +439,9 @@ db_test! {
         assert_eq!(pageview.status, 200);
         assert!(pageview.select_all("#oplog-rows tr.operation").len() >= 2);
         assert_eq!(pageview.select_attr("tr.failed a.conversation-link", "href"), Some(format!("/conversations/{conversation}")));
+        // The conversation's page links its log (operators and above).
+        let shown = app.web.get(&format!("/conversations/{conversation}")).await;
+        assert_eq!(shown.select_attr("#conversation-log", "href"), Some(format!("/sandboxes/activity?conversation_id={conversation}")));
     }
 }
 
@@ -484,5 +487,62 @@ db_test! {
         let news = app.web.get(&poll).await;
         assert_eq!(news.body.matches("data-op=").count(), 1);
         assert!(news.body.contains("/workspace/new"));
+    }
+}
+
+db_test! {
+    async fn the_activity_tab_searches_filters_pages_and_opens_a_conversation_in_a_browser(app: TestApp) -> anyhow::Result<()> {
+        use crate::browser::{self, Browser};
+        if !browser::browser_or_skip("the_activity_tab_searches_filters_pages_and_opens_a_conversation_in_a_browser") {
+            return Ok(());
+        }
+        app.setup_owner().await;
+        let org = org_id(&app, crate::helpers::OWNER_ORG).await;
+        let agent_id = agent(&app.web, "scribe").await;
+        let conv = app.web.api(Method::POST, "/api/v1/conversations", Some(json!({"agent_id": agent_id, "title": "Quarterly report", "member_user_ids": []}))).await;
+        let conversation = conv.json()["id"].as_str().expect("id").to_string();
+        let now = agenticos::db::now_ms();
+        let rows: Vec<Row> = (0..120).map(|i| Row {
+            org: org.clone(), session: "s".into(), agent: Some(agent_id.clone()), connection: None,
+            op: if i % 3 == 0 { "execute" } else { "read" },
+            target: if i % 3 == 0 { format!("cargo test --package p{i}") } else { format!("/workspace/report-{i}.md") },
+            ok: i % 10 != 5, detail: String::new(), at: now - i * 60_000,
+        }).collect();
+        seed(&app, &rows).await;
+        app.execute(&format!("UPDATE sandbox_operations SET conversation_id = '{conversation}'")).await;
+
+        let b = Browser::start().await?;
+        b.goto(&format!("{}/login", app.address)).await?;
+        b.fill("#email", crate::helpers::OWNER_EMAIL).await?;
+        b.fill("#password", crate::helpers::OWNER_PASSWORD).await?;
+        b.click("button[type=submit]").await?;
+        b.wait_for("nav.sidebar-nav").await?;
+        b.goto(&format!("{}/sandboxes/activity", app.address)).await?;
+        b.wait_for_text("#oplog-counts", "Rows 1–50 of 120").await?;
+
+        // Search (debounced, as typed): the commands only.
+        b.fill("#oplog-q", "cargo test").await?;
+        b.wait_for_text("#oplog-counts", "Rows 1–40 of 40").await?;
+        // Failed only, on top of the search.
+        b.click("#oplog-failed").await?;
+        b.wait_for_text("#oplog-counts", "of 4").await?;
+        b.click("#oplog-failed").await?;
+        b.wait_for_text("#oplog-counts", "Rows 1–40 of 40").await?;
+        // Clear the search: all rows, then page forward and back.
+        b.fill("#oplog-q", "").await?;
+        b.wait_for_text("#oplog-counts", "Rows 1–50 of 120").await?;
+        b.click("#oplog-older").await?;
+        b.wait_for_text("#oplog-counts", "Rows 51–100 of 120").await?;
+        b.click("#oplog-older").await?;
+        b.wait_for_text("#oplog-counts", "Rows 101–120 of 120").await?;
+        b.click("#oplog-newer").await?;
+        b.wait_for_text("#oplog-counts", "Rows 51–100 of 120").await?;
+        // Open a row's conversation.
+        b.click("#oplog-rows a.conversation-link").await?;
+        b.wait_for_text("main h1", "Quarterly report").await?;
+        assert_eq!(b.current_path().await?, format!("/conversations/{conversation}"));
+        b.click("#conversation-log").await?;
+        b.wait_for_text("#oplog-counts", "Rows 1–50 of 120").await?;
+        b.close().await
     }
 }
