@@ -537,7 +537,8 @@ db_test! {
         b.wait_for_text("#oplog-counts", "Rows 101–120 of 120").await?;
         b.click("#oplog-newer").await?;
         b.wait_for_text("#oplog-counts", "Rows 51–100 of 120").await?;
-        // Open a row's conversation.
+        // Open a row's conversation (scrolled clear of the sticky top bar first).
+        b.client.execute("document.querySelector('#oplog-rows a.conversation-link').scrollIntoView({block: 'center'});", vec![]).await?;
         b.click("#oplog-rows a.conversation-link").await?;
         b.wait_for_text("main h1", "Quarterly report").await?;
         assert_eq!(b.current_path().await?, format!("/conversations/{conversation}"));
