@@ -59,7 +59,12 @@ async fn read_page(st: &AppState, caller: &Caller, query: &PageQuery) -> Result<
         None if backward => query.cursor.as_ref().map(Cursor::encode),
         None => None,
     };
-    let total = Total::of(store::count(&mut c, org, &query.filter, None).await?);
+    // A first page that holds every match needs no count.
+    let total = if query.cursor.is_none() && !more {
+        Total::of(rows.len() as u64)
+    } else {
+        Total::of(store::count(&mut c, org, &query.filter, None).await?)
+    };
     let first_position = match (first, query.cursor.is_some()) {
         (None, _) => None,
         (Some(_), false) => Some(1),
