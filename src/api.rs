@@ -21,6 +21,7 @@ pub fn routes() -> Vec<ApiRoute> {
     all.extend(crate::sandbox::workspaces::api::routes());
     all.extend(crate::sandbox::policy::api_routes());
     all.extend(crate::sandbox::running::api_routes());
+    all.extend(crate::sandbox::operations::api_routes());
     all
 }
 
@@ -89,6 +90,8 @@ async fn openapi_json() -> HttpResponse {
         crate::sandbox::running::api::list_sandbox_sessions,
         crate::sandbox::running::api::session_events,
         crate::sandbox::running::api::close_sandbox_session,
+        crate::sandbox::operations::api::list_operations,
+        crate::sandbox::operations::api::export_operations,
     ),
     components(schemas(Problem)),
     modifiers(&BearerAuth, &Unauthenticated),

@@ -39,6 +39,9 @@ USAGE:
     agenticos doctor                  check every registered connection: reachable,
                                       credential present and accepted, runtimes allowed,
                                       routes present; exits 1 when one is unhealthy
+    agenticos sweep                   delete the operation log's rows older than
+                                      OPERATION_RETENTION_DAYS (default 30) now, in small
+                                      batches, and print how many were deleted
     agenticos help                    this text
 
 Configuration comes from the environment; see README.md.";
@@ -56,6 +59,7 @@ pub async fn run(args: Vec<String>) -> i32 {
     let result = match words.as_slice() {
         [] | ["serve"] => serve(config).await.map(|()| 0),
         ["migrate"] => migrate(config).await.map(|()| 0),
+        ["sweep"] => sweep(config).await.map(|()| 0),
         ["admin", "create-owner", rest @ ..] => create_owner(config, rest).await.map(|()| 0),
         ["admin", "create-token", rest @ ..] => {
             match Flags::parse(rest, &[], &["--organization", "--role", "--name", "--email"]) {
@@ -132,6 +136,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let state = app.state();
     startup::spawn_sweeps(state.clone());
     startup::spawn_flusher(state.clone());
+    startup::spawn_operation_sweep(state.clone());
     tracing::info!(address = %bind, "agenticos is serving; open http://{bind}/ in a browser");
     app.run_until_stopped().await?;
     // Operations buffered since the last flush are committed before the process ends.
@@ -144,6 +149,16 @@ async fn migrate(config: Config) -> anyhow::Result<()> {
     let db = crate::db::Db::connect(&config.database.url, 2).await?;
     db.migrate().await?;
     println!("migrations applied");
+    Ok(())
+}
+
+async fn sweep(config: Config) -> anyhow::Result<()> {
+    crate::telemetry::init(&config.log, std::io::stderr);
+    let db = crate::db::Db::connect(&config.database.url, 2).await?;
+    db.migrate().await?;
+    let days = config.sandboxd.operation_retention_days;
+    let n = crate::sandbox::operations::sweep::sweep(&db, days, crate::db::now_ms()).await?;
+    println!("deleted {n} operation rows older than {days} days");
     Ok(())
 }
 

@@ -92,6 +92,8 @@ pub struct SandboxdConfig {
     /// `AGENTICOS_STATE_LIMIT_BYTES`: the storage limit of one `state` workspace (files and empty
     /// folders), default 4 MiB.
     pub state_limit_bytes: u64,
+    /// `OPERATION_RETENTION_DAYS`: how long the operation log keeps a row, default 30 (1 to 3650).
+    pub operation_retention_days: u32,
 }
 
 /// Every problem found while reading the environment.
@@ -175,6 +177,8 @@ impl Config {
         let state_limit_bytes =
             parse_opt::<u64>(&get, "AGENTICOS_STATE_LIMIT_BYTES", 1..=1024 * 1024 * 1024, &mut problems)
                 .unwrap_or(4 * 1024 * 1024);
+        let operation_retention_days =
+            parse_opt::<u32>(&get, "OPERATION_RETENTION_DAYS", 1..=3650, &mut problems).unwrap_or(30);
         let local_addresses: Vec<String> = get("SANDBOXD_LOCAL_ADDRESSES")
             .unwrap_or_else(|| "http://sandboxd:8080,http://localhost:8080".into())
             .split(',')
@@ -196,7 +200,13 @@ impl Config {
             vault: VaultConfig { key },
             log: LogConfig { filter, format },
             auth: AuthConfig { session_hours, login_max_failures, login_window_minutes },
-            sandboxd: SandboxdConfig { token, catalog_dir, local_addresses, state_limit_bytes },
+            sandboxd: SandboxdConfig {
+                token,
+                catalog_dir,
+                local_addresses,
+                state_limit_bytes,
+                operation_retention_days,
+            },
         })
     }
 }
@@ -235,6 +245,17 @@ mod tests {
         assert_eq!(c.database.url, "sqlite://./data/agenticos.db");
         assert!(matches!(c.vault.key, VaultKeySource::File(ref p) if p == &PathBuf::from("./data/vault.key")));
         assert!(!c.http.secure_cookies());
+        assert_eq!(c.sandboxd.operation_retention_days, 30);
+    }
+
+    #[test]
+    fn the_operation_retention_is_a_number_of_days() {
+        let c = Config::from_vars(&vars(&[("OPERATION_RETENTION_DAYS", "7")])).expect("valid");
+        assert_eq!(c.sandboxd.operation_retention_days, 7);
+        for bad in ["0", "-1", "thirty", "3651"] {
+            let err = Config::from_vars(&vars(&[("OPERATION_RETENTION_DAYS", bad)])).expect_err(bad);
+            assert!(err.to_string().contains("OPERATION_RETENTION_DAYS"), "{err}");
+        }
     }
 
     #[test]

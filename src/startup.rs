@@ -43,6 +43,7 @@ impl AppState {
             resolve_cache: Default::default(),
             client_cache: Default::default(),
             health_cache: Default::default(),
+            operation_vocabulary: Default::default(),
         })
     }
 }
@@ -123,6 +124,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     crate::dashboard::routes(cfg);
     // Before any `/sandboxes/{id}` route: `/sandboxes/running` is not a connection id.
     crate::sandbox::running::routes(cfg);
+    crate::sandbox::operations::routes(cfg);
     crate::sandbox::policy::routes(cfg);
     crate::orgs::routes(cfg);
     crate::tokens::routes(cfg);
@@ -161,6 +163,20 @@ pub fn spawn_sweeps(state: Data<AppState>) {
             match crate::auth::service::sweep(&state.db, state.config.auth.login_window_minutes).await {
                 Ok(n) => tracing::debug!(expired_sessions = n, "sweep done"),
                 Err(e) => tracing::warn!(error = %e, "sweep failed"),
+            }
+        }
+    });
+}
+
+/// Daily while serving (first right after start-up): the operation log's retention sweep.
+pub fn spawn_operation_sweep(state: Data<AppState>) {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(86_400));
+        loop {
+            tick.tick().await;
+            let days = state.config.sandboxd.operation_retention_days;
+            if let Err(e) = crate::sandbox::operations::sweep::sweep(&state.db, days, crate::db::now_ms()).await {
+                tracing::warn!(error = %e, "operation log sweep failed");
             }
         }
     });

@@ -6,6 +6,7 @@ use crate::catalog::RuntimeCatalog;
 use crate::config::Config;
 use crate::db::Db;
 use crate::sandbox::connections::cache::{ClientCache, HealthCache};
+use crate::sandbox::operations::cache::VocabularyCache;
 use crate::sandbox::recording::Recorder;
 use crate::sandbox::workspaces::cache::{OpenLocks, ResolveCache};
 use crate::vault::crypto::MasterKey;
@@ -32,4 +33,6 @@ pub struct AppState {
     pub client_cache: ClientCache,
     /// Each host's health for the Connections table, for a few seconds.
     pub health_cache: HealthCache,
+    /// Each organization's operation vocabulary (the log's filter choices), for a minute.
+    pub operation_vocabulary: VocabularyCache,
 }

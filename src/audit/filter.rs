@@ -70,7 +70,8 @@ pub fn parse(input: &FilterInput) -> Result<Filter, FieldErrors> {
 
 /// Epoch milliseconds of a UTC time (or epoch milliseconds themselves); `None` for an empty
 /// value. With `end`, the last millisecond of the day, minute or second it names.
-fn parse_time(raw: &str, end: bool) -> Result<Option<i64>, ()> {
+#[allow(clippy::result_unit_err)] // `()`: the caller says what a time should look like.
+pub fn parse_time(raw: &str, end: bool) -> Result<Option<i64>, ()> {
     if raw.is_empty() {
         return Ok(None);
     }

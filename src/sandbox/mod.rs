@@ -4,6 +4,7 @@ pub mod client;
 pub mod connections;
 pub mod doctor;
 pub mod env_file;
+pub mod operations;
 pub mod policy;
 pub mod recording;
 pub mod running;

@@ -16,6 +16,7 @@ use crate::orgs::error::OrgError;
 use crate::orgs::invitations::error::InvitationError;
 use crate::sandbox::client::SandboxdError;
 use crate::sandbox::connections::error::{host_message, ConnectionError};
+use crate::sandbox::operations::error::OperationsError;
 use crate::sandbox::policy::error::PolicyError;
 use crate::sandbox::running::error::RunningError;
 use crate::tokens::error::TokenError;
@@ -271,6 +272,16 @@ impl From<AuditError> for AppError {
             AuditError::Forbidden => AppError::forbidden(),
             AuditError::Invalid(f) => AppError::invalid(f),
             AuditError::Internal(e) => AppError::internal(e),
+        }
+    }
+}
+
+impl From<OperationsError> for AppError {
+    fn from(e: OperationsError) -> Self {
+        match e {
+            OperationsError::Forbidden => AppError::forbidden(),
+            OperationsError::Invalid(f) => AppError::invalid(f),
+            OperationsError::Internal(e) => AppError::internal(e),
         }
     }
 }

@@ -36,6 +36,10 @@ pub const SANDBOXES_PROBE: &str = "/sandboxes/probe";
 pub const SANDBOXES_HEALTH: &str = "/sandboxes/health";
 /// The Running tab of the Sandboxes section.
 pub const RUNNING: &str = "/sandboxes/running";
+/// The Activity tab of the Sandboxes section: the operation log.
+pub const OPERATIONS: &str = "/sandboxes/activity";
+/// The Activity tab's poll for rows newer than the first page's.
+pub const OPERATIONS_NEW: &str = "/sandboxes/activity/new";
 
 pub const AGENTS: &str = "/agents";
 pub const AGENTS_NEW: &str = "/agents/new";
@@ -150,6 +154,39 @@ pub fn audit_page(filters: &[(&str, &str)], page: u32) -> String {
     format!("{AUDIT}?{}", query.finish())
 }
 
+/// The Activity tab (`base` is [`OPERATIONS`] or [`OPERATIONS_NEW`]) with these filters and,
+/// if given, a cursor.
+pub fn operations_with(base: &str, filters: &[(&'static str, String)], cursor: Option<&str>) -> String {
+    let mut query = url::form_urlencoded::Serializer::new(String::new());
+    for (k, v) in filters {
+        query.append_pair(k, v);
+    }
+    if let Some(c) = cursor {
+        query.append_pair("cursor", c);
+    }
+    let q = query.finish();
+    if q.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base}?{q}")
+    }
+}
+
+/// The Activity tab filtered to one host session (by its key).
+pub fn operations_of_session(session_key: &str) -> String {
+    operations_with(OPERATIONS, &[("session_key", session_key.to_string())], None)
+}
+
+/// The Activity tab filtered to one workspace (the Running tab's sessions).
+pub fn operations_of_workspace(workspace_id: &str) -> String {
+    operations_with(OPERATIONS, &[("workspace_id", workspace_id.to_string())], None)
+}
+
+/// The Activity tab filtered to one conversation's runs.
+pub fn operations_of_conversation(conversation_id: &str) -> String {
+    operations_with(OPERATIONS, &[("conversation_id", conversation_id.to_string())], None)
+}
+
 /// The Running tab, sampling memory or not.
 pub fn running(usage: bool) -> String {
     if usage {
@@ -259,6 +296,16 @@ mod tests {
         assert_eq!(for_log("/invitations/c0de"), "/invitations/…");
         assert_eq!(for_log("/invitations/i1/accept"), "/invitations/i1/accept");
         assert_eq!(for_log("/members"), "/members");
+    }
+
+    #[test]
+    fn operation_log_paths_carry_their_filters() {
+        assert_eq!(operations_with(OPERATIONS, &[], None), "/sandboxes/activity");
+        assert_eq!(operations_of_session("a b&c"), "/sandboxes/activity?session_key=a+b%26c");
+        assert_eq!(
+            operations_with(OPERATIONS_NEW, &[("op", "read".into()), ("op", "ls".into())], Some("Y3U")),
+            "/sandboxes/activity/new?op=read&op=ls&cursor=Y3U"
+        );
     }
 
     #[test]

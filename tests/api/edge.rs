@@ -34,6 +34,8 @@ const PAGE_ROUTES: &[&str] = &[
     "GET /sandboxes/health",
     "GET /sandboxes/new",
     "GET /sandboxes/running",
+    "GET /sandboxes/activity",
+    "GET /sandboxes/activity/new",
     "GET /sandboxes/{connection_id}/sessions/{session_id}/activity",
     "GET /sandboxes/{id}/delete",
     "GET /sandboxes/{connection_id}/sessions/{session_id}/delete",

@@ -27,6 +27,7 @@ mod isolation;
 mod key_binding;
 mod members;
 mod openapi;
+mod operations_log;
 mod peer;
 mod rest_client;
 mod running_close;

@@ -137,6 +137,14 @@ pub struct ConversationPage {
     pub runs: Vec<Run>,
     pub workspace: WorkspacePartial,
     pub can_edit_agent: bool,
+    /// Operators and above read the operation log.
+    pub can_see_log: bool,
+}
+
+impl ConversationPage {
+    pub fn log_path(&self) -> String {
+        paths::operations_of_conversation(&self.conversation.id)
+    }
 }
 
 pub async fn show(
@@ -155,6 +163,7 @@ pub async fn show(
         member_emails: o.member_emails,
         runs: o.runs,
         can_edit_agent: caller.role.can_edit_agents(),
+        can_see_log: caller.role.can_see_sandboxes(),
     };
     page(&p.shell, &p)
 }

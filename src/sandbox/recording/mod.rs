@@ -50,6 +50,8 @@ pub struct Record {
     pub connection_id: Option<String>,
     pub agent_id: Option<String>,
     pub run_id: String,
+    /// The conversation the run is a turn of, if any.
+    pub conversation_id: Option<String>,
     pub operation: Operation,
     pub target: String,
     pub ok: bool,

@@ -8,8 +8,8 @@ pub async fn insert_batch(db: &Db, rows: &[Record]) -> Result<(), DbError> {
     for r in rows {
         sqlx::query(
             "INSERT INTO sandbox_operations (id, organization_id, workspace_id, session_key, connection_id, agent_id, run_id, \
-             operation, target, ok, detail, duration_ms, created_at, seq) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+             operation, target, ok, detail, duration_ms, created_at, seq, conversation_id) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
         )
         .bind(crate::db::new_id())
         .bind(&r.organization_id)
@@ -25,6 +25,7 @@ pub async fn insert_batch(db: &Db, rows: &[Record]) -> Result<(), DbError> {
         .bind(r.duration_ms)
         .bind(r.created_at)
         .bind(r.seq)
+        .bind(&r.conversation_id)
         .execute(&mut *tx)
         .await?;
     }

@@ -112,6 +112,11 @@ impl RunningSession {
         }
     }
 
+    /// The operation log of this session's workspace; none for a session no workspace names.
+    pub fn log_path(&self) -> Option<String> {
+        self.workspace.as_ref().map(|w| paths::operations_of_workspace(&w.workspace_id))
+    }
+
     /// The live activity page; none for an id that is not a session id.
     pub fn activity_path(&self) -> Option<String> {
         is_session_id(&self.session_id).then(|| super::activity_path(&self.connection_id, &self.session_id, 0))

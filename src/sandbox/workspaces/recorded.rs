@@ -27,6 +27,7 @@ pub struct RowKeys {
     connection_id: Option<String>,
     agent_id: String,
     run_id: String,
+    conversation_id: Option<String>,
 }
 
 impl RowKeys {
@@ -38,6 +39,7 @@ impl RowKeys {
             connection_id: r.connection.as_ref().map(|c| c.id.clone()),
             agent_id: r.agent.id.clone(),
             run_id: r.run.id.clone(),
+            conversation_id: r.run.conversation_id.clone(),
         }
     }
 }
@@ -88,6 +90,7 @@ pub(super) async fn record<T>(
             connection_id: keys.connection_id.clone(),
             agent_id: Some(keys.agent_id.clone()),
             run_id: keys.run_id.clone(),
+            conversation_id: keys.conversation_id.clone(),
             operation,
             target: clip_target(&target),
             ok,

@@ -1,0 +1,29 @@
+//! The operation log (DESIGN.md §8): the organization's recorded workspace operations, paged by
+//! keyset and searched in the API (`/api/v1/operations`, its export) and the console
+//! (Sandboxes → Activity), and deleted after `OPERATION_RETENTION_DAYS` by the sweep.
+
+pub mod api;
+pub mod cache;
+pub mod cursor;
+pub mod error;
+pub mod export;
+pub mod filter;
+pub mod model;
+pub mod pages;
+pub mod service;
+pub mod store;
+pub mod sweep;
+
+use actix_web::web;
+
+use crate::web::paths;
+use crate::web::route::ApiRoute;
+
+/// Register before any `/sandboxes/{id}` route, so `activity` is not taken for an id.
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route(paths::OPERATIONS_NEW, web::get().to(pages::newer)).route(paths::OPERATIONS, web::get().to(pages::index));
+}
+
+pub fn api_routes() -> Vec<ApiRoute> {
+    api::routes()
+}

@@ -1,0 +1,199 @@
+//! SQL for the operation log. Every statement is one organization's (`organization_id = $1`),
+//! pages are keyset ranges on (created_at, id) read in index order and stopped by LIMIT, counts
+//! stop at 10,001 rows. The migration `20261204090000_operation_log` holds the indexes.
+
+use super::cursor::{Cursor, Direction};
+use super::filter::Filter;
+use super::model::{OperationItem, AGENT_DELETED, COUNT_CAP};
+use crate::db::{Conn, DbKind, DbResult};
+
+const COLUMNS: &str = "o.id, o.created_at AS time, o.operation AS op, o.target, o.ok, o.detail, o.duration_ms, \
+     o.session_key, o.workspace_id, o.connection_id, c.name AS connection_name, o.agent_id, \
+     COALESCE(a.name, 'agent deleted') AS agent_name, o.run_id, o.conversation_id";
+
+/// A value to bind, in the order of the `$n` written.
+#[derive(Debug, Clone)]
+pub enum Arg {
+    Text(String),
+    Int(i64),
+}
+
+/// A WHERE clause and its arguments (`$1` is the organization).
+struct Clause {
+    conditions: Vec<String>,
+    args: Vec<Arg>,
+}
+
+impl Clause {
+    fn new(org_id: &str) -> Clause {
+        Clause { conditions: vec!["o.organization_id = $1".into()], args: vec![Arg::Text(org_id.into())] }
+    }
+
+    /// Adds `arg` and returns its placeholder.
+    fn arg(&mut self, arg: Arg) -> String {
+        self.args.push(arg);
+        format!("${}", self.args.len())
+    }
+
+    fn eq(&mut self, column: &str, value: &Option<String>) {
+        if let Some(v) = value {
+            let p = self.arg(Arg::Text(v.clone()));
+            self.conditions.push(format!("{column} = {p}"));
+        }
+    }
+
+    fn of(org_id: &str, f: &Filter) -> Clause {
+        let mut w = Clause::new(org_id);
+        w.eq("o.session_key", &f.session_key);
+        w.eq("o.workspace_id", &f.workspace_id);
+        w.eq("o.connection_id", &f.connection_id);
+        w.eq("o.agent_id", &f.agent_id);
+        w.eq("o.run_id", &f.run_id);
+        w.eq("o.conversation_id", &f.conversation_id);
+        if !f.ops.is_empty() {
+            let ps: Vec<String> = f.ops.iter().map(|o| w.arg(Arg::Text((*o).into()))).collect();
+            w.conditions.push(format!("o.operation IN ({})", ps.join(", ")));
+        }
+        if f.failed_only {
+            // Written as the partial index's predicate, so the planner may use it.
+            w.conditions.push("o.ok = 0".into());
+        }
+        if let Some(q) = &f.q {
+            let pattern = format!("%{}%", like_escaped(q));
+            let (a, b) = (w.arg(Arg::Text(pattern.clone())), w.arg(Arg::Text(pattern)));
+            w.conditions
+                .push(format!("(LOWER(o.target) LIKE {a} ESCAPE '\\' OR LOWER(o.detail) LIKE {b} ESCAPE '\\')"));
+        }
+        if let Some(s) = f.since {
+            let p = w.arg(Arg::Int(s));
+            w.conditions.push(format!("o.created_at >= {p}"));
+        }
+        if let Some(u) = f.until {
+            let p = w.arg(Arg::Int(u));
+            w.conditions.push(format!("o.created_at <= {p}"));
+        }
+        w
+    }
+
+    /// Rows older (`After`) or newer (`Before`) than the position. Written so that both databases
+    /// turn the first comparison into the index range and check the tie on the id.
+    fn position(&mut self, c: &Cursor) {
+        let (t1, t2, i) =
+            (self.arg(Arg::Int(c.created_at)), self.arg(Arg::Int(c.created_at)), self.arg(Arg::Text(c.id.clone())));
+        self.conditions.push(match c.direction {
+            Direction::After => format!("o.created_at <= {t1} AND (o.created_at < {t2} OR o.id < {i})"),
+            Direction::Before => format!("o.created_at >= {t1} AND (o.created_at > {t2} OR o.id > {i})"),
+        });
+    }
+
+    fn sql(&self) -> String {
+        self.conditions.join(" AND ")
+    }
+}
+
+fn bind_all<'q, O>(
+    mut q: sqlx::query::QueryAs<'q, sqlx::Any, O, sqlx::any::AnyArguments<'q>>,
+    args: &[Arg],
+) -> sqlx::query::QueryAs<'q, sqlx::Any, O, sqlx::any::AnyArguments<'q>> {
+    for a in args {
+        q = match a {
+            Arg::Text(s) => q.bind(s.clone()),
+            Arg::Int(n) => q.bind(*n),
+        };
+    }
+    q
+}
+
+/// `text` matched literally by `LIKE … ESCAPE '\'`.
+pub fn like_escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        if matches!(ch, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// The SQL of a page: up to `fetch` rows from `cursor` (or the newest), in the order read —
+/// newest first, except a `Before` page, which reads oldest first from its position.
+pub fn page_sql(org_id: &str, f: &Filter, cursor: Option<&Cursor>, fetch: u32) -> (String, Vec<Arg>) {
+    let mut w = Clause::of(org_id, f);
+    if let Some(c) = cursor {
+        w.position(c);
+    }
+    let order = match cursor.map(|c| c.direction) {
+        Some(Direction::Before) => "o.created_at ASC, o.id ASC",
+        _ => "o.created_at DESC, o.id DESC",
+    };
+    let sql = format!(
+        "SELECT {COLUMNS} FROM sandbox_operations o \
+         LEFT JOIN sandbox_connections c ON c.id = o.connection_id \
+         LEFT JOIN agents a ON a.id = o.agent_id \
+         WHERE {} ORDER BY {order} LIMIT {fetch}",
+        w.sql()
+    );
+    debug_assert!(COLUMNS.contains(AGENT_DELETED));
+    (sql, w.args)
+}
+
+/// Up to `fetch` rows, in the order [`page_sql`] reads them.
+pub async fn page(
+    c: &mut Conn,
+    org_id: &str,
+    f: &Filter,
+    cursor: Option<&Cursor>,
+    fetch: u32,
+) -> DbResult<Vec<OperationItem>> {
+    let (sql, args) = page_sql(org_id, f, cursor, fetch);
+    Ok(bind_all(sqlx::query_as(&sql), &args).fetch_all(c).await?)
+}
+
+/// The SQL of a bounded count: the matching rows (newer than `newer_than`, if given), at most 10,001.
+pub fn count_sql(org_id: &str, f: &Filter, newer_than: Option<&Cursor>) -> (String, Vec<Arg>) {
+    let mut w = Clause::of(org_id, f);
+    if let Some(c) = newer_than {
+        w.position(c);
+    }
+    let sql = format!(
+        "SELECT COUNT(*) FROM (SELECT 1 AS one FROM sandbox_operations o WHERE {} LIMIT {}) AS counted",
+        w.sql(),
+        COUNT_CAP + 1
+    );
+    (sql, w.args)
+}
+
+pub async fn count(c: &mut Conn, org_id: &str, f: &Filter, newer_than: Option<&Cursor>) -> DbResult<u64> {
+    let (sql, args) = count_sql(org_id, f, newer_than);
+    let (n,): (i64,) = bind_all(sqlx::query_as(&sql), &args).fetch_one(c).await?;
+    Ok(n.max(0) as u64)
+}
+
+/// The plan of a statement, as text, for the plan test (`EXPLAIN QUERY PLAN` on SQLite,
+/// `EXPLAIN` on PostgreSQL).
+pub async fn explain(c: &mut Conn, kind: DbKind, sql: &str, args: &[Arg]) -> DbResult<String> {
+    match kind {
+        DbKind::Sqlite => {
+            let rows: Vec<(i64, i64, i64, String)> =
+                bind_all(sqlx::query_as(&format!("EXPLAIN QUERY PLAN {sql}")), args).fetch_all(c).await?;
+            Ok(rows.into_iter().map(|r| r.3).collect::<Vec<_>>().join("\n"))
+        }
+        DbKind::Postgres => {
+            let rows: Vec<(String,)> =
+                bind_all(sqlx::query_as(&format!("EXPLAIN (FORMAT TEXT) {sql}")), args).fetch_all(c).await?;
+            Ok(rows.into_iter().map(|r| r.0).collect::<Vec<_>>().join("\n"))
+        }
+    }
+}
+
+/// Whether the organization's log holds `op` (one index probe).
+pub async fn has_operation(c: &mut Conn, org_id: &str, op: &str) -> DbResult<bool> {
+    let row: Option<(i64,)> =
+        sqlx::query_as("SELECT 1 FROM sandbox_operations WHERE organization_id = $1 AND operation = $2 LIMIT 1")
+            .bind(org_id)
+            .bind(op)
+            .fetch_optional(c)
+            .await?;
+    Ok(row.is_some())
+}

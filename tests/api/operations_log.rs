@@ -1,0 +1,549 @@
+//! The operation log (issue 10): `GET /api/v1/operations`, its export, the Activity tab, the
+//! retention sweep and the plans of every filter — on SQLite and PostgreSQL. Rows come from a
+//! real run of a `state` agent where the recording matters, and are written straight into the
+//! table where a test needs many of known shape.
+
+use std::collections::HashSet;
+
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::db_test;
+use crate::helpers::{Client, Resp, TestApp};
+
+const HOUR: i64 = 3_600_000;
+const DAY: i64 = 86_400_000;
+
+/// A row to seed.
+#[derive(Clone)]
+struct Row {
+    org: String,
+    session: String,
+    agent: Option<String>,
+    connection: Option<String>,
+    op: &'static str,
+    target: String,
+    ok: bool,
+    detail: String,
+    at: i64,
+}
+
+async fn seed(app: &TestApp, rows: &[Row]) -> Vec<String> {
+    let mut ids = Vec::new();
+    let mut tx = app.state.db.begin().await.expect("tx");
+    for r in rows {
+        let id = uuid::Uuid::new_v4().to_string();
+        sqlx::query(
+            "INSERT INTO sandbox_operations (id, organization_id, workspace_id, session_key, connection_id, agent_id, run_id, \
+             operation, target, ok, detail, duration_ms, created_at, seq) \
+             VALUES ($1, $2, NULL, $3, $4, $5, NULL, $6, $7, $8, $9, 3, $10, $10)",
+        )
+        .bind(&id)
+        .bind(&r.org)
+        .bind(&r.session)
+        .bind(&r.connection)
+        .bind(&r.agent)
+        .bind(r.op)
+        .bind(&r.target)
+        .bind(i64::from(r.ok))
+        .bind(&r.detail)
+        .bind(r.at)
+        .execute(&mut *tx)
+        .await
+        .expect("seed");
+        ids.push(id);
+    }
+    tx.commit().await.expect("commit");
+    ids
+}
+
+async fn org_id(app: &TestApp, name: &str) -> String {
+    app.scalar_strings(&format!("SELECT id FROM organizations WHERE name = '{name}'")).await.remove(0)
+}
+
+async fn agent(c: &Client, name: &str) -> String {
+    let r = c
+        .api(Method::POST, "/api/v1/agents", Some(json!({"name": name, "backend": "state", "scope": "conversation"})))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    r.json()["id"].as_str().expect("id").to_string()
+}
+
+async fn list(c: &Client, query: &str) -> Resp {
+    c.api(Method::GET, &format!("/api/v1/operations{query}"), None).await
+}
+
+fn ids(page: &Value) -> Vec<String> {
+    page["items"].as_array().expect("items").iter().map(|i| i["id"].as_str().expect("id").to_string()).collect()
+}
+
+/// The shapes of the seeded log: 2 agents, 2 hosts, 3 sessions, every operation, failures, texts.
+struct Fixture {
+    org: String,
+    agents: [String; 2],
+    hosts: [String; 2],
+    rows: Vec<Row>,
+    ids: Vec<String>,
+    now: i64,
+}
+
+async fn fixture(app: &TestApp) -> Fixture {
+    app.setup_owner().await;
+    let org = org_id(app, crate::helpers::OWNER_ORG).await;
+    let agents = [agent(&app.web, "alpha").await, agent(&app.web, "beta").await];
+    let hosts = [
+        app.insert_daytona_connection(&org, "host-a", None).await,
+        app.insert_daytona_connection(&org, "host-b", None).await,
+    ];
+    let now = agenticos::db::now_ms();
+    let ops = ["read", "write", "ls", "mkdir", "remove", "execute"];
+    let mut rows = Vec::new();
+    for i in 0..90usize {
+        let op = ops[i % 6];
+        rows.push(Row {
+            org: org.clone(),
+            session: format!("session-{}", i % 3),
+            agent: Some(agents[i % 2].clone()),
+            connection: Some(hosts[(i / 2) % 2].clone()),
+            op,
+            target: match i {
+                7 => "/workspace/100%_done.txt".to_string(),
+                8 => "/workspace/100x_done.txt".to_string(),
+                9 => r"C:\temp\file".to_string(),
+                _ if op == "execute" => format!("make build-{i}"),
+                _ => format!("/workspace/file-{i}.txt"),
+            },
+            ok: i % 7 != 0,
+            detail: if op == "execute" {
+                format!("exit {}", if i % 7 == 0 { 2 } else { 0 })
+            } else {
+                "12 bytes".into()
+            },
+            // Some rows share a millisecond: the id breaks the tie.
+            at: now - HOUR - (i as i64 / 2) * 1000,
+        });
+    }
+    let ids = seed(app, &rows).await;
+    Fixture { org, agents, hosts, rows, ids, now }
+}
+
+impl Fixture {
+    /// The ids of the rows `keep` lets through, newest first (time, then id, descending).
+    fn expect(&self, keep: impl Fn(&Row) -> bool) -> Vec<String> {
+        let mut v: Vec<(i64, String)> =
+            self.rows.iter().zip(&self.ids).filter(|(r, _)| keep(r)).map(|(r, id)| (r.at, id.clone())).collect();
+        v.sort_by(|a, b| b.cmp(a));
+        v.into_iter().map(|(_, id)| id).collect()
+    }
+}
+
+db_test! {
+    async fn every_filter_alone_and_combined_lets_through_exactly_its_rows(app: TestApp) {
+        let f = fixture(&app).await;
+        let (a0, h1) = (f.agents[0].clone(), f.hosts[1].clone());
+        let checks: Vec<(String, Vec<String>)> = vec![
+            (String::new(), f.expect(|_| true)),
+            ("session_key=session-1".into(), f.expect(|r| r.session == "session-1")),
+            (format!("agent_id={a0}"), f.expect(|r| r.agent.as_deref() == Some(&a0))),
+            (format!("connection_id={h1}"), f.expect(|r| r.connection.as_deref() == Some(&h1))),
+            ("op=execute".into(), f.expect(|r| r.op == "execute")),
+            ("op=read&op=write".into(), f.expect(|r| r.op == "read" || r.op == "write")),
+            ("op=ls,mkdir".into(), f.expect(|r| r.op == "ls" || r.op == "mkdir")),
+            ("failed_only=true".into(), f.expect(|r| !r.ok)),
+            ("q=MAKE%20BUILD".into(), f.expect(|r| r.target.contains("make build"))),
+            ("q=exit%202".into(), f.expect(|r| r.detail == "exit 2")),
+            (format!("since={}&until={}", f.now - HOUR - 10_000, f.now - HOUR - 5_000), f.expect(|r| r.at >= f.now - HOUR - 10_000 && r.at <= f.now - HOUR - 5_000)),
+            (format!("op=execute&failed_only=true&agent_id={a0}"), f.expect(|r| r.op == "execute" && !r.ok && r.agent.as_deref() == Some(&a0))),
+            (format!("session_key=session-0&connection_id={h1}&q=file"), f.expect(|r| r.session == "session-0" && r.connection.as_deref() == Some(&h1) && r.target.contains("file"))),
+            ("run_id=0b8f5e2a-3c1d-4e5f-8a9b-1c2d3e4f5a6b".into(), Vec::new()),
+            ("workspace_id=0b8f5e2a-3c1d-4e5f-8a9b-1c2d3e4f5a6b".into(), Vec::new()),
+            ("conversation_id=0b8f5e2a-3c1d-4e5f-8a9b-1c2d3e4f5a6b".into(), Vec::new()),
+        ];
+        for (query, expected) in checks {
+            let page = list(&app.web, &format!("?limit=200&{query}")).await;
+            assert_eq!(page.status, 200, "{query}: {}", page.body);
+            let page = page.json();
+            assert_eq!(ids(&page), expected, "{query}");
+            assert_eq!(page["total"]["count"], expected.len(), "{query}");
+            assert_eq!(page["total"]["more"], false, "{query}");
+        }
+        // Items carry what the issue lists.
+        let page = list(&app.web, &format!("?limit=1&agent_id={a0}&connection_id={}", f.hosts[0])).await.json();
+        let item = &page["items"][0];
+        for key in ["time", "op", "target", "ok", "detail", "duration_ms", "session_key", "connection_name", "agent_id", "agent_name", "run_id", "conversation_id"] {
+            assert!(item.get(key).is_some(), "{key} missing: {item}");
+        }
+        assert_eq!(item["agent_name"], "alpha");
+        assert_eq!(item["connection_name"], "host-a");
+        assert_eq!(page["vocabulary"], json!(["read", "write", "ls", "mkdir", "remove", "execute"]));
+        assert_eq!(page["retention_days"], 30);
+        assert_eq!(list(&app.web, "").await.json()["total_label"], "90");
+    }
+}
+
+db_test! {
+    async fn q_takes_percent_underscore_and_backslash_literally(app: TestApp) {
+        let f = fixture(&app).await;
+        let page = list(&app.web, "?q=100%25_").await.json();
+        assert_eq!(ids(&page), f.expect(|r| r.target.contains("100%_")), "only the literal percent");
+        assert_eq!(ids(&page).len(), 1);
+        let page = list(&app.web, "?q=x_d").await.json();
+        assert_eq!(ids(&page), f.expect(|r| r.target.contains("x_d")));
+        let page = list(&app.web, "?q=%5Ctemp").await.json();
+        assert_eq!(ids(&page), f.expect(|r| r.target.contains(r"\temp")));
+        assert_eq!(ids(&page).len(), 1);
+    }
+}
+
+db_test! {
+    async fn cursor_pages_forward_and_back_return_each_row_once_while_rows_arrive(app: TestApp) {
+        let f = fixture(&app).await;
+        let all = f.expect(|_| true);
+        let mut seen = Vec::new();
+        let mut cursors = Vec::new();
+        let mut page = list(&app.web, "?limit=7").await.json();
+        assert!(page["prev_cursor"].is_null());
+        assert_eq!(page["first_position"], 1);
+        let mut arrived = 0;
+        loop {
+            seen.extend(ids(&page));
+            // New rows arrive (newer than everything) while paging: they do not shift the pages.
+            if arrived < 3 {
+                let mut r = f.rows[0].clone();
+                r.at = agenticos::db::now_ms() + arrived;
+                seed(&app, &[r]).await;
+                arrived += 1;
+            }
+            let Some(next) = page["next_cursor"].as_str().map(str::to_string) else { break };
+            cursors.push(page["prev_cursor"].clone());
+            page = list(&app.web, &format!("?limit=7&cursor={next}")).await.json();
+            assert_eq!(page["first_position"], seen.len() + 1 + arrived as usize);
+        }
+        assert_eq!(seen, all, "forward: each row once, in order");
+        // And back from the last page to the first.
+        let mut back: Vec<Vec<String>> = vec![ids(&page)];
+        while let Some(prev) = page["prev_cursor"].as_str().map(str::to_string) {
+            page = list(&app.web, &format!("?limit=7&cursor={prev}")).await.json();
+            back.push(ids(&page));
+        }
+        let back: Vec<String> = back.into_iter().rev().flatten().collect();
+        let unique: HashSet<&String> = back.iter().collect();
+        assert_eq!(unique.len(), back.len(), "backward: no row twice");
+        assert_eq!(&back[back.len() - all.len()..], &all[..], "backward: every row, the arrivals on top");
+        assert_eq!(back.len(), all.len() + 3);
+        // The poll cursor of the first page fetches only what arrived since.
+        let first = list(&app.web, "?limit=5").await.json();
+        let mut r = f.rows[0].clone();
+        r.at = agenticos::db::now_ms() + 10_000;
+        let new = seed(&app, &[r]).await;
+        let poll = list(&app.web, &format!("?cursor={}", first["poll_cursor"].as_str().expect("poll"))).await.json();
+        assert_eq!(ids(&poll), new);
+    }
+}
+
+db_test! {
+    async fn refused_queries_name_their_field_and_roles_and_organizations_are_kept_apart(app: TestApp) {
+        let f = fixture(&app).await;
+        for (query, field) in [
+            ("limit=0", "limit"),
+            ("limit=201", "limit"),
+            ("limit=99999999999999999999", "limit"),
+            ("cursor=abc", "cursor"),
+            ("cursor=%00", "cursor"),
+            ("agent_id=nope", "agent_id"),
+            ("connection_id=%00", "connection_id"),
+            ("op=eat", "op"),
+            ("q=a%00b", "q"),
+            ("since=yesterday", "since"),
+            ("failed_only=perhaps", "failed_only"),
+        ] {
+            let r = list(&app.web, &format!("?{query}")).await;
+            r.problem(422);
+            assert_eq!(r.problem_fields(), [field], "{query}");
+        }
+        let long = "x".repeat(5000);
+        list(&app.web, &format!("?q={long}")).await.problem(422);
+        // A member may not read the log; an operator may.
+        let member = app.member_with_role("member@example.com", "member").await;
+        list(&member, "").await.problem(403);
+        member.api(Method::GET, "/api/v1/operations/export", None).await.problem(403);
+        assert_eq!(member.get("/sandboxes/activity").await.status, 403);
+        let operator = app.member_with_role("operator@example.com", "operator").await;
+        assert_eq!(ids(&list(&operator, "?limit=200").await.json()).len(), 90);
+        // Another organization sees none of these rows, and its own only.
+        let other = app.other_org_user("eve@example.com", "Evil").await;
+        let other_org = org_id(&app, "Evil").await;
+        let mut theirs = f.rows[0].clone();
+        theirs.org = other_org;
+        theirs.agent = None;
+        theirs.connection = None;
+        let their_ids = seed(&app, &[theirs]).await;
+        let page = list(&other, "?limit=200").await.json();
+        assert_eq!(ids(&page), their_ids);
+        assert_eq!(page["items"][0]["agent_name"], "agent deleted");
+        let page = list(&other, &format!("?agent_id={}", f.agents[0])).await.json();
+        assert!(ids(&page).is_empty());
+        // Their cursor names a position only: our own rows come back, never theirs.
+        let mine = list(&app.web, "?limit=200").await.json();
+        assert!(!ids(&mine).contains(&their_ids[0]));
+        let export = other.api(Method::GET, "/api/v1/operations/export", None).await;
+        assert_eq!(export.body.lines().count(), 1);
+        assert!(!export.body.contains(&f.org));
+    }
+}
+
+db_test! {
+    async fn the_export_streams_the_same_rows_as_the_pages(app: TestApp) {
+        let f = fixture(&app).await;
+        let expected = f.expect(|r| r.op != "ls");
+        let r = app.web.api(Method::GET, "/api/v1/operations/export?op=read,write,mkdir,remove,execute", None).await;
+        assert_eq!(r.status, 200);
+        assert_eq!(r.header("content-type").as_deref(), Some("application/x-ndjson"));
+        let lines: Vec<Value> = r.body.lines().map(|l| serde_json::from_str(l).expect("json line")).collect();
+        let exported: Vec<String> = lines.iter().map(|l| l["id"].as_str().expect("id").to_string()).collect();
+        assert_eq!(exported, expected);
+        // The same as the pages, item for item.
+        let page = list(&app.web, "?limit=200&op=read,write,mkdir,remove,execute").await.json();
+        assert_eq!(&lines[..], page["items"].as_array().expect("items").as_slice());
+        // CSV by Accept or format=.
+        let csv = app.web.send(app.web.http.get(app.web.url("/api/v1/operations/export?failed_only=true")).header("accept", "text/csv")).await;
+        assert_eq!(csv.header("content-type").as_deref(), Some("text/csv; charset=utf-8"));
+        let rows: Vec<&str> = csv.body.lines().collect();
+        assert!(rows[0].starts_with("time,op,target,ok"));
+        assert_eq!(rows.len(), 1 + f.expect(|r| !r.ok).len());
+        let by_param = app.web.api(Method::GET, "/api/v1/operations/export?failed_only=true&format=csv", None).await;
+        assert_eq!(by_param.body, csv.body);
+        let r = app.web.api(Method::GET, "/api/v1/operations/export?format=xml", None).await;
+        r.problem(422);
+        assert_eq!(r.problem_fields(), ["format"]);
+    }
+}
+
+db_test! {
+    async fn the_sweep_removes_exactly_the_rows_older_than_the_window(app: TestApp) {
+        let f = fixture(&app).await;
+        let now = agenticos::db::now_ms();
+        let mut old = Vec::new();
+        for i in 0..2_500i64 {
+            let mut r = f.rows[0].clone();
+            r.at = now - 30 * DAY - 1 - i;
+            old.push(r);
+        }
+        let mut edge = f.rows[0].clone();
+        edge.at = now - 30 * DAY + 60_000;
+        let kept_edge = seed(&app, &[edge]).await;
+        seed(&app, &old).await;
+        let n = agenticos::sandbox::operations::sweep::sweep(&app.state.db, 30, now).await.expect("sweep");
+        assert_eq!(n, 2_500);
+        let left = app.scalar_strings("SELECT id FROM sandbox_operations").await;
+        assert_eq!(left.len(), 91);
+        assert!(left.contains(&kept_edge[0]));
+        let logs = crate::helpers::captured_logs();
+        assert!(logs.lines().any(|l| l.contains("operations_swept") && l.contains("\"rows\":2500")), "the count is logged");
+    }
+}
+
+db_test! {
+    async fn two_concurrent_sweeps_delete_each_row_once(app: TestApp) {
+        let f = fixture(&app).await;
+        let now = agenticos::db::now_ms();
+        let old: Vec<Row> = (0..5_000i64).map(|i| Row { at: now - 40 * DAY - i, ..f.rows[i as usize % 90].clone() }).collect();
+        seed(&app, &old).await;
+        let (a, b) = tokio::join!(
+            agenticos::sandbox::operations::sweep::sweep(&app.state.db, 30, now),
+            agenticos::sandbox::operations::sweep::sweep(&app.state.db, 30, now),
+        );
+        assert_eq!(a.expect("a") + b.expect("b"), 5_000);
+        assert_eq!(app.count("sandbox_operations").await, 90);
+    }
+}
+
+db_test! {
+    async fn no_filter_plans_a_full_scan_of_the_table(app: TestApp) {
+        use agenticos::sandbox::operations::{cursor::Cursor, filter, store};
+        let f = fixture(&app).await;
+        let id = "0b8f5e2a-3c1d-4e5f-8a9b-1c2d3e4f5a6b";
+        let queries = [
+            String::new(),
+            "session_key=s".into(),
+            format!("agent_id={id}"),
+            format!("connection_id={id}"),
+            format!("run_id={id}"),
+            format!("workspace_id={id}"),
+            format!("conversation_id={id}"),
+            "op=execute".into(),
+            "op=read,write".into(),
+            "failed_only=true".into(),
+            "q=make".into(),
+            "since=2026-01-01&until=2026-02-01".into(),
+        ];
+        let kind = app.state.db.kind();
+        let mut c = app.state.db.conn().await.expect("conn");
+        if kind == agenticos::db::DbKind::Postgres {
+            sqlx::query("SET enable_seqscan = off").execute(&mut *c).await.expect("set");
+        }
+        for q in &queries {
+            let filter = filter::parse_filter(&filter::FilterInput::from_query(q)).expect("valid");
+            for cursor in [None, Some(Cursor::after(f.now, id)), Some(Cursor::before(f.now, id))] {
+                let (sql, args) = store::page_sql(&f.org, &filter, cursor.as_ref(), 51);
+                let plan = store::explain(&mut c, kind, &sql, &args).await.expect("explain");
+                assert_full_scan_free(kind, &plan, q);
+            }
+            let (sql, args) = store::count_sql(&f.org, &filter, None);
+            let plan = store::explain(&mut c, kind, &sql, &args).await.expect("explain");
+            assert_full_scan_free(kind, &plan, q);
+        }
+    }
+}
+
+fn assert_full_scan_free(kind: agenticos::db::DbKind, plan: &str, q: &str) {
+    match kind {
+        agenticos::db::DbKind::Sqlite => {
+            assert!(!plan.contains("SCAN o") && !plan.contains("SCAN sandbox_operations"), "{q}: full scan\n{plan}");
+            assert!(plan.contains("USING INDEX") || plan.contains("USING COVERING INDEX"), "{q}: no index\n{plan}");
+            assert!(!plan.contains("USE TEMP B-TREE FOR ORDER BY"), "{q}: sorts\n{plan}");
+        }
+        agenticos::db::DbKind::Postgres => {
+            assert!(!plan.contains("Seq Scan on sandbox_operations"), "{q}: full scan\n{plan}");
+            assert!(plan.contains("Index"), "{q}: no index\n{plan}");
+        }
+    }
+}
+
+db_test! {
+    async fn a_run_s_operations_are_recorded_with_its_conversation(app: TestApp) {
+        app.setup_owner().await;
+        let agent_id = agent(&app.web, "scribe").await;
+        let conv = app.web.api(Method::POST, "/api/v1/conversations", Some(json!({"agent_id": agent_id, "title": "Notes", "member_user_ids": []}))).await;
+        assert_eq!(conv.status, 201, "{}", conv.body);
+        let conversation = conv.json()["id"].as_str().expect("id").to_string();
+        let run = app.web.api(Method::POST, "/api/v1/runs", Some(json!({"agent_id": agent_id, "conversation_id": conversation, "started_by": "member"}))).await;
+        assert_eq!(run.status, 201, "{}", run.body);
+        let run = run.json()["id"].as_str().expect("id").to_string();
+        let token = app.web.csrf().await;
+        let put = app.web.send(app.web.http.put(app.web.url(&format!("/api/v1/runs/{run}/workspace/files?path=notes.md"))).header("x-csrf-token", token).body("hello")).await;
+        assert!(put.status.is_success(), "{}", put.body);
+        let missing = app.web.api(Method::GET, &format!("/api/v1/runs/{run}/workspace/files?path=missing.md"), None).await;
+        assert_eq!(missing.status, 404, "{}", missing.body);
+        let fin = app.web.api(Method::POST, &format!("/api/v1/runs/{run}/finish"), None).await;
+        assert_eq!(fin.status, 200, "{}", fin.body);
+        let page = list(&app.web, &format!("?conversation_id={conversation}")).await.json();
+        let items = page["items"].as_array().expect("items");
+        assert!(items.len() >= 2, "{page}");
+        assert!(items.iter().all(|i| i["run_id"] == run.as_str() && i["agent_name"] == "scribe"));
+        let failed = list(&app.web, &format!("?run_id={run}&failed_only=true")).await.json();
+        assert_eq!(failed["items"].as_array().map(Vec::len), Some(1), "{failed}");
+        assert_eq!(failed["items"][0]["target"], "/workspace/missing.md");
+        // The Activity tab shows them, linking the conversation.
+        let pageview = app.web.get(&format!("/sandboxes/activity?run_id={run}")).await;
+        assert_eq!(pageview.status, 200);
+        assert!(pageview.select_all("#oplog-rows tr.operation").len() >= 2);
+        assert_eq!(pageview.select_attr("tr.failed a.conversation-link", "href"), Some(format!("/conversations/{conversation}")));
+        // The conversation's page links its log (operators and above).
+        let shown = app.web.get(&format!("/conversations/{conversation}")).await;
+        assert_eq!(shown.select_attr("#conversation-log", "href"), Some(format!("/sandboxes/activity?conversation_id={conversation}")));
+    }
+}
+
+db_test! {
+    async fn the_activity_tab_pages_filters_and_tells_empty_from_nothing_matches(app: TestApp) {
+        app.setup_owner().await;
+        let empty = app.web.get("/sandboxes/activity").await;
+        assert_eq!(empty.status, 200);
+        assert!(empty.body.contains("Nothing recorded yet"));
+        assert!(empty.body.contains("kept 30 days"));
+        let org = org_id(&app, crate::helpers::OWNER_ORG).await;
+        let now = agenticos::db::now_ms();
+        let rows: Vec<Row> = (0..60).map(|i| Row {
+            org: org.clone(), session: "s".into(), agent: None, connection: None,
+            op: if i % 2 == 0 { "read" } else { "execute" }, target: format!("/workspace/f{i}"), ok: i != 3,
+            detail: String::new(), at: now - i * 60_000,
+        }).collect();
+        seed(&app, &rows).await;
+        let first = app.web.get("/sandboxes/activity").await;
+        assert_eq!(first.select_all("#oplog-rows tr.operation").len(), 50);
+        assert_eq!(first.select_text("#oplog-counts").as_deref().map(str::trim), Some("Rows 1–50 of 60"));
+        assert!(first.select_attr("#oplog-poll", "hx-get").is_some_and(|h| h.starts_with("/sandboxes/activity/new?cursor=")));
+        assert_eq!(first.select_attr("tr.operation time", "title").map(|t| t.ends_with('Z')), Some(true));
+        let older = first.select_attr("#oplog-older", "href").expect("older link");
+        let second = app.web.get(&older).await;
+        assert_eq!(second.select_all("#oplog-rows tr.operation").len(), 10);
+        assert_eq!(second.select_text("#oplog-counts").as_deref().map(str::trim), Some("Rows 51–60 of 60"));
+        assert!(second.select_attr("#oplog-poll", "hx-get").is_none(), "no poll away from the newest rows");
+        let nothing = app.web.get("/sandboxes/activity?q=zzz").await;
+        assert!(nothing.body.contains("Nothing matches"));
+        let refused = app.web.get("/sandboxes/activity?limit=0").await;
+        assert_eq!(refused.status, 422);
+        assert!(refused.select_text("#oplog-refused").is_some());
+        let failed = app.web.get("/sandboxes/activity?failed_only=true").await;
+        assert_eq!(failed.select_all("#oplog-rows tr.operation.failed").len(), 1);
+        // The poll: nothing new, then a new row.
+        let poll = first.select_attr("#oplog-poll", "hx-get").expect("poll");
+        let quiet = app.web.get(&poll).await;
+        assert_eq!(quiet.status, 200);
+        assert_eq!(quiet.body.matches("data-op=").count(), 0);
+        assert!(quiet.body.contains("id=\"oplog-poll\""), "the poll goes on");
+        seed(&app, &[Row { at: now + 1000, target: "/workspace/new".into(), ..rows[0].clone() }]).await;
+        let news = app.web.get(&poll).await;
+        assert_eq!(news.body.matches("data-op=").count(), 1);
+        assert!(news.body.contains("/workspace/new"));
+    }
+}
+
+db_test! {
+    async fn the_activity_tab_searches_filters_pages_and_opens_a_conversation_in_a_browser(app: TestApp) -> anyhow::Result<()> {
+        use crate::browser::{self, Browser};
+        if !browser::browser_or_skip("the_activity_tab_searches_filters_pages_and_opens_a_conversation_in_a_browser") {
+            return Ok(());
+        }
+        app.setup_owner().await;
+        let org = org_id(&app, crate::helpers::OWNER_ORG).await;
+        let agent_id = agent(&app.web, "scribe").await;
+        let conv = app.web.api(Method::POST, "/api/v1/conversations", Some(json!({"agent_id": agent_id, "title": "Quarterly report", "member_user_ids": []}))).await;
+        let conversation = conv.json()["id"].as_str().expect("id").to_string();
+        let now = agenticos::db::now_ms();
+        let rows: Vec<Row> = (0..120).map(|i| Row {
+            org: org.clone(), session: "s".into(), agent: Some(agent_id.clone()), connection: None,
+            op: if i % 3 == 0 { "execute" } else { "read" },
+            target: if i % 3 == 0 { format!("cargo test --package p{i}") } else { format!("/workspace/report-{i}.md") },
+            ok: i % 10 != 5, detail: String::new(), at: now - i * 60_000,
+        }).collect();
+        seed(&app, &rows).await;
+        app.execute(&format!("UPDATE sandbox_operations SET conversation_id = '{conversation}'")).await;
+
+        let b = Browser::start().await?;
+        b.goto(&format!("{}/login", app.address)).await?;
+        b.fill("#email", crate::helpers::OWNER_EMAIL).await?;
+        b.fill("#password", crate::helpers::OWNER_PASSWORD).await?;
+        b.click("button[type=submit]").await?;
+        b.wait_for("nav.sidebar-nav").await?;
+        b.goto(&format!("{}/sandboxes/activity", app.address)).await?;
+        b.wait_for_text("#oplog-counts", "Rows 1–50 of 120").await?;
+
+        // Search (debounced, as typed): the commands only.
+        b.fill("#oplog-q", "cargo test").await?;
+        b.wait_for_text("#oplog-counts", "Rows 1–40 of 40").await?;
+        // Failed only, on top of the search.
+        b.click("#oplog-failed").await?;
+        b.wait_for_text("#oplog-counts", "of 4").await?;
+        b.click("#oplog-failed").await?;
+        b.wait_for_text("#oplog-counts", "Rows 1–40 of 40").await?;
+        // Clear the search: all rows, then page forward and back.
+        b.fill("#oplog-q", "").await?;
+        b.wait_for_text("#oplog-counts", "Rows 1–50 of 120").await?;
+        b.click("#oplog-older").await?;
+        b.wait_for_text("#oplog-counts", "Rows 51–100 of 120").await?;
+        b.click("#oplog-older").await?;
+        b.wait_for_text("#oplog-counts", "Rows 101–120 of 120").await?;
+        b.click("#oplog-newer").await?;
+        b.wait_for_text("#oplog-counts", "Rows 51–100 of 120").await?;
+        // Open a row's conversation (scrolled clear of the sticky top bar first).
+        b.client.execute("document.querySelector('#oplog-rows a.conversation-link').scrollIntoView({block: 'center'});", vec![]).await?;
+        b.click("#oplog-rows a.conversation-link").await?;
+        b.wait_for_text("main h1", "Quarterly report").await?;
+        assert_eq!(b.current_path().await?, format!("/conversations/{conversation}"));
+        b.click("#conversation-log").await?;
+        b.wait_for_text("#oplog-counts", "Rows 1–50 of 120").await?;
+        b.close().await
+    }
+}
