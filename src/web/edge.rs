@@ -9,6 +9,10 @@
 //! Other control characters inside JSON strings (a command's newlines, a file's tabs) are the
 //! business of each field's own rules.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
@@ -71,7 +75,7 @@ fn path_problem(req: &ServiceRequest) -> Option<AppError> {
     if percent_decode(raw).chars().any(char::is_control) {
         return Some(AppError::not_found());
     }
-    let pattern = req.match_pattern()?;
+    let pattern = route_pattern(req)?;
     let values = raw.split('/');
     for (segment, value) in pattern.split('/').zip(values) {
         let Some(name) = segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')) else { continue };
@@ -82,6 +86,45 @@ fn path_problem(req: &ServiceRequest) -> Option<AppError> {
     }
     None
 }
+
+/// The route pattern a path matches, remembered per worker thread by the path's shape (every
+/// UUID segment read as the nil UUID): matching walks every route of the product, which costs
+/// more than the rest of this guard together on a proxied read.
+fn route_pattern(req: &ServiceRequest) -> Option<Rc<str>> {
+    /// Shapes remembered per worker; past this, a new shape is matched each time (never evicted,
+    /// so a caller inventing paths cannot push the product's own routes out).
+    const MAX_SHAPES: usize = 2048;
+    thread_local! {
+        static SHAPES: RefCell<HashMap<String, Option<Rc<str>>>> = RefCell::new(HashMap::new());
+    }
+    let shape = path_shape(req.path());
+    if let Some(hit) = SHAPES.with(|m| m.borrow().get(&shape).cloned()) {
+        return hit;
+    }
+    let pattern: Option<Rc<str>> = req.match_pattern().map(Rc::from);
+    SHAPES.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() < MAX_SHAPES {
+            m.insert(shape, pattern.clone());
+        }
+    });
+    pattern
+}
+
+/// `/api/v1/runs/0191…/workspace/files` → `/api/v1/runs/00000000-0000-0000-0000-000000000000/workspace/files`.
+fn path_shape(path: &str) -> String {
+    let mut shape = String::with_capacity(path.len());
+    for (i, segment) in path.split('/').enumerate() {
+        if i > 0 {
+            shape.push('/');
+        }
+        let is_uuid = segment.len() >= 32 && uuid::Uuid::try_parse(segment).is_ok();
+        shape.push_str(if is_uuid { NIL_UUID } else { segment });
+    }
+    shape
+}
+
+const NIL_UUID: &str = "00000000-0000-0000-0000-000000000000";
 
 fn query_problem(req: &ServiceRequest) -> Option<AppError> {
     let query = req.query_string();
@@ -173,6 +216,16 @@ mod tests {
     fn a_nul_in_a_form_is_found_with_its_field() {
         assert_eq!(form_nul_field(b"email=a%00b&password=x"), Some("email".into()));
         assert_eq!(form_nul_field(b"email=a%40b.c"), None);
+    }
+
+    #[test]
+    fn a_path_shape_reads_every_uuid_as_the_nil_uuid() {
+        assert_eq!(
+            path_shape("/api/v1/runs/0191b7c2-0000-7000-8000-000000000001/workspace/files"),
+            format!("/api/v1/runs/{NIL_UUID}/workspace/files")
+        );
+        assert_eq!(path_shape("/sandboxes/running"), "/sandboxes/running");
+        assert_eq!(path_shape("/api/v1/runs/not-a-uuid"), "/api/v1/runs/not-a-uuid");
     }
 
     #[test]
