@@ -7,4 +7,5 @@ pub mod env_file;
 pub mod policy;
 pub mod recording;
 pub mod running;
+pub mod tombstones;
 pub mod workspaces;
