@@ -131,6 +131,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let app = Application::build(config).await?;
     let state = app.state();
     startup::spawn_sweeps(state.clone());
+    startup::spawn_destroy_retry(state.clone());
     startup::spawn_flusher(state.clone());
     tracing::info!(address = %bind, "agenticos is serving; open http://{bind}/ in a browser");
     app.run_until_stopped().await?;

@@ -67,6 +67,14 @@ pub struct Pending {
     pub last_error: Option<String>,
 }
 
+impl Pending {
+    /// "1 sandbox pending removal", "3 sandboxes pending removal"
+    pub fn label(&self) -> String {
+        let n = self.count.max(0) as usize;
+        format!("{} pending removal", crate::words::count(n, "sandbox", "sandboxes"))
+    }
+}
+
 /// What one sweep (or one attempt after a delete) did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct SweepReport {
