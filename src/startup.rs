@@ -175,7 +175,10 @@ pub fn spawn_destroy_retry(state: Data<AppState>) {
             tick.tick().await;
             match crate::sandbox::tombstones::sweep::sweep(&state, crate::db::now_ms()).await {
                 Ok(r) if r.claimed > 0 => tracing::info!(
-                    sweep = "sandbox-destroy-retry", destroyed = r.destroyed, failed = r.failed, "sweep done"
+                    sweep = "sandbox-destroy-retry",
+                    destroyed = r.destroyed,
+                    failed = r.failed,
+                    "sweep done"
                 ),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(sweep = "sandbox-destroy-retry", error = %e, "sweep failed"),

@@ -134,7 +134,11 @@ pub async fn remove_member(db: &Db, caller: &Caller, membership_id: &str) -> Res
 
 /// Removes a member and, in the same transaction, their `user` workspaces (a tombstone for each
 /// sandbox); the sandboxes are destroyed after the commit, or by the sweep.
-pub async fn remove_member_and_workspaces(st: &AppState, caller: &Caller, membership_id: &str) -> Result<Member, OrgError> {
+pub async fn remove_member_and_workspaces(
+    st: &AppState,
+    caller: &Caller,
+    membership_id: &str,
+) -> Result<Member, OrgError> {
     let now = db::now_ms();
     let mut tx = st.db.begin().await?;
     let target = remove_member_in(&mut tx, st.db.kind(), caller, membership_id).await?;

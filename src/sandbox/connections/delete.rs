@@ -46,7 +46,8 @@ impl Sandboxes {
     }
 
     async fn of(c: &mut db::Conn, org_id: &str, id: &str) -> Result<Sandboxes> {
-        let pending_removal = tombstones::count_in(&mut *c, org_id, id).await.map_err(|e| ConnectionError::Internal(e.into()))?;
+        let pending_removal =
+            tombstones::count_in(&mut *c, org_id, id).await.map_err(|e| ConnectionError::Internal(e.into()))?;
         let live = live::count_on(c, org_id, id).await?;
         Ok(Sandboxes { pending_removal, live })
     }
@@ -102,7 +103,13 @@ pub async fn delete_preview(st: &AppState, caller: &Caller, id: &str) -> Result<
         key_shared_with.retain(|n| *n != connection.name);
     }
     let sandboxes = Sandboxes::of(&mut c, &caller.org_id, id).await?;
-    Ok(DeletePreview { key_name: connection.credential_name.clone(), connection, key_shared_with, pinned_agents, sandboxes })
+    Ok(DeletePreview {
+        key_name: connection.credential_name.clone(),
+        connection,
+        key_shared_with,
+        pinned_agents,
+        sandboxes,
+    })
 }
 
 /// Deletes a connection no agent is pinned to (agents keep their pin: deleting is refused,
@@ -129,7 +136,8 @@ pub async fn delete(
     if sandboxes.total() > 0 && forget_sandboxes != Some(sandboxes.total()) {
         return Err(ConnectionError::SandboxesLeft { count: sandboxes.total(), message: sandboxes.refusal() });
     }
-    let forgotten = tombstones::forget_in(&mut tx, &caller.org_id, id).await.map_err(|e| ConnectionError::Internal(e.into()))?;
+    let forgotten =
+        tombstones::forget_in(&mut tx, &caller.org_id, id).await.map_err(|e| ConnectionError::Internal(e.into()))?;
     store::delete(&mut tx, &caller.org_id, id).await?;
     let mut detail = format!("at {}", at(connection.address.as_deref()));
     if sandboxes.total() > 0 {

@@ -117,9 +117,11 @@ async fn destroy(st: &AppState, t: &Tombstone) -> std::result::Result<(), String
 fn connection_words(t: &Tombstone, e: ConnectionError) -> String {
     match e {
         ConnectionError::Host(h) => h.in_words(),
-        ConnectionError::NoCredential => "The connection has no key in the vault (deleted or revoked): nothing was sent. \
+        ConnectionError::NoCredential => {
+            "The connection has no key in the vault (deleted or revoked): nothing was sent. \
              Give it a key again, or delete the sandbox at the host and then the connection, confirming."
-            .into(),
+                .into()
+        }
         ConnectionError::KeyRefused(_) => "The connection's key may not be sent to its host (deleted, revoked or \
              saved for another address): nothing was sent. Give it a key again, or delete the sandbox at the host \
              and then the connection, confirming."

@@ -40,7 +40,9 @@ pub struct Removal {
 
 /// Whether a workspace row stands for a session at a host (opened, or being opened).
 fn has_sandbox(w: &Workspace) -> bool {
-    w.backend == "sandboxd" && w.connection_id.is_some() && (w.session_ref.is_some() || w.state == WorkspaceState::Preparing)
+    w.backend == "sandboxd"
+        && w.connection_id.is_some()
+        && (w.session_ref.is_some() || w.state == WorkspaceState::Preparing)
 }
 
 /// Deletes `rows` and writes a tombstone for each sandbox among them, in the caller's transaction.
@@ -139,12 +141,20 @@ pub async fn delete_conversation_rows(
     ensure_may_delete_conversation(st, caller, id).await?;
     let now = db::now_ms();
     let mut tx = st.db.begin().await?;
-    let conversation = conversations::get_in(&mut tx, &caller.org_id, id).await.map_err(|e| agent_error(e, "conversation"))?;
+    let conversation =
+        conversations::get_in(&mut tx, &caller.org_id, id).await.map_err(|e| agent_error(e, "conversation"))?;
     let rows = store::of_conversation(&mut tx, &caller.org_id, id).await?;
     let removal = remove_in(&mut tx, &caller.org_id, &rows, Reason::ConversationDeleted, now).await?;
     conversations::delete_in(&mut tx, &caller.org_id, id).await.map_err(|e| agent_error(e, "conversation"))?;
-    audit::record(&mut tx, &caller.org_id, &caller.actor(), "conversation.deleted", &conversation.title, &detail(&removal))
-        .await?;
+    audit::record(
+        &mut tx,
+        &caller.org_id,
+        &caller.actor(),
+        "conversation.deleted",
+        &conversation.title,
+        &detail(&removal),
+    )
+    .await?;
     tx.commit().await.map_err(DbError::from)?;
     Ok((rows, removal, now))
 }
@@ -163,7 +173,12 @@ pub async fn delete_agent(st: &AppState, caller: &Caller, id: &str) -> Result<Re
 }
 
 /// The `user` workspaces of `user_id` (a member leaving), removed in the caller's transaction.
-pub async fn user_workspaces_in(c: &mut Conn, org_id: &str, user_id: &str, now: i64) -> Result<(Vec<Workspace>, Removal)> {
+pub async fn user_workspaces_in(
+    c: &mut Conn,
+    org_id: &str,
+    user_id: &str,
+    now: i64,
+) -> Result<(Vec<Workspace>, Removal)> {
     let rows = store::of_user(&mut *c, org_id, user_id).await?;
     let removal = remove_in(c, org_id, &rows, Reason::MemberRemoved, now).await?;
     Ok((rows, removal))

@@ -340,7 +340,11 @@ pub async fn count_live_on(c: &mut Conn, org_id: &str, connection_id: &str) -> D
 
 /// The session keys and references of `org_id`'s `sandboxd` workspaces on `connection_id`
 /// (the Running tab's orphan check).
-pub async fn session_names_on(c: &mut Conn, org_id: &str, connection_id: &str) -> DbResult<Vec<(String, Option<String>)>> {
+pub async fn session_names_on(
+    c: &mut Conn,
+    org_id: &str,
+    connection_id: &str,
+) -> DbResult<Vec<(String, Option<String>)>> {
     Ok(sqlx::query_as(
         "SELECT session_key, session_ref FROM sandbox_workspaces WHERE organization_id = $1 AND connection_id = $2 \
          AND backend = 'sandboxd'",
