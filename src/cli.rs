@@ -1,5 +1,5 @@
 //! The `agenticos` command line: `serve` (default), `migrate`, `admin create-owner`,
-//! `admin create-token`, `sandbox-runtimes`, `sandbox-token`, `doctor`.
+//! `admin create-token`, `sandbox-runtimes`, `sandbox-token`, `doctor`, `sweep`.
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -39,6 +39,13 @@ USAGE:
     agenticos doctor                  check every registered connection: reachable,
                                       credential present and accepted, runtimes allowed,
                                       routes present; exits 1 when one is unhealthy
+    agenticos sweep [--orphans [--purge]]
+                                      run the sweeps once: sandbox-destroy-retry (every due
+                                      tombstone: destroy the removed sandbox, or schedule the
+                                      next attempt) and expired sign-ins. --orphans instead
+                                      lists each organization's host sessions that no
+                                      workspace or tombstone names; --purge purges them
+                                      (audited). Exits 1 when something failed
     agenticos help                    this text
 
 Configuration comes from the environment; see README.md.";
@@ -72,6 +79,13 @@ pub async fn run(args: Vec<String>) -> i32 {
             Err(e) => return usage_error(&e),
         },
         ["doctor"] => doctor(config).await,
+        ["sweep", rest @ ..] => match Flags::parse(rest, &["--orphans", "--purge"], &[]) {
+            Ok(flags) if flags.has("--purge") && !flags.has("--orphans") => {
+                return usage_error("--purge goes with --orphans")
+            }
+            Ok(flags) => sweep(config, flags.has("--orphans"), flags.has("--purge")).await,
+            Err(e) => return usage_error(&e),
+        },
         ["help"] | ["--help"] | ["-h"] => {
             println!("{USAGE}");
             Ok(0)
@@ -306,6 +320,41 @@ fn sandbox_token(flags: &Flags<'_>) -> anyhow::Result<()> {
 }
 
 /// `doctor`: check every registered connection; 1 when one is unhealthy.
+/// `agenticos sweep`: the sweeps once, or the orphans (listed, or purged).
+async fn sweep(config: Config, orphans: bool, purge: bool) -> anyhow::Result<i32> {
+    crate::telemetry::init(&config.log, std::io::stderr);
+    let window = config.auth.login_window_minutes;
+    let state = startup::AppState::build(config).await?;
+    if !orphans {
+        let report = crate::sandbox::tombstones::sweep::sweep(&state, crate::db::now_ms()).await?;
+        println!(
+            "sandbox-destroy-retry: {} destroyed, {} still pending (retried later)",
+            report.destroyed, report.failed
+        );
+        let expired = crate::auth::service::sweep(&state.db, window).await?;
+        println!("sign-ins: {expired} expired removed");
+        return Ok(if report.failed > 0 { 1 } else { 0 });
+    }
+    let found = crate::sandbox::running::orphans::everywhere(&state).await?;
+    for p in &found.problems {
+        println!("not read: {p}");
+    }
+    for o in &found.orphans {
+        println!("orphaned: {} / {} / {}", o.organization, o.connection_name, o.session_id);
+    }
+    println!("{} orphaned", crate::words::count(found.orphans.len(), "session", "sessions"));
+    let mut failed = !found.problems.is_empty();
+    if purge {
+        let (purged, problems) = crate::sandbox::running::orphans::purge(&state, &found.orphans).await?;
+        for p in &problems {
+            println!("not purged: {p}");
+        }
+        println!("{purged} purged");
+        failed |= !problems.is_empty();
+    }
+    Ok(if failed { 1 } else { 0 })
+}
+
 async fn doctor(config: Config) -> anyhow::Result<i32> {
     crate::telemetry::init(&config.log, std::io::stderr);
     let state = startup::AppState::build(config).await?;

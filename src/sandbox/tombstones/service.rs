@@ -57,3 +57,8 @@ pub async fn count_in(c: &mut Conn, org_id: &str, connection_id: &str) -> Result
 pub async fn forget_in(c: &mut Conn, org_id: &str, connection_id: &str) -> Result<u64> {
     Ok(store::delete_for_connection(c, org_id, connection_id).await?)
 }
+
+/// Whether host session `session_id` on `connection_id` is pending removal (has a tombstone).
+pub async fn is_pending(c: &mut Conn, org_id: &str, connection_id: &str, session_id: &str) -> Result<bool> {
+    Ok(store::names_session(c, org_id, connection_id, session_id).await?)
+}

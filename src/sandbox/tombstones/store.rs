@@ -161,3 +161,17 @@ pub async fn delete_for_connection(c: &mut Conn, org_id: &str, connection_id: &s
         .await?
         .rows_affected())
 }
+
+/// Whether a tombstone of `org_id` on `connection_id` names host session `session_id`.
+pub async fn names_session(c: &mut Conn, org_id: &str, connection_id: &str, session_id: &str) -> DbResult<bool> {
+    let (n,): (i64,) = sqlx::query_as(
+        "SELECT COUNT(*) FROM sandbox_tombstones WHERE organization_id = $1 AND connection_id = $2 \
+         AND (session_id = $3 OR session_key = $3)",
+    )
+    .bind(org_id)
+    .bind(connection_id)
+    .bind(session_id)
+    .fetch_one(c)
+    .await?;
+    Ok(n > 0)
+}

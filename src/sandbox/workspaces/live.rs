@@ -8,3 +8,8 @@ use crate::db::{Conn, DbResult};
 pub async fn count_on(c: &mut Conn, org_id: &str, connection_id: &str) -> DbResult<i64> {
     store::count_live_on(c, org_id, connection_id).await
 }
+
+/// Whether a `sandboxd` workspace of `org_id` on `connection_id` names host session `session_id`.
+pub async fn names_session(c: &mut Conn, org_id: &str, connection_id: &str, session_id: &str) -> DbResult<bool> {
+    Ok(store::by_session(c, org_id, connection_id, session_id).await?.is_some())
+}
