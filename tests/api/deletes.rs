@@ -309,3 +309,89 @@ db_test! {
         assert_eq!(value["items"][0]["target"], "shared", "{value}");
     }
 }
+
+/// Opens session `id` for `tenant` on `peer` directly, as a crash between open and our row's
+/// commit would leave it.
+async fn open_by_hand(peer: &Peer, id: &str, tenant: &str) {
+    let r = reqwest::Client::new()
+        .post(format!("{}/sessions", peer.url))
+        .header("X-Sandbox-Token", &peer.token)
+        .json(&json!({"session_id": id, "tenant": tenant, "reuse": true}))
+        .send()
+        .await
+        .expect("open");
+    assert!(r.status().is_success(), "{}", r.text().await.unwrap_or_default());
+}
+
+fn hex8(id: &str) -> String {
+    id.replace('-', "")[..8].to_string()
+}
+
+db_test! {
+    async fn orphans_of_this_organization_are_marked_listed_and_purged_and_no_other_session_is_touched(app: TestApp) {
+        let peer = peer::shared().await;
+        let o = Org::new(&app).await;
+        let connection = o.connect(peer).await;
+        let agent = o.agent(service_agent("talker", "conversation")).await;
+        let (_, known) = conversation_with_files(&o, &agent).await;
+        let orphan = format!("xc-{}-{}-{}", hex8(&o.org_id), hex8(&connection), uuid::Uuid::new_v4().simple());
+        open_by_hand(peer, &orphan, &o.org_id).await;
+        // Ours by tenant, but not a name this platform builds: not touched.
+        let by_hand = format!("hand-{}", uuid::Uuid::new_v4().simple());
+        open_by_hand(peer, &by_hand, &o.org_id).await;
+        // Another tenant's session with a name like ours: never touched.
+        let foreign_tenant = uuid::Uuid::new_v4().to_string();
+        let foreign = format!("xc-{}-{}-{}", hex8(&o.org_id), hex8(&connection), uuid::Uuid::new_v4().simple());
+        open_by_hand(peer, &foreign, &foreign_tenant).await;
+
+        let page = app.web.get("/sandboxes/running").await;
+        assert_eq!(page.status, 200);
+        let marked = page.select_all(&format!("tr[data-session-id='{orphan}'] .orphaned"));
+        assert_eq!(marked, vec!["orphaned".to_string()], "{}", page.body);
+        assert!(page.select_all(&format!("tr[data-session-id='{known}'] .orphaned")).is_empty());
+        assert!(page.select_all(&format!("tr[data-session-id='{by_hand}'] .orphaned")).is_empty());
+        assert!(!page.body.contains(&foreign), "another tenant's session is not shown");
+
+        let found = agenticos::sandbox::running::orphans::everywhere(&app.state).await.expect("orphans");
+        let ids: Vec<&str> = found.orphans.iter().map(|o| o.session_id.as_str()).collect();
+        assert_eq!(ids, vec![orphan.as_str()]);
+        let (purged, problems) = agenticos::sandbox::running::orphans::purge(&app.state, &found.orphans).await.expect("purge");
+        assert_eq!((purged, problems.len()), (1, 0));
+        let left: Vec<String> = o.sessions_on(peer).await.iter().filter_map(|s| s["session_id"].as_str().map(String::from)).collect();
+        assert!(!left.contains(&orphan) && left.contains(&known) && left.contains(&by_hand), "{left:?}");
+        let events = o.call(Method::GET, "/api/v1/audit-events?event=sandbox.orphans_purged", None).await.json();
+        assert_eq!(events["items"][0]["target"], orphan.as_str(), "{events}");
+        // The foreign tenant's session is still there.
+        let all = reqwest::Client::new()
+            .get(format!("{}/sessions", peer.url))
+            .header("X-Sandbox-Token", &peer.token)
+            .send()
+            .await
+            .expect("sessions")
+            .text()
+            .await
+            .expect("text");
+        assert!(all.contains(&foreign));
+    }
+}
+
+db_test! {
+    async fn a_finished_run_whose_purge_fails_leaves_a_tombstone_the_sweep_destroys(app: TestApp) {
+        let mut peer = Peer::start(PeerOptions::default()).await.expect("peer");
+        let o = Org::new(&app).await;
+        o.connect(&peer).await;
+        let agent = o.agent(service_agent("once", "run")).await;
+        let run = o.run(&agent, None, json!({})).await;
+        assert_eq!(o.write(&run, "a.txt", "x").await.status, 204);
+        let key = o.ws(&run, Method::GET, "state", None).await.json()["session_key"].as_str().expect("key").to_string();
+        peer.stop_now();
+        o.finish(&run).await;
+        let reasons = app.scalar_strings("SELECT reason FROM sandbox_tombstones").await;
+        assert_eq!(reasons, vec!["run_finished".to_string()]);
+        peer.start_again().await.expect("the peer starts again");
+        let report = sweep::sweep(&app.state, agenticos::db::now_ms()).await.expect("sweep");
+        assert_eq!(report.destroyed, 1, "{}", peer.log_tail(20));
+        assert!(!files_of(&peer, &key).exists());
+        assert!(tombstones(&app).await.is_empty());
+    }
+}

@@ -310,9 +310,9 @@ fn peer_command(
     }
     command
         .env("PORT", port.to_string())
-        .env("SANDBOXD_TOKEN", &token)
-        .env("SANDBOXD_WORKSPACE_ROOT", &workspace_root)
-        .env("TMPDIR", &scratch)
+        .env("SANDBOXD_TOKEN", token)
+        .env("SANDBOXD_WORKSPACE_ROOT", workspace_root)
+        .env("TMPDIR", scratch)
         .env("PEER_STOP_ON_STDIN_EOF", "1")
         .env("PEER_LOG_LEVEL", "info");
     if !options.drop_routes.is_empty() {
