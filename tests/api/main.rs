@@ -11,6 +11,7 @@ mod architecture;
 mod audit_log;
 mod browser_accounts;
 mod browser_connections;
+mod browser_deletes;
 mod browser_flows;
 mod browser_screens;
 mod catalog_files;

@@ -14,6 +14,7 @@ use crate::agents::error::AgentError;
 use crate::agents::service as agents;
 use crate::audit::service as audit;
 use crate::db::{self, Conn, DbError};
+use crate::sandbox::connections::service as connections;
 use crate::sandbox::tombstones::model::Reason;
 use crate::sandbox::tombstones::service::{self as tombstones, Removed};
 use crate::sandbox::tombstones::sweep;
@@ -184,11 +185,34 @@ pub async fn user_workspaces_in(
     Ok((rows, removal))
 }
 
-/// What deleting conversation `id` would remove: (workspaces, sandboxes at a host), for the
-/// confirmation dialog.
-pub async fn conversation_preview(st: &AppState, caller: &Caller, id: &str) -> Result<(usize, usize)> {
+/// What deleting a conversation would remove, for its confirmation: how many workspaces, how
+/// many sandboxes at a host, and the names of those hosts' connections.
+#[derive(Debug, Clone, Default)]
+pub struct Preview {
+    pub title: String,
+    pub workspaces: usize,
+    pub sandboxes: usize,
+    pub hosts: Vec<String>,
+}
+
+pub async fn conversation_preview(st: &AppState, caller: &Caller, id: &str) -> Result<Preview> {
     ensure_may_delete_conversation(st, caller, id).await?;
-    let mut c = st.db.conn().await?;
-    let rows = store::of_conversation(&mut c, &caller.org_id, id).await?;
-    Ok((rows.len(), rows.iter().filter(|w| has_sandbox(w)).count()))
+    let title = conversations::get(st, caller, id).await.map_err(|e| agent_error(e, "conversation"))?.title;
+    let rows = {
+        let mut c = st.db.conn().await?;
+        store::of_conversation(&mut c, &caller.org_id, id).await?
+    };
+    let mut hosts = Vec::new();
+    for w in rows.iter().filter(|w| has_sandbox(w)) {
+        let Some(conn) = w.connection_id.as_deref() else { continue };
+        let name = match connections::for_org(st, &caller.org_id, conn).await {
+            Ok(Some(c)) => c.name,
+            Ok(None) => continue,
+            Err(e) => return Err(e.into()),
+        };
+        if !hosts.contains(&name) {
+            hosts.push(name);
+        }
+    }
+    Ok(Preview { title, workspaces: rows.len(), sandboxes: rows.iter().filter(|w| has_sandbox(w)).count(), hosts })
 }
