@@ -395,3 +395,29 @@ db_test! {
         assert!(tombstones(&app).await.is_empty());
     }
 }
+
+db_test! {
+    async fn a_member_who_leaves_takes_their_user_workspaces_with_them(app: TestApp) {
+        let peer = peer::shared().await;
+        let o = Org::new(&app).await;
+        o.connect(peer).await;
+        app.member_with_role("leaver@example.com", "member").await;
+        let members = o.call(Method::GET, "/api/v1/members", None).await.json();
+        let member = members.as_array().expect("members").iter().find(|m| m["email"] == "leaver@example.com").expect("member").clone();
+        let owner = members.as_array().expect("members").iter().find(|m| m["email"] != "leaver@example.com").expect("owner").clone();
+        let agent = o.agent(service_agent("mine", "user")).await;
+        let mut keys = Vec::new();
+        for who in [&member, &owner] {
+            let run = o.run(&agent, None, json!({"user_id": who["user_id"]})).await;
+            assert_eq!(o.write(&run, "a.txt", "x").await.status, 204);
+            keys.push(o.ws(&run, Method::GET, "state", None).await.json()["session_key"].as_str().expect("key").to_string());
+        }
+        let r = o.call(Method::DELETE, &format!("/api/v1/members/{}", member["id"].as_str().expect("id")), None).await;
+        assert!(r.status.is_success(), "{}", r.body);
+        assert!(!files_of(peer, &keys[0]).exists(), "the leaver's files are purged");
+        assert_eq!(workspace_rows(&app, &keys[0]).await, 0);
+        assert!(files_of(peer, &keys[1]).exists(), "the owner's stay");
+        assert_eq!(workspace_rows(&app, &keys[1]).await, 1);
+        assert!(tombstones(&app).await.is_empty());
+    }
+}
