@@ -19,6 +19,7 @@ pub fn routes() -> Vec<ApiRoute> {
     all.extend(crate::sandbox::connections::api::routes());
     all.extend(crate::agents::api::routes());
     all.extend(crate::sandbox::workspaces::api::routes());
+    all.extend(crate::sandbox::workspaces::removal_api::routes());
     all.extend(crate::sandbox::policy::api_routes());
     all.extend(crate::sandbox::running::api_routes());
     all.extend(crate::sandbox::operations::api_routes());
@@ -70,9 +71,11 @@ async fn openapi_json() -> HttpResponse {
         crate::agents::api::get_agent,
         crate::agents::api::update_agent,
         crate::agents::api::agent_runtimes,
+        crate::sandbox::workspaces::removal_api::delete_agent,
         crate::agents::api::list_conversations,
         crate::agents::api::create_conversation,
         crate::agents::api::get_conversation,
+        crate::sandbox::workspaces::removal_api::delete_conversation,
         crate::agents::api::list_runs,
         crate::agents::api::create_run,
         crate::agents::api::get_run,

@@ -1,5 +1,5 @@
 //! The `agenticos` command line: `serve` (default), `migrate`, `admin create-owner`,
-//! `admin create-token`, `sandbox-runtimes`, `sandbox-token`, `doctor`.
+//! `admin create-token`, `sandbox-runtimes`, `sandbox-token`, `doctor`, `sweep`.
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -39,9 +39,14 @@ USAGE:
     agenticos doctor                  check every registered connection: reachable,
                                       credential present and accepted, runtimes allowed,
                                       routes present; exits 1 when one is unhealthy
-    agenticos sweep                   delete the operation log's rows older than
-                                      OPERATION_RETENTION_DAYS (default 30) now, in small
-                                      batches, and print how many were deleted
+    agenticos sweep [--orphans [--purge]]
+                                      run the sweeps once: the operation log's retention
+                                      (rows older than OPERATION_RETENTION_DAYS), sandbox-destroy-retry (every due
+                                      tombstone: destroy the removed sandbox, or schedule the
+                                      next attempt) and expired sign-ins. --orphans instead
+                                      lists each organization's host sessions that no
+                                      workspace or tombstone names; --purge purges them
+                                      (audited). Exits 1 when something failed
     agenticos help                    this text
 
 Configuration comes from the environment; see README.md.";
@@ -59,7 +64,6 @@ pub async fn run(args: Vec<String>) -> i32 {
     let result = match words.as_slice() {
         [] | ["serve"] => serve(config).await.map(|()| 0),
         ["migrate"] => migrate(config).await.map(|()| 0),
-        ["sweep"] => sweep(config).await.map(|()| 0),
         ["admin", "create-owner", rest @ ..] => create_owner(config, rest).await.map(|()| 0),
         ["admin", "create-token", rest @ ..] => {
             match Flags::parse(rest, &[], &["--organization", "--role", "--name", "--email"]) {
@@ -76,6 +80,13 @@ pub async fn run(args: Vec<String>) -> i32 {
             Err(e) => return usage_error(&e),
         },
         ["doctor"] => doctor(config).await,
+        ["sweep", rest @ ..] => match Flags::parse(rest, &["--orphans", "--purge"], &[]) {
+            Ok(flags) if flags.has("--purge") && !flags.has("--orphans") => {
+                return usage_error("--purge goes with --orphans")
+            }
+            Ok(flags) => sweep(config, flags.has("--orphans"), flags.has("--purge")).await,
+            Err(e) => return usage_error(&e),
+        },
         ["help"] | ["--help"] | ["-h"] => {
             println!("{USAGE}");
             Ok(0)
@@ -135,6 +146,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let app = Application::build(config).await?;
     let state = app.state();
     startup::spawn_sweeps(state.clone());
+    startup::spawn_destroy_retry(state.clone());
     startup::spawn_flusher(state.clone());
     startup::spawn_operation_sweep(state.clone());
     tracing::info!(address = %bind, "agenticos is serving; open http://{bind}/ in a browser");
@@ -149,16 +161,6 @@ async fn migrate(config: Config) -> anyhow::Result<()> {
     let db = crate::db::Db::connect(&config.database.url, 2).await?;
     db.migrate().await?;
     println!("migrations applied");
-    Ok(())
-}
-
-async fn sweep(config: Config) -> anyhow::Result<()> {
-    crate::telemetry::init(&config.log, std::io::stderr);
-    let db = crate::db::Db::connect(&config.database.url, 2).await?;
-    db.migrate().await?;
-    let days = config.sandboxd.operation_retention_days;
-    let n = crate::sandbox::operations::sweep::sweep(&db, days, crate::db::now_ms()).await?;
-    println!("deleted {n} operation rows older than {days} days");
     Ok(())
 }
 
@@ -320,6 +322,44 @@ fn sandbox_token(flags: &Flags<'_>) -> anyhow::Result<()> {
 }
 
 /// `doctor`: check every registered connection; 1 when one is unhealthy.
+/// `agenticos sweep`: the sweeps once, or the orphans (listed, or purged).
+async fn sweep(config: Config, orphans: bool, purge: bool) -> anyhow::Result<i32> {
+    crate::telemetry::init(&config.log, std::io::stderr);
+    let window = config.auth.login_window_minutes;
+    let state = startup::AppState::build(config).await?;
+    if !orphans {
+        let days = state.config.sandboxd.operation_retention_days;
+        let n = crate::sandbox::operations::sweep::sweep(&state.db, days, crate::db::now_ms()).await?;
+        println!("operation log: deleted {n} rows older than {days} days");
+        let report = crate::sandbox::tombstones::sweep::sweep(&state, crate::db::now_ms()).await?;
+        println!(
+            "sandbox-destroy-retry: {} destroyed, {} still pending (retried later)",
+            report.destroyed, report.failed
+        );
+        let expired = crate::auth::service::sweep(&state.db, window).await?;
+        println!("sign-ins: {expired} expired removed");
+        return Ok(if report.failed > 0 { 1 } else { 0 });
+    }
+    let found = crate::sandbox::running::orphans::everywhere(&state).await?;
+    for p in &found.problems {
+        println!("not read: {p}");
+    }
+    for o in &found.orphans {
+        println!("orphaned: {} / {} / {}", o.organization, o.connection_name, o.session_id);
+    }
+    println!("{} orphaned", crate::words::count(found.orphans.len(), "session", "sessions"));
+    let mut failed = !found.problems.is_empty();
+    if purge {
+        let (purged, problems) = crate::sandbox::running::orphans::purge(&state, &found.orphans).await?;
+        for p in &problems {
+            println!("not purged: {p}");
+        }
+        println!("{purged} purged");
+        failed |= !problems.is_empty();
+    }
+    Ok(if failed { 1 } else { 0 })
+}
+
 async fn doctor(config: Config) -> anyhow::Result<i32> {
     crate::telemetry::init(&config.log, std::io::stderr);
     let state = startup::AppState::build(config).await?;

@@ -182,6 +182,27 @@ pub fn spawn_operation_sweep(state: Data<AppState>) {
     });
 }
 
+/// The `sandbox-destroy-retry` sweep every minute while serving: each due tombstone this replica
+/// can claim is destroyed or rescheduled (DESIGN.md §10).
+pub fn spawn_destroy_retry(state: Data<AppState>) {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
+        loop {
+            tick.tick().await;
+            match crate::sandbox::tombstones::sweep::sweep(&state, crate::db::now_ms()).await {
+                Ok(r) if r.claimed > 0 => tracing::info!(
+                    sweep = "sandbox-destroy-retry",
+                    destroyed = r.destroyed,
+                    failed = r.failed,
+                    "sweep done"
+                ),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(sweep = "sandbox-destroy-retry", error = %e, "sweep failed"),
+            }
+        }
+    });
+}
+
 /// Commits buffered operation rows every second while serving.
 pub fn spawn_flusher(state: Data<AppState>) {
     tokio::spawn(async move {

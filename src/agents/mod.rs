@@ -26,5 +26,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/agents/{id}", web::post().to(pages::update))
         .route("/conversations", web::get().to(pages::conversations::conversations))
         .route("/conversations/{id}", web::get().to(pages::conversations::show))
-        .route("/conversations/{id}/workspace", web::get().to(pages::conversations::workspace_partial));
+        .route("/conversations/{id}/workspace", web::get().to(pages::conversations::workspace_partial))
+        .route("/conversations/{id}/delete", web::get().to(pages::conversation_delete::delete_form))
+        .route("/conversations/{id}/delete", web::post().to(pages::conversation_delete::delete));
 }

@@ -184,3 +184,12 @@ pub async fn agent_form(st: &AppState, caller: &Caller, id: Option<&str>) -> Res
     let options = form_options(st, caller, backend.as_str(), connection_id.as_deref()).await?;
     Ok(AgentForm { agent, backend, options })
 }
+
+/// Deletes agent `id` in the caller's transaction (builders and above): its conversations and
+/// runs go by their foreign keys; whoever calls this removed its workspaces first. Returns it.
+pub async fn delete_in(c: &mut db::Conn, caller: &Caller, id: &str) -> Result<Agent> {
+    ensure_edit(caller)?;
+    let agent = store::get_agent(&mut *c, &caller.org_id, id).await?.ok_or(AgentError::NotFound)?;
+    store::delete_agent(c, &caller.org_id, id).await?;
+    Ok(agent)
+}

@@ -190,3 +190,13 @@ pub async fn names_pinned_to(c: &mut Conn, org_id: &str, connection_id: &str) ->
     let rows: Vec<(String,)> = fetch_all(c, sql, &[org_id, connection_id]).await?;
     Ok(rows.into_iter().map(|(n,)| n).collect())
 }
+
+/// Deletes an agent of `org_id` (its conversations and runs go by their foreign keys).
+pub async fn delete_agent(c: &mut Conn, org_id: &str, id: &str) -> DbResult<u64> {
+    Ok(sqlx::query("DELETE FROM agents WHERE organization_id = $1 AND id = $2")
+        .bind(org_id)
+        .bind(id)
+        .execute(c)
+        .await?
+        .rows_affected())
+}

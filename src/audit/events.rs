@@ -28,6 +28,9 @@ pub const EVENTS: &[(&str, &str)] = &[
     ("connection.made_default", "Default connection changed"),
     ("agent.created", "Agent created"),
     ("agent.sandbox_settings_changed", "Agent's sandbox settings changed"),
+    ("agent.deleted", "Agent deleted"),
+    ("conversation.deleted", "Conversation deleted"),
+    ("sandbox.orphans_purged", "Orphaned sandboxes purged"),
 ];
 
 /// The name of an event's code; a code the table lacks reads as its words

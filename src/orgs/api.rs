@@ -213,6 +213,6 @@ pub async fn remove_member(
     ApiCaller(c): ApiCaller,
     id: Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    service::remove_member(&st.db, &c, &id).await?;
+    service::remove_member_and_workspaces(&st, &c, &id).await?;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -8,6 +8,8 @@ use crate::access::{Caller, Via};
 use crate::audit::service::{self as audit, Actor};
 use crate::auth::accounts;
 use crate::db::{self, Db, DbError};
+use crate::sandbox::workspaces::removal;
+use crate::state::AppState;
 use crate::validate::{self, FieldErrors};
 
 /// Creates an organization with `user_id` as its first member, inside the caller's transaction.
@@ -124,22 +126,52 @@ pub async fn change_role(db: &Db, caller: &Caller, membership_id: &str, role: &s
 }
 
 pub async fn remove_member(db: &Db, caller: &Caller, membership_id: &str) -> Result<Member, OrgError> {
+    let mut tx = db.begin().await?;
+    let target = remove_member_in(&mut tx, db.kind(), caller, membership_id).await?;
+    tx.commit().await.map_err(DbError::from)?;
+    Ok(target)
+}
+
+/// Removes a member and, in the same transaction, their `user` workspaces (a tombstone for each
+/// sandbox); the sandboxes are destroyed after the commit, or by the sweep.
+pub async fn remove_member_and_workspaces(
+    st: &AppState,
+    caller: &Caller,
+    membership_id: &str,
+) -> Result<Member, OrgError> {
+    let now = db::now_ms();
+    let mut tx = st.db.begin().await?;
+    let target = remove_member_in(&mut tx, st.db.kind(), caller, membership_id).await?;
+    let (rows, removal) = removal::user_workspaces_in(&mut tx, &caller.org_id, &target.user_id, now)
+        .await
+        .map_err(|e| OrgError::Internal(e.into()))?;
+    tx.commit().await.map_err(DbError::from)?;
+    removal::destroy_now(st, &rows, removal, now).await;
+    Ok(target)
+}
+
+/// [`remove_member`] in the caller's transaction (which also removes their `user` workspaces).
+pub async fn remove_member_in(
+    tx: &mut db::Conn,
+    kind: db::DbKind,
+    caller: &Caller,
+    membership_id: &str,
+) -> Result<Member, OrgError> {
     if !caller.role.can_manage_members() {
         return Err(OrgError::Forbidden);
     }
-    let mut tx = db.begin().await?;
-    store::lock_org(&mut tx, db.kind(), &caller.org_id).await?;
-    let target = store::member(&mut tx, &caller.org_id, membership_id).await?.ok_or(OrgError::NotFound)?;
+    store::lock_org(&mut *tx, kind, &caller.org_id).await?;
+    let target = store::member(&mut *tx, &caller.org_id, membership_id).await?.ok_or(OrgError::NotFound)?;
     if target.role.outranks(caller.role) {
         return Err(OrgError::Outranked { email: target.email, action: "remove them" });
     }
-    if target.role == Role::Owner && store::count_owners(&mut tx, &caller.org_id).await? <= 1 {
+    if target.role == Role::Owner && store::count_owners(&mut *tx, &caller.org_id).await? <= 1 {
         return Err(OrgError::LastOwner("removed"));
     }
-    store::delete_membership(&mut tx, &caller.org_id, membership_id).await?;
+    store::delete_membership(&mut *tx, &caller.org_id, membership_id).await?;
     crate::tokens::service::forget_cached_callers();
     audit::record(
-        &mut tx,
+        &mut *tx,
         &caller.org_id,
         &caller.actor(),
         "member.removed",
@@ -147,7 +179,6 @@ pub async fn remove_member(db: &Db, caller: &Caller, membership_id: &str) -> Res
         &format!("was {}", target.role),
     )
     .await?;
-    tx.commit().await.map_err(DbError::from)?;
     Ok(target)
 }
 

@@ -8,4 +8,5 @@ pub mod operations;
 pub mod policy;
 pub mod recording;
 pub mod running;
+pub mod tombstones;
 pub mod workspaces;

@@ -319,7 +319,8 @@ impl From<ConnectionError> for AppError {
             | ConnectionError::Unknown
             | ConnectionError::NoCredential
             | ConnectionError::KeyRefused(_)
-            | ConnectionError::InUse(_)) => AppError::new(Kind::Conflict, e.to_string()),
+            | ConnectionError::InUse(_)
+            | ConnectionError::SandboxesLeft { .. }) => AppError::new(Kind::Conflict, e.to_string()),
             ConnectionError::Host(h) => AppError::from(&h),
             // The probe's reason, at the field it is about; `save_anyway` saves regardless.
             ConnectionError::Unhealthy(check) => AppError {

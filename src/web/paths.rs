@@ -119,6 +119,7 @@ item_paths! {
     agent_save => save AGENTS;
     conversation => CONVERSATIONS;
     conversation_workspace => CONVERSATIONS / "workspace";
+    conversation_delete => CONVERSATIONS / "delete";
 }
 
 /// The invitation link to give a person: `AGENTICOS_PUBLIC_URL` and `/invitations/{code}`.

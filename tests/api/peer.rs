@@ -101,9 +101,33 @@ pub struct Peer {
     /// The peer stops when this pipe closes; kept open for its lifetime.
     stdin: Mutex<Option<ChildStdin>>,
     dir: Option<tempfile::TempDir>,
+    options: PeerOptions,
+    scratch: PathBuf,
 }
 
 impl Peer {
+    /// Stops the peer: its address refuses connections until [`Peer::start_again`].
+    pub fn stop_now(&mut self) {
+        self.stop();
+        if let Ok(mut stdin) = self.stdin.lock() {
+            stdin.take();
+        }
+    }
+
+    /// Starts a stopped peer again on the same port, token and workspace root (the host forgot
+    /// its sessions; their files are still on disk), and waits until it answers.
+    pub async fn start_again(&mut self) -> anyhow::Result<()> {
+        let log = std::fs::OpenOptions::new().append(true).open(&self.log_path).context("opening the peer log")?;
+        let log_err = log.try_clone().context("sharing the peer log")?;
+        let mut command =
+            peer_command(&self.options, self.port(), &self.token, &self.workspace_root, &self.scratch, log, log_err);
+        let mut child = command.spawn().context("starting tests/peer/run.sh again")?;
+        let stdin = child.stdin.take();
+        *self.child.get_mut().map_err(|_| anyhow::anyhow!("peer lock poisoned"))? = child;
+        *self.stdin.get_mut().map_err(|_| anyhow::anyhow!("peer lock poisoned"))? = stdin;
+        self.wait_ready(self.options.ready_timeout.unwrap_or(READY_TIMEOUT)).await
+    }
+
     /// Starts a peer and waits until it answers `/healthz`.
     pub async fn start(options: PeerOptions) -> anyhow::Result<Peer> {
         // A free port can be taken between our probe and the peer's bind; that
@@ -147,44 +171,9 @@ impl Peer {
 
         let port = free_port().context("finding a free port")?;
         let token = options.token.clone().unwrap_or_else(|| format!("peer-{}", uuid::Uuid::new_v4().simple()));
-        let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let run_sh = manifest_dir.join("tests/peer/run.sh");
-
-        let mut command = Command::new("bash");
-        command
-            .arg(&run_sh)
-            .arg(venv_dir())
-            .current_dir(manifest_dir)
-            .stdin(Stdio::piped())
-            .stdout(log)
-            .stderr(log_err)
-            // Its own process group, so Drop reaches everything it started.
-            .process_group(0);
-        // Nothing of the developer's own sandboxd settings leaks in.
-        for (name, _) in std::env::vars_os() {
-            let name = name.to_string_lossy();
-            if name.starts_with("SANDBOXD_") || name.starts_with("PEER_") {
-                command.env_remove(name.as_ref());
-            }
-        }
-        command
-            .env("PORT", port.to_string())
-            .env("SANDBOXD_TOKEN", &token)
-            .env("SANDBOXD_WORKSPACE_ROOT", &workspace_root)
-            .env("TMPDIR", &scratch)
-            .env("PEER_STOP_ON_STDIN_EOF", "1")
-            .env("PEER_LOG_LEVEL", "info");
-        if !options.drop_routes.is_empty() {
-            command.env("PEER_DROP_ROUTES", options.drop_routes.join(","));
-        }
-        if let Some(version) = &options.package_version {
-            command.env("PEER_PACKAGE_VERSION", version);
-        }
-        for (name, value) in &options.env {
-            command.env(name, value);
-        }
-
-        let mut child = command.spawn().with_context(|| format!("starting {}", run_sh.display()))?;
+        let command = peer_command(options, port, &token, &workspace_root, &scratch, log, log_err);
+        let mut command = command;
+        let mut child = command.spawn().context("starting tests/peer/run.sh")?;
         let stdin = child.stdin.take();
         let peer = Peer {
             url: format!("http://127.0.0.1:{port}"),
@@ -194,6 +183,8 @@ impl Peer {
             child: Mutex::new(child),
             stdin: Mutex::new(stdin),
             dir: Some(dir),
+            options: options.clone(),
+            scratch,
         };
         match peer.wait_ready(options.ready_timeout.unwrap_or(READY_TIMEOUT)).await {
             Ok(()) => Ok(peer),
@@ -286,6 +277,54 @@ impl Drop for Peer {
             self.keep_dir("its test panicked");
         }
     }
+}
+
+/// The command that runs a peer on `port` with `token` and `workspace_root`.
+fn peer_command(
+    options: &PeerOptions,
+    port: u16,
+    token: &str,
+    workspace_root: &Path,
+    scratch: &Path,
+    log: File,
+    log_err: File,
+) -> Command {
+    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let run_sh = manifest_dir.join("tests/peer/run.sh");
+    let mut command = Command::new("bash");
+    command
+        .arg(&run_sh)
+        .arg(venv_dir())
+        .current_dir(manifest_dir)
+        .stdin(Stdio::piped())
+        .stdout(log)
+        .stderr(log_err)
+        // Its own process group, so Drop reaches everything it started.
+        .process_group(0);
+    // Nothing of the developer's own sandboxd settings leaks in.
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if name.starts_with("SANDBOXD_") || name.starts_with("PEER_") {
+            command.env_remove(name.as_ref());
+        }
+    }
+    command
+        .env("PORT", port.to_string())
+        .env("SANDBOXD_TOKEN", token)
+        .env("SANDBOXD_WORKSPACE_ROOT", workspace_root)
+        .env("TMPDIR", scratch)
+        .env("PEER_STOP_ON_STDIN_EOF", "1")
+        .env("PEER_LOG_LEVEL", "info");
+    if !options.drop_routes.is_empty() {
+        command.env("PEER_DROP_ROUTES", options.drop_routes.join(","));
+    }
+    if let Some(version) = &options.package_version {
+        command.env("PEER_PACKAGE_VERSION", version);
+    }
+    for (name, value) in &options.env {
+        command.env(name, value);
+    }
+    command
 }
 
 enum StartError {

@@ -147,3 +147,17 @@ pub async fn latest_run(st: &AppState, caller: &Caller, id: &str) -> Result<Opti
     let mut c = st.db.conn().await?;
     Ok(runs::list_of_conversation(&mut c, &caller.org_id, id).await?.into_iter().next())
 }
+
+/// Deletes conversation `id` of `org_id` in the caller's transaction (its runs and members go by
+/// their foreign keys); whoever calls this decided the access and removed its workspaces first.
+pub async fn delete_in(c: &mut Conn, org_id: &str, id: &str) -> Result<()> {
+    match store::delete(c, org_id, id).await? {
+        0 => Err(AgentError::NotFound),
+        _ => Ok(()),
+    }
+}
+
+/// Conversation `id` of `org_id` in the caller's transaction (access decided by the caller).
+pub async fn get_in(c: &mut Conn, org_id: &str, id: &str) -> Result<Conversation> {
+    store::get(c, org_id, id).await?.ok_or(AgentError::NotFound)
+}

@@ -110,3 +110,13 @@ pub async fn page(
         }
     }
 }
+
+/// Deletes a conversation of `org_id` (its runs and members go with it, by their foreign keys).
+pub async fn delete(c: &mut Conn, org_id: &str, id: &str) -> DbResult<u64> {
+    Ok(sqlx::query("DELETE FROM conversations WHERE organization_id = $1 AND id = $2")
+        .bind(org_id)
+        .bind(id)
+        .execute(c)
+        .await?
+        .rows_affected())
+}

@@ -139,6 +139,8 @@ pub struct ConversationPage {
     pub can_edit_agent: bool,
     /// Operators and above read the operation log.
     pub can_see_log: bool,
+    /// Operators and above, or the conversation's owner.
+    pub can_delete: bool,
 }
 
 impl ConversationPage {
@@ -155,7 +157,10 @@ pub async fn show(
 ) -> Result<HttpResponse, PageError> {
     let o = conversations::overview(&st, &caller, &id).await?;
     let workspace = latest_workspace(&st, &caller, o.runs.first()).await?;
+    let can_delete =
+        caller.role.can_see_sandboxes() || o.conversation.owner_user_id.as_deref() == Some(caller.user_id.as_str());
     let p = ConversationPage {
+        can_delete,
         shell: Shell::new(&caller, &req, "conversations"),
         workspace: WorkspacePartial { conversation_id: o.conversation.id.clone(), workspace },
         conversation: o.conversation,

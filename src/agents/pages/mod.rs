@@ -1,6 +1,7 @@
 //! HTML: the agents table at `/agents` and the agent form (server-rendered; htmx refreshes the
 //! *Runtime* and *Session scope* fields); the conversations pages in [`conversations`].
 
+pub mod conversation_delete;
 pub mod conversations;
 pub mod fields;
 pub mod files;

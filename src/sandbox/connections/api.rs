@@ -193,6 +193,12 @@ pub struct DeleteQuery {
     /// it is kept). Default false.
     #[serde(default)]
     pub delete_key: bool,
+    /// Needed when sandboxes may still run at the host (removed ones pending their destroy, and
+    /// workspaces holding a session): the count the 409 names, repeated to confirm that they were
+    /// deleted at the host by hand. Their tombstones are forgotten and the audit event
+    /// (`connection.deleted`) carries the count. Another number is refused like none.
+    #[serde(default)]
+    pub forget_sandboxes: Option<i64>,
 }
 
 /// Deletes a connection no agent is pinned to (builders and above); its vault key stays unless
@@ -204,14 +210,14 @@ pub struct DeleteQuery {
         (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Only builders and above delete connections: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such connection in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Agents are pinned to the connection (the detail names them): `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json")))]
+        (status = 409, description = "Agents are pinned to the connection (the detail names them), or sandboxes may still run at its host and `forget_sandboxes` does not repeat their count (the detail names it and what to do): `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn delete_connection(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
     id: Path<String>,
     query: Query<DeleteQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    service::delete(&st, &c, &id, query.delete_key).await?;
+    service::delete(&st, &c, &id, query.delete_key, query.forget_sandboxes).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 

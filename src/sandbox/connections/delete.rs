@@ -9,6 +9,8 @@ use crate::access::Caller;
 use crate::agents::pins;
 use crate::audit::service as audit;
 use crate::db::{self, DbError};
+use crate::sandbox::tombstones::service as tombstones;
+use crate::sandbox::workspaces::live;
 use crate::state::AppState;
 use crate::vault::service as vault;
 
@@ -24,6 +26,46 @@ pub struct DeletePreview {
     pub key_shared_with: Vec<String>,
     /// The agents pinned to the connection (deleting is refused then).
     pub pinned_agents: Vec<String>,
+    /// Sandboxes that may still run at the host: tombstones waiting for their destroy, and
+    /// workspaces that hold a session there. Deleting needs a confirmation repeating this count.
+    pub sandboxes: Sandboxes,
+}
+
+/// What may still run at a connection's host.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sandboxes {
+    /// Removed sandboxes whose destroy has not succeeded yet (tombstones).
+    pub pending_removal: i64,
+    /// Workspaces that hold a session there.
+    pub live: i64,
+}
+
+impl Sandboxes {
+    pub fn total(&self) -> i64 {
+        self.pending_removal + self.live
+    }
+
+    async fn of(c: &mut db::Conn, org_id: &str, id: &str) -> Result<Sandboxes> {
+        let pending_removal =
+            tombstones::count_in(&mut *c, org_id, id).await.map_err(|e| ConnectionError::Internal(e.into()))?;
+        let live = live::count_on(c, org_id, id).await?;
+        Ok(Sandboxes { pending_removal, live })
+    }
+
+    /// Why a delete without the confirmation is refused: how many, and what to do.
+    pub fn refusal(&self) -> String {
+        let n = self.total();
+        let (count, run) = if n == 1 { ("1 sandbox".to_string(), "runs") } else { (format!("{n} sandboxes"), "run") };
+        format!(
+            "{count} may still {run} at this host ({} pending removal, {} held by workspaces), and still cost money there. \
+             Wait for the removal to succeed (see the connection's row), or delete {} at the host yourself and then \
+             delete the connection confirming the count of {n}: this platform then forgets {}.",
+            self.pending_removal,
+            self.live,
+            if n == 1 { "it" } else { "them" },
+            if n == 1 { "it" } else { "them" },
+        )
+    }
 }
 
 impl DeletePreview {
@@ -60,13 +102,29 @@ pub async fn delete_preview(st: &AppState, caller: &Caller, id: &str) -> Result<
         key_shared_with = store::names_using_secret(&mut c, &caller.org_id, secret).await?;
         key_shared_with.retain(|n| *n != connection.name);
     }
-    Ok(DeletePreview { key_name: connection.credential_name.clone(), connection, key_shared_with, pinned_agents })
+    let sandboxes = Sandboxes::of(&mut c, &caller.org_id, id).await?;
+    Ok(DeletePreview {
+        key_name: connection.credential_name.clone(),
+        connection,
+        key_shared_with,
+        pinned_agents,
+        sandboxes,
+    })
 }
 
 /// Deletes a connection no agent is pinned to (agents keep their pin: deleting is refused,
 /// naming them); when it was the default, the oldest remaining one inherits that role. With
 /// `with_key`, its key goes too, unless another connection uses it. One transaction, audited.
-pub async fn delete(st: &AppState, caller: &Caller, id: &str, with_key: bool) -> Result<Deleted> {
+/// Sandboxes that may still run at its host (tombstones, workspaces holding a session) refuse the
+/// delete, naming their count, unless `forget_sandboxes` repeats that exact count: then the
+/// tombstones are forgotten and the audit event carries the count.
+pub async fn delete(
+    st: &AppState,
+    caller: &Caller,
+    id: &str,
+    with_key: bool,
+    forget_sandboxes: Option<i64>,
+) -> Result<Deleted> {
     ensure_manage(caller)?;
     let mut tx = st.db.begin().await?;
     let connection = existing(&mut tx, caller, id).await?;
@@ -74,8 +132,21 @@ pub async fn delete(st: &AppState, caller: &Caller, id: &str, with_key: bool) ->
     if !pinned.is_empty() {
         return Err(ConnectionError::InUse(pinned_message(&pinned)));
     }
+    let sandboxes = Sandboxes::of(&mut tx, &caller.org_id, id).await?;
+    if sandboxes.total() > 0 && forget_sandboxes != Some(sandboxes.total()) {
+        return Err(ConnectionError::SandboxesLeft { count: sandboxes.total(), message: sandboxes.refusal() });
+    }
+    let forgotten =
+        tombstones::forget_in(&mut tx, &caller.org_id, id).await.map_err(|e| ConnectionError::Internal(e.into()))?;
     store::delete(&mut tx, &caller.org_id, id).await?;
     let mut detail = format!("at {}", at(connection.address.as_deref()));
+    if sandboxes.total() > 0 {
+        detail.push_str(&format!(
+            "; confirmed with {} sandboxes that may still run there: {forgotten} pending removal forgotten, {} held by workspaces",
+            sandboxes.total(),
+            sandboxes.live
+        ));
+    }
     if connection.is_default {
         if let Some(next) = store::oldest(&mut tx, &caller.org_id).await? {
             store::make_default(&mut tx, &caller.org_id, &next, db::now_ms()).await?;

@@ -40,6 +40,10 @@ pub enum ConnectionError {
     /// Agents are pinned to the connection (the message names them).
     #[error("{0}")]
     InUse(String),
+    /// Sandboxes may still run at the connection's host: deleting it needs a confirmation
+    /// repeating `count` (the message says how many and what to do).
+    #[error("{message}")]
+    SandboxesLeft { count: i64, message: String },
     /// The host was asked and did not answer well.
     #[error("{}", host_message(.0))]
     Host(#[from] SandboxdError),
@@ -97,7 +101,8 @@ impl ConnectionError {
             | ConnectionError::NoneYet
             | ConnectionError::Unknown
             | ConnectionError::KeyRefused(_)
-            | ConnectionError::InUse(_)) => e.to_string(),
+            | ConnectionError::InUse(_)
+            | ConnectionError::SandboxesLeft { .. }) => e.to_string(),
             ConnectionError::Invalid(fields) => {
                 fields.0.iter().map(|f| f.message.clone()).collect::<Vec<_>>().join(" ")
             }

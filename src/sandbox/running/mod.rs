@@ -5,6 +5,7 @@ pub mod activity;
 pub mod api;
 pub mod error;
 pub mod model;
+pub mod orphans;
 pub mod pages;
 pub mod service;
 

@@ -70,6 +70,10 @@ pub struct RunningSession {
     /// Whose it is, from the workspace row that opened it; null for a session no workspace of
     /// this organization names (opened by hand, or its row deleted).
     pub workspace: Option<SessionOwner>,
+    /// True for a session of this organization (its tenant, and a key built for this organization
+    /// and connection) that no workspace row and no pending removal names: nothing here knows it
+    /// any more. "Close and delete files" purges it.
+    pub orphaned: bool,
 }
 
 impl RunningSession {
@@ -87,6 +91,7 @@ impl RunningSession {
             memory_limit_bytes: usage.and_then(|u| u.memory_limit_bytes),
             created_at: (info.created_at * 1000.0) as i64,
             workspace: None,
+            orphaned: false,
         }
     }
 
@@ -305,6 +310,9 @@ pub struct ClosedSession {
     pub files_deleted: bool,
     /// Whose the session was (null for a session no workspace of this organization names).
     pub workspace: Option<SessionOwner>,
+    /// True when deleting the files failed at the host: the session is pending removal (a
+    /// tombstone the `sandbox-destroy-retry` sweep retries; the connection's row shows it).
+    pub pending_removal: bool,
 }
 
 impl ClosedSession {
@@ -321,7 +329,12 @@ impl ClosedSession {
             }
             None => "no workspace of this organization".to_string(),
         };
-        if self.files_deleted {
+        if self.pending_removal {
+            (
+                "sandbox_session.files_deleted",
+                format!("on {}; {whose}; deleting its files failed at the host: pending removal", self.connection_name),
+            )
+        } else if self.files_deleted {
             (
                 "sandbox_session.files_deleted",
                 format!("on {}; {whose}; its files were deleted on the host", self.connection_name),
@@ -337,7 +350,12 @@ impl ClosedSession {
             Some(SessionOwner { agent_name: Some(agent), .. }) => format!(" of {agent}"),
             _ => String::new(),
         };
-        if self.files_deleted {
+        if self.pending_removal {
+            format!(
+                "The host of {} could not delete the session{whose} and its files now: it is pending removal, retried every few minutes (its connection's row shows it).",
+                self.connection_name
+            )
+        } else if self.files_deleted {
             format!(
                 "Closed the session{whose} on {} and deleted its files there. Its next run starts with an empty workspace.",
                 self.connection_name

@@ -8,13 +8,16 @@ use futures_util::future::join_all;
 use super::activity::Activity;
 use super::error::RunningError;
 use super::model::{ClosedSession, HostSessions, RunningSession, RunningSessions};
+use super::orphans;
 use crate::access::Caller;
 use crate::audit::service as audit;
 use crate::db::DbError;
-use crate::sandbox::client::{is_session_id, SandboxdClient, SessionInfo};
+use crate::sandbox::client::{is_session_id, SandboxdClient, SandboxdError, SessionInfo};
 use crate::sandbox::connections::error::ConnectionError;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service as connections;
+use crate::sandbox::tombstones::model::Reason;
+use crate::sandbox::tombstones::service::{self as tombstones, Removed};
 use crate::sandbox::workspaces::sessions::{self as workspaces, SessionOwner};
 use crate::state::AppState;
 
@@ -65,7 +68,7 @@ async fn host_sessions(
         Ok((list, idle_timeout)) => {
             let mut host = HostSessions::read(conn, &caller.org_id, list, idle_timeout);
             if with_policy {
-                name_owners(st, caller, &mut host.sessions).await?;
+                name_owners(st, caller, conn, &mut host.sessions).await?;
             }
             Ok(host)
         }
@@ -73,10 +76,15 @@ async fn host_sessions(
     }
 }
 
-/// Each session's workspace: whose it is, from our rows (never a host call).
-async fn name_owners(st: &AppState, caller: &Caller, sessions: &mut [RunningSession]) -> Result<()> {
+/// Each session's workspace: whose it is, from our rows (never a host call); a session of this
+/// organization that nothing here names is marked orphaned.
+async fn name_owners(st: &AppState, caller: &Caller, conn: &Connection, sessions: &mut [RunningSession]) -> Result<()> {
     for s in sessions {
         s.workspace = owner(st, caller, &s.connection_id, &s.session_id).await?;
+        if s.workspace.is_none() {
+            s.orphaned =
+                orphans::is_orphan(st, &caller.org_id, conn, &s.session_id).await.map_err(RunningError::Internal)?;
+        }
     }
     Ok(())
 }
@@ -134,7 +142,15 @@ pub async fn close(
 ) -> Result<ClosedSession> {
     let (conn, client, _) = our_session(st, caller, connection_id, session_id).await?;
     let owner = owner(st, caller, &conn.id, session_id).await?;
-    client.delete_session(session_id, delete_files).await?;
+    // A purge that fails at the host becomes a tombstone (below): the sweep retries it.
+    let pending_removal = match client.delete_session(session_id, delete_files).await {
+        Ok(()) => false,
+        Err(e) if delete_files && !matches!(e, SandboxdError::NotFound { .. }) => {
+            tracing::warn!(connection_id = %conn.id, session_id, error = %e, "deleting a session's files failed; pending removal");
+            true
+        }
+        Err(e) => return Err(e.into()),
+    };
     if delete_files {
         workspaces::files_deleted(st, &caller.org_id, &conn.id, session_id).await?;
     }
@@ -142,11 +158,19 @@ pub async fn close(
         connection_id: conn.id.clone(),
         connection_name: conn.name.clone(),
         session_id: session_id.to_string(),
-        files_deleted: delete_files,
+        files_deleted: delete_files && !pending_removal,
         workspace: owner,
+        pending_removal,
     };
     let (action, detail) = closed.audit_words();
     let mut tx = st.db.begin().await?;
+    if pending_removal {
+        let removed =
+            Removed { connection_id: &conn.id, session_key: session_id, session_id, reason: Reason::FilesDeleted };
+        tombstones::record_in(&mut tx, &caller.org_id, &removed, crate::db::now_ms())
+            .await
+            .map_err(|e| RunningError::Internal(e.into()))?;
+    }
     audit::record(&mut tx, &caller.org_id, &caller.actor(), action, session_id, &detail).await?;
     tx.commit().await.map_err(DbError::from)?;
     Ok(closed)

@@ -111,6 +111,17 @@ pub fn session_key(
     }
 }
 
+/// Whether `session_id` is a container session key this platform builds for `org_id` on
+/// `connection_id` (its org and host parts name them): the orphan check touches no other.
+pub fn is_key_of(session_id: &str, org_id: &str, connection_id: &str) -> bool {
+    let mut parts = session_id.split('-');
+    let kind = parts.next().unwrap_or_default();
+    kind.len() == 2
+        && kind.starts_with('x')
+        && parts.next() == Some(hex8(org_id).as_str())
+        && parts.next() == Some(hex8(connection_id).as_str())
+}
+
 /// sandboxd's session-id pattern: `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`.
 pub fn is_valid(key: &str) -> bool {
     let mut chars = key.chars();

@@ -20,6 +20,8 @@ use crate::agents::runs::service as runs;
 use crate::db;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service as connections;
+use crate::sandbox::tombstones::model::Reason;
+use crate::sandbox::tombstones::service::{self as tombstones, Removed};
 use crate::state::AppState;
 use crate::validate::FieldErrors;
 
@@ -252,7 +254,8 @@ pub async fn briefing(st: &AppState, caller: &Caller, run_id: &str) -> Result<(O
 /// Ends a run: it is marked finished first (from then on its workspace routes refuse and reach no
 /// host), its operations are committed, a `run`-scoped workspace is emptied (its session purged),
 /// and a loss it met is forgotten so the next turn starts fresh. Finishing again changes nothing
-/// and asks no host. A purge that fails (a host down, a credential gone) is logged: the run is
+/// and asks no host. A purge that fails (a host down, a credential gone) leaves a tombstone for the
+/// `sandbox-destroy-retry` sweep (the workspace forgets the session in the same transaction): the run is
 /// finished either way.
 pub async fn finish(st: &AppState, caller: &Caller, run_id: &str) -> Result<Run> {
     ensure_caller(caller)?;
@@ -289,6 +292,26 @@ pub async fn finish(st: &AppState, caller: &Caller, run_id: &str) -> Result<Run>
     Ok(finished)
 }
 
+/// A finished run's session that could not be purged: its workspace forgets it and a tombstone
+/// keeps it, in one transaction, due at once: the next sweep retries it.
+async fn purge_later(
+    st: &AppState,
+    org_id: &str,
+    workspace_id: &str,
+    connection_id: &str,
+    session_id: &str,
+) -> Result<()> {
+    let now = db::now_ms();
+    let mut tx = st.db.begin().await?;
+    let key = store::get(&mut tx, org_id, workspace_id).await?.map(|w| w.session_key).unwrap_or_default();
+    let removed = Removed { connection_id, session_key: &key, session_id, reason: Reason::RunFinished };
+    tombstones::record_in(&mut tx, org_id, &removed, now).await.map_err(|e| WorkspaceError::Internal(e.into()))?;
+    store::forget_ref(&mut tx, workspace_id, now).await?;
+    tx.commit().await.map_err(db::DbError::from)?;
+    st.resolve_cache.forget_workspace(workspace_id);
+    Ok(())
+}
+
 /// Ends the run's use of its workspace; what finishing could not merge into a shared `state`
 /// workspace, kept in a recovery copy.
 async fn end_of_run(st: &AppState, r: Resolved, run_id: &str) -> Result<Option<Recovered>> {
@@ -296,13 +319,23 @@ async fn end_of_run(st: &AppState, r: Resolved, run_id: &str) -> Result<Option<R
     if r.agent.backend == Backend::State && r.workspace.scope != Scope::Run {
         return merge_at_finish(st, &r).await;
     }
+    let org_id = r.org_id.clone();
     let w = &r.workspace;
     let met_loss = w.lost_run_id.as_deref() == Some(run_id);
     let is_lost_by_this_run = met_loss && w.state == WorkspaceState::Lost;
     let is_spent = !is_lost_by_this_run && r.agent.scope == Scope::Run && w.state != WorkspaceState::NotOpened;
     let workspace_id = w.id.clone();
+    let (connection_id, session_id) = (w.connection_id.clone(), w.session_ref.clone());
     if is_spent {
-        workspace(st, r).finish().await?;
+        if let Err(e) = workspace(st, r).finish().await {
+            // The purge failed (a host down, a key gone): the row forgets the session and, in the
+            // same transaction, a tombstone keeps it for the sandbox-destroy-retry sweep.
+            tracing::warn!(event = "run_purge_failed", run_id, workspace_id = %workspace_id, error = %e,
+                "purging a finished run's session failed; the sweep retries it");
+            if let (Some(connection_id), Some(session_id)) = (connection_id, session_id) {
+                return purge_later(st, &org_id, &workspace_id, &connection_id, &session_id).await.map(|()| None);
+            }
+        }
     }
     let mut c = st.db.conn().await?;
     if is_lost_by_this_run || is_spent {

@@ -285,3 +285,83 @@ pub async fn clear_document(c: &mut Conn, id: &str, now: i64) -> DbResult<()> {
         .await?;
     Ok(())
 }
+
+/// The workspaces of conversation `id`: its own (`conversation`, `channel`) and its runs' (`run`).
+pub async fn of_conversation(c: &mut Conn, org_id: &str, id: &str) -> DbResult<Vec<Workspace>> {
+    let rows: Vec<Row> = sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM sandbox_workspaces WHERE organization_id = $1 AND (conversation_id = $2 \
+         OR run_id IN (SELECT id FROM runs WHERE organization_id = $1 AND conversation_id = $2)) ORDER BY created_at, id"
+    ))
+    .bind(org_id)
+    .bind(id)
+    .fetch_all(c)
+    .await?;
+    Ok(rows.into_iter().map(Workspace::from).collect())
+}
+
+/// The workspaces of agent `id`, of every scope (and of its conversations and runs).
+pub async fn of_agent(c: &mut Conn, org_id: &str, id: &str) -> DbResult<Vec<Workspace>> {
+    let rows: Vec<Row> = sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM sandbox_workspaces WHERE organization_id = $1 AND (agent_id = $2 \
+         OR run_id IN (SELECT id FROM runs WHERE organization_id = $1 AND agent_id = $2) \
+         OR conversation_id IN (SELECT id FROM conversations WHERE organization_id = $1 AND agent_id = $2)) \
+         ORDER BY created_at, id"
+    ))
+    .bind(org_id)
+    .bind(id)
+    .fetch_all(c)
+    .await?;
+    Ok(rows.into_iter().map(Workspace::from).collect())
+}
+
+/// The `user` workspaces of person `user_id` in `org_id`.
+pub async fn of_user(c: &mut Conn, org_id: &str, user_id: &str) -> DbResult<Vec<Workspace>> {
+    let rows: Vec<Row> = sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM sandbox_workspaces WHERE organization_id = $1 AND scope = 'user' AND user_id = $2 \
+         ORDER BY created_at, id"
+    ))
+    .bind(org_id)
+    .bind(user_id)
+    .fetch_all(c)
+    .await?;
+    Ok(rows.into_iter().map(Workspace::from).collect())
+}
+
+/// How many `sandboxd` workspaces of `org_id` on `connection_id` hold a session.
+pub async fn count_live_on(c: &mut Conn, org_id: &str, connection_id: &str) -> DbResult<i64> {
+    let (n,): (i64,) = sqlx::query_as(
+        "SELECT COUNT(*) FROM sandbox_workspaces WHERE organization_id = $1 AND connection_id = $2 \
+         AND backend = 'sandboxd' AND (session_ref IS NOT NULL OR state = 'preparing')",
+    )
+    .bind(org_id)
+    .bind(connection_id)
+    .fetch_one(c)
+    .await?;
+    Ok(n)
+}
+
+/// The session keys and references of `org_id`'s `sandboxd` workspaces on `connection_id`
+/// (the Running tab's orphan check).
+pub async fn session_names_on(
+    c: &mut Conn,
+    org_id: &str,
+    connection_id: &str,
+) -> DbResult<Vec<(String, Option<String>)>> {
+    Ok(sqlx::query_as(
+        "SELECT session_key, session_ref FROM sandbox_workspaces WHERE organization_id = $1 AND connection_id = $2 \
+         AND backend = 'sandboxd'",
+    )
+    .bind(org_id)
+    .bind(connection_id)
+    .fetch_all(c)
+    .await?)
+}
+
+pub async fn delete(c: &mut Conn, org_id: &str, id: &str) -> DbResult<u64> {
+    Ok(sqlx::query("DELETE FROM sandbox_workspaces WHERE organization_id = $1 AND id = $2")
+        .bind(org_id)
+        .bind(id)
+        .execute(c)
+        .await?
+        .rows_affected())
+}

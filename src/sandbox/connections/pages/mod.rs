@@ -11,6 +11,8 @@ use serde::Deserialize;
 use super::error::ConnectionError;
 use super::model::{Connection, ConnectionHealth};
 use super::service::{self, DeletePreview, KeyOutcome};
+use crate::sandbox::tombstones::model::Pending;
+use crate::sandbox::tombstones::service as tombstones;
 use crate::state::AppState;
 use crate::web::{page, paths, redirect_with_flash, render, see_other, PageCaller, PageError, Shell};
 
@@ -39,6 +41,8 @@ impl ConnectionsPage {
 pub struct Row {
     pub connection: Connection,
     pub health: HealthCellPartial,
+    /// Removed sandboxes at this host still waiting for their destroy.
+    pub pending: Pending,
 }
 
 /// A row's health: the word, what was found, and a link to what fixes it. `health` is none while
@@ -98,11 +102,13 @@ pub struct HealthCellsPartial {
 }
 
 async fn connections_page(st: &AppState, caller: &PageCaller, req: &HttpRequest) -> Result<ConnectionsPage, PageError> {
+    let pending = tombstones::pending(st, &caller.org_id).await.map_err(|e| ConnectionError::Internal(e.into()))?;
     let rows = service::list_with_known_health(st, caller)
         .await?
         .into_iter()
         .map(|(connection, health)| Row {
             health: HealthCellPartial::new(caller, connection.clone(), health, false),
+            pending: pending.iter().find(|(id, _)| *id == connection.id).map(|(_, p)| p.clone()).unwrap_or_default(),
             connection,
         })
         .collect();
@@ -208,6 +214,8 @@ pub async fn delete_form(
 pub struct DeleteForm {
     /// The "also delete its key" checkbox (`1` when ticked).
     delete_key: String,
+    /// The count of sandboxes that may still run at the host, typed again to confirm.
+    forget_sandboxes: String,
 }
 
 pub async fn delete(
@@ -218,7 +226,8 @@ pub async fn delete(
     form: Form<DeleteForm>,
 ) -> Result<HttpResponse, PageError> {
     let with_key = matches!(form.delete_key.trim(), "1" | "on" | "true" | "yes");
-    match service::delete(&st, &caller, &id, with_key).await {
+    let forget = form.forget_sandboxes.trim().parse::<i64>().ok();
+    match service::delete(&st, &caller, &id, with_key, forget).await {
         Ok(d) => {
             let key = match d.key {
                 KeyOutcome::Kept => String::new(),
@@ -230,7 +239,7 @@ pub async fn delete(
             let message = format!("Connection “{}” deleted.{key}", d.connection.name);
             Ok(redirect_with_flash(paths::SANDBOXES, "success", message))
         }
-        Err(ConnectionError::InUse(message)) => {
+        Err(ConnectionError::InUse(message) | ConnectionError::SandboxesLeft { message, .. }) => {
             let p = ConnectionsPage { error: Some(message), ..connections_page(&st, &caller, &req).await? };
             crate::web::page_status(StatusCode::CONFLICT, &p.shell, &p)
         }

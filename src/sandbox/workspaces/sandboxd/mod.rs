@@ -131,19 +131,16 @@ impl WorkspaceBackend for SandboxdBackend<'_> {
         })
     }
 
-    /// Purges the session and its files; one already gone is fine, and a host that fails is
-    /// logged: the run ends either way.
+    /// Purges the session and its files; one already gone is fine. A host or key that fails is
+    /// the error (the run ends either way; the caller leaves a tombstone for the sweep).
     fn finish(&mut self) -> BoxFuture<'_, Result<()>> {
         Box::pin(async move {
             let Some(reference) = self.r.workspace.session_ref.clone() else { return Ok(()) };
             let client = self.client().await?;
             match client.delete_session(&reference, true).await {
-                Ok(()) | Err(SandboxdError::NotFound { .. }) => {}
-                Err(e) => {
-                    tracing::warn!(error = %e, workspace_id = %self.r.workspace.id, "purging a finished run's session failed")
-                }
+                Ok(()) | Err(SandboxdError::NotFound { .. }) => Ok(()),
+                Err(e) => Err(WorkspaceError::Host(e)),
             }
-            Ok(())
         })
     }
 }

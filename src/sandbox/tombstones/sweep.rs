@@ -1,0 +1,138 @@
+//! Destroying what tombstones name: right after a delete (`attempt`), and in the
+//! `sandbox-destroy-retry` sweep (`sweep`). Each tombstone is claimed first (a conditional UPDATE),
+//! so several replicas sweeping at once never destroy the same one twice at once. A destroy the
+//! provider confirms (or a session already gone) removes the tombstone; a failure keeps it, counts
+//! the attempt, keeps the error in our words and schedules the next attempt, the pause doubling
+//! from 2 minutes to 6 hours. `now` is the caller's clock (tests drive it; serving passes the
+//! wall clock). A switched-off connection is still asked: off stops new work, not the bill.
+
+use super::error::TombstoneError;
+use super::model::{pause_after, SweepReport, Tombstone, CLAIM_MS};
+use super::store;
+use crate::db;
+use crate::sandbox::client::{OpenSession, SandboxdError, OPEN_WAIT};
+use crate::sandbox::connections::error::ConnectionError;
+use crate::sandbox::connections::model::ConnectionKind;
+use crate::sandbox::connections::service as connections;
+use crate::state::AppState;
+
+type Result<T> = std::result::Result<T, TombstoneError>;
+
+/// How many due tombstones one round reads.
+const BATCH: i64 = 50;
+
+/// The `sandbox-destroy-retry` sweep: every due tombstone of every organization that this
+/// sweeper can claim, until none is left due at `now`.
+pub async fn sweep(st: &AppState, now: i64) -> Result<SweepReport> {
+    let token = db::new_id();
+    let mut report = SweepReport::default();
+    loop {
+        let ids = {
+            let mut c = st.db.conn().await?;
+            store::due(&mut c, now, BATCH).await?
+        };
+        if ids.is_empty() {
+            return Ok(report);
+        }
+        let round = attempt_claimed(st, &ids, &token, now).await?;
+        let progressed = round.claimed > 0;
+        report.add(round);
+        if !progressed {
+            // Every due one is another sweeper's now.
+            return Ok(report);
+        }
+    }
+}
+
+/// Tries the tombstones `ids` now (right after the delete that wrote them): each one that is
+/// still due and unclaimed is destroyed or rescheduled.
+pub async fn attempt(st: &AppState, ids: &[String], now: i64) -> Result<SweepReport> {
+    attempt_claimed(st, ids, &db::new_id(), now).await
+}
+
+async fn attempt_claimed(st: &AppState, ids: &[String], token: &str, now: i64) -> Result<SweepReport> {
+    let mut report = SweepReport::default();
+    for id in ids {
+        let claimed = {
+            let mut c = st.db.conn().await?;
+            store::claim(&mut c, id, token, now, now + CLAIM_MS).await?
+        };
+        let Some(t) = claimed else { continue };
+        report.claimed += 1;
+        let outcome = destroy(st, &t).await;
+        let mut c = st.db.conn().await?;
+        match outcome {
+            Ok(()) => {
+                store::remove(&mut c, &t.id, token).await?;
+                tracing::info!(event = "sandbox_destroyed", tombstone_id = %t.id, connection_id = %t.connection_id,
+                    session_key = %t.session_key, attempts = t.attempts + 1, "a removed sandbox was destroyed at its host");
+                report.destroyed += 1;
+                report.destroyed_ids.push(t.id.clone());
+            }
+            Err(why) => {
+                let attempts = t.attempts + 1;
+                let next = now + pause_after(attempts);
+                store::failed(&mut c, &t.id, token, next, &why, now).await?;
+                tracing::warn!(event = "sandbox_destroy_failed", tombstone_id = %t.id, connection_id = %t.connection_id,
+                    attempts, next_attempt_at = next, problem = %why, "a removed sandbox could not be destroyed yet");
+                report.failed += 1;
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// Purges the session at its host; a session already gone counts as destroyed. A session the
+/// host closed (idle) keeps its files on disk and is unknown to `DELETE`: it is attached again
+/// first, then purged. The error is in our words: never a token or an address.
+async fn destroy(st: &AppState, t: &Tombstone) -> std::result::Result<(), String> {
+    let conn = match connections::for_org(st, &t.organization_id, &t.connection_id).await {
+        Ok(Some(conn)) => conn,
+        Ok(None) => return Err("The connection no longer exists.".into()),
+        Err(e) => return Err(connection_words(t, e)),
+    };
+    if conn.kind != ConnectionKind::Sandboxd {
+        return Err("Daytona sandboxes cannot be destroyed from here yet: delete it at Daytona.".into());
+    }
+    let client = connections::client_for(st, &t.organization_id, &conn).await.map_err(|e| connection_words(t, e))?;
+    match client.delete_session(&t.session_id, true).await {
+        Ok(()) => return Ok(()),
+        Err(SandboxdError::NotFound { .. } | SandboxdError::Gone { .. }) => {}
+        Err(e) => return Err(e.in_words()),
+    }
+    let attach = OpenSession::attach(t.session_id.clone()).tenant(t.organization_id.clone());
+    match client.open_session(&attach, OPEN_WAIT).await {
+        Ok(_) => {}
+        // Nothing to attach to: its files are gone too.
+        Err(SandboxdError::NotFound { .. } | SandboxdError::Gone { .. }) => return Ok(()),
+        Err(e) => return Err(e.in_words()),
+    }
+    match client.delete_session(&t.session_id, true).await {
+        Ok(()) | Err(SandboxdError::NotFound { .. } | SandboxdError::Gone { .. }) => Ok(()),
+        Err(e) => Err(e.in_words()),
+    }
+}
+
+/// Why the connection could not be asked, in words a member may read.
+fn connection_words(t: &Tombstone, e: ConnectionError) -> String {
+    match e {
+        ConnectionError::Host(h) => h.in_words(),
+        ConnectionError::NoCredential => {
+            "The connection has no key in the vault (deleted or revoked): nothing was sent. \
+             Give it a key again, or delete the sandbox at the host and then the connection, confirming."
+                .into()
+        }
+        ConnectionError::KeyRefused(_) => "The connection's key may not be sent to its host (deleted, revoked or \
+             saved for another address): nothing was sent. Give it a key again, or delete the sandbox at the host \
+             and then the connection, confirming."
+            .into(),
+        ConnectionError::NoAddress => "The connection has no address.".into(),
+        ConnectionError::AddressRefused(_) => {
+            "This deployment may not send requests to the connection's address: nothing was sent.".into()
+        }
+        other => {
+            tracing::warn!(tombstone_id = %t.id, error = %other, "destroying a removed sandbox failed");
+            "The sandbox could not be destroyed (an error of ours; the server log has it).".into()
+        }
+    }
+}

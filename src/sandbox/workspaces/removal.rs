@@ -1,0 +1,218 @@
+//! Deleting what has workspaces (DESIGN.md §10): a conversation, an agent, a member's `user`
+//! workspaces. The workspace rows go and, **in the same transaction**, one tombstone per sandbox
+//! that may still run at its host (a `state` workspace is only its row); after the commit the
+//! destroy is attempted at once, and whatever fails stays for the `sandbox-destroy-retry` sweep.
+
+use serde::Serialize;
+
+use super::error::WorkspaceError;
+use super::model::{Workspace, WorkspaceState};
+use super::store;
+use crate::access::Caller;
+use crate::agents::conversations::service as conversations;
+use crate::agents::error::AgentError;
+use crate::agents::service as agents;
+use crate::audit::service as audit;
+use crate::db::{self, Conn, DbError};
+use crate::sandbox::connections::service as connections;
+use crate::sandbox::tombstones::model::Reason;
+use crate::sandbox::tombstones::service::{self as tombstones, Removed};
+use crate::sandbox::tombstones::sweep;
+use crate::state::AppState;
+
+type Result<T> = std::result::Result<T, WorkspaceError>;
+
+/// What a delete removed, and where its sandboxes stand.
+#[derive(Debug, Clone, Default, Serialize, utoipa::ToSchema)]
+pub struct Removal {
+    /// Workspace rows deleted (of every backend).
+    pub workspaces: usize,
+    /// Sandboxes at a host among them (each got a tombstone).
+    pub sandboxes: usize,
+    /// Of those, destroyed at their host right away.
+    pub destroyed: usize,
+    /// Of those, still waiting: the `sandbox-destroy-retry` sweep retries them (the connection's
+    /// row shows them as pending removal).
+    pub pending: usize,
+    /// The tombstones written, for the attempt after the commit.
+    #[serde(skip)]
+    pub tombstone_ids: Vec<String>,
+}
+
+/// Whether a workspace row stands for a session at a host (opened, or being opened).
+fn has_sandbox(w: &Workspace) -> bool {
+    w.backend == "sandboxd"
+        && w.connection_id.is_some()
+        && (w.session_ref.is_some() || w.state == WorkspaceState::Preparing)
+}
+
+/// Deletes `rows` and writes a tombstone for each sandbox among them, in the caller's transaction.
+pub async fn remove_in(c: &mut Conn, org_id: &str, rows: &[Workspace], reason: Reason, now: i64) -> Result<Removal> {
+    let mut removal = Removal::default();
+    for w in rows {
+        if let (true, Some(connection_id)) = (has_sandbox(w), w.connection_id.as_deref()) {
+            let removed = Removed {
+                connection_id,
+                session_key: &w.session_key,
+                session_id: w.session_ref.as_deref().unwrap_or(&w.session_key),
+                reason,
+            };
+            let id = tombstones::record_in(&mut *c, org_id, &removed, now).await.map_err(internal)?;
+            removal.tombstone_ids.push(id);
+            removal.sandboxes += 1;
+        }
+        store::delete(&mut *c, org_id, &w.id).await?;
+        removal.workspaces += 1;
+    }
+    Ok(removal)
+}
+
+/// After the commit: forgets the cached rows and tries each destroy once now.
+pub async fn destroy_now(st: &AppState, rows: &[Workspace], mut removal: Removal, now: i64) -> Removal {
+    for w in rows {
+        st.resolve_cache.forget_workspace(&w.id);
+    }
+    removal.pending = removal.sandboxes;
+    if removal.tombstone_ids.is_empty() {
+        return removal;
+    }
+    match sweep::attempt(st, &removal.tombstone_ids, now).await {
+        Ok(report) => {
+            removal.destroyed = report.destroyed;
+            removal.pending = removal.sandboxes - report.destroyed;
+        }
+        // The tombstones are committed: the sweep retries them.
+        Err(e) => tracing::warn!(error = %e, "destroying removed sandboxes failed; the sweep retries them"),
+    }
+    removal
+}
+
+fn internal(e: impl Into<anyhow::Error>) -> WorkspaceError {
+    WorkspaceError::Internal(e.into())
+}
+
+fn agent_error(e: AgentError, what: &str) -> WorkspaceError {
+    match e {
+        AgentError::NotFound => WorkspaceError::NotFound(format!("There is no such {what}.")),
+        AgentError::Forbidden => {
+            WorkspaceError::Forbidden(format!("Your role in this organization may not delete this {what}."))
+        }
+        AgentError::Invalid(f) => WorkspaceError::Invalid(f),
+        AgentError::Internal(e) => WorkspaceError::Internal(e),
+    }
+}
+
+/// "2 workspaces removed, 1 sandbox to destroy at its host"
+fn detail(r: &Removal) -> String {
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    format!(
+        "{} removed, {} to destroy at its host",
+        plural(r.workspaces, "workspace", "workspaces"),
+        plural(r.sandboxes, "sandbox", "sandboxes")
+    )
+}
+
+/// Deletes a conversation (operators and above, or its owner) with its runs and workspaces.
+pub async fn delete_conversation(st: &AppState, caller: &Caller, id: &str) -> Result<Removal> {
+    let (rows, removal, now) = delete_conversation_rows(st, caller, id).await?;
+    Ok(destroy_now(st, &rows, removal, now).await)
+}
+
+/// Operators and above, or the conversation's owner; a conversation the caller may not see is
+/// not found.
+async fn ensure_may_delete_conversation(st: &AppState, caller: &Caller, id: &str) -> Result<()> {
+    let conversation = conversations::get(st, caller, id).await.map_err(|e| agent_error(e, "conversation"))?;
+    let owns = conversation.owner_user_id.as_deref() == Some(caller.user_id.as_str());
+    if !caller.role.can_see_sandboxes() && !owns {
+        return Err(WorkspaceError::Forbidden(
+            "Only its owner, or operators and above, may delete a conversation.".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The transaction of [`delete_conversation`] alone: the rows go, the tombstones are written, the
+/// conversation is deleted and audited — and nothing is destroyed yet. Public so a test can stop
+/// where a crash would.
+pub async fn delete_conversation_rows(
+    st: &AppState,
+    caller: &Caller,
+    id: &str,
+) -> Result<(Vec<Workspace>, Removal, i64)> {
+    ensure_may_delete_conversation(st, caller, id).await?;
+    let now = db::now_ms();
+    let mut tx = st.db.begin().await?;
+    let conversation =
+        conversations::get_in(&mut tx, &caller.org_id, id).await.map_err(|e| agent_error(e, "conversation"))?;
+    let rows = store::of_conversation(&mut tx, &caller.org_id, id).await?;
+    let removal = remove_in(&mut tx, &caller.org_id, &rows, Reason::ConversationDeleted, now).await?;
+    conversations::delete_in(&mut tx, &caller.org_id, id).await.map_err(|e| agent_error(e, "conversation"))?;
+    audit::record(
+        &mut tx,
+        &caller.org_id,
+        &caller.actor(),
+        "conversation.deleted",
+        &conversation.title,
+        &detail(&removal),
+    )
+    .await?;
+    tx.commit().await.map_err(DbError::from)?;
+    Ok((rows, removal, now))
+}
+
+/// Deletes an agent (builders and above) with its conversations, runs and workspaces of every
+/// scope.
+pub async fn delete_agent(st: &AppState, caller: &Caller, id: &str) -> Result<Removal> {
+    let now = db::now_ms();
+    let mut tx = st.db.begin().await?;
+    let rows = store::of_agent(&mut tx, &caller.org_id, id).await?;
+    let removal = remove_in(&mut tx, &caller.org_id, &rows, Reason::AgentDeleted, now).await?;
+    let agent = agents::delete_in(&mut tx, caller, id).await.map_err(|e| agent_error(e, "agent"))?;
+    audit::record(&mut tx, &caller.org_id, &caller.actor(), "agent.deleted", &agent.name, &detail(&removal)).await?;
+    tx.commit().await.map_err(DbError::from)?;
+    Ok(destroy_now(st, &rows, removal, now).await)
+}
+
+/// The `user` workspaces of `user_id` (a member leaving), removed in the caller's transaction.
+pub async fn user_workspaces_in(
+    c: &mut Conn,
+    org_id: &str,
+    user_id: &str,
+    now: i64,
+) -> Result<(Vec<Workspace>, Removal)> {
+    let rows = store::of_user(&mut *c, org_id, user_id).await?;
+    let removal = remove_in(c, org_id, &rows, Reason::MemberRemoved, now).await?;
+    Ok((rows, removal))
+}
+
+/// What deleting a conversation would remove, for its confirmation: how many workspaces, how
+/// many sandboxes at a host, and the names of those hosts' connections.
+#[derive(Debug, Clone, Default)]
+pub struct Preview {
+    pub title: String,
+    pub workspaces: usize,
+    pub sandboxes: usize,
+    pub hosts: Vec<String>,
+}
+
+pub async fn conversation_preview(st: &AppState, caller: &Caller, id: &str) -> Result<Preview> {
+    ensure_may_delete_conversation(st, caller, id).await?;
+    let title = conversations::get(st, caller, id).await.map_err(|e| agent_error(e, "conversation"))?.title;
+    let rows = {
+        let mut c = st.db.conn().await?;
+        store::of_conversation(&mut c, &caller.org_id, id).await?
+    };
+    let mut hosts = Vec::new();
+    for w in rows.iter().filter(|w| has_sandbox(w)) {
+        let Some(conn) = w.connection_id.as_deref() else { continue };
+        let name = match connections::for_org(st, &caller.org_id, conn).await {
+            Ok(Some(c)) => c.name,
+            Ok(None) => continue,
+            Err(e) => return Err(e.into()),
+        };
+        if !hosts.contains(&name) {
+            hosts.push(name);
+        }
+    }
+    Ok(Preview { title, workspaces: rows.len(), sandboxes: rows.iter().filter(|w| has_sandbox(w)).count(), hosts })
+}
