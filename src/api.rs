@@ -21,6 +21,7 @@ pub fn routes() -> Vec<ApiRoute> {
     all.extend(crate::sandbox::workspaces::api::routes());
     all.extend(crate::sandbox::policy::api_routes());
     all.extend(crate::sandbox::running::api_routes());
+    all.extend(crate::documents::api::routes());
     all
 }
 
@@ -89,6 +90,9 @@ async fn openapi_json() -> HttpResponse {
         crate::sandbox::running::api::list_sandbox_sessions,
         crate::sandbox::running::api::session_events,
         crate::sandbox::running::api::close_sandbox_session,
+        crate::documents::api::list_documents,
+        crate::documents::api::workspace_documents,
+        crate::documents::api::document_file,
     ),
     components(schemas(Problem)),
     modifiers(&BearerAuth, &Unauthenticated),

@@ -43,6 +43,7 @@ impl AppState {
             resolve_cache: Default::default(),
             client_cache: Default::default(),
             health_cache: Default::default(),
+            documents_cache: Default::default(),
         })
     }
 }
@@ -130,6 +131,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     crate::audit::routes(cfg);
     crate::sandbox::connections::routes(cfg);
     crate::agents::routes(cfg);
+    crate::documents::routes(cfg);
     crate::reference::routes(cfg);
 }
 

@@ -5,6 +5,7 @@ use crate::auth::secrets::CsrfKey;
 use crate::catalog::RuntimeCatalog;
 use crate::config::Config;
 use crate::db::Db;
+use crate::documents::cache::DocumentsCache;
 use crate::sandbox::connections::cache::{ClientCache, HealthCache};
 use crate::sandbox::recording::Recorder;
 use crate::sandbox::workspaces::cache::{OpenLocks, ResolveCache};
@@ -32,4 +33,6 @@ pub struct AppState {
     pub client_cache: ClientCache,
     /// Each host's health for the Connections table, for a few seconds.
     pub health_cache: HealthCache,
+    /// Documents' thumbnails and text previews.
+    pub documents_cache: DocumentsCache,
 }

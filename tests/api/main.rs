@@ -19,6 +19,7 @@ mod cli_sandbox;
 mod connection_health;
 mod console_pages;
 mod csrf;
+mod documents;
 mod edge;
 mod forms;
 mod health;
