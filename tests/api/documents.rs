@@ -81,11 +81,11 @@ db_test! {
         let o = Org::new(&app).await;
         o.connect(peer).await;
         let s = seeded(&o, peer, "deep").await;
-        // 3,000 files over 8 levels of folders.
+        // 3,000 files over 8 levels of folders, more of them near the top.
         let mut folder = String::new();
-        for level in 1..=8 {
-            folder.push_str(&format!("level{level}/"));
-            for i in 0..375 {
+        for (level, files) in [800, 600, 500, 400, 300, 200, 100, 100].into_iter().enumerate() {
+            folder.push_str(&format!("level{}/", level + 1));
+            for i in 0..files {
                 put(&s.dir, &format!("{folder}f{i}.txt"), b"x");
             }
         }
