@@ -43,21 +43,27 @@ pub enum FileKind {
 /// One file of a workspace (excluded folders never appear).
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct FileItem {
+    /// The workspace that holds it.
     pub workspace_id: String,
     /// Workspace-relative, no leading slash.
     pub path: String,
+    /// The last part of the path.
     pub name: String,
     /// Bytes.
     pub size: Option<u64>,
-    /// ISO-8601 UTC, as the host reports it; null for a `state` workspace's files.
+    /// When it last changed: an ISO-8601 UTC date and time (to fractions of seconds), as the host
+    /// reports it; null for a `state` workspace's files.
     pub modified_at: Option<String>,
+    /// `image`, `pdf`, `text` or `other`, from the extension: how it is previewed.
     pub kind: FileKind,
+    /// `person` (under `uploads/`: attached) or `agent` (anywhere else).
     pub added_by: AddedBy,
 }
 
 /// A file drawn as a tile: a scaled-down image, the first lines of a text, or a glyph.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Tile {
+    /// The file drawn.
     pub file: FileItem,
     /// The agent whose workspace holds it.
     pub agent_name: Option<String>,
@@ -72,7 +78,9 @@ pub struct Tile {
 /// A top-level folder as one row: its counts and first files.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct FolderRow {
+    /// The folder's name.
     pub name: String,
+    /// Workspace-relative (a top-level folder: its name).
     pub path: String,
     /// Files listed under it (excluded items not counted).
     pub file_count: u64,
@@ -107,9 +115,11 @@ pub struct ListingStatus {
 /// A workspace as Documents shows it.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct WorkspaceSummary {
+    /// The workspace's id.
     pub id: String,
     /// `sandboxd` or `state`.
     pub backend: String,
+    /// `run`, `conversation`, `channel`, `user` or `agent`.
     pub scope: Scope,
     /// What kind of workspace it is, in words (the scope's, or e.g. a recovery copy's).
     pub kind_label: String,
@@ -117,9 +127,14 @@ pub struct WorkspaceSummary {
     pub access_label: String,
     /// For `user` scope only: the person's e-mail, or a channel sender's platform id. Plain text.
     pub owner_name: Option<String>,
+    /// The agent whose workspace it is; null once the agent was deleted.
     pub agent_id: Option<String>,
+    /// That agent's name.
     pub agent_name: Option<String>,
+    /// The conversation it belongs to (its own for `conversation` and `channel` scope, its run's
+    /// for `run` scope); null for the others.
     pub conversation_id: Option<String>,
+    /// That conversation's title.
     pub conversation_title: Option<String>,
     /// The heading: the conversation's title, or the agent and scope for a workspace without one.
     pub title: String,
@@ -127,14 +142,16 @@ pub struct WorkspaceSummary {
     pub location: String,
     /// Last change of the workspace row, milliseconds since the epoch.
     pub updated_at: i64,
-    /// For `state`: bytes used and the limit.
+    /// For `state`: bytes used (each file's path and bytes); null for `sandboxd`.
     pub used_bytes: Option<u64>,
+    /// For `state`: the storage limit in bytes (`AGENTICOS_STATE_LIMIT_BYTES`); null for `sandboxd`.
     pub limit_bytes: Option<u64>,
 }
 
 /// One workspace's group on the All files page.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct WorkspaceGroup {
+    /// The workspace and how it is shown.
     pub workspace: WorkspaceSummary,
     /// Loose files (at the top level) and attachments (under `uploads/`).
     pub files: Vec<FileItem>,
@@ -144,6 +161,7 @@ pub struct WorkspaceGroup {
     pub file_count: u64,
     /// Their bytes together.
     pub size: u64,
+    /// Whether every file is listed, and if not why.
     pub listing: ListingStatus,
 }
 
@@ -167,35 +185,49 @@ pub struct DocumentsPage {
     pub hits: Option<Vec<Tile>>,
     /// Pass as `cursor` for the next workspaces; null on the last page.
     pub next_cursor: Option<String>,
+    /// What this answer asked of sandbox hosts.
     pub cost: Cost,
 }
 
 /// One node of a workspace's tree (folders first, then by name), in drawing order.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct TreeNode {
+    /// Workspace-relative.
     pub path: String,
+    /// The last part of the path.
     pub name: String,
     /// 0 at the top level.
     pub depth: u32,
+    /// A folder (true) or a file.
     pub is_dir: bool,
     /// A folder's files, all levels below it; 1 for a file.
     pub file_count: u64,
     /// Bytes (a folder's: its files together).
     pub size: u64,
+    /// A file's last change: an ISO-8601 UTC date and time (to fractions of seconds); null for
+    /// folders and `state` files.
     pub modified_at: Option<String>,
+    /// A file's kind (`image`, `pdf`, `text`, `other`); null for folders.
     pub kind: Option<FileKind>,
+    /// `person` under `uploads/`, else `agent`.
     pub added_by: AddedBy,
 }
 
 /// `GET /api/v1/documents/workspaces/{id}`.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct WorkspaceDocuments {
+    /// The workspace and how it is shown.
     pub workspace: WorkspaceSummary,
+    /// Its folders and files in drawing order (excluded items left out).
     pub tree: Vec<TreeNode>,
+    /// Files listed.
     pub file_count: u64,
+    /// Their bytes together.
     pub size: u64,
+    /// Whether every file is listed, and if not why.
     pub listing: ListingStatus,
     /// The newest files as tiles.
     pub tiles: Vec<Tile>,
+    /// What this answer asked of sandbox hosts.
     pub cost: Cost,
 }
