@@ -309,3 +309,60 @@ db_test! {
         assert!(page.select_text("#documents-error").is_some_and(|t| t.contains("who")));
     }
 }
+
+db_test! {
+    async fn a_person_browses_documents_in_a_real_browser(app: TestApp) -> anyhow::Result<()> {
+        if !crate::browser::browser_or_skip("a_person_browses_documents_in_a_real_browser") {
+            return Ok(());
+        }
+        let peer = peer::shared().await;
+        let o = Org::new(&app).await;
+        o.connect(peer).await;
+        let s = seeded(&o, peer, "analyst").await;
+        put(&s.dir, "report.md", b"# Quarterly report\nRevenue went up.");
+        put(&s.dir, "charts/growth.png", &png(320, 200, 40));
+        put(&s.dir, "uploads/brief.txt", b"Please summarise the quarter.");
+        put(&s.dir, "node_modules/left-pad/index.js", b"module.exports = 1");
+
+        let b = crate::browser::Browser::start().await?;
+        b.goto(&format!("{}/login", app.address)).await?;
+        b.fill("#email", crate::helpers::OWNER_EMAIL).await?;
+        b.fill("#password", crate::helpers::OWNER_PASSWORD).await?;
+        b.click("button[type=submit]").await?;
+        b.wait_for("nav.sidebar-nav").await?;
+        b.click("nav.sidebar-nav a[href='/documents']").await?;
+        // Groups and thumbnails.
+        b.wait_for(&format!("#group-{}", s.workspace_id)).await?;
+        b.wait_for("#documents-tiles img.tile-thumb").await?;
+        let group = b.text(&format!("#group-{}", s.workspace_id)).await?;
+        assert!(group.contains("report.md") && group.contains("charts/") && !group.contains("node_modules"), "{group}");
+        // Only what a person attached.
+        b.click("#documents-who a[data-who='person']").await?;
+        b.wait_for_text("#documents-who a[aria-current='page']", "Attached by a person").await?;
+        let tiles = b.text("#documents-tiles").await?;
+        assert!(tiles.contains("brief.txt") && !tiles.contains("report.md"), "{tiles}");
+        // A search lists hits flat.
+        b.click("#documents-who a[data-who='anyone']").await?;
+        b.wait_for_text("#documents-who a[aria-current='page']", "Anyone").await?;
+        b.fill("#documents-q", "growth").await?;
+        b.click("#documents-search button[type=submit]").await?;
+        b.wait_for_text("#documents-hits", "growth.png").await?;
+        // A workspace's page: its tree, a text file's preview, then an image's.
+        b.click(&format!("#group-{} h2 a", s.workspace_id)).await?;
+        b.wait_for("#workspace-tree").await?;
+        b.click("#workspace-tree li[data-path='report.md'] a").await?;
+        b.wait_for_text("#preview-text", "Revenue went up.").await?;
+        b.click("#workspace-tree li[data-path='charts/growth.png'] a").await?;
+        b.wait_for("#preview-image").await?;
+        let width = b
+            .client
+            .execute(
+                "const i = document.querySelector('#preview-image'); \
+                 return new Promise(r => i.complete ? r(i.naturalWidth) : i.addEventListener('load', () => r(i.naturalWidth)));",
+                vec![],
+            )
+            .await?;
+        assert_eq!(width, json!(320), "the image was served and drawn");
+        b.close().await
+    }
+}
