@@ -366,3 +366,43 @@ db_test! {
         b.close().await
     }
 }
+
+db_test! {
+    async fn an_older_host_is_listed_one_workspace_at_a_time_and_a_much_older_one_is_unreadable(app: TestApp) {
+        let o = Org::new(&app).await;
+        // Before 0.2.37: no `trees`, one `tree` per workspace.
+        let old = Peer::start(PeerOptions::default().drop_route("/workspaces/trees")).await.expect("peer");
+        o.connect_with(&old, json!({"save_anyway": true})).await;
+        let a = seeded(&o, &old, "first").await;
+        let b = seeded(&o, &old, "first").await;
+        put(&b.dir, "notes/todo.md", b"- list");
+        let page = o.call(Method::GET, "/api/v1/documents", None).await.json();
+        assert_eq!(page["cost"]["host_requests"], 2 + 2, "a failed trees, then one tree each: {}", page["cost"]);
+        let counts: Vec<i64> = page["groups"].as_array().expect("groups").iter().filter_map(|g| g["file_count"].as_i64()).collect();
+        assert_eq!(counts, [2, 1], "{page}");
+        assert!(page["groups"].as_array().expect("groups").iter().all(|g| g["listing"]["complete"] == true));
+        let _ = a;
+
+        // Before 0.2.35: no listing at all. Its workspace is unreadable, saying why; the page stands.
+        let older = Peer::start(
+            PeerOptions::default().drop_route("/workspaces/trees").drop_route("/workspaces/{session_id}/tree"),
+        )
+        .await
+        .expect("peer");
+        let agent = o.agent(json!({"name": "second", "backend": "service", "scope": "conversation",
+            "connection_id": o.connect_with(&older, json!({"save_anyway": true})).await})).await;
+        let conv = o.conversation(&agent, json!({"title": "on the old host"})).await;
+        let run = o.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(o.write(&run, "x.txt", "x").await.status, 204);
+        let page = o.call(Method::GET, "/api/v1/documents", None).await.json();
+        let groups = page["groups"].as_array().expect("groups");
+        assert_eq!(groups.len(), 3);
+        let unreadable = groups.iter().find(|g| g["workspace"]["conversation_id"] == conv.as_str()).expect("its group");
+        let reason = unreadable["listing"]["unreadable"].as_str().expect("unreadable");
+        assert!(reason.contains("older than sandboxd 0.2.35"), "{reason}");
+        assert_eq!(groups.iter().filter(|g| g["listing"]["complete"] == true).count(), 2);
+        let html = app.web.get("/documents").await;
+        assert_eq!(html.status, 200);
+        assert!(html.body.contains("older than sandboxd 0.2.35"));
+    }
+}
