@@ -6,7 +6,9 @@ pub mod api;
 pub mod cache;
 pub mod error;
 pub mod exclusions;
+pub mod files;
 pub mod grouping;
+pub mod labels;
 pub mod listing;
 pub mod model;
 pub mod pages;
@@ -14,6 +16,7 @@ pub mod service;
 pub mod serving;
 pub mod store;
 pub mod thumbnails;
+pub mod tiles;
 
 use actix_web::web;
 
