@@ -549,9 +549,7 @@ async fn load_and_recording(
     let tasks: Vec<_> = runs
         .iter()
         .enumerate()
-        .map(|(i, (_, run))| {
-            tokio::spawn(Worker::new(Api::new(&console.base, token), run.clone(), i).run_until(until))
-        })
+        .map(|(i, (_, run))| tokio::spawn(Worker::new(Api::new(&console.base, token), run.clone(), i).run_until(until)))
         .collect();
     let mut load = Tally::default();
     for t in tasks {

@@ -23,6 +23,7 @@ pub fn routes() -> Vec<ApiRoute> {
     all.extend(crate::sandbox::policy::api_routes());
     all.extend(crate::sandbox::running::api_routes());
     all.extend(crate::sandbox::operations::api_routes());
+    all.extend(crate::documents::api::routes());
     all
 }
 
@@ -95,6 +96,9 @@ async fn openapi_json() -> HttpResponse {
         crate::sandbox::running::api::close_sandbox_session,
         crate::sandbox::operations::api::list_operations,
         crate::sandbox::operations::api::export_operations,
+        crate::documents::api::list_documents,
+        crate::documents::api::workspace_documents,
+        crate::documents::api::document_file,
     ),
     components(schemas(Problem)),
     modifiers(&BearerAuth, &Unauthenticated),

@@ -44,6 +44,7 @@ impl AppState {
             client_cache: Default::default(),
             health_cache: Default::default(),
             operation_vocabulary: Default::default(),
+            documents_cache: Default::default(),
         })
     }
 }
@@ -132,6 +133,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     crate::audit::routes(cfg);
     crate::sandbox::connections::routes(cfg);
     crate::agents::routes(cfg);
+    crate::documents::routes(cfg);
     crate::reference::routes(cfg);
 }
 

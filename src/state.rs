@@ -5,6 +5,7 @@ use crate::auth::secrets::CsrfKey;
 use crate::catalog::RuntimeCatalog;
 use crate::config::Config;
 use crate::db::Db;
+use crate::documents::cache::DocumentsCache;
 use crate::sandbox::connections::cache::{ClientCache, HealthCache};
 use crate::sandbox::operations::cache::VocabularyCache;
 use crate::sandbox::recording::Recorder;
@@ -35,4 +36,6 @@ pub struct AppState {
     pub health_cache: HealthCache,
     /// Each organization's operation vocabulary (the log's filter choices), for a minute.
     pub operation_vocabulary: VocabularyCache,
+    /// Documents' thumbnails and text previews.
+    pub documents_cache: DocumentsCache,
 }

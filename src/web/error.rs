@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::audit::error::AuditError;
 use crate::auth::error::AuthError;
 use crate::dashboard::error::DashboardError;
+use crate::documents::error::DocumentError;
 use crate::orgs::error::OrgError;
 use crate::orgs::invitations::error::InvitationError;
 use crate::sandbox::client::SandboxdError;
@@ -395,6 +396,19 @@ impl From<WorkspaceError> for AppError {
             // The host's per-tenant cap is a 429 in its own words; any other failure a 502.
             WorkspaceError::Host(h) => AppError::from(&h),
             WorkspaceError::Internal(e) => AppError::internal(e),
+        }
+    }
+}
+
+impl From<DocumentError> for AppError {
+    fn from(e: DocumentError) -> Self {
+        match e {
+            DocumentError::NotFound(m) => AppError::new(Kind::NotFound, m),
+            DocumentError::Invalid(f) => AppError::invalid(f),
+            DocumentError::BadPath(m) => AppError::new(Kind::BadRequest, m),
+            DocumentError::TooLarge(m) => AppError::new(Kind::PayloadTooLarge, m),
+            DocumentError::Host(m) => AppError::new(Kind::BadGateway, m),
+            DocumentError::Internal(e) => AppError::internal(e),
         }
     }
 }

@@ -46,6 +46,9 @@ pub const AGENTS_NEW: &str = "/agents/new";
 pub const AGENTS_RUNTIME_FIELD: &str = "/agents/_runtime_field";
 pub const AGENTS_SCOPE_FIELD: &str = "/agents/_scope_field";
 pub const CONVERSATIONS: &str = "/conversations";
+pub const DOCUMENTS: &str = "/documents";
+/// `/documents/workspaces/{id}`: one workspace's files.
+pub const DOCUMENT_WORKSPACES: &str = "/documents/workspaces";
 
 /// `{collection}/{id}`.
 fn item(collection: &str, id: &str) -> String {
@@ -120,6 +123,47 @@ item_paths! {
     conversation => CONVERSATIONS;
     conversation_workspace => CONVERSATIONS / "workspace";
     conversation_delete => CONVERSATIONS / "delete";
+    document_workspace => DOCUMENT_WORKSPACES;
+}
+
+/// `/documents` with a search, a "who" filter and a page cursor (empty ones left out).
+pub fn documents(q: &str, who: &str, cursor: Option<&str>) -> String {
+    let mut query = url::form_urlencoded::Serializer::new(String::new());
+    if !q.is_empty() {
+        query.append_pair("q", q);
+    }
+    if !who.is_empty() && who != "anyone" {
+        query.append_pair("who", who);
+    }
+    if let Some(c) = cursor {
+        query.append_pair("cursor", c);
+    }
+    let query = query.finish();
+    if query.is_empty() {
+        DOCUMENTS.to_string()
+    } else {
+        format!("{DOCUMENTS}?{query}")
+    }
+}
+
+/// A workspace's page with one file open in its pane (`whole`: all of a text file).
+pub fn document_preview(workspace_id: &str, path: &str, whole: bool) -> String {
+    let mut query = url::form_urlencoded::Serializer::new(String::new());
+    query.append_pair("path", path);
+    if whole {
+        query.append_pair("whole", "true");
+    }
+    format!("{DOCUMENT_WORKSPACES}/{workspace_id}?{}", query.finish())
+}
+
+/// A file's bytes, served by us (`download`: always an attachment).
+pub fn document_file(workspace_id: &str, path: &str, download: bool) -> String {
+    let mut query = url::form_urlencoded::Serializer::new(String::new());
+    query.append_pair("path", path);
+    if download {
+        query.append_pair("download", "true");
+    }
+    format!("{DOCUMENT_WORKSPACES}/{workspace_id}/file?{}", query.finish())
 }
 
 /// The invitation link to give a person: `AGENTICOS_PUBLIC_URL` and `/invitations/{code}`.

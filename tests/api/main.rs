@@ -21,6 +21,7 @@ mod connection_health;
 mod console_pages;
 mod csrf;
 mod deletes;
+mod documents;
 mod edge;
 mod forms;
 mod health;

@@ -62,6 +62,10 @@ pub struct PeerOptions {
     pub package_version: Option<String>,
     /// How long to wait for `/healthz`; five minutes when `None`.
     pub ready_timeout: Option<Duration>,
+    /// Run the peer without the capabilities that let root read any file (`setpriv` drops
+    /// `dac_override` and `dac_read_search` from its bounding set), so a folder with mode 000 is
+    /// unreadable to it, as it would be to a host that does not run as root.
+    pub without_read_override: bool,
 }
 
 impl PeerOptions {
@@ -77,6 +81,11 @@ impl PeerOptions {
 
     pub fn token(mut self, token: impl Into<String>) -> Self {
         self.token = Some(token.into());
+        self
+    }
+
+    pub fn without_read_override(mut self) -> Self {
+        self.without_read_override = true;
         self
     }
 
@@ -291,7 +300,14 @@ fn peer_command(
 ) -> Command {
     let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let run_sh = manifest_dir.join("tests/peer/run.sh");
-    let mut command = Command::new("bash");
+    // Root reads any file: without these two capabilities a folder of mode 000 refuses it too.
+    let mut command = if options.without_read_override {
+        let mut c = Command::new("setpriv");
+        c.args(["--bounding-set", "-dac_override,-dac_read_search", "bash"]);
+        c
+    } else {
+        Command::new("bash")
+    };
     command
         .arg(&run_sh)
         .arg(venv_dir())

@@ -11,6 +11,8 @@ use askama::Template;
 use crate::access::Caller;
 use crate::agents::conversations::service::{self as conversations, ConversationSummary};
 use crate::agents::model::{Agent, Conversation, Run};
+use crate::documents::pages::TilesPartial;
+use crate::documents::service as documents;
 use crate::sandbox::workspaces::key::Scope;
 use crate::sandbox::workspaces::model::{RunWorkspace, WorkspaceState};
 use crate::sandbox::workspaces::service as workspaces;
@@ -137,6 +139,8 @@ pub struct ConversationPage {
     pub runs: Vec<Run>,
     pub workspace: WorkspacePartial,
     pub can_edit_agent: bool,
+    /// The newest files of the conversation's workspaces, as Documents draws them (empty: none).
+    pub files_html: String,
     /// Operators and above read the operation log.
     pub can_see_log: bool,
     /// Operators and above, or the conversation's owner.
@@ -159,7 +163,18 @@ pub async fn show(
     let workspace = latest_workspace(&st, &caller, o.runs.first()).await?;
     let can_delete =
         caller.role.can_see_sandboxes() || o.conversation.owner_user_id.as_deref() == Some(caller.user_id.as_str());
+    let files_html = match documents::of_conversation(&st, &caller, &o.conversation.id).await {
+        Ok(tiles) if !tiles.is_empty() => {
+            TilesPartial { tiles: &tiles, id: "conversation-tiles" }.render().map_err(AppError::from)?
+        }
+        Ok(_) => String::new(),
+        Err(e) => {
+            tracing::warn!(error = %e, "a conversation's files could not be listed");
+            String::new()
+        }
+    };
     let p = ConversationPage {
+        files_html,
         can_delete,
         shell: Shell::new(&caller, &req, "conversations"),
         workspace: WorkspacePartial { conversation_id: o.conversation.id.clone(), workspace },

@@ -172,6 +172,11 @@ impl RunningSession {
         let w = self.workspace.as_ref()?;
         Some((paths::conversation(w.conversation_id.as_deref()?), w.conversation_title.as_deref()?))
     }
+
+    /// The page of this session's workspace's files (Documents), when a workspace names it.
+    pub fn files_path(&self) -> Option<String> {
+        Some(paths::document_workspace(&self.workspace.as_ref()?.workspace_id))
+    }
 }
 
 /// What the host holds in total, beside this organization's share.

@@ -38,6 +38,12 @@ impl Document {
         }
     }
 
+    /// Every entry, by path: (workspace-relative path, is a folder, bytes). For Documents, which
+    /// lists a `state` workspace from our database.
+    pub fn entries(&self) -> impl Iterator<Item = (&str, bool, u64)> {
+        self.entries.iter().map(|(path, e)| (path.as_str(), e.dir, e.size))
+    }
+
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|_| "{\"entries\":{}}".into())
     }

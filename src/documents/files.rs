@@ -1,0 +1,131 @@
+//! Where a workspace's files are: a `state` workspace's document in our database, or a `sandboxd`
+//! workspace's stored files on its host, read through the archive routes (no sandbox is started).
+
+use std::collections::HashMap;
+
+use futures_util::future::join_all;
+
+use super::error::DocumentError;
+use super::grouping;
+use super::listing::{self, HostCounter, Listing};
+use super::store::{self, VisibleRow};
+use crate::sandbox::client::SandboxdClient;
+use crate::sandbox::connections::{host, service as connections};
+use crate::sandbox::workspaces::document::Document;
+use crate::sandbox::workspaces::paths::WorkspacePath;
+use crate::state::AppState;
+
+type Result<T> = std::result::Result<T, DocumentError>;
+
+/// The host session of a `sandboxd` workspace, when it ever stored files there.
+fn session_of(row: &VisibleRow) -> Option<&str> {
+    match (row.state.as_str(), row.session_ref.as_deref()) {
+        ("lost", _) => None,
+        (_, Some(reference)) => Some(reference),
+        ("open", None) => Some(row.session_key.as_str()),
+        _ => None,
+    }
+}
+
+/// Every row's listing: `state` from the database, `sandboxd` per host (hosts asked concurrently).
+pub async fn list_rows(
+    st: &AppState,
+    org_id: &str,
+    rows: &[VisibleRow],
+    counter: &HostCounter,
+) -> HashMap<String, Listing> {
+    let mut out = HashMap::new();
+    let mut by_host: HashMap<&str, Vec<(String, String)>> = HashMap::new();
+    for row in rows {
+        if row.backend == "state" {
+            out.insert(row.id.clone(), state_listing(st, org_id, &row.id).await);
+            continue;
+        }
+        match (row.connection_id.as_deref(), session_of(row)) {
+            (Some(connection), Some(session)) => {
+                by_host.entry(connection).or_default().push((row.id.clone(), session.to_string()))
+            }
+            (None, Some(_)) => {
+                out.insert(row.id.clone(), Listing::unreadable("its connection was deleted"));
+            }
+            _ => {
+                out.insert(row.id.clone(), Listing::empty());
+            }
+        }
+    }
+    let hosts = by_host.into_iter().map(|(connection, sessions)| async move {
+        match client(st, org_id, connection).await {
+            Ok(client) => listing::on_host(&client, &sessions, counter).await,
+            Err(e) => {
+                let reason = e.to_string();
+                sessions.into_iter().map(|(ws, _)| (ws, Listing::unreadable(reason.clone()))).collect()
+            }
+        }
+    });
+    for listings in join_all(hosts).await {
+        out.extend(listings);
+    }
+    out
+}
+
+async fn client(st: &AppState, org_id: &str, connection_id: &str) -> Result<SandboxdClient> {
+    let conn = connections::for_org(st, org_id, connection_id)
+        .await?
+        .ok_or_else(|| DocumentError::Host("its connection was deleted".into()))?;
+    Ok(host::client_for(st, org_id, &conn).await?)
+}
+
+async fn document(st: &AppState, org_id: &str, id: &str) -> Result<Document> {
+    let mut c = st.db.conn().await?;
+    let text = store::document(&mut c, org_id, id).await?;
+    Ok(Document::parse(text.as_deref())?)
+}
+
+async fn state_listing(st: &AppState, org_id: &str, id: &str) -> Listing {
+    match document(st, org_id, id).await {
+        Ok(doc) => grouping::document_listing(&doc),
+        Err(e) => Listing::unreadable(e.to_string()),
+    }
+}
+
+pub async fn read_bytes(
+    st: &AppState,
+    org_id: &str,
+    row: &VisibleRow,
+    path: &WorkspacePath,
+    counter: &HostCounter,
+) -> Result<Vec<u8>> {
+    if row.backend == "state" {
+        return Ok(document(st, org_id, &row.id).await?.read(path)?);
+    }
+    let (connection, session) = host_session(row)?;
+    let client = client(st, org_id, connection).await?;
+    counter.add(1);
+    Ok(client.workspace_read_bytes(session, path.relative()).await?)
+}
+
+pub async fn read_text(
+    st: &AppState,
+    org_id: &str,
+    row: &VisibleRow,
+    path: &WorkspacePath,
+    lines: u64,
+    counter: &HostCounter,
+) -> Result<String> {
+    if row.backend == "state" {
+        let bytes = document(st, org_id, &row.id).await?.read(path)?;
+        let text = String::from_utf8_lossy(&bytes);
+        return Ok(text.lines().take(lines as usize).collect::<Vec<_>>().join("\n"));
+    }
+    let (connection, session) = host_session(row)?;
+    let client = client(st, org_id, connection).await?;
+    counter.add(1);
+    Ok(client.workspace_read(session, path.relative(), 0, lines).await?)
+}
+
+fn host_session(row: &VisibleRow) -> Result<(&str, &str)> {
+    match (row.connection_id.as_deref(), session_of(row)) {
+        (Some(c), Some(s)) => Ok((c, s)),
+        _ => Err(DocumentError::NotFound("This workspace holds no files yet.".into())),
+    }
+}

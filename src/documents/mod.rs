@@ -1,0 +1,27 @@
+//! Documents (DESIGN.md §9): what agents keep for people. Visibility and rows (`store.rs`),
+//! listing through the host's archive routes (`listing.rs`), exclusions, grouping, thumbnails,
+//! safe serving, and the pages and API over them.
+
+pub mod api;
+pub mod cache;
+pub mod error;
+pub mod exclusions;
+pub mod files;
+pub mod grouping;
+pub mod labels;
+pub mod listing;
+pub mod model;
+pub mod pages;
+pub mod service;
+pub mod serving;
+pub mod store;
+pub mod thumbnails;
+pub mod tiles;
+
+use actix_web::web;
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/documents", web::get().to(pages::index))
+        .route("/documents/workspaces/{id}/file", web::get().to(pages::file))
+        .route("/documents/workspaces/{id}", web::get().to(pages::workspace));
+}

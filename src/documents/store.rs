@@ -1,0 +1,133 @@
+//! SQL for Documents: the workspaces a caller may see (DESIGN.md §9), each with the names it is
+//! shown under, and a `state` workspace's document. Read-only; every query is confined to the
+//! caller's organization.
+
+use crate::db::{Conn, DbResult};
+
+/// A workspace row with what it is shown under.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct VisibleRow {
+    pub id: String,
+    pub backend: String,
+    pub scope: String,
+    pub connection_id: Option<String>,
+    pub connection_name: Option<String>,
+    pub agent_id: Option<String>,
+    pub agent_name: Option<String>,
+    pub conversation_id: Option<String>,
+    pub conversation_title: Option<String>,
+    pub user_id: Option<String>,
+    pub owner_label: Option<String>,
+    pub owner_email: Option<String>,
+    pub session_key: String,
+    pub session_ref: Option<String>,
+    pub state: String,
+    pub updated_at: i64,
+}
+
+/// The columns and joins every query shares. A workspace's conversation is its own (for the
+/// `conversation` and `channel` scopes) or, for `run` scope, its run's.
+const SELECT: &str = "SELECT w.id, w.backend, w.scope, w.connection_id, sc.name AS connection_name, \
+    w.agent_id, a.name AS agent_name, cv.id AS conversation_id, cv.title AS conversation_title, w.user_id, \
+    w.owner_label, u.email AS owner_email, w.session_key, w.session_ref, w.state, w.updated_at \
+    FROM sandbox_workspaces w \
+    LEFT JOIN sandbox_connections sc ON sc.id = w.connection_id AND sc.organization_id = w.organization_id \
+    LEFT JOIN agents a ON a.id = w.agent_id AND a.organization_id = w.organization_id \
+    LEFT JOIN runs r ON r.id = w.run_id AND r.organization_id = w.organization_id \
+    LEFT JOIN conversations cv ON cv.organization_id = w.organization_id \
+        AND cv.id = COALESCE(w.conversation_id, r.conversation_id) \
+    LEFT JOIN users u ON u.id = w.user_id \
+    WHERE w.organization_id = $1";
+
+/// What a member may see: the workspaces of conversations they are in (a `run` workspace by its
+/// run's conversation), their own `user` workspaces, and `agent` workspaces of agents they talk to.
+const MEMBER: &str = " AND ( \
+    cv.id IN (SELECT m.conversation_id FROM conversation_members m WHERE m.user_id = $2) \
+    OR (w.scope = 'user' AND w.user_id = $2) \
+    OR (w.scope = 'agent' AND w.agent_id IN (SELECT c2.agent_id FROM conversations c2 \
+        JOIN conversation_members m2 ON m2.conversation_id = c2.id \
+        WHERE m2.user_id = $2 AND c2.organization_id = $1)))";
+
+/// Where a page of workspaces starts: after (`updated_at`, `id`) of the last one shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct After {
+    pub updated_at: i64,
+    pub id: String,
+}
+
+/// One page of the workspaces `member` may see (all of the organization's when `member` is none),
+/// newest first.
+pub async fn visible(
+    c: &mut Conn,
+    org_id: &str,
+    member: Option<&str>,
+    after: Option<&After>,
+    limit: i64,
+) -> DbResult<Vec<VisibleRow>> {
+    let mut sql = SELECT.to_string();
+    let mut n = 1;
+    if member.is_some() {
+        sql.push_str(MEMBER);
+        n = 2;
+    }
+    if after.is_some() {
+        sql.push_str(&format!(
+            " AND (w.updated_at < ${a} OR (w.updated_at = ${a} AND w.id < ${b}))",
+            a = n + 1,
+            b = n + 2
+        ));
+        n += 2;
+    }
+    sql.push_str(&format!(" ORDER BY w.updated_at DESC, w.id DESC LIMIT ${}", n + 1));
+    let mut q = sqlx::query_as::<_, VisibleRow>(&sql).bind(org_id);
+    if let Some(m) = member {
+        q = q.bind(m);
+    }
+    if let Some(a) = after {
+        q = q.bind(a.updated_at).bind(&a.id);
+    }
+    Ok(q.bind(limit).fetch_all(c).await?)
+}
+
+/// One workspace, when `member` may see it (any of the organization's when `member` is none).
+pub async fn visible_one(c: &mut Conn, org_id: &str, member: Option<&str>, id: &str) -> DbResult<Option<VisibleRow>> {
+    let sql = match member {
+        Some(_) => format!("{SELECT}{MEMBER} AND w.id = $3"),
+        None => format!("{SELECT} AND w.id = $2"),
+    };
+    let mut q = sqlx::query_as::<_, VisibleRow>(&sql).bind(org_id);
+    if let Some(m) = member {
+        q = q.bind(m);
+    }
+    Ok(q.bind(id).fetch_optional(c).await?)
+}
+
+/// The `state` workspace's document (JSON), within the organization.
+pub async fn document(c: &mut Conn, org_id: &str, id: &str) -> DbResult<Option<String>> {
+    let row: Option<(Option<String>,)> = sqlx::query_as(
+        "SELECT document FROM sandbox_workspaces WHERE organization_id = $1 AND id = $2 AND backend = 'state'",
+    )
+    .bind(org_id)
+    .bind(id)
+    .fetch_optional(c)
+    .await?;
+    Ok(row.and_then(|r| r.0))
+}
+
+/// The workspaces of one conversation that `member` may see.
+pub async fn of_conversation(
+    c: &mut Conn,
+    org_id: &str,
+    member: Option<&str>,
+    conversation_id: &str,
+) -> DbResult<Vec<VisibleRow>> {
+    let sql = match member {
+        Some(_) => format!("{SELECT}{MEMBER} AND cv.id = $3 ORDER BY w.updated_at DESC LIMIT 10"),
+        None => format!("{SELECT} AND cv.id = $2 ORDER BY w.updated_at DESC LIMIT 10"),
+    };
+    let mut q = sqlx::query_as::<_, VisibleRow>(&sql).bind(org_id);
+    if let Some(m) = member {
+        q = q.bind(m);
+    }
+    Ok(q.bind(conversation_id).fetch_all(c).await?)
+}

@@ -1,0 +1,408 @@
+//! Documents against the real sandboxd peer and the `state` backend, on SQLite and PostgreSQL:
+//! bounded listings and what they say, exclusions, unreadable folders, thumbnails within their
+//! budget and cached, safe file serving, and who sees which workspace.
+
+use std::path::{Path, PathBuf};
+
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::db_test;
+use crate::peer::{self, Peer, PeerOptions};
+use crate::workspaces::{service_agent, urlencode, Org};
+
+/// A conversation-scoped service agent's workspace on `peer`, opened through our API (one file,
+/// `hello.txt`), and where its files are on the peer's disk.
+struct Seeded {
+    workspace_id: String,
+    dir: PathBuf,
+}
+
+async fn seeded(o: &Org<'_>, peer: &Peer, agent_name: &str) -> Seeded {
+    let agents = o.call(Method::GET, "/api/v1/agents", None).await.json();
+    let agent = match agents.as_array().and_then(|a| a.iter().find(|x| x["name"] == agent_name)) {
+        Some(a) => a["id"].as_str().expect("id").to_string(),
+        None => o.agent(service_agent(agent_name, "conversation")).await,
+    };
+    let conversation = o.conversation(&agent, json!({})).await;
+    let run = o.run(&agent, Some(&conversation), json!({})).await;
+    assert_eq!(o.write(&run, "hello.txt", "hello").await.status, 204);
+    let state = o.ws(&run, Method::GET, "state", None).await.json();
+    let key = state["session_key"].as_str().expect("key").to_string();
+    let workspace_id = workspace_of(o, &conversation).await;
+    Seeded { workspace_id, dir: peer.workspace_root.join(&key).join("workspace") }
+}
+
+/// The id of the workspace whose group names `conversation`.
+async fn workspace_of(o: &Org<'_>, conversation: &str) -> String {
+    let page = o.call(Method::GET, "/api/v1/documents", None).await.json();
+    page["groups"]
+        .as_array()
+        .and_then(|g| g.iter().find(|g| g["workspace"]["conversation_id"] == conversation))
+        .and_then(|g| g["workspace"]["id"].as_str())
+        .unwrap_or_else(|| panic!("no group for {conversation}: {page}"))
+        .to_string()
+}
+
+fn put(dir: &Path, path: &str, bytes: &[u8]) {
+    let p = dir.join(path);
+    std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+    std::fs::write(p, bytes).expect("write");
+}
+
+async fn documents_of(o: &Org<'_>, id: &str) -> Value {
+    let r = o.call(Method::GET, &format!("/api/v1/documents/workspaces/{id}"), None).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.json()
+}
+
+fn files_in_tree(d: &Value) -> Vec<String> {
+    let mut files: Vec<String> = d["tree"]
+        .as_array()
+        .expect("tree")
+        .iter()
+        .filter(|n| n["is_dir"] == false)
+        .map(|n| n["path"].as_str().expect("path").to_string())
+        .collect();
+    files.sort();
+    files
+}
+
+fn png(w: u32, h: u32, shade: u8) -> Vec<u8> {
+    let img = image::RgbaImage::from_pixel(w, h, image::Rgba([shade, 100, 200, 255]));
+    let mut out = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Png).expect("png");
+    out.into_inner()
+}
+
+db_test! {
+    async fn a_deep_workspace_lists_2000_entries_and_says_it_is_not_every_file(app: TestApp) {
+        let peer = peer::shared().await;
+        let o = Org::new(&app).await;
+        o.connect(peer).await;
+        let s = seeded(&o, peer, "deep").await;
+        // 3,000 files over 8 levels of folders, more of them near the top.
+        let mut folder = String::new();
+        for (level, files) in [800, 600, 500, 400, 300, 200, 100, 100].into_iter().enumerate() {
+            folder.push_str(&format!("level{}/", level + 1));
+            for i in 0..files {
+                put(&s.dir, &format!("{folder}f{i}.txt"), b"x");
+            }
+        }
+        let d = documents_of(&o, &s.workspace_id).await;
+        assert_eq!(d["tree"].as_array().expect("tree").len(), 2000, "entries kept");
+        assert_eq!(d["listing"]["limited"], true);
+        assert_eq!(d["listing"]["complete"], false);
+        let note = d["listing"]["note"].as_str().expect("a note");
+        assert!(note.contains("not every file") && note.contains("2,000"), "{note}");
+        // The page says it too.
+        let page = app.web.get(&format!("/documents/workspaces/{}", s.workspace_id)).await;
+        assert_eq!(page.status, 200);
+        assert!(page.select_text("#workspace-listing-note").is_some_and(|t| t.contains("not every file")));
+    }
+}
+
+db_test! {
+    async fn excluded_folders_are_neither_shown_nor_counted_even_when_they_fill_the_listing(app: TestApp) {
+        let peer = peer::shared().await;
+        let o = Org::new(&app).await;
+        o.connect(peer).await;
+        let s = seeded(&o, peer, "builder").await;
+        for i in 0..20_000 {
+            put(&s.dir, &format!("node_modules/pkg{}/f{i}.js", i % 50), b"module");
+        }
+        for p in [".git/HEAD", ".venv/bin/activate", "skills/search.md", ".agenticos/state.json", "src/__pycache__/a.pyc"] {
+            put(&s.dir, p, b"tooling");
+        }
+        let mine = ["hello.txt", "report.md", "src/app.py", "src/lib/util.py", "uploads/photo.png", "zeta/notes.txt"];
+        for p in &mine[1..] {
+            put(&s.dir, p, b"mine");
+        }
+        let d = documents_of(&o, &s.workspace_id).await;
+        assert_eq!(files_in_tree(&d), mine.iter().map(|p| p.to_string()).collect::<Vec<_>>());
+        assert_eq!(d["file_count"], 6);
+        assert_eq!(d["size"], 5 + 4 * 5);
+        assert_eq!(d["listing"]["complete"], true, "{}", d["listing"]);
+        // The group on /documents counts the same, and a search finds nothing excluded.
+        let page = o.call(Method::GET, "/api/v1/documents?q=js", None).await.json();
+        assert_eq!(page["hits"].as_array().expect("hits").len(), 0, "{}", page["hits"]);
+        let page = o.call(Method::GET, "/api/v1/documents", None).await.json();
+        let group = &page["groups"][0];
+        assert_eq!(group["file_count"], 6);
+        let folders: Vec<&str> = group["folders"].as_array().expect("folders").iter().filter_map(|f| f["name"].as_str()).collect();
+        assert_eq!(folders, ["src", "zeta"]);
+        let rows: Vec<&str> = group["files"].as_array().expect("files").iter().filter_map(|f| f["path"].as_str()).collect();
+        assert_eq!(rows, ["hello.txt", "report.md", "uploads/photo.png"]);
+    }
+}
+
+db_test! {
+    async fn a_folder_that_cannot_be_read_is_skipped_and_the_listing_says_incomplete(app: TestApp) {
+        let peer = Peer::start(PeerOptions::default().without_read_override()).await.expect("peer");
+        let o = Org::new(&app).await;
+        o.connect(&peer).await;
+        let s = seeded(&o, &peer, "locked").await;
+        put(&s.dir, "open/a.txt", b"a");
+        put(&s.dir, "closed/secret.txt", b"s");
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(s.dir.join("closed"), std::fs::Permissions::from_mode(0o000)).expect("chmod");
+        let d = documents_of(&o, &s.workspace_id).await;
+        std::fs::set_permissions(s.dir.join("closed"), std::fs::Permissions::from_mode(0o755)).expect("chmod back");
+        assert_eq!(files_in_tree(&d), ["hello.txt", "open/a.txt"]);
+        assert_eq!(d["listing"]["incomplete"], true, "{}", d["listing"]);
+        assert!(d["listing"]["unreadable"].is_null());
+        assert!(d["listing"]["note"].as_str().is_some_and(|n| n.contains("could not be read")));
+    }
+}
+
+db_test! {
+    async fn thirty_images_make_24_thumbnails_and_6_glyphs_and_a_second_view_reads_none(app: TestApp) {
+        let peer = peer::shared().await;
+        let o = Org::new(&app).await;
+        o.connect(peer).await;
+        let s = seeded(&o, peer, "painter").await;
+        std::fs::remove_file(s.dir.join("hello.txt")).expect("rm");
+        for i in 0..30u8 {
+            put(&s.dir, &format!("charts/c{i:02}.png"), &png(400, 300, i * 8));
+        }
+        let first = o.call(Method::GET, "/api/v1/documents", None).await.json();
+        let tiles = first["tiles"].as_array().expect("tiles");
+        assert_eq!(tiles.len(), 30);
+        let thumbs = tiles.iter().filter(|t| t["thumbnail"].as_str().is_some_and(|u| u.starts_with("data:image/webp;base64,"))).count();
+        assert_eq!(thumbs, 24);
+        assert_eq!(tiles.iter().filter(|t| t["thumbnail"].is_null() && t["glyph"] == "image").count(), 6);
+        assert_eq!(first["cost"]["image_reads"], 24);
+        assert_eq!(first["cost"]["host_requests"], 25, "one listing and 24 reads");
+        let second = o.call(Method::GET, "/api/v1/documents", None).await.json();
+        assert_eq!(second["cost"]["image_reads"], 0);
+        assert_eq!(second["cost"]["host_requests"], 1, "the listing alone");
+        assert_eq!(second["tiles"], first["tiles"]);
+    }
+}
+
+db_test! {
+    async fn files_are_served_safely_and_links_never_lead_outside(app: TestApp) {
+        let peer = peer::shared().await;
+        let o = Org::new(&app).await;
+        o.connect(peer).await;
+        let s = seeded(&o, peer, "server").await;
+        put(&s.dir, "art/logo.svg", b"<svg xmlns='http://www.w3.org/2000/svg'><script>alert(1)</script></svg>");
+        put(&s.dir, "art/page.html", b"<script>alert(1)</script>");
+        put(&s.dir, "art/résumé.png", &png(4, 4, 1));
+        std::os::unix::fs::symlink("/etc/passwd", s.dir.join("leak")).expect("symlink");
+        let file = |p: &str| format!("/api/v1/documents/workspaces/{}/file?path={}", s.workspace_id, urlencode(p));
+
+        for p in ["art/logo.svg", "art/page.html"] {
+            let r = o.call(Method::GET, &file(p), None).await;
+            assert_eq!(r.status, 200, "{}", r.body);
+            assert_eq!(r.header("content-type").as_deref(), Some("application/octet-stream"));
+            assert!(r.header("content-disposition").is_some_and(|d| d.starts_with("attachment;")), "{p}");
+            assert_eq!(r.header("content-security-policy").as_deref(), Some("sandbox"));
+            assert_eq!(r.header("x-content-type-options").as_deref(), Some("nosniff"));
+        }
+        let r = o.call(Method::GET, &file("art/résumé.png"), None).await;
+        assert_eq!(r.header("content-type").as_deref(), Some("image/png"));
+        assert_eq!(
+            r.header("content-disposition").as_deref(),
+            Some("inline; filename=\"r_sum_.png\"; filename*=UTF-8''r%C3%A9sum%C3%A9.png")
+        );
+        let r = o.call(Method::GET, &format!("{}&download=true", file("art/résumé.png")), None).await;
+        assert!(r.header("content-disposition").is_some_and(|d| d.starts_with("attachment;")));
+
+        // A link the sandbox planted: the host refuses it, nothing of the target comes back.
+        let r = o.call(Method::GET, &file("leak"), None).await;
+        assert!(matches!(r.status.as_u16(), 400 | 404), "{} {}", r.status, r.body);
+        assert!(!r.body.contains("root:"), "{}", r.body);
+        // Paths that climb out, NUL bytes and a missing path: clear errors, never a 5xx.
+        o.call(Method::GET, &file("../../etc/passwd"), None).await.problem(400);
+        o.call(Method::GET, &file("/etc/passwd"), None).await.problem(400);
+        let r = o.call(Method::GET, &file("a\0b"), None).await;
+        assert!(matches!(r.status.as_u16(), 400 | 422), "{}", r.status);
+        o.call(Method::GET, &format!("/api/v1/documents/workspaces/{}/file", s.workspace_id), None).await.problem(422);
+        o.call(Method::GET, &file("nothing-here.txt"), None).await.problem(404);
+        // The listing never shows the link.
+        let d = documents_of(&o, &s.workspace_id).await;
+        assert!(!files_in_tree(&d).contains(&"leak".to_string()));
+    }
+}
+
+async fn seen(c: &crate::helpers::Client) -> Vec<String> {
+    let r = c.api(Method::GET, "/api/v1/documents", None).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.json()["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .map(|g| g["workspace"]["id"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+db_test! {
+    async fn members_see_their_conversations_workspaces_operators_all_other_orgs_none(app: TestApp) {
+        let peer = peer::shared().await;
+        let o = Org::new(&app).await;
+        o.connect(peer).await;
+        let alice = app.member_with_role("alice@example.com", "member").await;
+        let bob = app.member_with_role("bob@example.com", "member").await;
+        let ids: Vec<String> = app.scalar_strings("SELECT id FROM users ORDER BY email").await;
+        let emails: Vec<String> = app.scalar_strings("SELECT email FROM users ORDER BY email").await;
+        let alice_id = ids[emails.iter().position(|e| e == "alice@example.com").expect("alice")].clone();
+        let agent = o.agent(service_agent("helper", "conversation")).await;
+        let conv = o.conversation(&agent, json!({"title": "alice's chat", "member_user_ids": [alice_id]})).await;
+        let run = o.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(o.write(&run, "notes/plan.md", "the plan").await.status, 204);
+        let workspace = workspace_of(&o, &conv).await;
+
+        assert_eq!(seen(&alice).await, std::slice::from_ref(&workspace));
+        assert!(seen(&bob).await.is_empty());
+        let one = format!("/api/v1/documents/workspaces/{workspace}");
+        assert_eq!(alice.api(Method::GET, &one, None).await.json()["workspace"]["title"], "alice's chat");
+        bob.api(Method::GET, &one, None).await.problem(404);
+        bob.api(Method::GET, &format!("{one}/file?path=notes/plan.md"), None).await.problem(404);
+        let r = alice.api(Method::GET, &format!("{one}/file?path=notes/plan.md"), None).await;
+        assert_eq!(r.body, "the plan");
+        // The owner (an operator and above) sees every workspace.
+        assert_eq!(o.call(Method::GET, &one, None).await.status, 200);
+        // Another organization: 404, as if it did not exist.
+        let other = app.other_org_user("eve@example.com", "Other").await;
+        other.api(Method::GET, &one, None).await.problem(404);
+        other.api(Method::GET, &format!("{one}/file?path=notes/plan.md"), None).await.problem(404);
+        let none = other.api(Method::GET, "/api/v1/documents", None).await.json();
+        assert!(none["groups"].as_array().expect("groups").is_empty());
+        // The page: the member sees the group and the nav entry.
+        let page = alice.get("/documents").await;
+        assert_eq!(page.status, 200);
+        assert!(page.select_text(&format!("#group-{workspace} h2")).is_some_and(|t| t.contains("alice's chat")));
+        assert!(page.select_attr("nav a[href='/documents']", "href").is_some());
+        let page = bob.get("/documents").await;
+        assert!(page.select_text("#documents-empty").is_some());
+    }
+}
+
+db_test! {
+    async fn a_state_workspace_is_listed_from_the_database_with_its_usage(app: TestApp) {
+        let o = Org::new(&app).await;
+        let agent = o.agent(json!({"name": "keeper", "backend": "state", "scope": "user"})).await;
+        let conv = o.conversation(&agent, json!({})).await;
+        let run = o.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(o.write(&run, "uploads/a.txt", "attached").await.status, 204);
+        assert_eq!(o.write(&run, "out/b.md", "# written").await.status, 204);
+        assert_eq!(o.write(&run, "skills/x.md", "skill").await.status, 204);
+        let page = o.call(Method::GET, "/api/v1/documents?who=person", None).await.json();
+        let group = &page["groups"][0];
+        assert_eq!(group["workspace"]["location"], "stored");
+        assert_eq!(group["workspace"]["scope"], "user");
+        assert_eq!(group["workspace"]["owner_name"], crate::helpers::OWNER_EMAIL);
+        assert_eq!(group["workspace"]["limit_bytes"], 4_194_304);
+        assert_eq!(group["file_count"], 1, "only the attachment: {group}");
+        assert_eq!(page["cost"]["host_requests"], 0);
+        let tiles = page["tiles"].as_array().expect("tiles");
+        assert_eq!(tiles.len(), 1);
+        assert_eq!(tiles[0]["file"]["added_by"], "person");
+        assert_eq!(tiles[0]["text_preview"], "attached");
+        o.call(Method::GET, "/api/v1/documents?who=robot", None).await.problem(422);
+        o.call(Method::GET, "/api/v1/documents?cursor=nonsense", None).await.problem(422);
+        let long = "x".repeat(201);
+        o.call(Method::GET, &format!("/api/v1/documents?q={long}"), None).await.problem(422);
+        let page = app.web.get("/documents?who=robot").await;
+        assert_eq!(page.status, 200);
+        assert!(page.select_text("#documents-error").is_some_and(|t| t.contains("who")));
+    }
+}
+
+db_test! {
+    async fn a_person_browses_documents_in_a_real_browser(app: TestApp) -> anyhow::Result<()> {
+        if !crate::browser::browser_or_skip("a_person_browses_documents_in_a_real_browser") {
+            return Ok(());
+        }
+        let peer = peer::shared().await;
+        let o = Org::new(&app).await;
+        o.connect(peer).await;
+        let s = seeded(&o, peer, "analyst").await;
+        put(&s.dir, "report.md", b"# Quarterly report\nRevenue went up.");
+        put(&s.dir, "charts/growth.png", &png(320, 200, 40));
+        put(&s.dir, "uploads/brief.txt", b"Please summarise the quarter.");
+        put(&s.dir, "node_modules/left-pad/index.js", b"module.exports = 1");
+
+        let b = crate::browser::Browser::start().await?;
+        b.goto(&format!("{}/login", app.address)).await?;
+        b.fill("#email", crate::helpers::OWNER_EMAIL).await?;
+        b.fill("#password", crate::helpers::OWNER_PASSWORD).await?;
+        b.click("button[type=submit]").await?;
+        b.wait_for("nav.sidebar-nav").await?;
+        b.click("nav.sidebar-nav a[href='/documents']").await?;
+        // Groups and thumbnails.
+        b.wait_for(&format!("#group-{}", s.workspace_id)).await?;
+        b.wait_for("#documents-tiles img.tile-thumb").await?;
+        let group = b.text(&format!("#group-{}", s.workspace_id)).await?;
+        assert!(group.contains("report.md") && group.contains("charts/") && !group.contains("node_modules"), "{group}");
+        // Only what a person attached.
+        b.click("#documents-who a[data-who='person']").await?;
+        b.wait_for_text("#documents-who a[aria-current='page']", "Attached by a person").await?;
+        let tiles = b.text("#documents-tiles").await?;
+        assert!(tiles.contains("brief.txt") && !tiles.contains("report.md"), "{tiles}");
+        // A search lists hits flat.
+        b.click("#documents-who a[data-who='anyone']").await?;
+        b.wait_for_text("#documents-who a[aria-current='page']", "Anyone").await?;
+        b.fill("#documents-q", "growth").await?;
+        b.click("#documents-search button[type=submit]").await?;
+        b.wait_for_text("#documents-hits", "growth.png").await?;
+        // A workspace's page: its tree, a text file's preview, then an image's.
+        b.click(&format!("#group-{} h2 a", s.workspace_id)).await?;
+        b.wait_for("#workspace-tree").await?;
+        b.click("#workspace-tree li[data-path='report.md'] a").await?;
+        b.wait_for_text("#preview-text", "Revenue went up.").await?;
+        b.click("#workspace-tree li[data-path='charts/growth.png'] a").await?;
+        b.wait_for("#preview-image").await?;
+        let width = b
+            .client
+            .execute(
+                "const i = document.querySelector('#preview-image'); \
+                 return new Promise(r => i.complete ? r(i.naturalWidth) : i.addEventListener('load', () => r(i.naturalWidth)));",
+                vec![],
+            )
+            .await?;
+        assert_eq!(width, json!(320), "the image was served and drawn");
+        b.close().await
+    }
+}
+
+db_test! {
+    async fn an_older_host_is_listed_one_workspace_at_a_time_and_a_much_older_one_is_unreadable(app: TestApp) {
+        let o = Org::new(&app).await;
+        // Before 0.2.37: no `trees`, one `tree` per workspace.
+        let old = Peer::start(PeerOptions::default().drop_route("/workspaces/trees")).await.expect("peer");
+        o.connect_with(&old, json!({"save_anyway": true})).await;
+        let a = seeded(&o, &old, "first").await;
+        let b = seeded(&o, &old, "first").await;
+        put(&b.dir, "notes/todo.md", b"- list");
+        let page = o.call(Method::GET, "/api/v1/documents", None).await.json();
+        assert_eq!(page["cost"]["host_requests"], 2 + 2, "a failed trees, then one tree each: {}", page["cost"]);
+        let counts: Vec<i64> = page["groups"].as_array().expect("groups").iter().filter_map(|g| g["file_count"].as_i64()).collect();
+        assert_eq!(counts, [2, 1], "{page}");
+        assert!(page["groups"].as_array().expect("groups").iter().all(|g| g["listing"]["complete"] == true));
+        let _ = a;
+
+        // Before 0.2.35: no listing at all. Its workspace is unreadable, saying why; the page stands.
+        let older = Peer::start(
+            PeerOptions::default().drop_route("/workspaces/trees").drop_route("/workspaces/{session_id}/tree"),
+        )
+        .await
+        .expect("peer");
+        let agent = o.agent(json!({"name": "second", "backend": "service", "scope": "conversation",
+            "connection_id": o.connect_with(&older, json!({"save_anyway": true})).await})).await;
+        let conv = o.conversation(&agent, json!({"title": "on the old host"})).await;
+        let run = o.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(o.write(&run, "x.txt", "x").await.status, 204);
+        let page = o.call(Method::GET, "/api/v1/documents", None).await.json();
+        let groups = page["groups"].as_array().expect("groups");
+        assert_eq!(groups.len(), 3);
+        let unreadable = groups.iter().find(|g| g["workspace"]["conversation_id"] == conv.as_str()).expect("its group");
+        let reason = unreadable["listing"]["unreadable"].as_str().expect("unreadable");
+        assert!(reason.contains("older than sandboxd 0.2.35"), "{reason}");
+        assert_eq!(groups.iter().filter(|g| g["listing"]["complete"] == true).count(), 2);
+        let html = app.web.get("/documents").await;
+        assert_eq!(html.status, 200);
+        assert!(html.body.contains("older than sandboxd 0.2.35"));
+    }
+}
