@@ -288,6 +288,9 @@ db_test! {
         assert_eq!(o.write(&run, "uploads/a.txt", "attached").await.status, 204);
         assert_eq!(o.write(&run, "out/b.md", "# written").await.status, 204);
         assert_eq!(o.write(&run, "skills/x.md", "skill").await.status, 204);
+        // A shared `state` workspace takes a run's changes when the run finishes (the merge).
+        let finished = o.call(Method::POST, &format!("/api/v1/runs/{run}/finish"), None).await;
+        assert_eq!(finished.status, 200);
         let page = o.call(Method::GET, "/api/v1/documents?who=person", None).await.json();
         let group = &page["groups"][0];
         assert_eq!(group["workspace"]["location"], "stored");
