@@ -120,6 +120,7 @@ item_paths! {
 
     agent => AGENTS;
     agent_save => save AGENTS;
+    agent_delete => AGENTS / "delete";
     conversation => CONVERSATIONS;
     conversation_workspace => CONVERSATIONS / "workspace";
     conversation_delete => CONVERSATIONS / "delete";

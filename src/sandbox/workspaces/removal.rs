@@ -202,6 +202,25 @@ pub async fn conversation_preview(st: &AppState, caller: &Caller, id: &str) -> R
         let mut c = st.db.conn().await?;
         store::of_conversation(&mut c, &caller.org_id, id).await?
     };
+    preview_of(st, caller, title, &rows).await
+}
+
+/// What deleting an agent would remove (builders and above; an agent of another organization is
+/// not found): its workspaces of every scope and their sandboxes' hosts.
+pub async fn agent_preview(st: &AppState, caller: &Caller, id: &str) -> Result<Preview> {
+    if !caller.role.can_edit_agents() {
+        return Err(WorkspaceError::Forbidden("Your role in this organization may not delete agents.".into()));
+    }
+    let name = agents::get(st, caller, id).await.map_err(|e| agent_error(e, "agent"))?.name;
+    let rows = {
+        let mut c = st.db.conn().await?;
+        store::of_agent(&mut c, &caller.org_id, id).await?
+    };
+    preview_of(st, caller, name, &rows).await
+}
+
+/// Counts `rows` and names the connections of their sandboxes (each once, in order).
+async fn preview_of(st: &AppState, caller: &Caller, title: String, rows: &[Workspace]) -> Result<Preview> {
     let mut hosts = Vec::new();
     for w in rows.iter().filter(|w| has_sandbox(w)) {
         let Some(conn) = w.connection_id.as_deref() else { continue };
