@@ -73,3 +73,39 @@ db_test! {
         assert_eq!(app.web.get(&delete_path).await.status, 404);
     }
 }
+
+db_test! {
+    async fn the_member_remove_confirmation_says_how_many_personal_workspaces_go_with_them(app: TestApp) {
+        let peer = peer::shared().await;
+        let o = Org::new(&app).await;
+        o.connect(peer).await;
+        app.member_with_role("leaver@example.com", "member").await;
+        app.member_with_role("idle@example.com", "member").await;
+        let members = o.call(Method::GET, "/api/v1/members", None).await.json();
+        let find = |email: &str| {
+            members.as_array().expect("members").iter().find(|m| m["email"] == email).expect("member").clone()
+        };
+        let (leaver, idle) = (find("leaver@example.com"), find("idle@example.com"));
+        // Two personal workspaces of the leaver (of two agents), one shared workspace that stays.
+        for name in ["mine", "notes"] {
+            let agent = o.agent(service_agent(name, "user")).await;
+            let run = o.run(&agent, None, json!({"user_id": leaver["user_id"]})).await;
+            assert_eq!(o.write(&run, "a.txt", "x").await.status, 204);
+        }
+        let shared = o.agent(service_agent("shared", "agent")).await;
+        let run = o.run(&shared, None, json!({"user_id": leaver["user_id"]})).await;
+        assert_eq!(o.write(&run, "a.txt", "x").await.status, 204);
+
+        let page = app.web.get("/members").await;
+        assert_eq!(page.status, 200, "{}", page.body);
+        let confirm = |m: &serde_json::Value| {
+            page.select_attr(&format!("#member-{} form[hx-confirm]", m["id"].as_str().expect("id")), "hx-confirm")
+                .expect("a confirmation")
+        };
+        let text = confirm(&leaver);
+        assert!(text.starts_with("Remove leaver@example.com from "), "{text}");
+        assert!(text.contains("Their personal (user) 2 workspaces are deleted with them"), "{text}");
+        assert!(confirm(&idle).contains("They have no personal workspaces to delete."), "{}", confirm(&idle));
+
+    }
+}

@@ -3,6 +3,8 @@
 //! that may still run at its host (a `state` workspace is only its row); after the commit the
 //! destroy is attempted at once, and whatever fails stays for the `sandbox-destroy-retry` sweep.
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 
 use super::error::WorkspaceError;
@@ -183,6 +185,14 @@ pub async fn user_workspaces_in(
     let rows = store::of_user(&mut *c, org_id, user_id).await?;
     let removal = remove_in(c, org_id, &rows, Reason::MemberRemoved, now).await?;
     Ok((rows, removal))
+}
+
+/// How many `user` workspaces each person of the caller's organization has (by user id; people
+/// with none are absent): what removing them as a member would delete.
+pub async fn user_workspace_counts(st: &AppState, caller: &Caller) -> Result<HashMap<String, usize>> {
+    let mut c = st.db.conn().await?;
+    let rows = store::count_user_by_person(&mut c, &caller.org_id).await?;
+    Ok(rows.into_iter().map(|(user, n)| (user, usize::try_from(n).unwrap_or(0))).collect())
 }
 
 /// What deleting a conversation would remove, for its confirmation: how many workspaces, how
