@@ -106,6 +106,5 @@ db_test! {
         assert!(text.starts_with("Remove leaver@example.com from "), "{text}");
         assert!(text.contains("Their personal (user) 2 workspaces are deleted with them"), "{text}");
         assert!(confirm(&idle).contains("They have no personal workspaces to delete."), "{}", confirm(&idle));
-
     }
 }
