@@ -331,6 +331,7 @@ mod tests {
         assert_eq!(connection_save(Some("c1")), "/sandboxes/c1");
         assert_eq!(agent_save(None), "/agents");
         assert_eq!(agent_save(Some("a1")), "/agents/a1");
+        assert_eq!(agent_delete("a1"), "/agents/a1/delete");
     }
 
     #[test]
