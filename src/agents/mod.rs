@@ -24,6 +24,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/agents/_scope_field", web::get().to(pages::fields::scope_field_partial))
         .route("/agents/{id}", web::get().to(pages::edit_form))
         .route("/agents/{id}", web::post().to(pages::update))
+        .route("/agents/{id}/delete", web::get().to(pages::agent_delete::delete_form))
+        .route("/agents/{id}/delete", web::post().to(pages::agent_delete::delete))
         .route("/conversations", web::get().to(pages::conversations::conversations))
         .route("/conversations/{id}", web::get().to(pages::conversations::show))
         .route("/conversations/{id}/workspace", web::get().to(pages::conversations::workspace_partial))

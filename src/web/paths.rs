@@ -120,6 +120,7 @@ item_paths! {
 
     agent => AGENTS;
     agent_save => save AGENTS;
+    agent_delete => AGENTS / "delete";
     conversation => CONVERSATIONS;
     conversation_workspace => CONVERSATIONS / "workspace";
     conversation_delete => CONVERSATIONS / "delete";
@@ -330,6 +331,7 @@ mod tests {
         assert_eq!(connection_save(Some("c1")), "/sandboxes/c1");
         assert_eq!(agent_save(None), "/agents");
         assert_eq!(agent_save(Some("a1")), "/agents/a1");
+        assert_eq!(agent_delete("a1"), "/agents/a1/delete");
     }
 
     #[test]

@@ -21,6 +21,7 @@ mod connection_health;
 mod console_pages;
 mod csrf;
 mod deletes;
+mod deletes_pages;
 mod documents;
 mod edge;
 mod forms;

@@ -439,6 +439,13 @@ db_test! {
         assert_eq!(pageview.status, 200);
         assert!(pageview.select_all("#oplog-rows tr.operation").len() >= 2);
         assert_eq!(pageview.select_attr("tr.failed a.conversation-link", "href"), Some(format!("/conversations/{conversation}")));
+        // ... and the workspace's page (issue 11), which opens.
+        let workspace = failed["items"][0]["workspace_id"].as_str().expect("workspace id").to_string();
+        let href = pageview.select_attr("tr.failed a.workspace-link", "href");
+        assert_eq!(href, Some(format!("/documents/workspaces/{workspace}")));
+        let opened = app.web.get(&format!("/documents/workspaces/{workspace}")).await;
+        assert_eq!(opened.status, 200, "{}", opened.body);
+        assert!(opened.body.contains("notes.md"), "the workspace's file is listed");
         // The conversation's page links its log (operators and above).
         let shown = app.web.get(&format!("/conversations/{conversation}")).await;
         assert_eq!(shown.select_attr("#conversation-log", "href"), Some(format!("/sandboxes/activity?conversation_id={conversation}")));
@@ -465,6 +472,8 @@ db_test! {
         assert_eq!(first.select_text("#oplog-counts").as_deref().map(str::trim), Some("Rows 1–50 of 60"));
         assert!(first.select_attr("#oplog-poll", "hx-get").is_some_and(|h| h.starts_with("/sandboxes/activity/new?cursor=")));
         assert_eq!(first.select_attr("tr.operation time", "title").map(|t| t.ends_with('Z')), Some(true));
+        assert!(first.select_all("tr.operation a.workspace-link").is_empty(), "no link without a workspace");
+        assert_eq!(first.select_all("tr.operation td.workspace .muted").len(), 50);
         let older = first.select_attr("#oplog-older", "href").expect("older link");
         let second = app.web.get(&older).await;
         assert_eq!(second.select_all("#oplog-rows tr.operation").len(), 10);

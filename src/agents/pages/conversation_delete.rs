@@ -68,12 +68,12 @@ pub async fn delete_form(
 
 pub async fn delete(st: Data<AppState>, caller: PageCaller, id: Path<String>) -> Result<HttpResponse, PageError> {
     let r = removal::delete_conversation(&st, &caller, &id).await?;
-    Ok(redirect_with_flash(paths::CONVERSATIONS, "success", words(&r)))
+    Ok(redirect_with_flash(paths::CONVERSATIONS, "success", words("Conversation", &r)))
 }
 
 /// The flash after a delete: what went, and what is still pending removal.
-fn words(r: &Removal) -> String {
-    let mut s = format!("Conversation deleted with {}.", count(r.workspaces, "workspace", "workspaces"));
+pub(super) fn words(what: &str, r: &Removal) -> String {
+    let mut s = format!("{what} deleted with {}.", count(r.workspaces, "workspace", "workspaces"));
     if r.destroyed > 0 {
         s.push_str(&format!(
             " {} destroyed at {} host.",

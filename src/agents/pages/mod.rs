@@ -1,6 +1,7 @@
 //! HTML: the agents table at `/agents` and the agent form (server-rendered; htmx refreshes the
 //! *Runtime* and *Session scope* fields); the conversations pages in [`conversations`].
 
+pub mod agent_delete;
 pub mod conversation_delete;
 pub mod conversations;
 pub mod fields;
@@ -140,6 +141,8 @@ impl FormPartial {
 pub struct FormPage {
     pub shell: Shell,
     pub form: FormPartial,
+    /// A saved agent, and a role that may edit (and so delete) agents.
+    pub can_delete: bool,
 }
 
 impl FormPage {
@@ -224,7 +227,8 @@ fn show_form(
     if wants_fragment(req) {
         return render_status(status, &form);
     }
-    let p = FormPage { shell: Shell::new(caller, req, "agents"), form };
+    let can_delete = form.agent_id.is_some() && caller.role.can_edit_agents();
+    let p = FormPage { shell: Shell::new(caller, req, "agents"), form, can_delete };
     page_status(status, &p.shell, &p)
 }
 

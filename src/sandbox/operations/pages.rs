@@ -87,6 +87,10 @@ pub trait RowsView {
     fn conversation_link(&self, r: &OperationItem) -> Option<String> {
         r.conversation_id.as_deref().map(paths::conversation)
     }
+    /// The workspace's page, while the workspace exists.
+    fn workspace_link(&self, r: &OperationItem) -> Option<String> {
+        r.workspace_id.as_deref().map(paths::document_workspace)
+    }
 }
 
 impl RowsView for Results {

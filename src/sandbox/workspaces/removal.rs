@@ -3,6 +3,8 @@
 //! that may still run at its host (a `state` workspace is only its row); after the commit the
 //! destroy is attempted at once, and whatever fails stays for the `sandbox-destroy-retry` sweep.
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 
 use super::error::WorkspaceError;
@@ -185,6 +187,14 @@ pub async fn user_workspaces_in(
     Ok((rows, removal))
 }
 
+/// How many `user` workspaces each person of the caller's organization has (by user id; people
+/// with none are absent): what removing them as a member would delete.
+pub async fn user_workspace_counts(st: &AppState, caller: &Caller) -> Result<HashMap<String, usize>> {
+    let mut c = st.db.conn().await?;
+    let rows = store::count_user_by_person(&mut c, &caller.org_id).await?;
+    Ok(rows.into_iter().map(|(user, n)| (user, usize::try_from(n).unwrap_or(0))).collect())
+}
+
 /// What deleting a conversation would remove, for its confirmation: how many workspaces, how
 /// many sandboxes at a host, and the names of those hosts' connections.
 #[derive(Debug, Clone, Default)]
@@ -202,6 +212,25 @@ pub async fn conversation_preview(st: &AppState, caller: &Caller, id: &str) -> R
         let mut c = st.db.conn().await?;
         store::of_conversation(&mut c, &caller.org_id, id).await?
     };
+    preview_of(st, caller, title, &rows).await
+}
+
+/// What deleting an agent would remove (builders and above; an agent of another organization is
+/// not found): its workspaces of every scope and their sandboxes' hosts.
+pub async fn agent_preview(st: &AppState, caller: &Caller, id: &str) -> Result<Preview> {
+    if !caller.role.can_edit_agents() {
+        return Err(WorkspaceError::Forbidden("Your role in this organization may not delete agents.".into()));
+    }
+    let name = agents::get(st, caller, id).await.map_err(|e| agent_error(e, "agent"))?.name;
+    let rows = {
+        let mut c = st.db.conn().await?;
+        store::of_agent(&mut c, &caller.org_id, id).await?
+    };
+    preview_of(st, caller, name, &rows).await
+}
+
+/// Counts `rows` and names the connections of their sandboxes (each once, in order).
+async fn preview_of(st: &AppState, caller: &Caller, title: String, rows: &[Workspace]) -> Result<Preview> {
     let mut hosts = Vec::new();
     for w in rows.iter().filter(|w| has_sandbox(w)) {
         let Some(conn) = w.connection_id.as_deref() else { continue };

@@ -327,6 +327,18 @@ pub async fn of_user(c: &mut Conn, org_id: &str, user_id: &str) -> DbResult<Vec<
     Ok(rows.into_iter().map(Workspace::from).collect())
 }
 
+/// How many `user` workspaces each person of `org_id` has: (user id, count), people with none
+/// left out.
+pub async fn count_user_by_person(c: &mut Conn, org_id: &str) -> DbResult<Vec<(String, i64)>> {
+    Ok(sqlx::query_as(
+        "SELECT user_id, COUNT(*) FROM sandbox_workspaces WHERE organization_id = $1 AND scope = 'user' \
+         AND user_id IS NOT NULL GROUP BY user_id",
+    )
+    .bind(org_id)
+    .fetch_all(c)
+    .await?)
+}
+
 /// How many `sandboxd` workspaces of `org_id` on `connection_id` hold a session.
 pub async fn count_live_on(c: &mut Conn, org_id: &str, connection_id: &str) -> DbResult<i64> {
     let (n,): (i64,) = sqlx::query_as(
