@@ -5,7 +5,11 @@ use super::listing::Listing;
 use super::model::WorkspaceSummary;
 use super::store::VisibleRow;
 use crate::sandbox::workspaces::key::Scope;
+use crate::sandbox::workspaces::model::recovery_label;
 use crate::state::AppState;
+
+/// The kind of a `state` workspace's recovery copy (DESIGN.md §11).
+pub const RECOVERY_COPY: &str = "recovery copy";
 
 /// How a workspace is named and placed: the scope's words, its owner, where it is stored.
 pub fn summary(st: &AppState, row: &VisibleRow, listing: &Listing) -> WorkspaceSummary {
@@ -18,6 +22,11 @@ pub fn summary(st: &AppState, row: &VisibleRow, listing: &Listing) -> WorkspaceS
     let title = match &row.conversation_title {
         Some(t) => t.clone(),
         None => format!("{agent} · {}", kind_label(scope)),
+    };
+    // A recovery copy carries its source's scope and conversation: it is named for its source.
+    let (title, kind) = match &row.recovery_of {
+        Some(_) => (recovery_label(&title), RECOVERY_COPY),
+        None => (title, kind_label(scope)),
     };
     let location = if row.backend == "state" {
         "stored".to_string()
@@ -34,7 +43,8 @@ pub fn summary(st: &AppState, row: &VisibleRow, listing: &Listing) -> WorkspaceS
         id: row.id.clone(),
         backend: row.backend.clone(),
         scope,
-        kind_label: kind_label(scope).to_string(),
+        kind_label: kind.to_string(),
+        recovery_of: row.recovery_of.clone(),
         access_label: scope.access_label().to_string(),
         owner_name,
         agent_id: row.agent_id.clone(),

@@ -146,6 +146,9 @@ pub struct WorkspaceSummary {
     pub used_bytes: Option<u64>,
     /// For `state`: the storage limit in bytes (`AGENTICOS_STATE_LIMIT_BYTES`); null for `sandboxd`.
     pub limit_bytes: Option<u64>,
+    /// For a recovery copy (what a run's finish could not merge into a shared `state` workspace):
+    /// the id of the workspace it is a copy of; null for every other workspace.
+    pub recovery_of: Option<String>,
 }
 
 /// One workspace's group on the All files page.

@@ -23,13 +23,15 @@ pub struct VisibleRow {
     pub session_ref: Option<String>,
     pub state: String,
     pub updated_at: i64,
+    /// For a recovery copy of a `state` workspace: its source's id.
+    pub recovery_of: Option<String>,
 }
 
 /// The columns and joins every query shares. A workspace's conversation is its own (for the
 /// `conversation` and `channel` scopes) or, for `run` scope, its run's.
 const SELECT: &str = "SELECT w.id, w.backend, w.scope, w.connection_id, sc.name AS connection_name, \
     w.agent_id, a.name AS agent_name, cv.id AS conversation_id, cv.title AS conversation_title, w.user_id, \
-    w.owner_label, u.email AS owner_email, w.session_key, w.session_ref, w.state, w.updated_at \
+    w.owner_label, u.email AS owner_email, w.session_key, w.session_ref, w.state, w.updated_at, w.recovery_of \
     FROM sandbox_workspaces w \
     LEFT JOIN sandbox_connections sc ON sc.id = w.connection_id AND sc.organization_id = w.organization_id \
     LEFT JOIN agents a ON a.id = w.agent_id AND a.organization_id = w.organization_id \

@@ -122,10 +122,20 @@ db_test! {
         assert_eq!(o.read(&r, "x.txt").await.body, "from run two");
         assert_eq!(file_in(document(&app, &copy).await.as_deref(), "x.txt").as_deref(), Some("from run one"));
         let of = app.scalar_strings(&format!("SELECT recovery_of FROM sandbox_workspaces WHERE id = '{copy}'")).await;
-        assert_eq!(of, vec![source]);
+        assert_eq!(of, vec![source.clone()]);
         // The run keeps the error: reading it again says the same.
         let run = o.call(Method::GET, &format!("/api/v1/runs/{}", _loser), None).await.json();
         assert_eq!(run["recovery_workspace_id"], copy.as_str());
+        // Documents lists the copy as what it is, named for its source.
+        let docs = o.call(Method::GET, "/api/v1/documents", None).await.json();
+        let groups = docs["groups"].as_array().expect("groups");
+        let summary = |id: &str| groups.iter().map(|g| &g["workspace"]).find(|w| w["id"] == id).cloned();
+        let listed = summary(&copy).expect("the copy is listed under Documents");
+        assert_eq!(listed["kind_label"], "recovery copy");
+        assert_eq!(listed["recovery_of"], source.as_str());
+        let source_title = summary(&source).expect("the source is listed")["title"].as_str().unwrap_or("").to_string();
+        assert_eq!(listed["title"], format!("recovery copy of {source_title}").as_str());
+        assert!(summary(&source).expect("source")["recovery_of"].is_null());
     }
 }
 
