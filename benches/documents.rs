@@ -6,7 +6,9 @@
 //! a real run (its session then closed, the files kept on the host's disk), and fills each with
 //! `--entries` (2,000; `--quick` 500) entries on the peer's disk. Then, `--rounds` times (10;
 //! `--quick` 3), reads every page of `GET /api/v1/documents` and, right after each, the same
-//! `POST /workspaces/trees` straight to the peer: our own time is the page's time less the host's.
+//! `POST /workspaces/trees` straight to the peer. Our own time is what the console reports in
+//! `Server-Timing` (`app`: the handler less its wait for the host's answer); the page's time less
+//! the direct request's is printed beside it.
 //! Reports p50/p95 of both, and the host requests each page made (its `cost`): the first view
 //! (text previews read once) and every later one (cached). The goal (≤ 100 ms ours, p95) is
 //! reported, not enforced.
@@ -137,6 +139,24 @@ impl Api {
     async fn get(&self, path: &str) -> Value {
         self.send(self.http.get(format!("{}{path}", self.base))).await
     }
+
+    /// A page and its `Server-Timing` (`host` and `app` milliseconds, as the console measured).
+    async fn get_timed(&self, path: &str) -> (Value, f64, f64) {
+        let r = self.http.get(format!("{}{path}", self.base)).send().await.expect("request");
+        assert!(r.status().is_success(), "{path}: {}", r.status());
+        let timing = r.headers().get("server-timing").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+        let dur = |name: &str| -> f64 {
+            timing
+                .split(',')
+                .map(str::trim)
+                .find(|m| m.split(';').next() == Some(name))
+                .and_then(|m| m.split(';').find_map(|p| p.trim().strip_prefix("dur=")))
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("{path}: no {name} in Server-Timing {timing:?}"))
+        };
+        let (host, app) = (dur("host"), dur("app"));
+        (r.json().await.expect("json"), host, app)
+    }
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -237,6 +257,7 @@ async fn main() {
     let mut hosts = Vec::new();
     let mut first_requests = Vec::new();
     let mut later_requests = Vec::new();
+    let (mut console_host, mut console_app) = (Vec::new(), Vec::new());
     for round in 0..a.rounds {
         let mut cursor: Option<String> = None;
         loop {
@@ -245,8 +266,10 @@ async fn main() {
                 None => "/api/v1/documents".to_string(),
             };
             let started = Instant::now();
-            let page = api.get(&path).await;
+            let (page, waited, app) = api.get_timed(&path).await;
             let total = started.elapsed().as_secs_f64() * 1000.0;
+            console_host.push(waited);
+            console_app.push(app);
             let ids: Vec<String> = page["groups"]
                 .as_array()
                 .expect("groups")
@@ -281,16 +304,26 @@ async fn main() {
             }
         }
     }
-    for v in [&mut ours, &mut totals, &mut hosts] {
+    for v in [&mut ours, &mut totals, &mut hosts, &mut console_host, &mut console_app] {
         v.sort_by(|x, y| x.total_cmp(y));
     }
     println!("pages read: {} ({} per round)", totals.len(), totals.len() / a.rounds);
     println!("page, total:     p50 {:.1} ms, p95 {:.1} ms", percentile(&totals, 0.5), percentile(&totals, 0.95));
     println!("host, trees:     p50 {:.1} ms, p95 {:.1} ms", percentile(&hosts, 0.5), percentile(&hosts, 0.95));
-    let p95 = percentile(&ours, 0.95);
     println!(
-        "ours (total − host): p50 {:.1} ms, p95 {:.1} ms (goal ≤ 100 ms: {})",
+        "ours (total − host): p50 {:.1} ms, p95 {:.1} ms (two separate requests: the host's variance lands here)",
         percentile(&ours, 0.5),
+        percentile(&ours, 0.95),
+    );
+    println!(
+        "console's own account (Server-Timing): waiting for the host p50 {:.1} ms, p95 {:.1} ms",
+        percentile(&console_host, 0.5),
+        percentile(&console_host, 0.95)
+    );
+    let p95 = percentile(&console_app, 0.95);
+    println!(
+        "ours (Server-Timing app): p50 {:.1} ms, p95 {:.1} ms (goal ≤ 100 ms: {})",
+        percentile(&console_app, 0.5),
         p95,
         if p95 <= 100.0 { "met" } else { "not met" }
     );

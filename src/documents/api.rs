@@ -78,15 +78,25 @@ pub struct DocumentBytes(pub Vec<u8>);
 /// workspaces, at most 6 levels and 2,000 entries each; a cut or incomplete listing says so in
 /// `listing.note`, and a workspace that cannot be read carries `listing.unreadable`.
 #[utoipa::path(get, path = "/api/v1/documents", tag = "documents", params(DocumentsQuery),
-    responses((status = 200, body = DocumentsPage),
+    responses((status = 200, body = DocumentsPage, headers(("Server-Timing" = String, description = "`host;dur=…` the milliseconds spent waiting for hosts' listings, `app;dur=…` the rest"))),
         (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "A `q` over 200 characters or with control characters, a `who` other than anyone, person or agent, or a `cursor` this API did not give, named in `errors`: `https://agenticos.dev/problems/invalid-input`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn list_documents(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
     query: Query<DocumentsQuery>,
-) -> Result<Json<DocumentsPage>, ApiError> {
-    Ok(Json(service::list(&st, &c, query.into_inner().into()).await?))
+) -> Result<HttpResponse, ApiError> {
+    let started = std::time::Instant::now();
+    let page = service::list(&st, &c, query.into_inner().into()).await?;
+    let timing = server_timing(started.elapsed(), page.cost.host_time);
+    Ok(HttpResponse::Ok().insert_header(("Server-Timing", timing)).json(page))
+}
+
+/// `Server-Timing`: the time waited for hosts' listings (`host`) and the rest of the handler
+/// (`app`: our database reads, decoding, grouping, previews), in milliseconds.
+fn server_timing(total: std::time::Duration, host: std::time::Duration) -> String {
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+    format!("host;dur={:.1};desc=\"sandbox hosts\", app;dur={:.1}", ms(host), ms(total.saturating_sub(host)))
 }
 
 /// One workspace the caller may see: its tree (folders first, by name, with counts), its files'

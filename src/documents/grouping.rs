@@ -59,6 +59,47 @@ pub fn files_of(workspace_id: &str, listing: &Listing) -> Vec<FileItem> {
     files
 }
 
+/// [`files_of`], taking the entries (nothing copied but the workspace id).
+pub fn into_files(workspace_id: &str, entries: Vec<Entry>) -> Vec<FileItem> {
+    let mut files: Vec<FileItem> = entries
+        .into_iter()
+        .filter(|e| !e.is_dir)
+        .map(|e| FileItem {
+            workspace_id: workspace_id.to_string(),
+            kind: kind_of(&e.path),
+            added_by: AddedBy::of(&e.path),
+            path: e.path,
+            name: e.name,
+            size: e.size,
+            modified_at: e.modified_at,
+        })
+        .collect();
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files
+}
+
+/// Newest first (by modification time, then path, then workspace).
+fn newer_first(a: &FileItem, b: &FileItem) -> std::cmp::Ordering {
+    Reverse(a.modified_at.as_deref())
+        .cmp(&Reverse(b.modified_at.as_deref()))
+        .then_with(|| a.path.cmp(&b.path))
+        .then_with(|| a.workspace_id.cmp(&b.workspace_id))
+}
+
+/// The `limit` newest of `files`, newest first, without sorting them all.
+pub fn newest_of(files: &[FileItem], limit: usize) -> Vec<&FileItem> {
+    let mut refs: Vec<&FileItem> = files.iter().collect();
+    if limit == 0 {
+        return Vec::new();
+    }
+    if refs.len() > limit {
+        refs.select_nth_unstable_by(limit - 1, |a, b| newer_first(a, b));
+        refs.truncate(limit);
+    }
+    refs.sort_by(|a, b| newer_first(a, b));
+    refs
+}
+
 /// Files and bytes together.
 pub fn totals(files: &[FileItem]) -> (u64, u64) {
     (files.len() as u64, files.iter().map(|f| f.size.unwrap_or(0)).sum())
@@ -95,10 +136,14 @@ pub fn group(workspace: WorkspaceSummary, files: &[FileItem], listing: ListingSt
 
 /// The `limit` newest files (by modification time, then path).
 pub fn newest<T>(mut files: Vec<(FileItem, T)>, limit: usize) -> Vec<(FileItem, T)> {
-    files.sort_by(|(a, _), (b, _)| {
-        Reverse(a.modified_at.as_deref()).cmp(&Reverse(b.modified_at.as_deref())).then_with(|| a.path.cmp(&b.path))
-    });
-    files.truncate(limit);
+    if limit == 0 {
+        return Vec::new();
+    }
+    if files.len() > limit {
+        files.select_nth_unstable_by(limit - 1, |(a, _), (b, _)| newer_first(a, b));
+        files.truncate(limit);
+    }
+    files.sort_by(|(a, _), (b, _)| newer_first(a, b));
     files
 }
 
@@ -239,6 +284,27 @@ mod tests {
             order,
             [("a", 0, 0), ("b", 0, 2), ("b/c", 1, 1), ("b/c/y.md", 2, 1), ("b/x.txt", 1, 1), ("z.txt", 0, 1)]
         );
+    }
+
+    #[test]
+    fn the_newest_files_are_chosen_without_sorting_all_and_agree_with_a_full_sort() {
+        let files: Vec<FileItem> = (0..500u32)
+            .map(|i| {
+                let mut e = entry(&format!("d{}/f{i:03}.txt", i % 7), false);
+                // Ties on the time are broken by the path.
+                e.modified_at = Some(format!("2026-12-01T10:{:02}:00Z", (i * 37) % 60));
+                into_files(&format!("w{}", i % 3), vec![e]).remove(0)
+            })
+            .collect();
+        let mut all: Vec<&FileItem> = files.iter().collect();
+        all.sort_by(|a, b| newer_first(a, b));
+        let key = |f: &FileItem| (f.workspace_id.clone(), f.path.clone());
+        let expected: Vec<_> = all[..40].iter().map(|f| key(f)).collect();
+        assert_eq!(newest_of(&files, 40).into_iter().map(key).collect::<Vec<_>>(), expected);
+        let owned = newest(files.iter().cloned().map(|f| (f, ())).collect(), 40);
+        assert_eq!(owned.iter().map(|(f, _)| key(f)).collect::<Vec<_>>(), expected);
+        assert_eq!(newest_of(&files[..5], 40).len(), 5);
+        assert!(newest_of(&files, 0).is_empty());
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use futures_util::stream::{self, StreamExt};
 
@@ -96,16 +97,33 @@ fn thousands(n: usize) -> String {
     }
 }
 
-/// Counts what a request asks of hosts.
+/// Counts what a request asks of hosts, and how long it waited for their answers.
 #[derive(Debug, Default)]
-pub struct HostCounter(AtomicU64);
+pub struct HostCounter {
+    requests: AtomicU64,
+    waited_micros: AtomicU64,
+}
 
 impl HostCounter {
     pub fn add(&self, n: u64) {
-        self.0.fetch_add(n, Ordering::Relaxed);
+        self.requests.fetch_add(n, Ordering::Relaxed);
     }
     pub fn get(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
+        self.requests.load(Ordering::Relaxed)
+    }
+    /// Adds time spent waiting for a host (requests waited for one after another).
+    pub fn waited(&self, d: Duration) {
+        self.waited_micros.fetch_add(d.as_micros() as u64, Ordering::Relaxed);
+    }
+    /// Times `work`, a host request, as waiting.
+    pub async fn timed<T>(&self, work: impl std::future::Future<Output = T>) -> T {
+        let started = Instant::now();
+        let out = work.await;
+        self.waited(started.elapsed());
+        out
+    }
+    pub fn host_time(&self) -> Duration {
+        Duration::from_micros(self.waited_micros.load(Ordering::Relaxed))
     }
 }
 
@@ -124,14 +142,17 @@ pub async fn on_host(
         let ids: Vec<&str> = chunk.iter().map(|(_, s)| s.as_str()).collect();
         counter.add(1);
         let answers: Vec<(String, Result<Tree, Listing>)> = match client
-            .workspace_trees(&ids, &options(".", MAX_DEPTH))
+            .workspace_trees_timed(&ids, &options(".", MAX_DEPTH))
             .await
         {
-            Ok(results) => chunk
-                .iter()
-                .zip(results)
-                .map(|((ws, _), r)| (ws.clone(), r.result().cloned().map_err(|e| failed(&e))))
-                .collect(),
+            Ok((results, waited)) => {
+                counter.waited(waited);
+                chunk
+                    .iter()
+                    .zip(results)
+                    .map(|((ws, _), r)| (ws.clone(), r.result().cloned().map_err(|e| failed(&e))))
+                    .collect()
+            }
             Err(SandboxdError::VersionMismatch { missing, .. }) if missing.iter().any(|m| m == "/workspaces/trees") => {
                 one_by_one(client, chunk, counter).await
             }
@@ -156,7 +177,8 @@ async fn one_by_one(
     stream::iter(chunk)
         .map(|(ws, session)| async move {
             counter.add(1);
-            (ws.clone(), client.workspace_tree(session, &options(".", MAX_DEPTH)).await.map_err(|e| failed(&e)))
+            let tree = counter.timed(client.workspace_tree(session, &options(".", MAX_DEPTH))).await;
+            (ws.clone(), tree.map_err(|e| failed(&e)))
         })
         .buffered(CONCURRENCY)
         .collect()
@@ -186,7 +208,7 @@ async fn complete(
     let parts = stream::iter(folders)
         .map(|folder| async move {
             counter.add(1);
-            client.workspace_tree(session, &options(&folder, MAX_DEPTH - 1)).await
+            counter.timed(client.workspace_tree(session, &options(&folder, MAX_DEPTH - 1))).await
         })
         .buffered(CONCURRENCY)
         .collect::<Vec<_>>()

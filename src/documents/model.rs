@@ -175,6 +175,9 @@ pub struct Cost {
     pub host_requests: u64,
     /// Images read from a host to make thumbnails (at most 24).
     pub image_reads: u64,
+    /// Time spent waiting for hosts' listings (sent as `Server-Timing`, not in the body).
+    #[serde(skip)]
+    pub host_time: std::time::Duration,
 }
 
 /// `GET /api/v1/documents`.

@@ -103,29 +103,31 @@ pub async fn list(st: &AppState, caller: &Caller, query: ListQuery) -> Result<Do
     let counter = HostCounter::default();
     let mut listings = list_rows(st, &caller.org_id, &rows, &counter).await;
     let mut groups = Vec::with_capacity(rows.len());
-    let mut files: Vec<(FileItem, Option<String>)> = Vec::new();
+    // A search lists its hits instead of the strip (and spends the thumbnail budget on them).
+    // Only what can be shown is copied: every hit, or each workspace's newest files for the strip.
+    let mut shown: Vec<(FileItem, Option<String>)> = Vec::new();
     for row in &rows {
-        let listing = listings.remove(&row.id).unwrap_or_else(Listing::empty);
+        let mut listing = listings.remove(&row.id).unwrap_or_else(Listing::empty);
         let summary = summary(st, row, &listing);
+        let entries = std::mem::take(&mut listing.entries);
         let items: Vec<FileItem> =
-            grouping::files_of(&row.id, &listing).into_iter().filter(|f| checked.who.admits(f.added_by)).collect();
-        files.extend(items.iter().cloned().map(|f| (f, row.agent_name.clone())));
+            grouping::into_files(&row.id, entries).into_iter().filter(|f| checked.who.admits(f.added_by)).collect();
+        let candidates: Vec<&FileItem> = match &checked.q {
+            Some(q) => items.iter().filter(|f| grouping::matches(q, f, row.agent_name.as_deref())).collect(),
+            None => grouping::newest_of(&items, STRIP),
+        };
+        shown.extend(candidates.into_iter().map(|f| (f.clone(), row.agent_name.clone())));
         groups.push(grouping::group(summary, &items, listing.status));
     }
     let rows_by_id: HashMap<&str, &VisibleRow> = rows.iter().map(|r| (r.id.as_str(), r)).collect();
     let mut cost = Cost::default();
-    let hits = match &checked.q {
-        Some(q) => {
-            let hits: Vec<(FileItem, Option<String>)> =
-                files.iter().filter(|(f, agent)| grouping::matches(q, f, agent.as_deref())).cloned().collect();
-            Some(tiles(st, &caller.org_id, &rows_by_id, hits, &counter, &mut cost).await)
-        }
-        None => None,
+    let (hits, strip) = match &checked.q {
+        Some(_) => (Some(tiles(st, &caller.org_id, &rows_by_id, shown, &counter, &mut cost).await), Vec::new()),
+        None => (None, grouping::newest(shown, STRIP)),
     };
-    // A search lists its hits instead of the strip (and spends the thumbnail budget on them).
-    let strip = if hits.is_some() { Vec::new() } else { grouping::newest(files, STRIP) };
     let tiles = tiles(st, &caller.org_id, &rows_by_id, strip, &counter, &mut cost).await;
     cost.host_requests = counter.get();
+    cost.host_time = counter.host_time();
     Ok(DocumentsPage { tiles, groups, hits, next_cursor, cost })
 }
 

@@ -469,6 +469,16 @@ impl SandboxdClient {
         sessions: &[S],
         options: &TreeOptions,
     ) -> Result<Vec<TreeResult>, SandboxdError> {
+        Ok(self.workspace_trees_timed(sessions, options).await?.0)
+    }
+
+    /// [`workspace_trees`](Self::workspace_trees), and how long the host took: from sending the
+    /// request until its whole answer arrived (decoding the answer is not counted).
+    pub async fn workspace_trees_timed<S: AsRef<str>>(
+        &self,
+        sessions: &[S],
+        options: &TreeOptions,
+    ) -> Result<(Vec<TreeResult>, std::time::Duration), SandboxdError> {
         if sessions.is_empty() || sessions.len() > MAX_TREES {
             return Err(SandboxdError::invalid(format!(
                 "a listing of several workspaces names 1 to {MAX_TREES} of them, not {}",
@@ -480,8 +490,12 @@ impl SandboxdClient {
             check_session_id(id)?;
         }
         let call = Call::post(Route::Trees, self.timeouts.operation).json(&TreesBody { sessions: ids, options })?;
-        let answer: TreesResponse = self.json(call).await?;
-        Ok(answer.results)
+        let route = call.route;
+        let started = std::time::Instant::now();
+        let body = self.send(call).await?.bytes().await.map_err(SandboxdError::from_transport)?;
+        let waited = started.elapsed();
+        let answer: TreesResponse = self.parse(&route, &body)?;
+        Ok((answer.results, waited))
     }
 
     /// `POST /workspaces/{id}/read`: text, decoded as a session would, lines
@@ -618,7 +632,11 @@ impl SandboxdClient {
         response: reqwest::Response,
     ) -> Result<T, SandboxdError> {
         let body = response.bytes().await.map_err(SandboxdError::from_transport)?;
-        serde_json::from_slice(&body).map_err(|error| {
+        self.parse(route, &body)
+    }
+
+    fn parse<T: DeserializeOwned>(&self, route: &Route<'_>, body: &[u8]) -> Result<T, SandboxdError> {
+        serde_json::from_slice(body).map_err(|error| {
             tracing::debug!(target: "sandboxd", route = %route.template(), %error, "answer is not sandboxd's JSON");
             SandboxdError::NotJson
         })
