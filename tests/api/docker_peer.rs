@@ -38,8 +38,8 @@ pub struct DockerPeer {
 }
 
 impl DockerPeer {
-    /// Sweeps what finished runs left, then starts the sandboxd image with `env` added to the
-    /// defaults and waits until `/healthz` answers.
+    /// Sweeps what finished runs left, then starts the sandboxd image with `env` over the
+    /// defaults (`{run}` in a value is replaced by the run) and waits until `/healthz` answers.
     pub async fn start(images: &Images, env: &[(&str, &str)]) -> anyhow::Result<DockerPeer> {
         docker_support::sweep_abandoned();
         let run = docker_support::new_run_id();
@@ -77,7 +77,8 @@ impl DockerPeer {
             ("SANDBOXD_WORKSPACE_ROOT".into(), root.clone()),
             ("SANDBOXD_RUNTIMES".into(), runtimes),
         ];
-        environment.extend(env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        environment.retain(|(name, _)| !env.iter().any(|(n, _)| n == name));
+        environment.extend(env.iter().map(|(k, v)| (k.to_string(), v.replace("{run}", &run))));
         for (name, value) in environment {
             args.push("--env".into());
             args.push(format!("{name}={value}"));
@@ -158,6 +159,7 @@ impl Drop for DockerPeer {
         if !removed.iter().any(|n| n == &self.container) {
             let _ = docker(&["rm", "-f", "-v", &self.container]);
         }
+        docker_support::remove_built_images(Some(&self.run));
         if !std::thread::panicking() {
             let _ = std::fs::remove_dir_all(&dir);
         }

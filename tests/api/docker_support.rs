@@ -171,11 +171,44 @@ pub fn remove_containers(run: Option<&str>) -> Vec<String> {
     doomed
 }
 
-/// Removes what runs whose process is gone left behind: containers, then their directories.
+/// The repository sandboxd 0.2.37 tags the images it builds for a runtime in.
+pub const BUILT_IMAGE_REPOSITORY: &str = "pydantic-ai-backend-runtime";
+/// A runtime a test has sandboxd build sets this environment variable to its run, so the image
+/// is its own (a fresh build per run) and found again here.
+pub const BUILT_IMAGE_RUN_ENV: &str = "AGENTICOS_TEST_RUN";
+
+/// Removes the images sandboxd built for `run` (or, with `None`, for every run whose process is
+/// gone). Returns their tags.
+pub fn remove_built_images(run: Option<&str>) -> Vec<String> {
+    let tags = docker(&["images", BUILT_IMAGE_REPOSITORY, "--format", "{{.Repository}}:{{.Tag}}"]).unwrap_or_default();
+    let mut doomed = Vec::new();
+    for tag in tags.lines() {
+        let env = docker(&["image", "inspect", "--format", "{{range .Config.Env}}{{println .}}{{end}}", tag])
+            .unwrap_or_default();
+        let owner = env.lines().find_map(|l| l.strip_prefix(&format!("{BUILT_IMAGE_RUN_ENV}=")));
+        if let Some(owner) = owner {
+            if run.map_or(run_is_abandoned(owner), |r| r == owner) {
+                doomed.push(tag.to_string());
+            }
+        }
+    }
+    if !doomed.is_empty() {
+        let mut args = vec!["rmi", "-f"];
+        args.extend(doomed.iter().map(String::as_str));
+        if let Err(error) = docker(&args) {
+            eprintln!("docker tests: {error:#}");
+        }
+    }
+    doomed
+}
+
+/// Removes what runs whose process is gone left behind: containers, the images sandboxd built
+/// for them, then their directories.
 pub fn sweep_abandoned() {
-    let swept = remove_containers(None);
+    let mut swept = remove_containers(None);
+    swept.extend(remove_built_images(None));
     if !swept.is_empty() {
-        eprintln!("docker tests: swept {} container(s) of finished runs: {}", swept.len(), swept.join(" "));
+        eprintln!("docker tests: swept what finished runs left: {}", swept.join(" "));
     }
     let Ok(entries) = std::fs::read_dir(RUNS_DIR) else { return };
     for entry in entries.flatten() {

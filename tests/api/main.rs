@@ -22,6 +22,7 @@ mod console_pages;
 mod csrf;
 mod deletes;
 mod deletes_pages;
+mod docker_builds;
 mod docker_isolation;
 mod docker_peer;
 mod docker_support;
