@@ -19,12 +19,14 @@ const BUILD_TIMEOUT: Duration = Duration::from_secs(600);
 db_test! {
     async fn a_runtime_being_built_shows_the_sandbox_is_being_prepared(app: TestApp) {
         let Some(images) = docker_support::images("docker_builds::preparing").await else { return };
-        // `workbench` built on the local base with one apt package; the run's own environment
-        // variable makes the image this run's (built fresh, removed with the peer).
+        // `workbench` built on the local base with one apt package. The run in its name and its
+        // environment makes the image this run's: built fresh, removed with the peer, and not
+        // pruned by another run's sandboxd (after a build sandboxd removes every other image
+        // tagged `<runtime name>-*` on the engine).
         let runtimes = json!({
             "workbench": {
                 "runtime": {
-                    "name": "workbench",
+                    "name": "workbench-{run}",
                     "base_image": images.base,
                     "setup_commands": ["apt-get update && apt-get install -y --no-install-recommends jq && rm -rf /var/lib/apt/lists/*"],
                     "env_vars": {BUILT_IMAGE_RUN_ENV: "{run}"},
@@ -74,7 +76,7 @@ db_test! {
         // The session runs in a container of the image built for this run.
         let key = o.ws(&run, Method::GET, "state", None).await.json()["session_key"].as_str().expect("key").to_string();
         let image = docker(&["inspect", "--format", "{{.Config.Image}}", &DockerPeer::session_container(&key)]).expect("inspect");
-        assert!(image.starts_with(&format!("{BUILT_IMAGE_REPOSITORY}:workbench-")), "{image}");
+        assert!(image.starts_with(&format!("{BUILT_IMAGE_REPOSITORY}:workbench-{}-", peer.run)), "{image}");
         let env = docker(&["image", "inspect", "--format", "{{range .Config.Env}}{{println .}}{{end}}", &image]).expect("env");
         assert!(env.lines().any(|l| l == format!("{BUILT_IMAGE_RUN_ENV}={}", peer.run)), "{env}");
     }

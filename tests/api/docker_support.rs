@@ -178,18 +178,20 @@ pub const BUILT_IMAGE_REPOSITORY: &str = "pydantic-ai-backend-runtime";
 pub const BUILT_IMAGE_RUN_ENV: &str = "AGENTICOS_TEST_RUN";
 
 /// Removes the images sandboxd built for `run` (or, with `None`, for every run whose process is
-/// gone). Returns their tags.
+/// gone), tagged or left untagged. Returns their ids.
 pub fn remove_built_images(run: Option<&str>) -> Vec<String> {
-    let tags = docker(&["images", BUILT_IMAGE_REPOSITORY, "--format", "{{.Repository}}:{{.Tag}}"]).unwrap_or_default();
+    let listed = docker(&["images", "--format", "{{.ID}} {{.Repository}}"]).unwrap_or_default();
     let mut doomed = Vec::new();
-    for tag in tags.lines() {
-        let env = docker(&["image", "inspect", "--format", "{{range .Config.Env}}{{println .}}{{end}}", tag])
+    for line in listed.lines() {
+        let Some((id, repository)) = line.split_once(' ') else { continue };
+        if (repository != BUILT_IMAGE_REPOSITORY && repository != "<none>") || doomed.iter().any(|d| d == id) {
+            continue;
+        }
+        let env = docker(&["image", "inspect", "--format", "{{range .Config.Env}}{{println .}}{{end}}", id])
             .unwrap_or_default();
         let owner = env.lines().find_map(|l| l.strip_prefix(&format!("{BUILT_IMAGE_RUN_ENV}=")));
-        if let Some(owner) = owner {
-            if run.map_or(run_is_abandoned(owner), |r| r == owner) {
-                doomed.push(tag.to_string());
-            }
+        if owner.is_some_and(|owner| run.map_or(run_is_abandoned(owner), |r| r == owner)) {
+            doomed.push(id.to_string());
         }
     }
     if !doomed.is_empty() {
