@@ -23,6 +23,7 @@ mod csrf;
 mod deletes;
 mod deletes_pages;
 mod docker_builds;
+mod docker_cleanup;
 mod docker_isolation;
 mod docker_peer;
 mod docker_support;
