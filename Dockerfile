@@ -4,10 +4,17 @@
 #   docker run --rm -p 8000:8000 -v agenticos-data:/app/data agenticos
 #
 # Works with BuildKit and the classic builder alike (no RUN --mount).
+#
+# Both base images are build arguments (defaults below), for a machine that builds its own bases
+# instead of pulling them, e.g. the Docker tests' local one:
+#   docker build --build-arg BASE_IMAGE=agenticos-test/base:<hash> --build-arg RUST_IMAGE=... .
+# The run stage needs only ca-certificates and the `groupadd`/`useradd` tools on its base.
+ARG RUST_IMAGE=rust:1.95-bookworm
+ARG BASE_IMAGE=debian:bookworm-slim
 
 # ---- build ------------------------------------------------------------------
 # Pinned toolchain (Cargo.toml's rust-version is the floor; this is what we ship with).
-FROM rust:1.95-bookworm AS build
+FROM ${RUST_IMAGE} AS build
 WORKDIR /src
 
 # Fetch dependencies in their own layer, so a source change does not download crates again.
@@ -23,7 +30,7 @@ RUN cargo build --release --locked --bin agenticos \
  && install -m 0755 target/release/agenticos /usr/local/bin/agenticos
 
 # ---- run --------------------------------------------------------------------
-FROM debian:bookworm-slim AS runtime
+FROM ${BASE_IMAGE} AS runtime
 
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates \
