@@ -411,18 +411,23 @@ db_test! {
         let mut c = app.state.db.conn().await.expect("conn");
         if kind == agenticos::db::DbKind::Postgres {
             // PostgreSQL's planner weighs a search against the table's statistics: give it an
-            // organization of 20,000 rows, few of which hold the term, as a real log would be.
+            // organization of 20,000 rows, few of which hold the term, among another's, as a real log would be.
             let org = &f.org;
+            sqlx::query("INSERT INTO organizations (id, name, created_at) VALUES ('other-org', 'Other', 1)")
+                .execute(&mut *c)
+                .await
+                .expect("other organization");
             sqlx::query(&format!(
                 "INSERT INTO sandbox_operations (id, organization_id, session_key, operation, target, ok, detail, duration_ms, created_at, seq) \
-                 SELECT gen_random_uuid()::text, '{org}', 'session-noise', 'read', '/workspace/noise/' || g || '.log', 1, g || ' bytes', 1, {} - g, g \
-                 FROM generate_series(1, 20000) AS g",
+                 SELECT gen_random_uuid()::text, CASE WHEN g % 2 = 0 THEN '{org}' ELSE 'other-org' END, 'noise-' || g % 100, (ARRAY['read', 'write', 'ls', 'mkdir', 'remove', 'execute'])[1 + g % 6], \
+                 '/workspace/noise/' || g || '.log', 1, g || ' bytes', 1, {} - g, g \
+                 FROM generate_series(1, 40000) AS g",
                 f.now - 2 * DAY
             ))
             .execute(&mut *c)
             .await
             .expect("noise");
-            sqlx::query("ANALYZE sandbox_operations").execute(&mut *c).await.expect("analyze");
+            sqlx::query("VACUUM ANALYZE sandbox_operations").execute(&mut *c).await.expect("vacuum");
             sqlx::query("SET enable_seqscan = off").execute(&mut *c).await.expect("set");
         }
         for q in &queries {
@@ -432,9 +437,19 @@ db_test! {
                 let plan = store::explain(&mut c, kind, &sql, &args).await.expect("explain");
                 assert_full_scan_free(kind, &plan, q, cursor.is_none());
             }
+            // Without `q` the count is planned as it runs, sequential scans allowed: on
+            // PostgreSQL it must still walk an index, and only that index.
+            let unforced = kind == agenticos::db::DbKind::Postgres && filter.q.is_none();
+            if unforced {
+                sqlx::query("SET enable_seqscan = on").execute(&mut *c).await.expect("set");
+            }
             let (sql, args) = store::count_sql(kind, &f.org, &filter, None);
             let plan = store::explain(&mut c, kind, &sql, &args).await.expect("explain");
             assert_full_scan_free(kind, &plan, q, true);
+            if unforced {
+                assert!(plan.contains("Index Only Scan"), "{q}: the count reads the table\n{plan}");
+                sqlx::query("SET enable_seqscan = off").execute(&mut *c).await.expect("set");
+            }
         }
     }
 }
