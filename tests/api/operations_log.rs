@@ -192,6 +192,30 @@ db_test! {
         let page = list(&app.web, "?q=%5Ctemp").await.json();
         assert_eq!(ids(&page), f.expect(|r| r.target.contains(r"\temp")));
         assert_eq!(ids(&page).len(), 1);
+        // Terms of 1 or 2 characters (no trigram) are literal too.
+        let page = list(&app.web, "?q=%25_").await.json();
+        assert_eq!(ids(&page), f.expect(|r| r.target.contains("%_")));
+        assert_eq!(ids(&page).len(), 1);
+        let page = list(&app.web, "?q=%5C").await.json();
+        assert_eq!(ids(&page), f.expect(|r| r.target.contains('\\')));
+        assert_eq!(ids(&page).len(), 1);
+    }
+}
+
+db_test! {
+    async fn q_is_a_substring_never_query_syntax(app: TestApp) {
+        let f = fixture(&app).await;
+        let page = list(&app.web, "?q=File-1").await.json();
+        assert_eq!(ids(&page), f.expect(|r| r.target.contains("file-1")));
+        assert_eq!(ids(&page).len(), 9, "file-1 and file-10 to file-19 but the commands 11 and 17");
+        for q in ["%22make", "make%22", "file-1%20OR%20make", "NEAR(make)", "make*", "build-1%20%22"] {
+            let r = list(&app.web, &format!("?q={q}")).await;
+            assert_eq!(r.status, 200, "{q}: {}", r.body);
+            assert!(ids(&r.json()).is_empty(), "{q}: nothing holds it");
+        }
+        let page = list(&app.web, "?q=ld-1").await.json();
+        assert_eq!(ids(&page), f.expect(|r| r.target.contains("ld-1")));
+        assert!(!ids(&page).is_empty());
     }
 }
 
@@ -338,6 +362,11 @@ db_test! {
         let left = app.scalar_strings("SELECT id FROM sandbox_operations").await;
         assert_eq!(left.len(), 91);
         assert!(left.contains(&kept_edge[0]));
+        if app.state.db.kind() == agenticos::db::DbKind::Sqlite {
+            assert_eq!(app.count("sandbox_operations_search").await, 91, "the search index lost the swept rows");
+        }
+        let page = list(&app.web, "?q=file-0.txt").await.json();
+        assert_eq!(ids(&page), [f.ids[0].clone(), kept_edge[0].clone()], "the fixture's row and the kept one, searched");
         let logs = crate::helpers::captured_logs();
         assert!(logs.lines().any(|l| l.contains("operations_swept") && l.contains("\"rows\":2500")), "the count is logged");
     }
@@ -375,37 +404,94 @@ db_test! {
             "op=read,write".into(),
             "failed_only=true".into(),
             "q=make".into(),
+            "q=ma".into(),
             "since=2026-01-01&until=2026-02-01".into(),
         ];
         let kind = app.state.db.kind();
         let mut c = app.state.db.conn().await.expect("conn");
         if kind == agenticos::db::DbKind::Postgres {
+            // PostgreSQL's planner weighs a search against the table's statistics: give it an
+            // organization of 20,000 rows, few of which hold the term, among another's, as a real log would be.
+            let org = &f.org;
+            sqlx::query("INSERT INTO organizations (id, name, created_at) VALUES ('other-org', 'Other', 1)")
+                .execute(&mut *c)
+                .await
+                .expect("other organization");
+            sqlx::query(&format!(
+                "INSERT INTO sandbox_operations (id, organization_id, session_key, operation, target, ok, detail, duration_ms, created_at, seq) \
+                 SELECT gen_random_uuid()::text, CASE WHEN g % 2 = 0 THEN '{org}' ELSE 'other-org' END, 'noise-' || g % 100, (ARRAY['read', 'write', 'ls', 'mkdir', 'remove', 'execute'])[1 + g % 6], \
+                 '/workspace/noise/' || g || '.log', 1, g || ' bytes', 1, {} - g, g \
+                 FROM generate_series(1, 40000) AS g",
+                f.now - 2 * DAY
+            ))
+            .execute(&mut *c)
+            .await
+            .expect("noise");
+            sqlx::query("VACUUM ANALYZE sandbox_operations").execute(&mut *c).await.expect("vacuum");
             sqlx::query("SET enable_seqscan = off").execute(&mut *c).await.expect("set");
         }
         for q in &queries {
             let filter = filter::parse_filter(&filter::FilterInput::from_query(q)).expect("valid");
             for cursor in [None, Some(Cursor::after(f.now, id)), Some(Cursor::before(f.now, id))] {
-                let (sql, args) = store::page_sql(&f.org, &filter, cursor.as_ref(), 51);
+                let (sql, args) = store::page_sql(kind, &f.org, &filter, cursor.as_ref(), 51);
                 let plan = store::explain(&mut c, kind, &sql, &args).await.expect("explain");
-                assert_full_scan_free(kind, &plan, q);
+                assert_full_scan_free(kind, &plan, q, cursor.is_none());
             }
-            let (sql, args) = store::count_sql(&f.org, &filter, None);
+            // Without `q` the count is planned as it runs, sequential scans allowed: on
+            // PostgreSQL it must still walk an index, and only that index.
+            let unforced = kind == agenticos::db::DbKind::Postgres && filter.q.is_none();
+            if unforced {
+                sqlx::query("SET enable_seqscan = on").execute(&mut *c).await.expect("set");
+            }
+            let (sql, args) = store::count_sql(kind, &f.org, &filter, None);
             let plan = store::explain(&mut c, kind, &sql, &args).await.expect("explain");
-            assert_full_scan_free(kind, &plan, q);
+            assert_full_scan_free(kind, &plan, q, true);
+            if unforced {
+                assert!(plan.contains("Index Only Scan"), "{q}: the count reads the table\n{plan}");
+                sqlx::query("SET enable_seqscan = off").execute(&mut *c).await.expect("set");
+            }
         }
     }
 }
 
-fn assert_full_scan_free(kind: agenticos::db::DbKind, plan: &str, q: &str) {
+/// No full scan of the table, an index for every filter, no sort of the organization's rows; and
+/// a search (`q`) of 3 characters or more is served by its trigram index, never by reading the
+/// organization's rows one by one (a sort of the few matches is its price). PostgreSQL weighs its
+/// statistics: from a cursor past every row it may rightly prefer a range of the time index, so
+/// its trigram indexes are required of the first page and the count (`whole`).
+fn assert_full_scan_free(kind: agenticos::db::DbKind, plan: &str, q: &str, whole: bool) {
+    let term = q.strip_prefix("q=").filter(|t| !t.contains('&'));
+    let searched = term.is_some_and(|t| t.chars().count() >= 3);
     match kind {
         agenticos::db::DbKind::Sqlite => {
-            assert!(!plan.contains("SCAN o") && !plan.contains("SCAN sandbox_operations"), "{q}: full scan\n{plan}");
-            assert!(plan.contains("USING INDEX") || plan.contains("USING COVERING INDEX"), "{q}: no index\n{plan}");
-            assert!(!plan.contains("USE TEMP B-TREE FOR ORDER BY"), "{q}: sorts\n{plan}");
+            let full = |l: &str| {
+                ["SCAN o", "SCAN sandbox_operations"].iter().any(|t| l == *t || l.starts_with(&format!("{t} ")))
+            };
+            assert!(!plan.lines().map(str::trim).any(full), "{q}: full scan\n{plan}");
+            if searched {
+                assert!(
+                    plan.contains("SCAN sandbox_operations_search VIRTUAL TABLE INDEX"),
+                    "{q}: not the trigram index\n{plan}"
+                );
+                assert!(
+                    plan.contains("SEARCH o USING INTEGER PRIMARY KEY (rowid=?)"),
+                    "{q}: rows not read by rowid\n{plan}"
+                );
+                assert!(!plan.contains("sandbox_operations_org_time"), "{q}: walks the organization's rows\n{plan}");
+            } else {
+                assert!(plan.contains("USING INDEX") || plan.contains("USING COVERING INDEX"), "{q}: no index\n{plan}");
+                assert!(!plan.contains("USE TEMP B-TREE FOR ORDER BY"), "{q}: sorts\n{plan}");
+            }
         }
         agenticos::db::DbKind::Postgres => {
             assert!(!plan.contains("Seq Scan on sandbox_operations"), "{q}: full scan\n{plan}");
             assert!(plan.contains("Index"), "{q}: no index\n{plan}");
+            if searched && whole {
+                for index in ["sandbox_operations_target_trgm", "sandbox_operations_detail_trgm"] {
+                    assert!(plan.contains(index), "{q}: not served by {index}\n{plan}");
+                }
+                assert!(!plan.contains("sandbox_operations_org_time"), "{q}: walks the organization's rows\n{plan}");
+            }
         }
     }
 }

@@ -1,6 +1,8 @@
 //! SQL for the operation log. Every statement is one organization's (`organization_id = $1`),
 //! pages are keyset ranges on (created_at, id) read in index order and stopped by LIMIT, counts
-//! stop at 10,001 rows. The migration `20261204090000_operation_log` holds the indexes.
+//! stop at 10,001 rows. The migration `20261204090000_operation_log` holds the indexes;
+//! `20261210000000_operation_log_search` the search's (`q`): trigram GIN indexes on PostgreSQL,
+//! an FTS5 trigram table on SQLite.
 
 use super::cursor::{Cursor, Direction};
 use super::filter::Filter;
@@ -20,13 +22,19 @@ pub enum Arg {
 
 /// A WHERE clause and its arguments (`$1` is the organization).
 struct Clause {
+    /// The FROM list: the table `o`, read first (a search of SQLite's trigram index) or alone.
+    from: &'static str,
     conditions: Vec<String>,
     args: Vec<Arg>,
 }
 
 impl Clause {
     fn new(org_id: &str) -> Clause {
-        Clause { conditions: vec!["o.organization_id = $1".into()], args: vec![Arg::Text(org_id.into())] }
+        Clause {
+            from: "sandbox_operations o",
+            conditions: vec!["o.organization_id = $1".into()],
+            args: vec![Arg::Text(org_id.into())],
+        }
     }
 
     /// Adds `arg` and returns its placeholder.
@@ -42,7 +50,7 @@ impl Clause {
         }
     }
 
-    fn of(org_id: &str, f: &Filter) -> Clause {
+    fn of(kind: DbKind, org_id: &str, f: &Filter) -> Clause {
         let mut w = Clause::new(org_id);
         w.eq("o.session_key", &f.session_key);
         w.eq("o.workspace_id", &f.workspace_id);
@@ -59,10 +67,7 @@ impl Clause {
             w.conditions.push("o.ok = 0".into());
         }
         if let Some(q) = &f.q {
-            let pattern = format!("%{}%", like_escaped(q));
-            let (a, b) = (w.arg(Arg::Text(pattern.clone())), w.arg(Arg::Text(pattern)));
-            w.conditions
-                .push(format!("(LOWER(o.target) LIKE {a} ESCAPE '\\' OR LOWER(o.detail) LIKE {b} ESCAPE '\\')"));
+            w.search(kind, q);
         }
         if let Some(s) = f.since {
             let p = w.arg(Arg::Int(s));
@@ -73,6 +78,25 @@ impl Clause {
             w.conditions.push(format!("o.created_at <= {p}"));
         }
         w
+    }
+
+    /// `q`: the rows whose lower-cased target or detail holds `q` (lower-cased), `%`, `_` and
+    /// `\` literal. On PostgreSQL the LIKEs are what the trigram GIN indexes serve. On SQLite a
+    /// term of 3 characters or more first picks its rows from the FTS5 trigram index (as a quoted
+    /// phrase: a substring, no query syntax) and the LIKEs recheck them, so the result is exact;
+    /// a shorter term has no trigram and is only the LIKEs, along the organization's index.
+    fn search(&mut self, kind: DbKind, q: &str) {
+        if kind == DbKind::Sqlite && q.chars().count() >= 3 {
+            // CROSS JOIN: SQLite reads the matches first (left to right), then each row by rowid;
+            // it never walks the organization's rows to test them against the index's.
+            self.from = "sandbox_operations_search CROSS JOIN sandbox_operations o";
+            let p = self.arg(Arg::Text(fts_phrase(q)));
+            self.conditions
+                .push(format!("sandbox_operations_search MATCH {p} AND o.rowid = sandbox_operations_search.rowid"));
+        }
+        let pattern = format!("%{}%", like_escaped(q));
+        let (a, b) = (self.arg(Arg::Text(pattern.clone())), self.arg(Arg::Text(pattern)));
+        self.conditions.push(format!("(LOWER(o.target) LIKE {a} ESCAPE '\\' OR LOWER(o.detail) LIKE {b} ESCAPE '\\')"));
     }
 
     /// Rows older (`After`) or newer (`Before`) than the position. Written so that both databases
@@ -116,10 +140,15 @@ pub fn like_escaped(text: &str) -> String {
     out
 }
 
+/// `text` as one FTS5 phrase: in double quotes, each double quote doubled.
+pub fn fts_phrase(text: &str) -> String {
+    format!("\"{}\"", text.replace('"', "\"\""))
+}
+
 /// The SQL of a page: up to `fetch` rows from `cursor` (or the newest), in the order read —
 /// newest first, except a `Before` page, which reads oldest first from its position.
-pub fn page_sql(org_id: &str, f: &Filter, cursor: Option<&Cursor>, fetch: u32) -> (String, Vec<Arg>) {
-    let mut w = Clause::of(org_id, f);
+pub fn page_sql(kind: DbKind, org_id: &str, f: &Filter, cursor: Option<&Cursor>, fetch: u32) -> (String, Vec<Arg>) {
+    let mut w = Clause::of(kind, org_id, f);
     if let Some(c) = cursor {
         w.position(c);
     }
@@ -128,10 +157,11 @@ pub fn page_sql(org_id: &str, f: &Filter, cursor: Option<&Cursor>, fetch: u32) -
         _ => "o.created_at DESC, o.id DESC",
     };
     let sql = format!(
-        "SELECT {COLUMNS} FROM sandbox_operations o \
+        "SELECT {COLUMNS} FROM {} \
          LEFT JOIN sandbox_connections c ON c.id = o.connection_id \
          LEFT JOIN agents a ON a.id = o.agent_id \
          WHERE {} ORDER BY {order} LIMIT {fetch}",
+        w.from,
         w.sql()
     );
     debug_assert!(COLUMNS.contains(AGENT_DELETED));
@@ -146,18 +176,31 @@ pub async fn page(
     cursor: Option<&Cursor>,
     fetch: u32,
 ) -> DbResult<Vec<OperationItem>> {
-    let (sql, args) = page_sql(org_id, f, cursor, fetch);
+    let (sql, args) = page_sql(kind_of(c), org_id, f, cursor, fetch);
     Ok(bind_all(sqlx::query_as(&sql), &args).fetch_all(c).await?)
 }
 
 /// The SQL of a bounded count: the matching rows (newer than `newer_than`, if given), at most 10,001.
-pub fn count_sql(org_id: &str, f: &Filter, newer_than: Option<&Cursor>) -> (String, Vec<Arg>) {
-    let mut w = Clause::of(org_id, f);
+/// On PostgreSQL the rows are counted newest first, the page's order: the count is then a walk of
+/// the filter's index from its newest entry, index-only (the table is read only for `q`). Without
+/// the order the planner takes a sequential scan when the organization holds most of the table,
+/// which reads the heap through a small ring buffer and costs as much as the rows of other
+/// organizations it passes first. SQLite walks the index without being asked, and for `q` counts
+/// the trigram index's matches without sorting them.
+pub fn count_sql(kind: DbKind, org_id: &str, f: &Filter, newer_than: Option<&Cursor>) -> (String, Vec<Arg>) {
+    let mut w = Clause::of(kind, org_id, f);
     if let Some(c) = newer_than {
         w.position(c);
     }
+    // Several `op`s are several ranges of sandbox_operations_org_operation: counted unordered,
+    // they stay index-only (ordered, the planner would read the table along org_time).
+    let order = match kind {
+        DbKind::Postgres if f.ops.len() <= 1 => " ORDER BY o.created_at DESC, o.id DESC",
+        _ => "",
+    };
     let sql = format!(
-        "SELECT COUNT(*) FROM (SELECT 1 AS one FROM sandbox_operations o WHERE {} LIMIT {}) AS counted",
+        "SELECT COUNT(*) FROM (SELECT 1 AS one FROM {} WHERE {}{order} LIMIT {}) AS counted",
+        w.from,
         w.sql(),
         COUNT_CAP + 1
     );
@@ -165,9 +208,18 @@ pub fn count_sql(org_id: &str, f: &Filter, newer_than: Option<&Cursor>) -> (Stri
 }
 
 pub async fn count(c: &mut Conn, org_id: &str, f: &Filter, newer_than: Option<&Cursor>) -> DbResult<u64> {
-    let (sql, args) = count_sql(org_id, f, newer_than);
+    let (sql, args) = count_sql(kind_of(c), org_id, f, newer_than);
     let (n,): (i64,) = bind_all(sqlx::query_as(&sql), &args).fetch_one(c).await?;
     Ok(n.max(0) as u64)
+}
+
+/// The database `c` talks to.
+fn kind_of(c: &Conn) -> DbKind {
+    if c.backend_name().eq_ignore_ascii_case("sqlite") {
+        DbKind::Sqlite
+    } else {
+        DbKind::Postgres
+    }
 }
 
 /// The plan of a statement, as text, for the plan test (`EXPLAIN QUERY PLAN` on SQLite,
