@@ -22,6 +22,8 @@ mod console_pages;
 mod csrf;
 mod deletes;
 mod deletes_pages;
+mod docker_engine;
+mod docker_engine_fixture;
 mod documents;
 mod edge;
 mod forms;
