@@ -50,7 +50,8 @@ impl From<bollard::errors::Error> for EngineError {
     }
 }
 
-/// A client of the configured engine. Building it does no I/O; each call is bounded.
+/// A client of the configured engine. Building it asks nothing (a socket path must exist); each
+/// call is bounded.
 #[derive(Clone)]
 pub struct Engine {
     docker: Docker,

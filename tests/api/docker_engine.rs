@@ -224,7 +224,10 @@ async fn live_usage_of_a_session_container_comes_from_the_engine() {
     assert!(u.cpu_percent.is_some_and(|c| (0.0..=100.0 * 64.0).contains(&c)), "{u:?}");
 
     // An engine that does not answer: nothing, quickly, never an error.
-    let nowhere = agenticos::docker::Engine::connect("unix:///nonexistent/docker.sock").expect("engine");
+    // (bollard refuses a socket path that does not exist; a file that is no socket answers nothing.)
+    let not_a_socket = tempfile::NamedTempFile::new().expect("file");
+    let nowhere =
+        agenticos::docker::Engine::connect(&format!("unix://{}", not_a_socket.path().display())).expect("engine");
     assert!(nowhere.usage_of_all(vec![session.clone()]).await.is_empty());
     let err = nowhere.sandboxd_containers("x", &pin).await.expect_err("no engine");
     assert_eq!(err.to_string(), "The Docker engine did not answer");
