@@ -142,7 +142,7 @@ impl Api {
 
     /// A page and its `Server-Timing` (`host` and `app` milliseconds, as the console measured).
     async fn get_timed(&self, path: &str) -> (Value, f64, f64) {
-        let r = self.http.get(format!("{}{path}", self.base)).send().await.expect("request");
+        let r = self.http.get(format!("{}{path}", self.base)).bearer_auth(&self.token).send().await.expect("request");
         assert!(r.status().is_success(), "{path}: {}", r.status());
         let timing = r.headers().get("server-timing").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
         let dur = |name: &str| -> f64 {

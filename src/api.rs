@@ -63,6 +63,7 @@ async fn openapi_json() -> HttpResponse {
         crate::sandbox::connections::api::list_connections,
         crate::sandbox::connections::api::create_connection,
         crate::sandbox::connections::api::probe_address,
+        crate::sandbox::connections::discovered_api::discovered_containers,
         crate::sandbox::connections::api::get_connection,
         crate::sandbox::connections::api::update_connection,
         crate::sandbox::connections::api::delete_connection,

@@ -16,6 +16,19 @@ pub struct Config {
     pub log: LogConfig,
     pub auth: AuthConfig,
     pub sandboxd: SandboxdConfig,
+    pub docker: DockerConfig,
+}
+
+/// The Docker engine the console reads (discovery, doctor, live usage); see README "The Docker
+/// engine". None of it runs when `host` is none.
+#[derive(Debug, Clone, Default)]
+pub struct DockerConfig {
+    /// `AGENTICOS_DOCKER_SOCKET` (a socket path, written as `unix://<path>`), else `DOCKER_HOST`
+    /// (`unix:///path`, `tcp://host:port` or `http://host:port`); neither set: switched off.
+    pub host: Option<String>,
+    /// `AGENTICOS_SANDBOXD_IMAGE`: the sandboxd image's name (no tag) the engine's containers are
+    /// matched by, default `ghcr.io/vstorm-co/sandboxd`; set it where the image is mirrored.
+    pub sandboxd_image: String,
 }
 
 #[derive(Debug, Clone)]
@@ -191,6 +204,14 @@ impl Config {
             }
         }
 
+        let sandboxd_image =
+            get("AGENTICOS_SANDBOXD_IMAGE").unwrap_or_else(|| crate::catalog::repo::SANDBOXD_IMAGE.to_string());
+        let last_segment = sandboxd_image.rsplit('/').next().unwrap_or_default();
+        if sandboxd_image.contains(['@', ' ']) || last_segment.contains(':') || last_segment.is_empty() {
+            problems.push(format!("AGENTICOS_SANDBOXD_IMAGE: `{sandboxd_image}` must be an image name without a tag"));
+        }
+        let docker = DockerConfig { host: docker_host(&get, &mut problems), sandboxd_image };
+
         if !problems.is_empty() {
             return Err(ConfigError { problems });
         }
@@ -207,8 +228,34 @@ impl Config {
                 state_limit_bytes,
                 operation_retention_days,
             },
+            docker,
         })
     }
+}
+
+/// `AGENTICOS_DOCKER_SOCKET` (an absolute path) wins over `DOCKER_HOST`; each is checked.
+fn docker_host(get: &impl Fn(&str) -> Option<String>, problems: &mut Vec<String>) -> Option<String> {
+    if let Some(path) = get("AGENTICOS_DOCKER_SOCKET") {
+        let path = path.strip_prefix("unix://").unwrap_or(&path).to_string();
+        if !path.starts_with('/') || path.chars().any(char::is_control) {
+            problems.push(format!("AGENTICOS_DOCKER_SOCKET: `{path}` is not an absolute socket path"));
+            return None;
+        }
+        return Some(format!("unix://{path}"));
+    }
+    let host = get("DOCKER_HOST")?;
+    let fine = match host.split_once("://") {
+        Some(("unix", path)) => path.starts_with('/'),
+        Some(("tcp" | "http", rest)) => !rest.is_empty() && !rest.contains(['@', '?', '#']),
+        _ => false,
+    };
+    if !fine || host.chars().any(char::is_control) {
+        problems.push(format!(
+            "DOCKER_HOST: `{host}` is not unix:///path/to/docker.sock, tcp://host:port or http://host:port"
+        ));
+        return None;
+    }
+    Some(host)
 }
 
 fn parse_opt<T>(
@@ -274,6 +321,27 @@ mod tests {
             ["AGENTICOS_BIND", "DATABASE_URL", "AGENTICOS_VAULT_KEY", "AGENTICOS_LOG_FORMAT", "AGENTICOS_SESSION_HOURS"]
         {
             assert!(text.contains(name), "{name} missing from: {text}");
+        }
+    }
+
+    #[test]
+    fn the_docker_engine_is_off_unless_a_socket_or_docker_host_is_given() {
+        assert!(Config::from_vars(&HashMap::new()).expect("valid").docker.host.is_none());
+        let c = Config::from_vars(&vars(&[("DOCKER_HOST", "unix:///var/run/docker.sock")])).expect("valid");
+        assert_eq!(c.docker.host.as_deref(), Some("unix:///var/run/docker.sock"));
+        let c = Config::from_vars(&vars(&[
+            ("DOCKER_HOST", "tcp://10.0.0.1:2375"),
+            ("AGENTICOS_DOCKER_SOCKET", "/run/d.sock"),
+        ]))
+        .expect("valid");
+        assert_eq!(c.docker.host.as_deref(), Some("unix:///run/d.sock"), "the socket wins");
+        for (name, bad) in [
+            ("DOCKER_HOST", "ssh://me@host"),
+            ("DOCKER_HOST", "docker.sock"),
+            ("AGENTICOS_DOCKER_SOCKET", "run/d.sock"),
+        ] {
+            let err = Config::from_vars(&vars(&[(name, bad)])).expect_err(bad);
+            assert!(err.to_string().contains(name), "{err}");
         }
     }
 

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod config;
 pub mod dashboard;
 pub mod db;
+pub mod docker;
 pub mod documents;
 pub mod orgs;
 pub mod reference;

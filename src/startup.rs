@@ -30,6 +30,7 @@ impl AppState {
         db.migrate().await?;
         let csrf_key = CsrfKey::derive(vault_key.bytes());
         let recorder = Recorder::new(db.clone());
+        let docker = crate::docker::Engine::from_config(&config.docker)?;
         Ok(AppState {
             config,
             db,
@@ -45,6 +46,7 @@ impl AppState {
             health_cache: Default::default(),
             operation_vocabulary: Default::default(),
             documents_cache: Default::default(),
+            docker,
         })
     }
 }

@@ -38,4 +38,6 @@ pub struct AppState {
     pub operation_vocabulary: VocabularyCache,
     /// Documents' thumbnails and text previews.
     pub documents_cache: DocumentsCache,
+    /// The Docker engine, read-only (discovery, doctor, live usage); none when not configured.
+    pub docker: Option<crate::docker::Engine>,
 }

@@ -6,7 +6,8 @@
 //! sent), it allows at least one runtime, and it serves every route this platform
 //! calls (its index at `/`; when one is missing, the version-mismatch message names the image
 //! that must run). A Daytona connection is listed but not checked. The report names vault keys,
-//! never their values, and no token.
+//! never their values, and no token. With a Docker engine configured, the engine's view of the
+//! sandboxd containers follows (`doctor_engine.rs`).
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -19,6 +20,7 @@ use crate::sandbox::connections::error::{host_message, ConnectionError};
 use crate::sandbox::connections::keys;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service as connections;
+use crate::sandbox::doctor_engine::EngineSection;
 use crate::state::AppState;
 
 /// How long each call to a host may take.
@@ -68,16 +70,32 @@ impl ConnectionReport {
 #[derive(Debug, Clone, Default)]
 pub struct Report {
     pub connections: Vec<ConnectionReport>,
+    /// The Docker engine's sandboxd containers; none when no engine is configured.
+    pub engine: Option<EngineSection>,
+    /// The sandboxd image's name and pinned version, for the engine section.
+    pub image_name: String,
+    pub pin: String,
 }
 
 impl Report {
     /// Whether no connection failed a check (also true when there are none).
     pub fn is_healthy(&self) -> bool {
         self.connections.iter().all(ConnectionReport::is_healthy)
+            && self.engine.as_ref().is_none_or(EngineSection::is_healthy)
     }
 
-    /// The report as lines for a terminal: a heading per connection, then ✓/✗ per check.
+    /// The report as lines for a terminal: a heading per connection, then ✓/✗ per check; then
+    /// the Docker engine's view when one is configured.
     pub fn render(&self) -> String {
+        let mut out = self.render_connections();
+        if let Some(engine) = &self.engine {
+            out.push('\n');
+            out.push_str(&engine.render(&self.image_name, &self.pin));
+        }
+        out
+    }
+
+    fn render_connections(&self) -> String {
         let mut out = String::new();
         if self.connections.is_empty() {
             out.push_str("No connections are registered; nothing to check.\n");
@@ -139,7 +157,13 @@ pub async fn run(st: &AppState) -> anyhow::Result<Report> {
             }
         }
     });
-    Ok(Report { connections: futures_util::future::join_all(checks).await })
+    let (connections, engine) = tokio::join!(futures_util::future::join_all(checks), EngineSection::of(st));
+    Ok(Report {
+        connections,
+        engine,
+        image_name: st.config.docker.sandboxd_image.clone(),
+        pin: st.sandboxd_version.clone(),
+    })
 }
 
 fn passed(name: &'static str, text: impl Into<String>) -> Check {

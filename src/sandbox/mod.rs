@@ -3,6 +3,7 @@
 pub mod client;
 pub mod connections;
 pub mod doctor;
+pub mod doctor_engine;
 pub mod env_file;
 pub mod operations;
 pub mod policy;

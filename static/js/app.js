@@ -91,3 +91,15 @@ document.addEventListener("click", function (event) {
   labelWithin(document);
   document.addEventListener("htmx:load", function (event) { labelWithin(event.target); });
 })();
+// A discovered sandboxd container's "Use http://127.0.0.1:…" fills the dialog's address field
+// (without JavaScript it is a link to the dialog with that address filled in).
+document.addEventListener("click", function (event) {
+  var el = event.target && event.target.closest ? event.target.closest("[data-fill-address]") : null;
+  if (!el) { return; }
+  var field = document.getElementById("connection-address");
+  if (!field) { return; }
+  event.preventDefault();
+  field.value = el.getAttribute("data-fill-address");
+  field.dispatchEvent(new Event("input", { bubbles: true }));
+  field.focus();
+});

@@ -24,6 +24,8 @@ mod deletes;
 mod deletes_pages;
 mod docker_builds;
 mod docker_cleanup;
+mod docker_engine;
+mod docker_engine_fixture;
 mod docker_isolation;
 mod docker_peer;
 mod docker_support;

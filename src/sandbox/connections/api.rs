@@ -18,6 +18,8 @@ pub fn routes() -> Vec<ApiRoute> {
         api_route!(GET "/api/v1/sandbox-connections" => list_connections),
         api_route!(POST "/api/v1/sandbox-connections" => create_connection),
         api_route!(POST "/api/v1/sandbox-connections/probe" => probe_address),
+        // Before `{id}`, which would also match it.
+        api_route!(GET "/api/v1/sandbox-connections/discovered" => super::discovered_api::discovered_containers),
         api_route!(GET "/api/v1/sandbox-connections/{id}" => get_connection),
         api_route!(PATCH "/api/v1/sandbox-connections/{id}" => update_connection),
         api_route!(DELETE "/api/v1/sandbox-connections/{id}" => delete_connection),

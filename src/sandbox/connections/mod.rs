@@ -4,6 +4,8 @@ pub mod address;
 pub mod api;
 pub mod cache;
 pub mod delete;
+pub mod discovered;
+pub mod discovered_api;
 pub mod error;
 pub mod health;
 pub mod host;

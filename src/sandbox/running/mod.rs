@@ -3,6 +3,7 @@
 
 pub mod activity;
 pub mod api;
+pub mod engine_usage;
 pub mod error;
 pub mod model;
 pub mod orphans;

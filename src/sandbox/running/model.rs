@@ -65,6 +65,9 @@ pub struct RunningSession {
     pub memory_bytes: Option<u64>,
     /// Bytes the sandbox may use; null when unsampled or unlimited.
     pub memory_limit_bytes: Option<u64>,
+    /// CPU in percent of one core over about a second, from this deployment's Docker engine
+    /// (only when usage was sampled and the session's container runs on that engine).
+    pub cpu_percent: Option<f64>,
     /// When the host opened it: epoch milliseconds.
     pub created_at: i64,
     /// Whose it is, from the workspace row that opened it; null for a session no workspace of
@@ -89,6 +92,7 @@ impl RunningSession {
             closes_in_seconds: idle_timeout.filter(|t| *t > 0).map(|t| t as i64 - idle_seconds as i64),
             memory_bytes: usage.and_then(|u| u.memory_bytes),
             memory_limit_bytes: usage.and_then(|u| u.memory_limit_bytes),
+            cpu_percent: None,
             created_at: (info.created_at * 1000.0) as i64,
             workspace: None,
             orphaned: false,
@@ -114,6 +118,14 @@ impl RunningSession {
             (None, _) => "—".into(),
             (Some(m), None) => bytes(m),
             (Some(m), Some(l)) => format!("{} of {}", bytes(m), bytes(l)),
+        }
+    }
+
+    /// `12.5%`, or `—` when not measured.
+    pub fn cpu_words(&self) -> String {
+        match self.cpu_percent {
+            None => "—".into(),
+            Some(p) => format!("{p:.1}%"),
         }
     }
 
@@ -287,6 +299,9 @@ pub struct RunningSessions {
     pub organization_name: String,
     /// Whether memory was sampled (slower: the host measures each sandbox).
     pub usage_sampled: bool,
+    /// Whether this deployment's Docker engine was asked too (usage sampled and an engine
+    /// configured): CPU, and memory where the host reports none.
+    pub engine_sampled: bool,
     /// Each switched-on sandboxd connection, the default first, then by name.
     pub connections: Vec<HostSessions>,
 }

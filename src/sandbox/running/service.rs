@@ -30,6 +30,7 @@ pub async fn list(st: &AppState, caller: &Caller, usage: bool) -> Result<Running
         organization_id: caller.org_id.clone(),
         organization_name: caller.org_name.clone(),
         usage_sampled: usage,
+        engine_sampled: usage && st.docker.is_some(),
         connections: collect(st, caller, usage, true).await?,
     })
 }
@@ -67,6 +68,9 @@ async fn host_sessions(
     match read.await {
         Ok((list, idle_timeout)) => {
             let mut host = HostSessions::read(conn, &caller.org_id, list, idle_timeout);
+            if usage {
+                super::engine_usage::fill(st, conn, &mut host.sessions).await;
+            }
             if with_policy {
                 name_owners(st, caller, conn, &mut host.sessions).await?;
             }

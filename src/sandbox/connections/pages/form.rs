@@ -10,6 +10,7 @@ use askama::Template;
 use secrecy::SecretString;
 use serde::Deserialize;
 
+use super::super::discovered::{self, Discovery};
 use super::super::error::ConnectionError;
 use super::super::health::runtime_not_offered;
 use super::super::keys;
@@ -67,6 +68,8 @@ pub struct FormPartial {
     pub refused_at: Option<&'static str>,
     /// The dialog was just opened (its first field takes the focus), rather than redrawn.
     pub is_first_view: bool,
+    /// The sandboxd containers this deployment's Docker engine runs; none without an engine.
+    pub discovered: Option<Discovery>,
 }
 
 impl FormPartial {
@@ -82,6 +85,10 @@ impl FormPartial {
         let runtime_error = errors.get("default_runtime").map(str::to_string);
         let mut secrets = crate::vault::service::list(st, caller).await?;
         secrets.retain(|s| s.purpose == keys::purpose_for(super::super::model::ConnectionKind::Sandboxd));
+        let discovered = match st.docker {
+            Some(_) => Some(discovered::of_engine(st).await),
+            None => None,
+        };
         Ok(FormPartial {
             csrf_token: caller.csrf_token.clone(),
             connection_id,
@@ -96,6 +103,7 @@ impl FormPartial {
             probe: None,
             refused_at: None,
             is_first_view: false,
+            discovered,
         })
     }
 
@@ -122,6 +130,15 @@ impl FormPartial {
     /// A stored key's option label: its name, hint and where it may be sent.
     pub fn secret_label(&self, s: &Secret) -> String {
         format!("{} · {} · for {}", s.name, s.hint, s.binding())
+    }
+    /// Where a discovered container's address is offered without JavaScript: this dialog again,
+    /// with the address filled in.
+    pub fn use_address_path(&self, address: &str) -> String {
+        format!(
+            "{}?address={}",
+            crate::web::paths::SANDBOXES_NEW,
+            url::form_urlencoded::byte_serialize(address.as_bytes()).collect::<String>()
+        )
     }
     pub fn address_hint(&self) -> String {
         let rule = "http(s), no credentials in the address.";
@@ -182,15 +199,33 @@ fn show_form(
     crate::web::page_status(status, &p.shell, &p)
 }
 
-pub async fn new_form(st: Data<AppState>, caller: PageCaller, req: HttpRequest) -> Result<HttpResponse, PageError> {
+/// `?address=`: a discovered container's address, chosen without JavaScript.
+#[derive(Deserialize, Default)]
+pub struct NewFormQuery {
+    #[serde(default)]
+    address: Option<String>,
+}
+
+pub async fn new_form(
+    st: Data<AppState>,
+    caller: PageCaller,
+    req: HttpRequest,
+    query: actix_web::web::Query<NewFormQuery>,
+) -> Result<HttpResponse, PageError> {
     if !caller.role.can_manage_connections() {
         return Err(AppError::forbidden().into());
     }
-    let (address, address_note) = match service::discover_local(&st).await {
-        Some(a) => {
+    let chosen = query.into_inner().address.filter(|a| !a.trim().is_empty() && !a.chars().any(char::is_control));
+    let found = match chosen {
+        Some(a) => Err(a.trim().chars().take(2000).collect::<String>()),
+        None => Ok(service::discover_local(&st).await),
+    };
+    let (address, address_note) = match found {
+        Err(chosen) => (chosen, None),
+        Ok(Some(a)) => {
             (a.clone(), Some(format!("Found this deployment's sandbox service at {a} (only its /healthz was asked).")))
         }
-        None => (
+        Ok(None) => (
             String::new(),
             Some("No sandbox service of this deployment answered; enter your host's address.".to_string()),
         ),
@@ -412,6 +447,7 @@ mod tests {
             probe: None,
             refused_at: Some("Address"),
             is_first_view: false,
+            discovered: None,
         }
     }
 

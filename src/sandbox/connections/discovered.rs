@@ -1,0 +1,48 @@
+//! The sandboxd containers this deployment's Docker engine runs (README "The Docker engine"):
+//! offered in the connection dialog as one-click addresses. Only the engine is asked; no request
+//! goes to a container, and a container whose image tag is not the pin is never offered.
+
+use serde::Serialize;
+
+use super::error::ConnectionError;
+use super::service::ensure_manage;
+use crate::access::Caller;
+use crate::docker::SandboxdContainer;
+use crate::state::AppState;
+
+/// What the engine shows.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Discovery {
+    /// Whether this deployment reads a Docker engine (`AGENTICOS_DOCKER_SOCKET` or `DOCKER_HOST`);
+    /// false: the list is empty and nothing was asked.
+    pub engine_enabled: bool,
+    /// Why the engine could not be read; null when it answered (or is not configured).
+    pub engine_problem: Option<String>,
+    /// Every container of the sandboxd image (any tag), by name.
+    pub containers: Vec<SandboxdContainer>,
+}
+
+impl Discovery {
+    /// The containers the dialog offers with one click.
+    pub fn offered(&self) -> impl Iterator<Item = &SandboxdContainer> {
+        self.containers.iter().filter(|c| c.is_offered())
+    }
+}
+
+/// The engine's sandboxd containers, for builders and above (those who add connections).
+pub async fn discover(st: &AppState, caller: &Caller) -> Result<Discovery, ConnectionError> {
+    ensure_manage(caller)?;
+    Ok(of_engine(st).await)
+}
+
+/// The engine's sandboxd containers; an engine that does not answer is a problem in the answer,
+/// never a failure.
+pub async fn of_engine(st: &AppState) -> Discovery {
+    let Some(engine) = &st.docker else {
+        return Discovery { engine_enabled: false, engine_problem: None, containers: Vec::new() };
+    };
+    match engine.sandboxd_containers(&st.config.docker.sandboxd_image, &st.sandboxd_version).await {
+        Ok(containers) => Discovery { engine_enabled: true, engine_problem: None, containers },
+        Err(e) => Discovery { engine_enabled: true, engine_problem: Some(e.to_string()), containers: Vec::new() },
+    }
+}

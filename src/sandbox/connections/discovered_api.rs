@@ -1,0 +1,21 @@
+//! JSON: `GET /api/v1/sandbox-connections/discovered`, the engine's sandboxd containers.
+
+use actix_web::web::{Data, Json};
+
+use super::discovered::{self, Discovery};
+use crate::state::AppState;
+use crate::web::{ApiCaller, ApiError};
+
+/// The sandboxd containers this deployment's Docker engine runs, by image name (any tag), for
+/// builders and above (those who add connections): each one's name, state, image tag against
+/// `catalog/sandboxd.version` (a mismatch is the version-mismatch message naming the image; no
+/// request is ever sent to a container) and the address it publishes on loopback. Read from the
+/// engine's container list only: no container's environment is read. Without a configured engine
+/// (`AGENTICOS_DOCKER_SOCKET`, `DOCKER_HOST`): `engine_enabled` false and an empty list.
+#[utoipa::path(get, path = "/api/v1/sandbox-connections/discovered", tag = "sandbox connections",
+    responses((status = 200, body = Discovery),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = crate::web::error::Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Only builders and above add connections: `https://agenticos.dev/problems/forbidden`.", body = crate::web::error::Problem, content_type = "application/problem+json")))]
+pub async fn discovered_containers(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result<Json<Discovery>, ApiError> {
+    Ok(Json(discovered::discover(&st, &c).await?))
+}
