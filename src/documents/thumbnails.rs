@@ -41,13 +41,20 @@ pub fn extension(path: &str) -> String {
     }
 }
 
+/// What kind a file is, by its extension in any case (called for every listed file: nothing
+/// allocated).
 pub fn kind_of(path: &str) -> FileKind {
-    let ext = extension(path);
-    if IMAGE_EXTENSIONS.contains(&ext.as_str()) {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let ext = match name.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() => ext,
+        _ => return FileKind::Other,
+    };
+    let listed = |list: &[&str]| list.iter().any(|e| e.eq_ignore_ascii_case(ext));
+    if listed(&IMAGE_EXTENSIONS) {
         FileKind::Image
-    } else if ext == "pdf" {
+    } else if ext.eq_ignore_ascii_case("pdf") {
         FileKind::Pdf
-    } else if TEXT_EXTENSIONS.contains(&ext.as_str()) {
+    } else if listed(&TEXT_EXTENSIONS) {
         FileKind::Text
     } else {
         FileKind::Other
@@ -136,6 +143,10 @@ mod tests {
         assert!(!is_thumbnail_candidate("a/b.png", Some(MAX_IMAGE_BYTES + 1)));
         assert!(is_preview_candidate("notes.md", Some(3)));
         assert_eq!(kind_of("x.pdf"), FileKind::Pdf);
+        assert_eq!(kind_of("dir.v2/REPORT.PDF"), FileKind::Pdf);
+        assert_eq!(kind_of("a/Notes.Md"), FileKind::Text);
+        assert_eq!(kind_of(".png"), FileKind::Other);
+        assert_eq!(kind_of("dir.png/readme"), FileKind::Other);
         assert_eq!(extension(".bashrc"), "");
     }
 
