@@ -10,6 +10,9 @@ use crate::web::route::ApiRoute;
 /// Every API route of the product.
 pub fn routes() -> Vec<ApiRoute> {
     let mut all = Vec::new();
+    // First: a request walks the table in order and every `{param}` route it passes costs a
+    // pattern match, so the routes an agent runtime calls on every operation come before the rest.
+    all.extend(crate::sandbox::workspaces::api::routes());
     // Before `/api/v1/members/{id}`, which would also match `/api/v1/members/invitations`.
     all.extend(crate::orgs::invitations::api::routes());
     all.extend(crate::orgs::api::routes());
@@ -18,7 +21,6 @@ pub fn routes() -> Vec<ApiRoute> {
     all.extend(crate::audit::api::routes());
     all.extend(crate::sandbox::connections::api::routes());
     all.extend(crate::agents::api::routes());
-    all.extend(crate::sandbox::workspaces::api::routes());
     all.extend(crate::sandbox::workspaces::removal_api::routes());
     all.extend(crate::sandbox::policy::api_routes());
     all.extend(crate::sandbox::running::api_routes());

@@ -120,8 +120,8 @@ impl Application {
 /// Every route of the product.
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/healthz", web::get().to(healthz)).route("/readyz", web::get().to(readyz));
-    w::assets::routes(cfg);
     crate::api::configure(cfg);
+    w::assets::routes(cfg);
     crate::auth::routes(cfg);
     crate::account::routes(cfg);
     crate::dashboard::routes(cfg);

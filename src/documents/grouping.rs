@@ -134,6 +134,102 @@ pub fn group(workspace: WorkspaceSummary, files: &[FileItem], listing: ListingSt
     WorkspaceGroup { workspace, files: rows, folders: folders.into_values().collect(), file_count, size, listing }
 }
 
+/// A workspace's group straight from its admitted files (not folders), in any order: the same
+/// group as [`group`] of their items sorted by path, without a [`FileItem`] per file or a sort of
+/// them all — only the rows and each folder's first files become items.
+pub fn group_of(
+    workspace: WorkspaceSummary,
+    workspace_id: &str,
+    files: &[&Entry],
+    listing: ListingStatus,
+) -> WorkspaceGroup {
+    struct Folder<'a> {
+        file_count: u64,
+        size: u64,
+        first: Vec<&'a Entry>,
+    }
+    let mut file_count = 0u64;
+    let mut size = 0u64;
+    let mut rows: Vec<&Entry> = Vec::new();
+    let mut folders: BTreeMap<&str, Folder<'_>> = BTreeMap::new();
+    for e in files {
+        file_count += 1;
+        size += e.size.unwrap_or(0);
+        match e.path.split_once('/') {
+            None | Some(("uploads", _)) => rows.push(e),
+            Some((top, _)) => {
+                let f = folders.entry(top).or_insert_with(|| Folder { file_count: 0, size: 0, first: Vec::new() });
+                f.file_count += 1;
+                f.size += e.size.unwrap_or(0);
+                // The first few by path: kept sorted, the last dropped when one more comes in.
+                let at = f.first.partition_point(|x| x.path < e.path);
+                if at < FIRST_FILES {
+                    f.first.insert(at, e);
+                    f.first.truncate(FIRST_FILES);
+                }
+            }
+        }
+    }
+    rows.sort_by(|a, b| a.path.cmp(&b.path));
+    WorkspaceGroup {
+        workspace,
+        files: rows.into_iter().map(|e| file_item(workspace_id, e)).collect(),
+        folders: folders
+            .into_iter()
+            .map(|(top, f)| FolderRow {
+                name: top.to_string(),
+                path: top.to_string(),
+                file_count: f.file_count,
+                size: f.size,
+                first_files: f.first.into_iter().map(|e| file_item(workspace_id, e)).collect(),
+            })
+            .collect(),
+        file_count,
+        size,
+        listing,
+    }
+}
+
+/// The `limit` newest of one workspace's files (by modification time, then path), newest first,
+/// without sorting them all.
+pub fn newest_entries<'a>(files: &[&'a Entry], limit: usize) -> Vec<&'a Entry> {
+    fn newer(a: &Entry, b: &Entry) -> std::cmp::Ordering {
+        Reverse(a.modified_at.as_deref()).cmp(&Reverse(b.modified_at.as_deref())).then_with(|| a.path.cmp(&b.path))
+    }
+    if limit == 0 {
+        return Vec::new();
+    }
+    let mut refs: Vec<&Entry> = files.to_vec();
+    if refs.len() > limit {
+        refs.select_nth_unstable_by(limit - 1, |a, b| newer(a, b));
+        refs.truncate(limit);
+    }
+    refs.sort_by(|a, b| newer(a, b));
+    refs
+}
+
+/// A search, lower-cased once: [`matches`] for many files of one workspace.
+pub struct Search {
+    q: String,
+    ext: String,
+    agent_matches: bool,
+}
+
+impl Search {
+    pub fn new(q: &str, agent_name: Option<&str>) -> Search {
+        let q = q.to_lowercase();
+        let ext = q.trim_start_matches('.').to_string();
+        let agent_matches = agent_name.is_some_and(|a| a.to_lowercase().contains(&q));
+        Search { q, ext, agent_matches }
+    }
+
+    pub fn matches(&self, path: &str) -> bool {
+        self.agent_matches
+            || path.to_lowercase().contains(&self.q)
+            || (!self.ext.is_empty() && extension(path) == self.ext)
+    }
+}
+
 /// The `limit` newest files (by modification time, then path).
 pub fn newest<T>(mut files: Vec<(FileItem, T)>, limit: usize) -> Vec<(FileItem, T)> {
     if limit == 0 {
@@ -150,11 +246,7 @@ pub fn newest<T>(mut files: Vec<(FileItem, T)>, limit: usize) -> Vec<(FileItem, 
 /// A search hit: the path holds `q` (ignoring case), the agent's name does, or `q` is the
 /// extension (`pdf`, `.pdf`).
 pub fn matches(q: &str, file: &FileItem, agent_name: Option<&str>) -> bool {
-    let q = q.to_lowercase();
-    let ext = q.trim_start_matches('.');
-    file.path.to_lowercase().contains(&q)
-        || agent_name.is_some_and(|a| a.to_lowercase().contains(&q))
-        || (!ext.is_empty() && extension(&file.path) == ext)
+    Search::new(q, agent_name).matches(&file.path)
 }
 
 pub fn glyph(kind: FileKind) -> &'static str {
@@ -305,6 +397,77 @@ mod tests {
         assert_eq!(owned.iter().map(|(f, _)| key(f)).collect::<Vec<_>>(), expected);
         assert_eq!(newest_of(&files[..5], 40).len(), 5);
         assert!(newest_of(&files, 0).is_empty());
+    }
+
+    #[test]
+    fn a_group_from_entries_in_any_order_is_the_group_of_the_sorted_items() {
+        let mut entries: Vec<Entry> = Vec::new();
+        for i in 0..300u32 {
+            let path = match i % 5 {
+                0 => format!("top{i}.txt"),
+                1 => format!("uploads/u{i}.png"),
+                2 => format!("reports/r{}.md", 300 - i),
+                3 => format!("data/deep/d{i}.csv"),
+                _ => format!("z{}/f{i}.txt", i % 4),
+            };
+            let mut e = entry(&path, false);
+            e.size = Some(u64::from(i));
+            entries.push(e);
+        }
+        // The host's order is not by path.
+        entries.reverse();
+        entries.swap(3, 150);
+        let summary = || WorkspaceSummary {
+            id: "w".into(),
+            backend: "sandboxd".into(),
+            scope: crate::sandbox::workspaces::key::Scope::Conversation,
+            kind_label: String::new(),
+            access_label: String::new(),
+            owner_name: None,
+            agent_id: None,
+            agent_name: None,
+            conversation_id: None,
+            conversation_title: None,
+            title: String::new(),
+            location: String::new(),
+            updated_at: 0,
+            used_bytes: None,
+            limit_bytes: None,
+            recovery_of: None,
+        };
+        let status = || ListingStatus { complete: true, ..Default::default() };
+        let expected = group(summary(), &into_files("w", entries.clone()), status());
+        let refs: Vec<&Entry> = entries.iter().collect();
+        let got = group_of(summary(), "w", &refs, status());
+        let paths = |files: &[FileItem]| files.iter().map(|f| f.path.clone()).collect::<Vec<_>>();
+        assert_eq!(paths(&got.files), paths(&expected.files));
+        assert_eq!((got.file_count, got.size), (expected.file_count, expected.size));
+        assert_eq!(got.folders.len(), expected.folders.len());
+        for (g, e) in got.folders.iter().zip(&expected.folders) {
+            assert_eq!((&g.name, g.file_count, g.size), (&e.name, e.file_count, e.size));
+            assert_eq!(paths(&g.first_files), paths(&e.first_files));
+        }
+        assert_eq!(
+            got.folders.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(),
+            ["data", "reports", "z0", "z1", "z2", "z3"]
+        );
+    }
+
+    #[test]
+    fn the_newest_entries_agree_with_the_newest_items() {
+        let entries: Vec<Entry> = (0..500u32)
+            .map(|i| {
+                let mut e = entry(&format!("d{}/f{i:03}.txt", i % 7), false);
+                e.modified_at = Some(format!("2026-12-01T10:{:02}:00Z", (i * 37) % 60));
+                e
+            })
+            .collect();
+        let items = into_files("w", entries.clone());
+        let refs: Vec<&Entry> = entries.iter().collect();
+        let got: Vec<&str> = newest_entries(&refs, 40).into_iter().map(|e| e.path.as_str()).collect();
+        let expected: Vec<&str> = newest_of(&items, 40).into_iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(got, expected);
+        assert!(newest_entries(&refs, 0).is_empty());
     }
 
     #[test]

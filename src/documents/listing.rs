@@ -150,7 +150,7 @@ pub async fn on_host(
                 chunk
                     .iter()
                     .zip(results)
-                    .map(|((ws, _), r)| (ws.clone(), r.result().cloned().map_err(|e| failed(&e))))
+                    .map(|((ws, _), r)| (ws.clone(), r.into_result().map_err(|e| failed(&e))))
                     .collect()
             }
             Err(SandboxdError::VersionMismatch { missing, .. }) if missing.iter().any(|m| m == "/workspaces/trees") => {

@@ -9,8 +9,8 @@ use super::error::DocumentError;
 use super::files::{list_rows, read_bytes, read_text};
 use super::grouping::{self, Who};
 use super::labels::summary;
-use super::listing::{HostCounter, Listing};
-use super::model::{Cost, DocumentsPage, FileItem, Tile, WorkspaceDocuments};
+use super::listing::{Entry, HostCounter, Listing};
+use super::model::{AddedBy, Cost, DocumentsPage, FileItem, Tile, WorkspaceDocuments};
 use super::store::{self, After, VisibleRow};
 use super::tiles::tiles;
 use crate::access::Caller;
@@ -110,14 +110,17 @@ pub async fn list(st: &AppState, caller: &Caller, query: ListQuery) -> Result<Do
         let mut listing = listings.remove(&row.id).unwrap_or_else(Listing::empty);
         let summary = summary(st, row, &listing);
         let entries = std::mem::take(&mut listing.entries);
-        let items: Vec<FileItem> =
-            grouping::into_files(&row.id, entries).into_iter().filter(|f| checked.who.admits(f.added_by)).collect();
-        let candidates: Vec<&FileItem> = match &checked.q {
-            Some(q) => items.iter().filter(|f| grouping::matches(q, f, row.agent_name.as_deref())).collect(),
-            None => grouping::newest_of(&items, STRIP),
+        let files: Vec<&Entry> =
+            entries.iter().filter(|e| !e.is_dir && checked.who.admits(AddedBy::of(&e.path))).collect();
+        let candidates: Vec<&Entry> = match &checked.q {
+            Some(q) => {
+                let search = grouping::Search::new(q, row.agent_name.as_deref());
+                files.iter().copied().filter(|e| search.matches(&e.path)).collect()
+            }
+            None => grouping::newest_entries(&files, STRIP),
         };
-        shown.extend(candidates.into_iter().map(|f| (f.clone(), row.agent_name.clone())));
-        groups.push(grouping::group(summary, &items, listing.status));
+        shown.extend(candidates.into_iter().map(|e| (grouping::file_item(&row.id, e), row.agent_name.clone())));
+        groups.push(grouping::group_of(summary, &row.id, &files, listing.status));
     }
     let rows_by_id: HashMap<&str, &VisibleRow> = rows.iter().map(|r| (r.id.as_str(), r)).collect();
     let mut cost = Cost::default();

@@ -323,6 +323,14 @@ impl TreeResult {
             &Route::Workspace(&self.session_id, WorkspaceOp::Tree),
         ))
     }
+
+    /// [`TreeResult::result`], taking the tree rather than copying its entries.
+    pub fn into_result(mut self) -> Result<Tree, SandboxdError> {
+        match self.tree.take() {
+            Some(tree) => Ok(tree),
+            None => self.result().cloned(),
+        }
+    }
 }
 
 #[derive(Deserialize)]

@@ -36,7 +36,9 @@ async fn read_page(st: &AppState, caller: &Caller, query: &PageQuery) -> Result<
     let org = caller.org_id.as_str();
     let limit = query.limit;
     let mut c = st.db.conn().await?;
-    let mut rows = store::page(&mut c, org, &query.filter, query.cursor.as_ref(), limit + 1).await?;
+    let fts = store::search_expression(&mut c, &query.filter).await?;
+    let fts = fts.as_deref();
+    let mut rows = store::page(&mut c, org, &query.filter, fts, query.cursor.as_ref(), limit + 1).await?;
     let more = rows.len() > limit as usize;
     rows.truncate(limit as usize);
     let backward = matches!(query.cursor.as_ref().map(|c| c.direction), Some(Direction::Before));
@@ -63,13 +65,13 @@ async fn read_page(st: &AppState, caller: &Caller, query: &PageQuery) -> Result<
     let total = if query.cursor.is_none() && !more {
         Total::of(rows.len() as u64)
     } else {
-        Total::of(store::count(&mut c, org, &query.filter, None).await?)
+        Total::of(store::count(&mut c, org, &query.filter, fts, None).await?)
     };
     let first_position = match (first, query.cursor.is_some()) {
         (None, _) => None,
         (Some(_), false) => Some(1),
         (Some(r), true) => {
-            let newer = store::count(&mut c, org, &query.filter, Some(&Cursor::before(r.time, &r.id))).await?;
+            let newer = store::count(&mut c, org, &query.filter, fts, Some(&Cursor::before(r.time, &r.id))).await?;
             (newer <= COUNT_CAP).then_some(newer + 1)
         }
     };
@@ -126,5 +128,6 @@ pub async fn batch(
     n: u32,
 ) -> Result<Vec<OperationItem>> {
     let mut c = st.db.conn().await?;
-    Ok(store::page(&mut c, org_id, f, after, n).await?)
+    let fts = store::search_expression(&mut c, f).await?;
+    Ok(store::page(&mut c, org_id, f, fts.as_deref(), after, n).await?)
 }
