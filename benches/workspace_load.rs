@@ -677,7 +677,8 @@ async fn check_rows(console: &Console, t: &Tally) -> bool {
 /// A name and how to build its request again.
 type Probe = (&'static str, Box<dyn Fn() -> reqwest::RequestBuilder>);
 
-/// Sequential 1 KiB reads, ours and the peer's, interleaved so drift hits both alike.
+/// Sequential 1 KiB reads, ours and the peer's, interleaved so drift hits both alike, each pair in
+/// alternating order.
 async fn compare_latency(api: &Api, peer: &Peer, run: &str, reads: usize) {
     let one_kib = content(0, 99, 0);
     let r = api
@@ -746,7 +747,14 @@ async fn compare_latency(api: &Api, peer: &Peer, run: &str, reads: usize) {
     let warm_up = (reads / 5).max(50);
     let mut samples: Vec<Vec<u64>> = vec![Vec::with_capacity(reads); probes.len()];
     for round in 0..warm_up + reads {
-        for (i, (_, req)) in probes.iter().enumerate() {
+        // Each pair compared swaps its order every round, so that neither side always follows
+        // the other (the host's state after an answer, or after idling, would favour one).
+        let order: Vec<usize> = match round % 2 {
+            0 => (0..probes.len()).collect(),
+            _ => [1, 0, 3, 2].into_iter().chain(4..probes.len()).collect(),
+        };
+        for i in order {
+            let req = &probes[i].1;
             let started = Instant::now();
             let r = req().send().await.expect("request");
             let ok = r.status().is_success();

@@ -45,6 +45,7 @@ impl AppState {
             client_cache: Default::default(),
             health_cache: Default::default(),
             operation_vocabulary: Default::default(),
+            operation_searches: Default::default(),
             documents_cache: Default::default(),
             docker,
         })

@@ -7,7 +7,7 @@ use crate::config::Config;
 use crate::db::Db;
 use crate::documents::cache::DocumentsCache;
 use crate::sandbox::connections::cache::{ClientCache, HealthCache};
-use crate::sandbox::operations::cache::VocabularyCache;
+use crate::sandbox::operations::cache::{SearchCache, VocabularyCache};
 use crate::sandbox::recording::Recorder;
 use crate::sandbox::workspaces::cache::{OpenLocks, ResolveCache};
 use crate::vault::crypto::MasterKey;
@@ -36,6 +36,8 @@ pub struct AppState {
     pub health_cache: HealthCache,
     /// Each organization's operation vocabulary (the log's filter choices), for a minute.
     pub operation_vocabulary: VocabularyCache,
+    /// Which trigrams each organization's recent search terms are narrowed by, for a minute.
+    pub operation_searches: SearchCache,
     /// Documents' thumbnails and text previews.
     pub documents_cache: DocumentsCache,
     /// The Docker engine, read-only (discovery, doctor, live usage); none when not configured.

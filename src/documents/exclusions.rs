@@ -8,20 +8,24 @@ const TOP_LEVEL: [&str; 3] = ["skills", ".agenticos", TOOL_OUTPUT];
 /// Where tools spill output too long for the model's context (the platform's, never the person's).
 pub const TOOL_OUTPUT: &str = ".tool-output";
 
-/// Toolchain folders, excluded at any depth.
-const TOOLCHAIN: [&str; 11] = [
-    ".venv",
-    "venv",
-    "node_modules",
-    "__pycache__",
-    ".pytest_cache",
-    ".mypy_cache",
-    ".ruff_cache",
-    ".tox",
-    ".git",
-    ".next",
-    ".cache",
-];
+/// Toolchain folders, excluded at any depth: a `match` (compared by length first), as it is asked
+/// of every part of every listed path.
+fn is_toolchain(part: &str) -> bool {
+    matches!(
+        part,
+        ".venv"
+            | "venv"
+            | "node_modules"
+            | "__pycache__"
+            | ".pytest_cache"
+            | ".mypy_cache"
+            | ".ruff_cache"
+            | ".tox"
+            | ".git"
+            | ".next"
+            | ".cache"
+    )
+}
 
 /// Whether `path` (workspace-relative, `/`-separated, no leading slash) is excluded: it is, or lies
 /// under, an excluded folder. A file named like a toolchain folder is excluded too (a folder of
@@ -29,15 +33,38 @@ const TOOLCHAIN: [&str; 11] = [
 pub fn is_excluded(path: &str) -> bool {
     let mut parts = path.split('/').filter(|p| !p.is_empty() && *p != ".");
     let Some(first) = parts.next() else { return false };
-    if TOP_LEVEL.contains(&first) || TOOLCHAIN.contains(&first) {
+    if TOP_LEVEL.contains(&first) || is_toolchain(first) {
         return true;
     }
-    parts.any(|p| TOOLCHAIN.contains(&p))
+    parts.any(is_toolchain)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// DESIGN.md §9's toolchain folders.
+    const TOOLCHAIN: [&str; 11] = [
+        ".venv",
+        "venv",
+        "node_modules",
+        "__pycache__",
+        ".pytest_cache",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".tox",
+        ".git",
+        ".next",
+        ".cache",
+    ];
+
+    #[test]
+    fn the_match_is_the_list() {
+        for name in TOOLCHAIN {
+            assert!(is_toolchain(name), "{name}");
+            assert!(!is_toolchain(&format!("{name}x")) && !is_toolchain(&format!("x{name}")), "{name}");
+        }
+    }
 
     #[test]
     fn platform_folders_are_excluded_only_at_the_top() {

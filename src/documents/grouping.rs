@@ -43,9 +43,9 @@ pub fn file_item(workspace_id: &str, e: &Entry) -> FileItem {
     FileItem {
         workspace_id: workspace_id.to_string(),
         path: e.path.clone(),
-        name: e.name.clone(),
+        name: e.name().to_string(),
         size: e.size,
-        modified_at: e.modified_at.clone(),
+        modified_at: e.modified_at.map(|at| at.as_str().to_string()),
         kind: kind_of(&e.path),
         added_by: AddedBy::of(&e.path),
     }
@@ -68,10 +68,10 @@ pub fn into_files(workspace_id: &str, entries: Vec<Entry>) -> Vec<FileItem> {
             workspace_id: workspace_id.to_string(),
             kind: kind_of(&e.path),
             added_by: AddedBy::of(&e.path),
+            name: e.name().to_string(),
+            modified_at: e.modified_at.map(|at| at.as_str().to_string()),
             path: e.path,
-            name: e.name,
             size: e.size,
-            modified_at: e.modified_at,
         })
         .collect();
     files.sort_by(|a, b| a.path.cmp(&b.path));
@@ -194,7 +194,7 @@ pub fn group_of(
 /// without sorting them all.
 pub fn newest_entries<'a>(files: &[&'a Entry], limit: usize) -> Vec<&'a Entry> {
     fn newer(a: &Entry, b: &Entry) -> std::cmp::Ordering {
-        Reverse(a.modified_at.as_deref()).cmp(&Reverse(b.modified_at.as_deref())).then_with(|| a.path.cmp(&b.path))
+        Reverse(a.modified_at).cmp(&Reverse(b.modified_at)).then_with(|| a.path.cmp(&b.path))
     }
     if limit == 0 {
         return Vec::new();
@@ -266,7 +266,6 @@ pub fn document_listing(doc: &Document) -> Listing {
         .filter(|(path, _, _)| !is_excluded(path))
         .map(|(path, dir, size)| Entry {
             path: path.to_string(),
-            name: path.rsplit('/').next().unwrap_or(path).to_string(),
             is_dir: dir,
             size: (!dir).then_some(size),
             modified_at: None,
@@ -335,7 +334,7 @@ pub fn tree(listing: &Listing) -> Vec<TreeNode> {
                 is_dir: false,
                 file_count: 1,
                 size: e.size.unwrap_or(0),
-                modified_at: e.modified_at.clone(),
+                modified_at: e.modified_at.map(|at| at.as_str().to_string()),
                 kind: Some(kind_of(&e.path)),
                 added_by: AddedBy::of(&e.path),
             });
@@ -349,15 +348,10 @@ pub fn tree(listing: &Listing) -> Vec<TreeNode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::documents::stamp::Stamp;
 
     fn entry(path: &str, is_dir: bool) -> Entry {
-        Entry {
-            path: path.into(),
-            name: path.rsplit('/').next().unwrap_or(path).into(),
-            is_dir,
-            size: (!is_dir).then_some(10),
-            modified_at: None,
-        }
+        Entry { path: path.into(), is_dir, size: (!is_dir).then_some(10), modified_at: None }
     }
 
     #[test]
@@ -384,7 +378,7 @@ mod tests {
             .map(|i| {
                 let mut e = entry(&format!("d{}/f{i:03}.txt", i % 7), false);
                 // Ties on the time are broken by the path.
-                e.modified_at = Some(format!("2026-12-01T10:{:02}:00Z", (i * 37) % 60));
+                e.modified_at = Stamp::new(&format!("2026-12-01T10:{:02}:00Z", (i * 37) % 60));
                 into_files(&format!("w{}", i % 3), vec![e]).remove(0)
             })
             .collect();
@@ -458,7 +452,7 @@ mod tests {
         let entries: Vec<Entry> = (0..500u32)
             .map(|i| {
                 let mut e = entry(&format!("d{}/f{i:03}.txt", i % 7), false);
-                e.modified_at = Some(format!("2026-12-01T10:{:02}:00Z", (i * 37) % 60));
+                e.modified_at = Stamp::new(&format!("2026-12-01T10:{:02}:00Z", (i * 37) % 60));
                 e
             })
             .collect();

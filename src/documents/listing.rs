@@ -11,8 +11,11 @@ use std::time::{Duration, Instant};
 use futures_util::stream::{self, StreamExt};
 
 use super::exclusions::is_excluded;
+use serde::Deserialize;
+
 use super::model::ListingStatus;
-use crate::sandbox::client::{FileEntry, SandboxdClient, SandboxdError, Tree, TreeOptions, MAX_TREES};
+use super::stamp::{self, Stamp};
+use crate::sandbox::client::{SandboxdClient, SandboxdError, Tree, TreeOptions, MAX_TREES};
 
 /// Levels the host lists below the workspace root.
 pub const MAX_DEPTH: u32 = 6;
@@ -21,19 +24,22 @@ pub const MAX_ENTRIES: usize = 2000;
 /// Requests to one host at once when a listing falls back to one request per workspace or folder.
 const CONCURRENCY: usize = 6;
 
-/// A listed entry, excluded ones already dropped.
-#[derive(Debug, Clone, PartialEq)]
+/// A listed entry, excluded ones already dropped. Decoded straight from the host's answer with
+/// only what Documents uses: the name is the path's last part, the time is kept inline.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Entry {
     pub path: String,
-    pub name: String,
     pub is_dir: bool,
+    /// Bytes; none for directories.
+    #[serde(default)]
     pub size: Option<u64>,
-    pub modified_at: Option<String>,
+    #[serde(default, deserialize_with = "stamp::optional")]
+    pub modified_at: Option<Stamp>,
 }
 
-impl From<FileEntry> for Entry {
-    fn from(e: FileEntry) -> Self {
-        Entry { path: e.path, name: e.name, is_dir: e.is_dir, size: e.size, modified_at: e.modified_at }
+impl Entry {
+    pub fn name(&self) -> &str {
+        self.path.rsplit('/').next().unwrap_or(&self.path)
     }
 }
 
@@ -62,11 +68,11 @@ impl Listing {
     }
 
     /// Entries without the excluded ones, at most [`MAX_ENTRIES`], and the status the cut says.
-    pub fn from_entries(raw: Vec<FileEntry>, truncated: bool) -> Listing {
+    pub fn from_entries(raw: Vec<Entry>, truncated: bool) -> Listing {
         let deepest_dir = raw.iter().filter(|e| e.is_dir).map(|e| e.path.split('/').count()).max().unwrap_or(0);
         let hit_entries = raw.len() >= MAX_ENTRIES;
         let hit_depth = deepest_dir >= MAX_DEPTH as usize;
-        let mut entries: Vec<Entry> = raw.into_iter().filter(|e| !is_excluded(&e.path)).map(Entry::from).collect();
+        let mut entries: Vec<Entry> = raw.into_iter().filter(|e| !is_excluded(&e.path)).collect();
         let over = entries.len() > MAX_ENTRIES;
         entries.truncate(MAX_ENTRIES);
         let limited = over || (truncated && (hit_entries || hit_depth));
@@ -141,8 +147,8 @@ pub async fn on_host(
     for chunk in sessions.chunks(MAX_TREES) {
         let ids: Vec<&str> = chunk.iter().map(|(_, s)| s.as_str()).collect();
         counter.add(1);
-        let answers: Vec<(String, Result<Tree, Listing>)> = match client
-            .workspace_trees_timed(&ids, &options(".", MAX_DEPTH))
+        let answers: Vec<(String, Result<Tree<Entry>, Listing>)> = match client
+            .workspace_trees_timed::<Entry, _>(&ids, &options(".", MAX_DEPTH))
             .await
         {
             Ok((results, waited)) => {
@@ -173,11 +179,11 @@ async fn one_by_one(
     client: &SandboxdClient,
     chunk: &[(String, String)],
     counter: &HostCounter,
-) -> Vec<(String, Result<Tree, Listing>)> {
+) -> Vec<(String, Result<Tree<Entry>, Listing>)> {
     stream::iter(chunk)
         .map(|(ws, session)| async move {
             counter.add(1);
-            let tree = counter.timed(client.workspace_tree(session, &options(".", MAX_DEPTH))).await;
+            let tree = counter.timed(client.workspace_tree_of(session, &options(".", MAX_DEPTH))).await;
             (ws.clone(), tree.map_err(|e| failed(&e)))
         })
         .buffered(CONCURRENCY)
@@ -190,7 +196,7 @@ async fn one_by_one(
 async fn complete(
     client: &SandboxdClient,
     session: &str,
-    answer: Result<Tree, Listing>,
+    answer: Result<Tree<Entry>, Listing>,
     counter: &HostCounter,
 ) -> Listing {
     let tree = match answer {
@@ -202,13 +208,13 @@ async fn complete(
     if !wasted {
         return Listing::from_entries(tree.entries, tree.truncated);
     }
-    let top: Vec<FileEntry> = tree.entries.into_iter().filter(|e| !e.path.contains('/')).collect();
+    let top: Vec<Entry> = tree.entries.into_iter().filter(|e| !e.path.contains('/')).collect();
     let folders: Vec<String> =
         top.iter().filter(|e| e.is_dir && !is_excluded(&e.path)).map(|e| e.path.clone()).collect();
     let parts = stream::iter(folders)
         .map(|folder| async move {
             counter.add(1);
-            counter.timed(client.workspace_tree(session, &options(&folder, MAX_DEPTH - 1))).await
+            counter.timed(client.workspace_tree_of::<Entry>(session, &options(&folder, MAX_DEPTH - 1))).await
         })
         .buffered(CONCURRENCY)
         .collect::<Vec<_>>()
@@ -254,18 +260,25 @@ pub fn failed(e: &SandboxdError) -> Listing {
 mod tests {
     use super::*;
 
-    fn file(path: &str) -> FileEntry {
-        FileEntry {
-            name: path.rsplit('/').next().unwrap_or(path).into(),
-            path: path.into(),
-            is_dir: false,
-            size: Some(1),
-            modified_at: None,
-        }
+    fn file(path: &str) -> Entry {
+        Entry { path: path.into(), is_dir: false, size: Some(1), modified_at: None }
     }
 
-    fn dir(path: &str) -> FileEntry {
-        FileEntry { is_dir: true, size: None, ..file(path) }
+    fn dir(path: &str) -> Entry {
+        Entry { is_dir: true, size: None, ..file(path) }
+    }
+
+    #[test]
+    fn an_entry_is_decoded_from_the_hosts_with_its_name_from_the_path() {
+        let host = r#"[{"name":"b.md","path":"notes/b.md","is_dir":false,"size":3,"modified_at":"2026-11-29T21:01:32.206251+00:00"},
+            {"name":"notes","path":"notes","is_dir":true,"size":null,"modified_at":null}]"#;
+        let entries: Vec<Entry> = serde_json::from_str(host).expect("entries");
+        assert_eq!((entries[0].name(), entries[0].size), ("b.md", Some(3)));
+        assert_eq!(
+            entries[0].modified_at.map(|s| s.as_str().to_string()).as_deref(),
+            Some("2026-11-29T21:01:32.206251+00:00")
+        );
+        assert_eq!((entries[1].name(), entries[1].is_dir, entries[1].modified_at), ("notes", true, None));
     }
 
     #[test]
@@ -280,7 +293,7 @@ mod tests {
 
     #[test]
     fn a_cut_says_why() {
-        let many: Vec<FileEntry> = (0..MAX_ENTRIES).map(|i| file(&format!("f{i}"))).collect();
+        let many: Vec<Entry> = (0..MAX_ENTRIES).map(|i| file(&format!("f{i}"))).collect();
         let l = Listing::from_entries(many, true);
         assert!(l.status.limited && !l.status.incomplete && l.status.note.as_deref().unwrap_or("").contains("2,000"));
         let l = Listing::from_entries(vec![file("a"), dir("b")], true);

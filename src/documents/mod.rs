@@ -14,6 +14,7 @@ pub mod model;
 pub mod pages;
 pub mod service;
 pub mod serving;
+pub mod stamp;
 pub mod store;
 pub mod thumbnails;
 pub mod tiles;

@@ -203,6 +203,49 @@ db_test! {
 }
 
 db_test! {
+    async fn a_rare_term_is_searched_by_its_rarest_trigrams_and_finds_exactly_its_rows(app: TestApp) {
+        use agenticos::sandbox::operations::{filter, store};
+        let mut f = fixture(&app).await;
+        // Rows that hold the term, in the target or the detail, and decoys that hold every one of
+        // its trigrams but not the term: the index's candidates, which the check must drop.
+        let mut extra = Vec::new();
+        for i in 0..12usize {
+            let mut r = f.rows[i].clone();
+            r.at = f.now - 10 * HOUR - i as i64 * 1000;
+            match i % 3 {
+                0 => r.target = format!("/workspace/reports/Quarterly-{i}.pdf"),
+                1 => r.detail = format!("wrote quarterly-{i}"),
+                _ => r.target = format!("/workspace/quarter-rterly-{i}.md"),
+            }
+            extra.push(r);
+        }
+        let seeded = seed(&app, &extra).await;
+        f.rows.extend(extra);
+        f.ids.extend(seeded);
+        let filter = filter::parse_filter(&filter::FilterInput::from_query("q=QUARTERLY")).expect("valid");
+        let mut c = app.state.db.conn().await.expect("conn");
+        let narrowing = store::search_narrowing(&mut c, &f.org, &filter).await.expect("probe");
+        drop(c);
+        assert!(narrowing.is_some(), "a term held by few rows is narrowed");
+        let page = list(&app.web, "?q=QUARTERLY").await.json();
+        let expected = f.expect(|r| r.target.to_lowercase().contains("quarterly") || r.detail.contains("quarterly"));
+        assert_eq!(expected.len(), 8);
+        assert_eq!(ids(&page), expected);
+        assert_eq!(page["total"]["count"], 8, "{page}");
+        // Paged by 3, forward: the same rows, each once.
+        let mut seen = Vec::new();
+        let mut next = Some(list(&app.web, "?q=QUARTERLY&limit=3").await.json());
+        while let Some(p) = next.take() {
+            seen.extend(ids(&p));
+            if let Some(cursor) = p["next_cursor"].as_str() {
+                next = Some(list(&app.web, &format!("?q=QUARTERLY&limit=3&cursor={cursor}")).await.json());
+            }
+        }
+        assert_eq!(seen, expected);
+    }
+}
+
+db_test! {
     async fn q_is_a_substring_never_query_syntax(app: TestApp) {
         let f = fixture(&app).await;
         let page = list(&app.web, "?q=File-1").await.json();
@@ -450,6 +493,27 @@ db_test! {
                 assert!(plan.contains("Index Only Scan"), "{q}: the count reads the table\n{plan}");
                 sqlx::query("SET enable_seqscan = off").execute(&mut *c).await.expect("set");
             }
+        }
+        // A search narrowed to its rare trigrams (what `search_narrowing` finds for a long term)
+        // is read from the trigram indexes, also from a cursor, and never along the organization's rows.
+        let q = "q=noise/1234";
+        let filter = filter::parse_filter(&filter::FilterInput::from_query(q)).expect("valid");
+        let narrowing = match kind {
+            agenticos::db::DbKind::Postgres => store::Narrowing::Grams(vec!["noi".into(), "234".into()]),
+            agenticos::db::DbKind::Sqlite => store::Narrowing::Fts(r#""noi" AND "234""#.into()),
+        };
+        for cursor in [None, Some(Cursor::after(f.now, id))] {
+            let (sql, args) = store::page_sql_matching(kind, &f.org, &filter, cursor.as_ref(), 51, Some(&narrowing));
+            let plan = store::explain(&mut c, kind, &sql, &args).await.expect("explain");
+            assert_full_scan_free(kind, &plan, q, cursor.is_none());
+        }
+        let (sql, args) = store::count_sql_matching(kind, &f.org, &filter, None, Some(&narrowing));
+        let plan = store::explain(&mut c, kind, &sql, &args).await.expect("explain");
+        assert_full_scan_free(kind, &plan, q, true);
+        if kind == agenticos::db::DbKind::Postgres {
+            let (sql, args) = store::first_page_counted_sql(&f.org, &filter, &narrowing, 51);
+            let plan = store::explain(&mut c, kind, &sql, &args).await.expect("explain");
+            assert_full_scan_free(kind, &plan, q, true);
         }
     }
 }

@@ -35,6 +35,7 @@ use url::Url;
 
 mod error;
 mod routes;
+mod trees;
 mod wire;
 
 pub use error::{FileErrorKind, SandboxdError};
@@ -43,10 +44,7 @@ pub use wire::*;
 
 use error::Detail;
 use routes::{check_run_id, check_session_id, FileOp, Route, WorkspaceOp};
-use wire::{
-    ContentBytesResponse, ContentResponse, IndexProbe, PathBody, PathResponse, ReadBody, RunBody, TreesBody,
-    TreesResponse,
-};
+use wire::{ContentBytesResponse, ContentResponse, IndexProbe, PathBody, PathResponse, ReadBody, RunBody, TreesBody};
 
 /// The sandboxd release this client speaks (`pydantic-ai-backend` version and
 /// `ghcr.io/vstorm-co/sandboxd` image tag). The main crate feeds the real value
@@ -455,6 +453,15 @@ impl SandboxdClient {
 
     /// `POST /workspaces/{id}/tree`: a breadth-first listing within `options`.
     pub async fn workspace_tree(&self, session_id: &str, options: &TreeOptions) -> Result<Tree, SandboxdError> {
+        self.workspace_tree_of(session_id, options).await
+    }
+
+    /// [`workspace_tree`](Self::workspace_tree), its entries decoded as `E`.
+    pub async fn workspace_tree_of<E: DeserializeOwned>(
+        &self,
+        session_id: &str,
+        options: &TreeOptions,
+    ) -> Result<Tree<E>, SandboxdError> {
         check_session_id(session_id)?;
         let call =
             Call::post(Route::Workspace(session_id, WorkspaceOp::Tree), self.timeouts.operation).json(options)?;
@@ -469,16 +476,21 @@ impl SandboxdClient {
         sessions: &[S],
         options: &TreeOptions,
     ) -> Result<Vec<TreeResult>, SandboxdError> {
-        Ok(self.workspace_trees_timed(sessions, options).await?.0)
+        Ok(self.workspace_trees_timed::<FileEntry, S>(sessions, options).await?.0)
     }
 
-    /// [`workspace_trees`](Self::workspace_trees), and how long the host took: from sending the
-    /// request until its whole answer arrived (decoding the answer is not counted).
-    pub async fn workspace_trees_timed<S: AsRef<str>>(
+    /// [`workspace_trees`](Self::workspace_trees), its entries decoded as `E`, and how long the
+    /// host took: from sending the request until its whole answer arrived (decoding the answer,
+    /// on several threads when it is large, is not counted).
+    pub async fn workspace_trees_timed<E, S>(
         &self,
         sessions: &[S],
         options: &TreeOptions,
-    ) -> Result<(Vec<TreeResult>, std::time::Duration), SandboxdError> {
+    ) -> Result<(Vec<TreeResult<E>>, std::time::Duration), SandboxdError>
+    where
+        E: DeserializeOwned + Send + 'static,
+        S: AsRef<str>,
+    {
         if sessions.is_empty() || sessions.len() > MAX_TREES {
             return Err(SandboxdError::invalid(format!(
                 "a listing of several workspaces names 1 to {MAX_TREES} of them, not {}",
@@ -494,8 +506,13 @@ impl SandboxdClient {
         let started = std::time::Instant::now();
         let body = self.send(call).await?.bytes().await.map_err(SandboxdError::from_transport)?;
         let waited = started.elapsed();
-        let answer: TreesResponse = self.parse(&route, &body)?;
-        Ok((answer.results, waited))
+        match trees::decode::<E, _>(body).await {
+            Some(results) => Ok((results, waited)),
+            None => {
+                tracing::debug!(target: "sandboxd", route = %route.template(), "answer is not sandboxd's JSON");
+                Err(SandboxdError::NotJson)
+            }
+        }
     }
 
     /// `POST /workspaces/{id}/read`: text, decoded as a session would, lines

@@ -283,21 +283,29 @@ pub struct FileEntry {
     pub modified_at: Option<String>,
 }
 
-/// A breadth-first listing and whether a bound stopped it.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-pub struct Tree {
-    pub entries: Vec<FileEntry>,
+/// A breadth-first listing and whether a bound stopped it. Its entries are [`FileEntry`]s, or
+/// whatever leaner shape a caller decodes them into (`documents` keeps only what it shows).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Tree<E = FileEntry> {
+    pub entries: Vec<E>,
     /// A directory was left unopened at `max_depth`, `max_entries` was reached
     /// with more to list, or a directory could not be read: not every file.
     pub truncated: bool,
 }
 
+impl<E> Default for Tree<E> {
+    fn default() -> Self {
+        Tree { entries: Vec::new(), truncated: false }
+    }
+}
+
 /// One workspace's answer in a `trees` response.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct TreeResult {
+#[serde(bound(deserialize = "E: Deserialize<'de>"))]
+pub struct TreeResult<E = FileEntry> {
     pub session_id: String,
     #[serde(default)]
-    pub tree: Option<Tree>,
+    pub tree: Option<Tree<E>>,
     /// What `tree` alone would have answered, when it failed.
     #[serde(default)]
     pub error: Option<String>,
@@ -305,37 +313,32 @@ pub struct TreeResult {
     pub status_code: Option<u16>,
 }
 
-impl TreeResult {
+impl<E> TreeResult<E> {
     /// The tree, or the error `workspace_tree` would have given for this
     /// workspace alone.
-    pub fn result(&self) -> Result<&Tree, SandboxdError> {
-        if let Some(tree) = &self.tree {
-            return Ok(tree);
-        }
+    pub fn result(&self) -> Result<&Tree<E>, SandboxdError> {
+        self.tree.as_ref().ok_or_else(|| self.error())
+    }
+
+    /// [`TreeResult::result`], taking the tree rather than copying its entries.
+    pub fn into_result(mut self) -> Result<Tree<E>, SandboxdError> {
+        self.tree.take().ok_or_else(|| self.error())
+    }
+
+    fn error(&self) -> SandboxdError {
         let status = self
             .status_code
             .and_then(|code| StatusCode::from_u16(code).ok())
             .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let detail = self.error.clone().unwrap_or_else(|| "no tree and no reason given".to_owned());
-        Err(SandboxdError::from_answer(
-            status,
-            Detail::Text(detail),
-            &Route::Workspace(&self.session_id, WorkspaceOp::Tree),
-        ))
-    }
-
-    /// [`TreeResult::result`], taking the tree rather than copying its entries.
-    pub fn into_result(mut self) -> Result<Tree, SandboxdError> {
-        match self.tree.take() {
-            Some(tree) => Ok(tree),
-            None => self.result().cloned(),
-        }
+        SandboxdError::from_answer(status, Detail::Text(detail), &Route::Workspace(&self.session_id, WorkspaceOp::Tree))
     }
 }
 
 #[derive(Deserialize)]
-pub(super) struct TreesResponse {
-    pub(super) results: Vec<TreeResult>,
+#[serde(bound(deserialize = "E: Deserialize<'de>"))]
+pub(super) struct TreesResponse<E> {
+    pub(super) results: Vec<TreeResult<E>>,
 }
 
 #[derive(Deserialize)]

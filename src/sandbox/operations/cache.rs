@@ -1,8 +1,11 @@
 //! Each organization's operation vocabulary — which operations its log holds — for a minute, so
-//! the filter's choices cost no query on most requests (and never a DISTINCT over the table).
+//! the filter's choices cost no query on most requests (and never a DISTINCT over the table); and
+//! which trigrams a search term is narrowed by, for a minute, so the pager and the Activity tab's
+//! poll for new rows, which ask the same search again and again, do not count them each time.
 
 use std::time::Duration;
 
+use super::store::Narrowing;
 use crate::cache::TtlCache;
 
 pub const VOCABULARY_TTL: Duration = Duration::from_secs(60);
@@ -22,5 +25,26 @@ impl VocabularyCache {
     }
     pub fn put(&self, org_id: &str, ops: Vec<String>) {
         self.0.put(org_id.to_string(), ops);
+    }
+}
+
+pub const SEARCH_TTL: Duration = Duration::from_secs(60);
+
+/// [`super::store::search_narrowing`]'s answer by organization id and term. A stale answer only
+/// narrows less well (any choice of the term's trigrams finds every row that holds it).
+pub struct SearchCache(TtlCache<(String, String), Option<Narrowing>>);
+
+impl Default for SearchCache {
+    fn default() -> Self {
+        SearchCache(TtlCache::new(SEARCH_TTL, 10_000))
+    }
+}
+
+impl SearchCache {
+    pub fn get(&self, org_id: &str, q: &str) -> Option<Option<Narrowing>> {
+        self.0.get(&(org_id.to_string(), q.to_string()))
+    }
+    pub fn put(&self, org_id: &str, q: &str, narrowing: Option<Narrowing>) {
+        self.0.put((org_id.to_string(), q.to_string()), narrowing);
     }
 }

@@ -5,8 +5,9 @@ use super::cursor::{Cursor, Direction};
 use super::error::OperationsError;
 use super::filter::{self, Filter, FilterInput, PageQuery, OPERATIONS};
 use super::model::{OperationItem, OperationsPage, Total, COUNT_CAP};
-use super::store;
+use super::store::{self, Narrowing};
 use crate::access::Caller;
+use crate::db::Conn;
 use crate::state::AppState;
 
 pub type Result<T> = std::result::Result<T, OperationsError>;
@@ -36,9 +37,17 @@ async fn read_page(st: &AppState, caller: &Caller, query: &PageQuery) -> Result<
     let org = caller.org_id.as_str();
     let limit = query.limit;
     let mut c = st.db.conn().await?;
-    let fts = store::search_expression(&mut c, &query.filter).await?;
-    let fts = fts.as_deref();
-    let mut rows = store::page(&mut c, org, &query.filter, fts, query.cursor.as_ref(), limit + 1).await?;
+    let narrowing = narrowing(st, &mut c, org, &query.filter).await?;
+    let narrowing = narrowing.as_ref();
+    // A narrowed search's first page comes with its count (PostgreSQL: one read of the candidates).
+    let counted = match (narrowing, &query.cursor) {
+        (Some(n), None) => store::first_page_counted(&mut c, org, &query.filter, n, limit + 1).await?,
+        _ => None,
+    };
+    let (mut rows, counted) = match counted {
+        Some((rows, n)) => (rows, Some(n)),
+        None => (store::page(&mut c, org, &query.filter, narrowing, query.cursor.as_ref(), limit + 1).await?, None),
+    };
     let more = rows.len() > limit as usize;
     rows.truncate(limit as usize);
     let backward = matches!(query.cursor.as_ref().map(|c| c.direction), Some(Direction::Before));
@@ -64,14 +73,17 @@ async fn read_page(st: &AppState, caller: &Caller, query: &PageQuery) -> Result<
     // A first page that holds every match needs no count.
     let total = if query.cursor.is_none() && !more {
         Total::of(rows.len() as u64)
+    } else if let Some(n) = counted {
+        Total::of(n)
     } else {
-        Total::of(store::count(&mut c, org, &query.filter, fts, None).await?)
+        Total::of(store::count(&mut c, org, &query.filter, narrowing, None).await?)
     };
     let first_position = match (first, query.cursor.is_some()) {
         (None, _) => None,
         (Some(_), false) => Some(1),
         (Some(r), true) => {
-            let newer = store::count(&mut c, org, &query.filter, fts, Some(&Cursor::before(r.time, &r.id))).await?;
+            let newer =
+                store::count(&mut c, org, &query.filter, narrowing, Some(&Cursor::before(r.time, &r.id))).await?;
             (newer <= COUNT_CAP).then_some(newer + 1)
         }
     };
@@ -103,6 +115,18 @@ pub async fn newer(st: &AppState, caller: &Caller, input: &FilterInput) -> Resul
     read_page(st, caller, &query).await
 }
 
+/// What a search is narrowed by ([`store::search_narrowing`]), from the cache when it was asked
+/// within the minute.
+async fn narrowing(st: &AppState, c: &mut Conn, org_id: &str, f: &Filter) -> Result<Option<Narrowing>> {
+    let Some(q) = f.q.as_deref() else { return Ok(None) };
+    if let Some(known) = st.operation_searches.get(org_id, q) {
+        return Ok(known);
+    }
+    let found = store::search_narrowing(c, org_id, f).await?;
+    st.operation_searches.put(org_id, q, found.clone());
+    Ok(found)
+}
+
 /// Which operations the organization's log holds, in the usual order (cached a minute).
 pub async fn vocabulary(st: &AppState, org_id: &str) -> Result<Vec<String>> {
     if let Some(v) = st.operation_vocabulary.get(org_id) {
@@ -128,6 +152,6 @@ pub async fn batch(
     n: u32,
 ) -> Result<Vec<OperationItem>> {
     let mut c = st.db.conn().await?;
-    let fts = store::search_expression(&mut c, f).await?;
-    Ok(store::page(&mut c, org_id, f, fts.as_deref(), after, n).await?)
+    let narrowing = narrowing(st, &mut c, org_id, f).await?;
+    Ok(store::page(&mut c, org_id, f, narrowing.as_ref(), after, n).await?)
 }

@@ -7,6 +7,8 @@
 use super::cursor::{Cursor, Direction};
 use super::filter::Filter;
 use super::model::{OperationItem, AGENT_DELETED, COUNT_CAP};
+use sqlx::Row as _;
+
 use crate::db::{Conn, DbKind, DbResult};
 
 const COLUMNS: &str = "o.id, o.created_at AS time, o.operation AS op, o.target, o.ok, o.detail, o.duration_ms, \
@@ -20,12 +22,28 @@ pub enum Arg {
     Int(i64),
 }
 
+/// What a search (`q`) asks a trigram index for, found once per request by [`search_narrowing`]:
+/// a few of the term's rarest trigrams. The rows holding all of them are a superset of the rows
+/// holding the term, which is then checked on those rows only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Narrowing {
+    /// SQLite: an FTS5 expression of the trigrams, joined by AND.
+    Fts(String),
+    /// PostgreSQL: the trigrams, each asked of the GIN indexes as `LIKE '%…%'`.
+    Grams(Vec<String>),
+}
+
 /// A WHERE clause and its arguments (`$1` is the organization).
 struct Clause {
     /// The FROM list: the table `o`, read first (a search of SQLite's trigram index) or alone.
     from: &'static str,
     conditions: Vec<String>,
     args: Vec<Arg>,
+    /// A PostgreSQL search narrowed to its rare trigrams: ordered by `created_at + 0`, so that
+    /// the planner reads the few candidates from the trigram indexes and sorts them, rather than
+    /// walking the organization's rows newest first and testing each (it cannot tell how rare
+    /// the term is, only its trigrams).
+    narrowed: bool,
 }
 
 impl Clause {
@@ -34,6 +52,7 @@ impl Clause {
             from: "sandbox_operations o",
             conditions: vec!["o.organization_id = $1".into()],
             args: vec![Arg::Text(org_id.into())],
+            narrowed: false,
         }
     }
 
@@ -50,7 +69,7 @@ impl Clause {
         }
     }
 
-    fn of(kind: DbKind, org_id: &str, f: &Filter, fts: Option<&str>) -> Clause {
+    fn of(kind: DbKind, org_id: &str, f: &Filter, narrowing: Option<&Narrowing>) -> Clause {
         let mut w = Clause::new(org_id);
         w.eq("o.session_key", &f.session_key);
         w.eq("o.workspace_id", &f.workspace_id);
@@ -67,7 +86,7 @@ impl Clause {
             w.conditions.push("o.ok = 0".into());
         }
         if let Some(q) = &f.q {
-            w.search(kind, q, fts);
+            w.search(kind, q, narrowing);
         }
         if let Some(s) = f.since {
             let p = w.arg(Arg::Int(s));
@@ -81,17 +100,42 @@ impl Clause {
     }
 
     /// `q`: the rows whose lower-cased target or detail holds `q` (lower-cased), `%`, `_` and
-    /// `\` literal. On PostgreSQL the LIKEs are what the trigram GIN indexes serve. On SQLite a
-    /// term of 3 characters or more first picks its candidate rows from the FTS5 trigram index —
-    /// `fts` (a few of its rarest trigrams, [`search_expression`]) or else the term as a quoted
-    /// phrase (a substring, no query syntax) — and the LIKEs recheck them, so the result is exact;
-    /// a shorter term has no trigram and is only the LIKEs, along the organization's index.
-    fn search(&mut self, kind: DbKind, q: &str, fts: Option<&str>) {
+    /// `\` literal. On PostgreSQL the LIKEs are what the trigram GIN indexes serve; narrowed
+    /// ([`Narrowing::Grams`]), the indexes are asked only for the rare trigrams (a common
+    /// trigram's list is long: reading every one of `module42/file1`'s took 110 ms of 2,000,000
+    /// rows, its two rarest 10 ms) and the term is checked with `strpos`, which no index serves. On
+    /// SQLite a term of 3 characters or more first picks its candidate rows from the FTS5 trigram
+    /// index — its rarest trigrams ([`Narrowing::Fts`]) or else the term as a quoted phrase (a
+    /// substring, no query syntax) — and the LIKEs recheck them, so the result is exact; a shorter
+    /// term has no trigram and is only the LIKEs, along the organization's index.
+    fn search(&mut self, kind: DbKind, q: &str, narrowing: Option<&Narrowing>) {
+        if let (DbKind::Postgres, Some(Narrowing::Grams(grams))) = (kind, narrowing) {
+            let mut holds = |column: &str| {
+                let likes: Vec<String> = grams
+                    .iter()
+                    .map(|g| {
+                        let p = self.arg(Arg::Text(format!("%{}%", like_escaped(g))));
+                        format!("LOWER(o.{column}) LIKE {p} ESCAPE '\\'")
+                    })
+                    .collect();
+                format!("({})", likes.join(" AND "))
+            };
+            let (target, detail) = (holds("target"), holds("detail"));
+            self.conditions.push(format!("({target} OR {detail})"));
+            let (a, b) = (self.arg(Arg::Text(q.to_string())), self.arg(Arg::Text(q.to_string())));
+            self.conditions.push(format!("(strpos(LOWER(o.target), {a}) > 0 OR strpos(LOWER(o.detail), {b}) > 0)"));
+            self.narrowed = true;
+            return;
+        }
         if kind == DbKind::Sqlite && q.chars().count() >= 3 {
             // CROSS JOIN: SQLite reads the matches first (left to right), then each row by rowid;
             // it never walks the organization's rows to test them against the index's.
             self.from = "sandbox_operations_search CROSS JOIN sandbox_operations o";
-            let p = self.arg(Arg::Text(fts.map_or_else(|| fts_phrase(q), str::to_string)));
+            let fts = match narrowing {
+                Some(Narrowing::Fts(expression)) => expression.clone(),
+                _ => fts_phrase(q),
+            };
+            let p = self.arg(Arg::Text(fts));
             self.conditions
                 .push(format!("sandbox_operations_search MATCH {p} AND o.rowid = sandbox_operations_search.rowid"));
         }
@@ -152,22 +196,23 @@ pub fn page_sql(kind: DbKind, org_id: &str, f: &Filter, cursor: Option<&Cursor>,
     page_sql_matching(kind, org_id, f, cursor, fetch, None)
 }
 
-/// [`page_sql`] with the trigram index asked `fts` ([`search_expression`]) instead of the phrase.
+/// [`page_sql`] with a search narrowed to its rare trigrams ([`search_narrowing`]).
 pub fn page_sql_matching(
     kind: DbKind,
     org_id: &str,
     f: &Filter,
     cursor: Option<&Cursor>,
     fetch: u32,
-    fts: Option<&str>,
+    narrowing: Option<&Narrowing>,
 ) -> (String, Vec<Arg>) {
-    let mut w = Clause::of(kind, org_id, f, fts);
+    let mut w = Clause::of(kind, org_id, f, narrowing);
     if let Some(c) = cursor {
         w.position(c);
     }
+    let time = if w.narrowed { "o.created_at + 0" } else { "o.created_at" };
     let order = match cursor.map(|c| c.direction) {
-        Some(Direction::Before) => "o.created_at ASC, o.id ASC",
-        _ => "o.created_at DESC, o.id DESC",
+        Some(Direction::Before) => format!("{time} ASC, o.id ASC"),
+        _ => format!("{time} DESC, o.id DESC"),
     };
     let sql = format!(
         "SELECT {COLUMNS} FROM {} \
@@ -181,18 +226,69 @@ pub fn page_sql_matching(
     (sql, w.args)
 }
 
-/// Up to `fetch` rows, in the order [`page_sql`] reads them; `fts` is the filter's
-/// [`search_expression`] (asked once for a page and its counts).
+/// Up to `fetch` rows, in the order [`page_sql`] reads them; `narrowing` is the filter's
+/// [`search_narrowing`] (asked once for a page and its counts).
 pub async fn page(
     c: &mut Conn,
     org_id: &str,
     f: &Filter,
-    fts: Option<&str>,
+    narrowing: Option<&Narrowing>,
     cursor: Option<&Cursor>,
     fetch: u32,
 ) -> DbResult<Vec<OperationItem>> {
-    let (sql, args) = page_sql_matching(kind_of(c), org_id, f, cursor, fetch, fts);
+    let (sql, args) = page_sql_matching(kind_of(c), org_id, f, cursor, fetch, narrowing);
     Ok(bind_all(sqlx::query_as(&sql), &args).fetch_all(c).await?)
+}
+
+/// PostgreSQL, the first page of a narrowed search and its bounded count, from one read of the
+/// candidates: the matches (at most 10,001, as ids and times) are taken from the trigram indexes
+/// once, counted, and the newest `fetch` of them read whole. Reading the candidates is most of
+/// what a search costs (a block of the table each), so a page and its count apart cost it twice.
+pub fn first_page_counted_sql(org_id: &str, f: &Filter, narrowing: &Narrowing, fetch: u32) -> (String, Vec<Arg>) {
+    let w = Clause::of(DbKind::Postgres, org_id, f, Some(narrowing));
+    let sql = format!(
+        "WITH hits AS MATERIALIZED (SELECT o.id, o.created_at FROM {} WHERE {} LIMIT {}), \
+         newest AS (SELECT h.id FROM hits h ORDER BY h.created_at DESC, h.id DESC LIMIT {fetch}) \
+         SELECT {COLUMNS}, (SELECT COUNT(*) FROM hits) AS matched FROM newest \
+         JOIN sandbox_operations o ON o.id = newest.id \
+         LEFT JOIN sandbox_connections c ON c.id = o.connection_id \
+         LEFT JOIN agents a ON a.id = o.agent_id \
+         ORDER BY o.created_at DESC, o.id DESC",
+        w.from,
+        w.sql(),
+        COUNT_CAP + 1
+    );
+    (sql, w.args)
+}
+
+/// A row of [`first_page_counted_sql`].
+#[derive(sqlx::FromRow)]
+struct Counted {
+    #[sqlx(flatten)]
+    item: OperationItem,
+    matched: i64,
+}
+
+/// [`first_page_counted_sql`]: up to `fetch` rows, newest first, and how many match (at most
+/// 10,001); `None` when more match than that (the page would then be of an arbitrary 10,001 of
+/// them: read it with [`page`]) or when `narrowing` is not PostgreSQL's.
+pub async fn first_page_counted(
+    c: &mut Conn,
+    org_id: &str,
+    f: &Filter,
+    narrowing: &Narrowing,
+    fetch: u32,
+) -> DbResult<Option<(Vec<OperationItem>, u64)>> {
+    if kind_of(c) != DbKind::Postgres || !matches!(narrowing, Narrowing::Grams(_)) {
+        return Ok(None);
+    }
+    let (sql, args) = first_page_counted_sql(org_id, f, narrowing, fetch);
+    let rows: Vec<Counted> = bind_all(sqlx::query_as(&sql), &args).fetch_all(c).await?;
+    let matched = rows.first().map_or(0, |r| r.matched.max(0) as u64);
+    if matched > COUNT_CAP {
+        return Ok(None);
+    }
+    Ok(Some((rows.into_iter().map(|r| r.item).collect(), matched)))
 }
 
 /// The SQL of a bounded count: the matching rows (newer than `newer_than`, if given), at most 10,001.
@@ -206,22 +302,23 @@ pub fn count_sql(kind: DbKind, org_id: &str, f: &Filter, newer_than: Option<&Cur
     count_sql_matching(kind, org_id, f, newer_than, None)
 }
 
-/// [`count_sql`] with the trigram index asked `fts` ([`search_expression`]) instead of the phrase.
+/// [`count_sql`] with a search narrowed to its rare trigrams ([`search_narrowing`]).
 pub fn count_sql_matching(
     kind: DbKind,
     org_id: &str,
     f: &Filter,
     newer_than: Option<&Cursor>,
-    fts: Option<&str>,
+    narrowing: Option<&Narrowing>,
 ) -> (String, Vec<Arg>) {
-    let mut w = Clause::of(kind, org_id, f, fts);
+    let mut w = Clause::of(kind, org_id, f, narrowing);
     if let Some(c) = newer_than {
         w.position(c);
     }
     // Several `op`s are several ranges of sandbox_operations_org_operation: counted unordered,
-    // they stay index-only (ordered, the planner would read the table along org_time).
+    // they stay index-only (ordered, the planner would read the table along org_time). A
+    // narrowed search counts its candidates from the trigram indexes, unordered too.
     let order = match kind {
-        DbKind::Postgres if f.ops.len() <= 1 => " ORDER BY o.created_at DESC, o.id DESC",
+        DbKind::Postgres if f.ops.len() <= 1 && !w.narrowed => " ORDER BY o.created_at DESC, o.id DESC",
         _ => "",
     };
     let sql = format!(
@@ -233,15 +330,15 @@ pub fn count_sql_matching(
     (sql, w.args)
 }
 
-/// The bounded count of [`count_sql`]; `fts` as for [`page`].
+/// The bounded count of [`count_sql`]; `narrowing` as for [`page`].
 pub async fn count(
     c: &mut Conn,
     org_id: &str,
     f: &Filter,
-    fts: Option<&str>,
+    narrowing: Option<&Narrowing>,
     newer_than: Option<&Cursor>,
 ) -> DbResult<u64> {
-    let (sql, args) = count_sql_matching(kind_of(c), org_id, f, newer_than, fts);
+    let (sql, args) = count_sql_matching(kind_of(c), org_id, f, newer_than, narrowing);
     let (n,): (i64,) = bind_all(sqlx::query_as(&sql), &args).fetch_one(c).await?;
     Ok(n.max(0) as u64)
 }
@@ -253,61 +350,97 @@ const SEARCH_TRIGRAMS: usize = 3;
 /// Trigrams of a term counted, at most (a term has up to 198).
 const PROBES: usize = 32;
 
-/// SQLite: what a search (`q` of 5 characters or more) asks the FTS5 trigram index — its rarest
-/// trigrams, joined by AND — or `None` to ask for the whole term as a phrase (PostgreSQL, no or a
-/// short `q`, or a term whose every trigram is common). A phrase of common trigrams is slow to
-/// answer (FTS5 walks every one of their lists: `module42/file1` on 2,000,000 rows took 170 ms),
-/// while two or three rare ones answer in a few: each trigram is counted among the newest
-/// [`PROBE_WINDOW`] rows of the index (bounded work, about a millisecond in all), then the
-/// rarest are taken that do not overlap one taken before (overlapping ones mostly come from the
-/// same rows, so they narrow little). The candidates are a superset of the rows holding the
-/// term; the LIKEs recheck them, so the result is the phrase's.
-pub async fn search_expression(c: &mut Conn, f: &Filter) -> DbResult<Option<String>> {
+/// What a search (`q` of 5 characters or more) asks the trigram index: its rarest trigrams, or
+/// `None` to ask for the whole term (no or a short `q`, or a term whose every trigram is common).
+/// Asking for every trigram of a term is slow when some are common (the index walks every one of
+/// their lists: `module42/file1` on 2,000,000 rows took 170 ms on SQLite, 110 ms on
+/// PostgreSQL), while two or three rare ones answer in a few: each trigram is counted among the
+/// newest [`PROBE_WINDOW`] rows (bounded work, a millisecond or two in all), then the rarest are
+/// taken that do not overlap one taken before (overlapping ones mostly come from the same rows,
+/// so they narrow little). The candidates are a superset of the rows holding the term, which is
+/// checked on them, so the result is the whole term's.
+pub async fn search_narrowing(c: &mut Conn, org_id: &str, f: &Filter) -> DbResult<Option<Narrowing>> {
     let Some(q) = f.q.as_deref() else { return Ok(None) };
     let chars: Vec<char> = q.chars().collect();
-    if kind_of(c) != DbKind::Sqlite || chars.len() < 5 {
+    if chars.len() < 5 {
         return Ok(None);
     }
-    let (newest,): (Option<i64>,) =
-        sqlx::query_as("SELECT MAX(rowid) FROM sandbox_operations").fetch_one(&mut *c).await?;
-    let from = newest.unwrap_or(0) - PROBE_WINDOW;
-    let mut counted: Vec<(i64, usize, String)> = Vec::new();
     // A long term is probed at evenly spread trigrams, at most PROBES of them.
     let step = (chars.len() - 2).div_ceil(PROBES);
+    let mut grams: Vec<(usize, String)> = Vec::new();
     for (at, gram) in chars.windows(3).enumerate().step_by(step) {
         let gram: String = gram.iter().collect();
-        if counted.iter().any(|(_, _, g)| *g == gram) {
-            continue;
+        if !grams.iter().any(|(_, g)| *g == gram) {
+            grams.push((at, gram));
         }
-        let (n,): (i64,) = sqlx::query_as(
-            "SELECT COUNT(*) FROM sandbox_operations_search WHERE sandbox_operations_search MATCH $1 AND rowid > $2",
-        )
-        .bind(fts_phrase(&gram))
-        .bind(from)
-        .fetch_one(&mut *c)
-        .await?;
-        counted.push((n, at, gram));
     }
-    Ok(rarest_trigrams(counted))
+    match kind_of(c) {
+        DbKind::Sqlite => {
+            let (newest,): (Option<i64>,) =
+                sqlx::query_as("SELECT MAX(rowid) FROM sandbox_operations").fetch_one(&mut *c).await?;
+            let from = newest.unwrap_or(0) - PROBE_WINDOW;
+            let mut counted = Vec::new();
+            for (at, gram) in grams {
+                let (n,): (i64,) = sqlx::query_as(
+                    "SELECT COUNT(*) FROM sandbox_operations_search WHERE sandbox_operations_search MATCH $1 AND rowid > $2",
+                )
+                .bind(fts_phrase(&gram))
+                .bind(from)
+                .fetch_one(&mut *c)
+                .await?;
+                counted.push((n, at, gram));
+            }
+            let chosen = rarest_trigrams(counted, PROBE_WINDOW);
+            Ok((!chosen.is_empty())
+                .then(|| Narrowing::Fts(chosen.iter().map(|g| fts_phrase(g)).collect::<Vec<_>>().join(" AND "))))
+        }
+        DbKind::Postgres => {
+            // pg_trgm makes trigrams of words (letters and digits): a trigram with anything else
+            // in it is not one of its own, so only those of letters and digits narrow.
+            grams.retain(|(_, g)| g.chars().all(char::is_alphanumeric));
+            if grams.is_empty() {
+                return Ok(None);
+            }
+            // One statement: the organization's newest rows along its time index, each trigram
+            // counted among them (`strpos`: a literal substring).
+            let counts: Vec<String> =
+                (0..grams.len()).map(|i| format!("COUNT(*) FILTER (WHERE strpos(s.t, ${}) > 0)", i + 2)).collect();
+            let sql = format!(
+                "SELECT COUNT(*), {} FROM (SELECT LOWER(o.target) || ' ' || LOWER(o.detail) AS t \
+                 FROM sandbox_operations o WHERE o.organization_id = $1 \
+                 ORDER BY o.created_at DESC, o.id DESC LIMIT {PROBE_WINDOW}) AS s",
+                counts.join(", ")
+            );
+            let mut query = sqlx::query(&sql).bind(org_id.to_string());
+            for (_, g) in &grams {
+                query = query.bind(g.clone());
+            }
+            let row = query.fetch_one(&mut *c).await?;
+            let probed: i64 = row.try_get(0)?;
+            let mut counted = Vec::new();
+            for (i, (at, gram)) in grams.into_iter().enumerate() {
+                counted.push((row.try_get::<i64, _>(i + 1)?, at, gram));
+            }
+            let chosen = rarest_trigrams(counted, probed);
+            Ok((!chosen.is_empty()).then_some(Narrowing::Grams(chosen)))
+        }
+    }
 }
 
-/// The rarest trigrams (count, position, trigram) that do not overlap, joined by AND; `None`
-/// when even the rarest is held by a quarter of the probed rows (nothing rare to narrow by).
-fn rarest_trigrams(mut counted: Vec<(i64, usize, String)>) -> Option<String> {
+/// The rarest trigrams (count among `probed` rows, position, trigram) that do not overlap;
+/// none when even the rarest is held by a quarter of the probed rows (nothing rare to narrow by).
+fn rarest_trigrams(mut counted: Vec<(i64, usize, String)>, probed: i64) -> Vec<String> {
     counted.sort();
     let mut chosen: Vec<(usize, String)> = Vec::new();
     for (n, at, gram) in counted {
-        if chosen.len() == SEARCH_TRIGRAMS || n * 4 > PROBE_WINDOW {
+        if chosen.len() == SEARCH_TRIGRAMS || n * 4 > probed {
             break;
         }
         if chosen.iter().all(|(other, _)| other.abs_diff(at) >= 3) {
             chosen.push((at, gram));
         }
     }
-    if chosen.is_empty() {
-        return None;
-    }
-    Some(chosen.iter().map(|(_, g)| fts_phrase(g)).collect::<Vec<_>>().join(" AND "))
+    chosen.into_iter().map(|(_, g)| g).collect()
 }
 
 /// The database `c` talks to.
@@ -373,17 +506,18 @@ mod tests {
             (385, "le1"),
         ]);
         // `42/` first; `e42`, `2/f` and `le4` overlap it; `le1` does not; the rest are common.
-        assert_eq!(rarest_trigrams(grams).as_deref(), Some(r#""42/" AND "le1""#));
+        assert_eq!(rarest_trigrams(grams, PROBE_WINDOW), ["42/", "le1"]);
     }
 
     #[test]
     fn a_term_of_common_trigrams_only_is_asked_as_a_phrase() {
-        assert_eq!(rarest_trigrams(counted(&[(1600, "abc"), (900, "bcd"), (501, "cde")])), None);
-        assert_eq!(rarest_trigrams(Vec::new()), None);
+        assert!(rarest_trigrams(counted(&[(1600, "abc"), (900, "bcd"), (501, "cde")]), PROBE_WINDOW).is_empty());
+        assert_eq!(rarest_trigrams(counted(&[(160, "abc"), (90, "bcd"), (51, "cde")]), 200), Vec::<String>::new());
+        assert!(rarest_trigrams(Vec::new(), PROBE_WINDOW).is_empty());
     }
 
     #[test]
-    fn at_most_three_trigrams_are_asked_and_quotes_stay_literal() {
+    fn at_most_three_trigrams_are_asked() {
         let grams = counted(&[
             (1, "a\"b"),
             (9, "x"),
@@ -396,6 +530,6 @@ mod tests {
             (9, "v"),
             (4, "ghi"),
         ]);
-        assert_eq!(rarest_trigrams(grams).as_deref(), Some(r#""a""b" AND "abc" AND "def""#));
+        assert_eq!(rarest_trigrams(grams, PROBE_WINDOW), ["a\"b", "abc", "def"]);
     }
 }
