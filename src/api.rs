@@ -26,6 +26,7 @@ pub fn routes() -> Vec<ApiRoute> {
     all.extend(crate::sandbox::running::api_routes());
     all.extend(crate::sandbox::operations::api_routes());
     all.extend(crate::documents::api::routes());
+    all.extend(crate::sandbox::snapshots::api::routes());
     all
 }
 
@@ -102,6 +103,11 @@ async fn openapi_json() -> HttpResponse {
         crate::documents::api::list_documents,
         crate::documents::api::workspace_documents,
         crate::documents::api::document_file,
+        crate::sandbox::snapshots::api::list_snapshots,
+        crate::sandbox::snapshots::api::take_snapshot,
+        crate::sandbox::snapshots::api::snapshot_archive,
+        crate::sandbox::snapshots::api::get_snapshot_settings,
+        crate::sandbox::snapshots::api::put_snapshot_settings,
     ),
     components(schemas(Problem)),
     modifiers(&BearerAuth, &Unauthenticated),

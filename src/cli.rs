@@ -336,6 +336,8 @@ async fn sweep(config: Config, orphans: bool, purge: bool) -> anyhow::Result<i32
             "sandbox-destroy-retry: {} destroyed, {} still pending (retried later)",
             report.destroyed, report.failed
         );
+        let snapshots = crate::sandbox::snapshots::service::sweep(&state, crate::db::now_ms()).await?;
+        println!("snapshots of deleted workspaces: {snapshots} deleted from the store");
         let expired = crate::auth::service::sweep(&state.db, window).await?;
         println!("sign-ins: {expired} expired removed");
         return Ok(if report.failed > 0 { 1 } else { 0 });

@@ -17,6 +17,7 @@ pub struct Config {
     pub auth: AuthConfig,
     pub sandboxd: SandboxdConfig,
     pub docker: DockerConfig,
+    pub snapshots: SnapshotConfig,
 }
 
 /// The Docker engine the console reads (discovery, doctor, live usage); see README "The Docker
@@ -29,6 +30,34 @@ pub struct DockerConfig {
     /// `AGENTICOS_SANDBOXD_IMAGE`: the sandboxd image's name (no tag) the engine's containers are
     /// matched by, default `ghcr.io/vstorm-co/sandboxd`; set it where the image is mirrored.
     pub sandboxd_image: String,
+}
+
+/// Where workspace snapshots are stored: one object-store interface, a local folder or any
+/// S3-compatible store.
+#[derive(Debug, Clone)]
+pub enum SnapshotStoreConfig {
+    /// `AGENTICOS_SNAPSHOT_DIR`, default `snapshots/` in the data folder (the vault key file's
+    /// folder, else `./data`): one replica.
+    Local(PathBuf),
+    /// `AGENTICOS_SNAPSHOT_S3_BUCKET` set: an S3-compatible store (several replicas share it).
+    S3 {
+        bucket: String,
+        /// `AGENTICOS_SNAPSHOT_S3_ENDPOINT`: an S3-compatible server's address; none for AWS.
+        endpoint: Option<String>,
+        /// `AGENTICOS_SNAPSHOT_S3_REGION`, default `us-east-1`.
+        region: String,
+        /// `AGENTICOS_SNAPSHOT_S3_ACCESS_KEY_ID` and `AGENTICOS_SNAPSHOT_S3_SECRET_ACCESS_KEY`; when
+        /// absent, the usual `AWS_*` environment and instance credentials.
+        access_key_id: Option<String>,
+        secret_access_key: Option<SecretString>,
+        /// `AGENTICOS_SNAPSHOT_S3_PREFIX`: a folder inside the bucket, default none.
+        prefix: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct SnapshotConfig {
+    pub store: SnapshotStoreConfig,
 }
 
 #[derive(Debug, Clone)]
@@ -107,6 +136,10 @@ pub struct SandboxdConfig {
     pub state_limit_bytes: u64,
     /// `OPERATION_RETENTION_DAYS`: how long the operation log keeps a row, default 30 (1 to 3650).
     pub operation_retention_days: u32,
+    /// `MANIFEST_GIT_ALLOW_PRIVATE`: whether the console fetches a manifest's `git_repo` from a
+    /// host that resolves to a loopback, private, link-local or otherwise internal address
+    /// (`true`/`false`, default false: such hosts are refused, against SSRF).
+    pub git_allow_private: bool,
 }
 
 /// Every problem found while reading the environment.
@@ -192,6 +225,14 @@ impl Config {
                 .unwrap_or(4 * 1024 * 1024);
         let operation_retention_days =
             parse_opt::<u32>(&get, "OPERATION_RETENTION_DAYS", 1..=3650, &mut problems).unwrap_or(30);
+        let git_allow_private = match get("MANIFEST_GIT_ALLOW_PRIVATE").as_deref().map(str::trim) {
+            None | Some("" | "false" | "0") => false,
+            Some("true" | "1") => true,
+            Some(other) => {
+                problems.push(format!("MANIFEST_GIT_ALLOW_PRIVATE: `{other}` is neither true nor false"));
+                false
+            }
+        };
         let local_addresses: Vec<String> = get("SANDBOXD_LOCAL_ADDRESSES")
             .unwrap_or_else(|| "http://sandboxd:8080,http://localhost:8080".into())
             .split(',')
@@ -211,6 +252,12 @@ impl Config {
             problems.push(format!("AGENTICOS_SANDBOXD_IMAGE: `{sandboxd_image}` must be an image name without a tag"));
         }
         let docker = DockerConfig { host: docker_host(&get, &mut problems), sandboxd_image };
+        // The data folder: the vault key file's, else `./data`.
+        let data_dir = match &key {
+            VaultKeySource::File(p) => p.parent().map(PathBuf::from).unwrap_or_else(|| PathBuf::from("./data")),
+            VaultKeySource::Inline(_) => PathBuf::from("./data"),
+        };
+        let snapshots = snapshot_config(&get, &data_dir, &mut problems);
 
         if !problems.is_empty() {
             return Err(ConfigError { problems });
@@ -227,8 +274,10 @@ impl Config {
                 local_addresses,
                 state_limit_bytes,
                 operation_retention_days,
+                git_allow_private,
             },
             docker,
+            snapshots,
         })
     }
 }
@@ -256,6 +305,43 @@ fn docker_host(get: &impl Fn(&str) -> Option<String>, problems: &mut Vec<String>
         return None;
     }
     Some(host)
+}
+
+fn snapshot_config(
+    get: &impl Fn(&str) -> Option<String>,
+    data_dir: &std::path::Path,
+    problems: &mut Vec<String>,
+) -> SnapshotConfig {
+    let store = match get("AGENTICOS_SNAPSHOT_S3_BUCKET") {
+        None => SnapshotStoreConfig::Local(
+            get("AGENTICOS_SNAPSHOT_DIR").map(PathBuf::from).unwrap_or_else(|| data_dir.join("snapshots")),
+        ),
+        Some(bucket) => {
+            let endpoint = get("AGENTICOS_SNAPSHOT_S3_ENDPOINT");
+            if let Some(e) = &endpoint {
+                if !matches!(url::Url::parse(e).map(|u| u.scheme().to_string()).as_deref(), Ok("http" | "https")) {
+                    problems.push(format!("AGENTICOS_SNAPSHOT_S3_ENDPOINT: `{e}` is not an http(s) URL"));
+                }
+            }
+            let access_key_id = get("AGENTICOS_SNAPSHOT_S3_ACCESS_KEY_ID");
+            let secret_access_key = get("AGENTICOS_SNAPSHOT_S3_SECRET_ACCESS_KEY").map(SecretString::from);
+            if access_key_id.is_some() != secret_access_key.is_some() {
+                problems.push(
+                    "AGENTICOS_SNAPSHOT_S3_ACCESS_KEY_ID and AGENTICOS_SNAPSHOT_S3_SECRET_ACCESS_KEY go together"
+                        .to_string(),
+                );
+            }
+            SnapshotStoreConfig::S3 {
+                bucket,
+                endpoint,
+                region: get("AGENTICOS_SNAPSHOT_S3_REGION").unwrap_or_else(|| "us-east-1".into()),
+                access_key_id,
+                secret_access_key,
+                prefix: get("AGENTICOS_SNAPSHOT_S3_PREFIX").map(|p| p.trim_matches('/').to_string()),
+            }
+        }
+    };
+    SnapshotConfig { store }
 }
 
 fn parse_opt<T>(

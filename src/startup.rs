@@ -31,6 +31,7 @@ impl AppState {
         let csrf_key = CsrfKey::derive(vault_key.bytes());
         let recorder = Recorder::new(db.clone());
         let docker = crate::docker::Engine::from_config(&config.docker)?;
+        let snapshots = crate::sandbox::snapshots::objects::Objects::from_config(&config.snapshots.store)?;
         Ok(AppState {
             config,
             db,
@@ -48,6 +49,7 @@ impl AppState {
             operation_searches: Default::default(),
             documents_cache: Default::default(),
             docker,
+            snapshots,
         })
     }
 }
@@ -137,6 +139,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     crate::sandbox::connections::routes(cfg);
     crate::agents::routes(cfg);
     crate::documents::routes(cfg);
+    crate::sandbox::snapshots::pages::routes(cfg);
     crate::reference::routes(cfg);
 }
 
@@ -203,6 +206,12 @@ pub fn spawn_destroy_retry(state: Data<AppState>) {
                 ),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(sweep = "sandbox-destroy-retry", error = %e, "sweep failed"),
+            }
+            // The store's tombstones: snapshots of deleted workspaces whose delete failed.
+            match crate::sandbox::snapshots::service::sweep(&state, crate::db::now_ms()).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(sweep = "sandbox-destroy-retry", snapshots_deleted = n, "sweep done"),
+                Err(e) => tracing::warn!(sweep = "sandbox-destroy-retry", error = %e, "snapshot sweep failed"),
             }
         }
     });

@@ -42,4 +42,6 @@ pub struct AppState {
     pub documents_cache: DocumentsCache,
     /// The Docker engine, read-only (discovery, doctor, live usage); none when not configured.
     pub docker: Option<crate::docker::Engine>,
+    /// Where workspace snapshots are stored (a local folder or an S3-compatible store).
+    pub snapshots: crate::sandbox::snapshots::objects::Objects,
 }

@@ -4,6 +4,7 @@
 use serde::Deserialize;
 
 use super::error::AgentError;
+use super::manifest::{self, Manifest};
 use super::model::{Backend, WorkspaceFile};
 use super::store::AgentValues;
 use crate::access::Caller;
@@ -48,9 +49,30 @@ pub struct AgentInput {
     /// Written under `skills/` at each run's first workspace operation.
     #[serde(default)]
     pub skills: Vec<WorkspaceFile>,
-    /// Files and empty folders written into a new workspace.
+    /// What a new workspace starts with: typed entries (`file`, `dir`, `git_repo`, `env`).
     #[serde(default)]
-    pub manifest_files: Vec<WorkspaceFile>,
+    pub manifest: Option<Manifest>,
+    /// Deprecated alias, accepted for one release: files (`path`, `content`) and empty folders
+    /// (`is_dir`), read as `file` and `dir` entries of `manifest`.
+    #[serde(default)]
+    #[schema(deprecated)]
+    pub manifest_files: Option<Vec<WorkspaceFile>>,
+}
+
+/// The manifest sent: `manifest`, or the legacy `manifest_files` read as one (not both).
+pub fn manifest_sent(errors: &mut FieldErrors, input: &AgentInput) -> Manifest {
+    match (&input.manifest, &input.manifest_files) {
+        (Some(_), Some(_)) => {
+            errors.add(
+                "manifest_files",
+                "Send “manifest” only: “manifest_files” is its deprecated alias (files become entries of kind file or dir).",
+            );
+            Manifest::default()
+        }
+        (Some(m), None) => m.clone(),
+        (None, Some(files)) => Manifest::from_files(files),
+        (None, None) => Manifest::default(),
+    }
 }
 
 fn check_files(errors: &mut FieldErrors, field: &str, files: &[WorkspaceFile]) -> Vec<WorkspaceFile> {
@@ -90,7 +112,7 @@ pub struct Checked {
     runtime: Option<String>,
     shell_enabled: bool,
     skills: Vec<WorkspaceFile>,
-    manifest_files: Vec<WorkspaceFile>,
+    manifest: Manifest,
 }
 
 impl Checked {
@@ -103,7 +125,7 @@ impl Checked {
             runtime: self.runtime.as_deref(),
             shell_enabled: self.shell_enabled,
             skills: &self.skills,
-            manifest_files: &self.manifest_files,
+            manifest: &self.manifest,
         }
     }
 }
@@ -148,7 +170,13 @@ pub async fn check(st: &AppState, caller: &Caller, input: &AgentInput) -> Result
         None => {}
     }
     let skills = check_files(&mut errors, "skills", &input.skills);
-    let manifest_files = check_files(&mut errors, "manifest_files", &input.manifest_files);
+    let sent = manifest_sent(&mut errors, input);
+    let manifest = manifest::check::check(&mut errors, "manifest", &sent);
+    let mut c = st.db.conn().await?;
+    manifest::check::check_secrets(&mut c, &caller.org_id, &mut errors, "manifest", &manifest)
+        .await
+        .map_err(AgentError::Internal)?;
+    drop(c);
     errors.into_result().map_err(AgentError::Invalid)?;
     Ok(Checked {
         name,
@@ -158,7 +186,7 @@ pub async fn check(st: &AppState, caller: &Caller, input: &AgentInput) -> Result
         runtime,
         shell_enabled: backend == Some(Backend::Service) && input.shell_enabled.unwrap_or(true),
         skills,
-        manifest_files,
+        manifest,
     })
 }
 

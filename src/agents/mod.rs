@@ -7,6 +7,7 @@ pub mod api;
 pub mod check;
 pub mod conversations;
 pub mod error;
+pub mod manifest;
 pub mod model;
 pub mod pages;
 pub mod pins;

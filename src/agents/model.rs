@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::manifest::Manifest;
 use crate::sandbox::workspaces::key::Scope;
 
 /// Where an agent's workspace lives.
@@ -62,8 +63,9 @@ pub struct Agent {
     pub shell_enabled: bool,
     /// Written under `skills/` at each run's first workspace operation.
     pub skills: Vec<WorkspaceFile>,
-    /// Files and empty folders written into a new workspace.
-    pub manifest_files: Vec<WorkspaceFile>,
+    /// What a new workspace starts with (files, folders, repositories) and the environment of
+    /// every command. An `env` secret shows its name and secret id only, never its value.
+    pub manifest: Manifest,
     /// Epoch milliseconds (UTC).
     pub created_at: i64,
     /// Epoch milliseconds (UTC).
@@ -179,6 +181,10 @@ pub struct Run {
     /// merge them all into the shared `state` workspace (see `workspace_error`); null otherwise,
     /// and null again once the copy is deleted.
     pub recovery_workspace_id: Option<String>,
+    /// The manifest this run brought for its new workspace (`POST /runs` `manifest`), replacing
+    /// its agent's; not shown.
+    #[serde(skip)]
+    pub manifest: Option<Manifest>,
 }
 
 /// `?limit=N&offset=M`: one page of a list, newest first.

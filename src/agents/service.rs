@@ -146,6 +146,9 @@ pub async fn runtime_choice(
 pub struct FormOptions {
     pub connections: Vec<Connection>,
     pub runtimes: RuntimeChoice,
+    /// The vault secrets a manifest's environment variable may take (purpose `other`); none for
+    /// a role that may not manage the vault.
+    pub secrets: Vec<crate::vault::model::Secret>,
 }
 
 /// The form's options for a backend and connection (the form is for builders and above).
@@ -158,7 +161,9 @@ pub async fn form_options(
     ensure_edit(caller)?;
     let connections = org_connections(st, caller).await?;
     let runtimes = runtime_choice(st, caller, backend, connection_id).await?;
-    Ok(FormOptions { connections, runtimes })
+    let secrets = crate::vault::service::list(st, caller).await.unwrap_or_default();
+    let secrets = super::pages::manifest_rows::env_secrets(secrets);
+    Ok(FormOptions { connections, runtimes, secrets })
 }
 
 /// The agent form: the agent (none for a new one) and its options.

@@ -4,6 +4,7 @@
 use sqlx::any::AnyRow;
 use sqlx::FromRow;
 
+use super::manifest::Manifest;
 use super::model::{Agent, AgentSummary, Backend, WorkspaceFile};
 use crate::db::{Conn, DbResult};
 use crate::sandbox::workspaces::key::Scope;
@@ -38,7 +39,7 @@ struct AgentRow {
     runtime: Option<String>,
     shell_enabled: i64,
     skills: String,
-    manifest_files: String,
+    manifest: String,
     created_at: i64,
     updated_at: i64,
 }
@@ -62,7 +63,7 @@ impl From<AgentRow> for Agent {
             runtime: r.runtime,
             shell_enabled: r.shell_enabled == 1,
             skills: files(&r.skills),
-            manifest_files: files(&r.manifest_files),
+            manifest: Manifest::from_json(&r.manifest),
             created_at: r.created_at,
             updated_at: r.updated_at,
         }
@@ -70,7 +71,7 @@ impl From<AgentRow> for Agent {
 }
 
 const AGENT_COLUMNS: &str =
-    "id, name, backend, connection_id, scope, runtime, shell_enabled, skills, manifest_files, created_at, updated_at";
+    "id, name, backend, connection_id, scope, runtime, shell_enabled, skills, manifest, created_at, updated_at";
 
 #[derive(sqlx::FromRow)]
 struct AgentSummaryRow {
@@ -124,11 +125,11 @@ pub struct AgentValues<'a> {
     pub runtime: Option<&'a str>,
     pub shell_enabled: bool,
     pub skills: &'a [WorkspaceFile],
-    pub manifest_files: &'a [WorkspaceFile],
+    pub manifest: &'a Manifest,
 }
 
 /// The columns [`AgentValues`] fill, bound as `$1` to `$8` by [`write_agent`].
-const AGENT_VALUE_COLUMNS: &str = "name, backend, connection_id, scope, runtime, shell_enabled, skills, manifest_files";
+const AGENT_VALUE_COLUMNS: &str = "name, backend, connection_id, scope, runtime, shell_enabled, skills, manifest";
 
 /// Runs `sql` with the agent's values as `$1` to `$8`, then `more` in order.
 async fn write_agent(c: &mut Conn, sql: &str, v: &AgentValues<'_>, more: &[&str], now: i64) -> DbResult<u64> {
@@ -140,7 +141,7 @@ async fn write_agent(c: &mut Conn, sql: &str, v: &AgentValues<'_>, more: &[&str]
         .bind(v.runtime)
         .bind(i64::from(v.shell_enabled))
         .bind(files_json(v.skills))
-        .bind(files_json(v.manifest_files))
+        .bind(v.manifest.to_json())
         .bind(now);
     let query = more.iter().fold(query, |q, b| q.bind(*b));
     Ok(query.execute(c).await?.rows_affected())
@@ -165,7 +166,7 @@ pub async fn insert_agent(
 pub async fn update_agent(c: &mut Conn, org_id: &str, id: &str, v: &AgentValues<'_>, now: i64) -> DbResult<u64> {
     let sql =
         "UPDATE agents SET name = $1, backend = $2, connection_id = $3, scope = $4, runtime = $5, shell_enabled = $6, \
-               skills = $7, manifest_files = $8, updated_at = $9 WHERE organization_id = $10 AND id = $11";
+               skills = $7, manifest = $8, updated_at = $9 WHERE organization_id = $10 AND id = $11";
     write_agent(c, sql, v, &[org_id, id], now).await
 }
 

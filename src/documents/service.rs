@@ -198,6 +198,13 @@ fn file_path(raw: &str) -> Result<WorkspacePath> {
     Ok(path)
 }
 
+/// Whether the caller may see the workspace (404 otherwise, also across organizations): its
+/// agent and conversation, for the snapshots of its page.
+pub async fn may_see(st: &AppState, caller: &Caller, id: &str) -> Result<(Option<String>, Option<String>)> {
+    let row = visible_one(st, caller, id).await?;
+    Ok((row.agent_id, row.conversation_id))
+}
+
 async fn visible_one(st: &AppState, caller: &Caller, id: &str) -> Result<VisibleRow> {
     let mut c = st.db.conn().await?;
     store::visible_one(&mut c, &caller.org_id, member(caller), id)

@@ -9,5 +9,6 @@ pub mod operations;
 pub mod policy;
 pub mod recording;
 pub mod running;
+pub mod snapshots;
 pub mod tombstones;
 pub mod workspaces;

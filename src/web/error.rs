@@ -383,7 +383,7 @@ impl From<WorkspaceError> for AppError {
             | WorkspaceError::BadPath(m) => AppError::new(Kind::BadRequest, m),
             WorkspaceError::Invalid(f) => AppError::invalid(f),
             WorkspaceError::PermissionDenied(m) => AppError::new(Kind::Forbidden, m),
-            WorkspaceError::Shell(m) => AppError::new(Kind::BadGateway, m),
+            WorkspaceError::Shell(m) | WorkspaceError::Manifest(m) => AppError::new(Kind::BadGateway, m),
             WorkspaceError::AlreadyExists(m) | WorkspaceError::Refused(m) => AppError::new(Kind::Conflict, m),
             WorkspaceError::Forbidden(m) => AppError::new(Kind::Forbidden, m),
             WorkspaceError::TooLarge(m) => AppError::new(Kind::PayloadTooLarge, m),

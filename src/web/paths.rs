@@ -125,6 +125,7 @@ item_paths! {
     conversation_workspace => CONVERSATIONS / "workspace";
     conversation_delete => CONVERSATIONS / "delete";
     document_workspace => DOCUMENT_WORKSPACES;
+    document_workspace_snapshots => DOCUMENT_WORKSPACES / "snapshots";
 }
 
 /// `/documents` with a search, a "who" filter and a page cursor (empty ones left out).
@@ -165,6 +166,16 @@ pub fn document_file(workspace_id: &str, path: &str, download: bool) -> String {
         query.append_pair("download", "true");
     }
     format!("{DOCUMENT_WORKSPACES}/{workspace_id}/file?{}", query.finish())
+}
+
+/// `POST`: a new run that starts from one of a workspace's snapshots (the workspace's page).
+pub fn document_workspace_snapshot_restore(workspace_id: &str, snapshot_id: &str) -> String {
+    format!("{DOCUMENT_WORKSPACES}/{workspace_id}/snapshots/{snapshot_id}/restore")
+}
+
+/// A snapshot's archive (`.tar.gz`), downloaded after the same check as the workspace's files.
+pub fn snapshot_archive(snapshot_id: &str) -> String {
+    format!("/api/v1/snapshots/{snapshot_id}/archive")
 }
 
 /// The invitation link to give a person: `AGENTICOS_PUBLIC_URL` and `/invitations/{code}`.

@@ -16,7 +16,6 @@ fn agent_form<'a>(extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
         ("runtime", ""),
         ("shell_enabled", "on"),
         ("skills", ""),
-        ("manifest_files", ""),
     ];
     for (k, v) in extra {
         f.retain(|(name, _)| name != k);
@@ -112,12 +111,70 @@ db_test! {
         assert_eq!(r.select_attr("#agent-runtime option[selected]", "value").as_deref(), Some("python"));
         assert_eq!(app.count("agents").await, 0);
 
-        // A textarea that does not follow the format is refused at its field, too.
-        let r = app.web.post_form("/agents", &agent_form(&[("manifest_files", "hello")])).await;
+        // A manifest entry with an absolute path is refused at its own field, its input kept.
+        let r = app.web.post_form("/agents", &agent_form(&[("m0.kind", "dir"), ("m0.path", "out"), ("m1.kind", "file"), ("m1.path", "/etc/x"), ("m1.content", "hi")])).await;
         assert_eq!(r.status, 422, "{}", r.body);
-        assert!(r.field_error("agent-manifest").is_some_and(|m| m.contains("--- path")), "{}", r.body);
-        assert_eq!(r.select_text("#agent-manifest").as_deref(), Some("hello"));
+        assert!(r.field_error("m1-path").is_some_and(|m| m.contains("relative")), "{}", r.body);
+        assert!(r.field_error("m0-path").is_none(), "{}", r.body);
+        assert_eq!(r.select_attr("#m1-path", "value").as_deref(), Some("/etc/x"));
+        assert_eq!(r.select_text("#m1-content").as_deref(), Some("hi"));
         assert_eq!(app.count("agents").await, 0);
+
+        // "Add a repository" shows the form again with a repository row, nothing saved; a
+        // saved manifest shows its rows on the agent's page.
+        let r = app.web.post_form("/agents", &agent_form(&[("m0.kind", "dir"), ("m0.path", "out"), ("add_entry", "git_repo")])).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert!(r.select_attr("#m1-url", "name").is_some_and(|n| n == "m1.url"), "{}", r.body);
+        assert_eq!(app.count("agents").await, 0);
+        let r = app.web.post_form("/agents", &agent_form(&[("m0.kind", "dir"), ("m0.path", "out"), ("m1.kind", "env"), ("m1.name", "MODE"), ("m1.value", "fast")])).await;
+        assert_eq!(r.status, 303, "{}", r.body);
+        let mut c = app.state.db.conn().await.expect("conn");
+        let (id,): (String,) = sqlx::query_as("SELECT id FROM agents").fetch_one(&mut *c).await.expect("the agent");
+        let page = app.web.get(&format!("/agents/{id}")).await;
+        assert_eq!(page.select_attr("#m0-path", "value").as_deref(), Some("out"));
+        assert_eq!(page.select_attr("#m1-name", "value").as_deref(), Some("MODE"));
+        assert_eq!(page.select_attr("#m1-value", "value").as_deref(), Some("fast"));
+    }
+}
+
+db_test! {
+    async fn the_agent_form_sets_when_snapshots_are_taken_and_refuses_a_bad_setting_inline(app: TestApp) {
+        app.setup_owner().await;
+        let host = app.insert_idle_sandboxd_connection("host-a").await;
+        let service = [("backend", "service"), ("connection_id", host.as_str())];
+        // Both settings wrong: each message at its control, the input kept, nothing saved.
+        let bad = [service[0], service[1], ("snapshots", "sometimes"), ("keep_last", "0")];
+        let r = app.web.post_form("/agents", &agent_form(&bad)).await;
+        assert_eq!(r.status, 422, "{}", r.body);
+        assert!(r.field_error("agent-snapshots").is_some_and(|m| m.contains("on_finish")), "{}", r.body);
+        assert!(r.field_error("agent-keep-last").is_some_and(|m| m.contains("1 to 100")), "{}", r.body);
+        assert_eq!(r.select_attr("#agent-keep-last", "value").as_deref(), Some("0"));
+        assert_eq!(r.select_attr("#agent-name", "value").as_deref(), Some("coder"));
+        assert_eq!(app.count("agents").await, 0);
+        let r = app.web.post_form("/agents", &agent_form(&[service[0], service[1], ("keep_last", "many")])).await;
+        assert_eq!(r.status, 422, "{}", r.body);
+        assert!(r.field_error("agent-keep-last").is_some(), "{}", r.body);
+        assert!(r.field_error("agent-snapshots").is_none(), "{}", r.body);
+        assert_eq!(app.count("agents").await, 0);
+
+        // A good setting is saved with the agent, shown on its page and by the API.
+        let good = [service[0], service[1], ("snapshots", "on_finish_when_changed"), ("keep_last", "3")];
+        let r = app.web.post_form("/agents", &agent_form(&good)).await;
+        assert_eq!(r.status, 303, "{}", r.body);
+        let id = app.web.api(Method::GET, "/api/v1/agents", None).await.json()[0]["id"].as_str().expect("id").to_string();
+        let settings = app.web.api(Method::GET, &format!("/api/v1/agents/{id}/snapshot-settings"), None).await.json();
+        assert_eq!(settings, json!({"snapshots": "on_finish_when_changed", "keep_last": 3}));
+        let page = app.web.get(&format!("/agents/{id}")).await;
+        assert_eq!(page.select_attr("#agent-snapshots option[selected]", "value").as_deref(), Some("on_finish_when_changed"));
+        assert_eq!(page.select_attr("#agent-keep-last", "value").as_deref(), Some("3"));
+        // Editing it back; a new agent's form shows the defaults.
+        let r = app.web.post_form(&format!("/agents/{id}"), &agent_form(&[service[0], service[1], ("snapshots", "never"), ("keep_last", "")])).await;
+        assert_eq!(r.status, 303, "{}", r.body);
+        let settings = app.web.api(Method::GET, &format!("/api/v1/agents/{id}/snapshot-settings"), None).await.json();
+        assert_eq!(settings, json!({"snapshots": "never", "keep_last": 5}));
+        let new = app.web.get("/agents/new").await;
+        assert_eq!(new.select_attr("#agent-snapshots option[selected]", "value").as_deref(), Some("never"));
+        assert_eq!(new.select_attr("#agent-keep-last", "value").as_deref(), Some("5"));
     }
 }
 

@@ -221,3 +221,46 @@ db_test! {
         b.close().await
     }
 }
+
+db_test! {
+    async fn an_agents_snapshot_setting_is_refused_inline_then_saved_in_a_real_browser(app: TestApp) -> anyhow::Result<()> {
+        if !browser::browser_or_skip("an_agents_snapshot_setting_is_refused_inline_then_saved_in_a_real_browser") {
+            return Ok(());
+        }
+        app.setup_owner().await;
+        let host = app.insert_idle_sandboxd_connection("host-a").await;
+        let body = serde_json::json!({"name": "saver", "backend": "service", "connection_id": host, "scope": "conversation"});
+        let agent = app.web.api(reqwest::Method::POST, "/api/v1/agents", Some(body)).await;
+        assert_eq!(agent.status, 201, "{}", agent.body);
+        let id = agent.json()["id"].as_str().unwrap_or_default().to_string();
+
+        let b = Browser::start().await?;
+        sign_in(&b, &app.address).await?;
+        b.goto(&format!("{}/agents/{id}", app.address)).await?;
+        assert_eq!(b.wait_for("#agent-keep-last").await?.prop("value").await?.as_deref(), Some("5"));
+        b.wait_for("#agent-snapshots").await?.select_by_value("on_finish").await?;
+        b.fill("#agent-keep-last", "0").await?;
+        b.click("#save-agent").await?;
+        // htmx swaps the form in place: the message at its field, the choice kept, the field
+        // marked invalid, nothing saved.
+        b.wait_for_text("#agent-keep-last-error", "Keep 1 to 100 snapshots").await?;
+        let keep = b.wait_for("#agent-keep-last").await?;
+        assert_eq!(keep.attr("aria-invalid").await?.as_deref(), Some("true"));
+        assert_eq!(b.wait_for("#agent-snapshots").await?.prop("value").await?.as_deref(), Some("on_finish"));
+        assert_eq!(b.current_path().await?, format!("/agents/{id}"));
+        let path = format!("/api/v1/agents/{id}/snapshot-settings");
+        let settings = app.web.api(reqwest::Method::GET, &path, None).await.json();
+        assert_eq!(settings, serde_json::json!({"snapshots": "never", "keep_last": 5}));
+        shot(&b, "agent-form-snapshots-error").await?;
+
+        b.fill("#agent-keep-last", "7").await?;
+        b.click("#save-agent").await?;
+        b.wait_for("#agents-table").await?;
+        let settings = app.web.api(reqwest::Method::GET, &path, None).await.json();
+        assert_eq!(settings, serde_json::json!({"snapshots": "on_finish", "keep_last": 7}));
+        b.goto(&format!("{}/agents/{id}", app.address)).await?;
+        assert_eq!(b.wait_for("#agent-snapshots").await?.prop("value").await?.as_deref(), Some("on_finish"));
+        assert_eq!(b.wait_for("#agent-keep-last").await?.prop("value").await?.as_deref(), Some("7"));
+        b.close().await
+    }
+}

@@ -237,6 +237,9 @@ pub fn test_config(backend_url: &str, dir: &std::path::Path, extra: &[(&str, &st
     vars.insert("AGENTICOS_VAULT_KEY".into(), hex::encode(rand_bytes()));
     vars.insert("AGENTICOS_CATALOG_DIR".into(), format!("{}/catalog", env!("CARGO_MANIFEST_DIR")));
     vars.insert("AGENTICOS_VAULT_KEY_FILE".into(), dir.join("vault.key").display().to_string());
+    // The manifest tests serve their repositories on loopback.
+    vars.insert("MANIFEST_GIT_ALLOW_PRIVATE".into(), "true".into());
+    vars.insert("AGENTICOS_SNAPSHOT_DIR".into(), dir.join("snapshots").display().to_string());
     for (k, v) in extra {
         vars.insert(k.to_string(), v.to_string());
     }
@@ -321,6 +324,35 @@ impl TestApp {
         .execute(&mut *c)
         .await
         .expect("a Daytona row");
+        id
+    }
+
+    /// A sandboxd connection of the signed-in owner's organization at an address nothing listens
+    /// on, with a key of purpose `sandboxd` bound to it (for forms that need a host; nothing is
+    /// sent to it). Its id.
+    pub async fn insert_idle_sandboxd_connection(&self, name: &str) -> String {
+        let address = "http://127.0.0.1:9";
+        let key = serde_json::json!({"name": format!("{name} key"), "purpose": "sandboxd", "value": "not-sent", "address": address});
+        let key = self.web.api(reqwest::Method::POST, "/api/v1/vault/secrets", Some(key)).await;
+        assert_eq!(key.status, 201, "{}", key.body);
+        let key = key.json()["id"].as_str().expect("secret id").to_string();
+        let org =
+            self.scalar_strings(&format!("SELECT id FROM organizations WHERE name = '{OWNER_ORG}'")).await.remove(0);
+        let id = uuid::Uuid::new_v4().to_string();
+        let mut c = self.state.db.conn().await.expect("conn");
+        sqlx::query(
+            "INSERT INTO sandbox_connections (id, organization_id, name, kind, address, credential_secret_id, \
+             default_runtime, is_default, is_enabled, created_at, updated_at) \
+             VALUES ($1, $2, $3, 'sandboxd', $4, $5, NULL, 1, 1, 1, 1)",
+        )
+        .bind(&id)
+        .bind(&org)
+        .bind(name)
+        .bind(address)
+        .bind(&key)
+        .execute(&mut *c)
+        .await
+        .expect("a sandboxd row");
         id
     }
 

@@ -400,7 +400,13 @@ pub fn free_port() -> std::io::Result<u16> {
 
 /// `<CARGO_TARGET_DIR or ./target>/sandboxd-peer-venv`, or `SANDBOXD_PEER_VENV`.
 fn venv_dir() -> PathBuf {
-    if let Some(venv) = std::env::var_os("SANDBOXD_PEER_VENV") {
+    venv_in_target("SANDBOXD_PEER_VENV", "sandboxd-peer-venv")
+}
+
+/// The folder the variable `env` names, or `<CARGO_TARGET_DIR or ./target>/<name>`: where a test
+/// peer's venv lives, kept between runs.
+pub fn venv_in_target(env: &str, name: &str) -> PathBuf {
+    if let Some(venv) = std::env::var_os(env) {
         return PathBuf::from(venv);
     }
     let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -408,7 +414,7 @@ fn venv_dir() -> PathBuf {
         .map(PathBuf::from)
         .map(|dir| if dir.is_relative() { manifest_dir.join(dir) } else { dir })
         .unwrap_or_else(|| manifest_dir.join("target"));
-    target.join("sandboxd-peer-venv")
+    target.join(name)
 }
 
 fn signal_group(signal: &str, group: &str) {

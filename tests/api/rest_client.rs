@@ -91,7 +91,7 @@ db_test! {
         let body = json!({
             "name": "helper", "backend": "state", "scope": "conversation",
             "skills": [{"path": "review/SKILL.md", "content": "the skill's secret steps"}],
-            "manifest_files": [{"path": "notes.md", "content": "the manifest's secret notes"}],
+            "manifest": {"entries": [{"kind": "file", "path": "notes.md", "content": "the manifest's secret notes"}]},
         });
         let agent = id(post(&app.web, "/api/v1/agents", body).await);
         let operator = app.member_with_role("op@example.com", "operator").await;
@@ -108,7 +108,7 @@ db_test! {
             assert_eq!(only["id"], agent.as_str());
             assert_eq!((only["name"].as_str(), only["backend"].as_str(), only["scope"].as_str()), (Some("helper"), Some("state"), Some("conversation")));
             assert!(only["created_at"].as_i64().is_some());
-            assert!(only.get("skills").is_none() && only.get("manifest_files").is_none(), "{only}");
+            assert!(only.get("skills").is_none() && only.get("manifest").is_none(), "{only}");
             assert!(!list.body.contains("secret steps") && !list.body.contains("secret notes"), "{}", list.body);
         }
 
@@ -117,7 +117,7 @@ db_test! {
             assert_eq!(one.status, 200, "{}", one.body);
             let v = one.json();
             assert_eq!(v["skills"][0]["content"], "the skill's secret steps");
-            assert_eq!(v["manifest_files"][0]["content"], "the manifest's secret notes");
+            assert_eq!(v["manifest"]["entries"][0]["content"], "the manifest's secret notes");
         }
 
         // A member sees neither; another organization nothing of it.

@@ -6,6 +6,9 @@ pub mod conversation_delete;
 pub mod conversations;
 pub mod fields;
 pub mod files;
+pub mod manifest_rows;
+
+use std::collections::BTreeMap;
 
 use actix_web::http::StatusCode;
 use actix_web::web::{Data, Form, Path};
@@ -15,11 +18,14 @@ use serde::Deserialize;
 
 use self::fields::{RuntimeFieldPartial, ScopeFieldPartial};
 use self::files::{files_text, parse_files};
+use self::manifest_rows::EntryRow;
 use super::check::AgentInput;
 use super::error::AgentError;
 use super::model::{Agent, AgentSummary, Backend};
 use super::service::{self, FormOptions};
 use crate::sandbox::connections::model::Connection;
+use crate::sandbox::snapshots::model::Settings as SnapshotSettings;
+use crate::sandbox::snapshots::service as snapshots;
 use crate::sandbox::workspaces::key::Scope;
 use crate::state::AppState;
 use crate::validate::FieldErrors;
@@ -78,9 +84,16 @@ pub struct FormPartial {
     pub connections: Vec<Connection>,
     pub shell_enabled: bool,
     pub skills: String,
-    pub manifest_files: String,
+    /// The manifest's entries, one row each.
+    pub manifest_rows: Vec<EntryRow>,
+    /// The vault secrets an environment variable may take (purpose `other`).
+    pub secrets: Vec<crate::vault::model::Secret>,
     pub runtime: RuntimeFieldPartial,
     pub scope: ScopeFieldPartial,
+    /// When a run's end takes a snapshot: `never`, `on_finish`, `on_finish_when_changed`.
+    pub snapshots: String,
+    /// How many snapshots of each workspace are kept, as shown (or typed).
+    pub keep_last: String,
     pub errors: FieldErrors,
 }
 
@@ -94,6 +107,7 @@ impl FormPartial {
         options: FormOptions,
         errors: FieldErrors,
     ) -> FormPartial {
+        let manifest_rows = values.rows();
         FormPartial {
             csrf_token: caller.csrf_token.clone(),
             agent_id,
@@ -102,18 +116,39 @@ impl FormPartial {
             connection_id: values.connection_id,
             connections: options.connections,
             shell_enabled: values.shell_enabled.is_some(),
+            manifest_rows,
             skills: values.skills,
-            manifest_files: values.manifest_files,
+            secrets: options.secrets,
             runtime: RuntimeFieldPartial {
                 choice: options.runtimes.into(),
                 selected: values.runtime,
                 error: errors.get("runtime").map(str::to_string),
             },
             scope: ScopeFieldPartial { selected: values.scope, error: errors.get("scope").map(str::to_string) },
+            snapshots: values.snapshots,
+            keep_last: values.keep_last,
             errors,
         }
     }
 
+    /// Whether `value` is the snapshot setting shown.
+    pub fn is_snapshot_mode(&self, value: &str) -> bool {
+        self.snapshots == value
+    }
+
+    /// The snapshot setting's choices: (value, label).
+    pub fn snapshot_modes(&self) -> [(&'static str, &'static str); 3] {
+        [
+            ("never", "Never"),
+            ("on_finish", "When a run finishes"),
+            ("on_finish_when_changed", "When a run finishes, if the workspace changed"),
+        ]
+    }
+
+    /// Whether the vault picker lists the secret `id` (one gone from the vault still shows).
+    pub fn is_listed_secret(&self, id: &str) -> bool {
+        self.secrets.iter().any(|s| s.id == id)
+    }
     pub fn action(&self) -> String {
         paths::agent_save(self.agent_id.as_deref())
     }
@@ -165,12 +200,23 @@ pub struct AgentForm {
     runtime: String,
     shell_enabled: Option<String>,
     skills: String,
-    manifest_files: String,
+    /// "Add …": the kind of the row to add (the form is shown again, nothing saved).
+    add_entry: Option<String>,
+    /// "Remove": the index of the row to remove (the form is shown again, nothing saved).
+    remove_entry: Option<String>,
+    /// When a run's end takes a snapshot (`never`, `on_finish`, `on_finish_when_changed`).
+    snapshots: String,
+    /// How many snapshots of each workspace are kept, as typed.
+    keep_last: String,
+    /// The manifest rows' fields: `m0.kind`, `m0.path`, …
+    #[serde(flatten)]
+    manifest: BTreeMap<String, String>,
 }
 
 impl AgentForm {
-    /// The fields of a saved agent, or of a new one (its backend chosen by the service).
-    fn of(agent: Option<&Agent>, backend: Backend) -> AgentForm {
+    /// The fields of a saved agent (with its snapshot settings), or of a new one (its backend
+    /// chosen by the service).
+    fn of(agent: Option<&Agent>, backend: Backend, settings: SnapshotSettings) -> AgentForm {
         AgentForm {
             name: agent.map(|a| a.name.clone()).unwrap_or_default(),
             backend: backend.as_str().to_string(),
@@ -179,7 +225,52 @@ impl AgentForm {
             runtime: agent.and_then(|a| a.runtime.clone()).unwrap_or_default(),
             shell_enabled: agent.is_none_or(|a| a.shell_enabled).then(|| "on".to_string()),
             skills: agent.map(|a| files_text(&a.skills)).unwrap_or_default(),
-            manifest_files: agent.map(|a| files_text(&a.manifest_files)).unwrap_or_default(),
+            add_entry: None,
+            remove_entry: None,
+            snapshots: settings.snapshots.as_str().to_string(),
+            keep_last: settings.keep_last.to_string(),
+            manifest: agent.map(|a| manifest_rows::fields_of(&manifest_rows::rows_of(&a.manifest))).unwrap_or_default(),
+        }
+    }
+
+    /// The manifest's rows as posted, with a row added or removed when a button asked.
+    fn rows(&self) -> Vec<EntryRow> {
+        let remove = self.remove_entry.as_deref().and_then(|i| i.parse().ok());
+        manifest_rows::rows_posted(&self.manifest, remove, self.add_entry.as_deref())
+    }
+
+    /// Whether the post only adds or removes a row (the form is shown again, nothing saved).
+    fn is_edit_of_rows(&self) -> bool {
+        self.add_entry.is_some() || self.remove_entry.is_some()
+    }
+
+    /// The snapshot settings as posted (empty: the defaults, never and 5), or their problems.
+    fn snapshot_settings(&self) -> Result<SnapshotSettings, FieldErrors> {
+        let mode = match self.snapshots.trim() {
+            "" => SnapshotSettings::default().snapshots.as_str(),
+            m => m,
+        };
+        let keep_last = self.keep_last.trim();
+        let parsed = if keep_last.is_empty() { Some(None) } else { keep_last.parse::<i64>().ok().map(Some) };
+        let Some(keep_last) = parsed else {
+            let mut errors = snapshots::check_settings(mode, None).err().unwrap_or_default();
+            errors.add("keep_last", snapshots::keep_last_message());
+            return Err(errors);
+        };
+        snapshots::check_settings(mode, keep_last)
+    }
+
+    /// The service's input and the snapshot settings, or every problem found before saving (the
+    /// textareas', the snapshot settings') at their fields.
+    fn checked(&self) -> Result<(AgentInput, SnapshotSettings), FieldErrors> {
+        let settings = self.snapshot_settings();
+        match (self.input(), settings) {
+            (Ok(input), Ok(settings)) => Ok((input, settings)),
+            (input, settings) => {
+                let mut errors = input.err().unwrap_or_default();
+                errors.0.extend(settings.err().unwrap_or_default().0);
+                Err(errors)
+            }
         }
     }
 
@@ -188,10 +279,6 @@ impl AgentForm {
         let mut errors = FieldErrors::new();
         let skills = parse_files(&self.skills).unwrap_or_else(|m| {
             errors.add("skills", m);
-            Vec::new()
-        });
-        let manifest_files = parse_files(&self.manifest_files).unwrap_or_else(|m| {
-            errors.add("manifest_files", m);
             Vec::new()
         });
         errors.into_result()?;
@@ -206,14 +293,15 @@ impl AgentForm {
             shell_enabled: (Backend::parse(&self.backend) != Some(Backend::State))
                 .then_some(self.shell_enabled.is_some()),
             skills,
-            manifest_files,
+            manifest: Some(manifest_rows::manifest_of(&self.rows())),
+            manifest_files: None,
         })
     }
 }
 
 /// The form of a saved or new agent, as the service describes it.
-fn form_of(caller: &PageCaller, form: service::AgentForm) -> FormPartial {
-    let values = AgentForm::of(form.agent.as_ref(), form.backend);
+fn form_of(caller: &PageCaller, form: service::AgentForm, settings: SnapshotSettings) -> FormPartial {
+    let values = AgentForm::of(form.agent.as_ref(), form.backend, settings);
     let id = form.agent.map(|a| a.id);
     FormPartial::build(caller, id, values, form.options, FieldErrors::new())
 }
@@ -234,7 +322,7 @@ fn show_form(
 
 pub async fn new_form(st: Data<AppState>, caller: PageCaller, req: HttpRequest) -> Result<HttpResponse, PageError> {
     let form = service::agent_form(&st, &caller, None).await?;
-    show_form(&caller, &req, StatusCode::OK, form_of(&caller, form))
+    show_form(&caller, &req, StatusCode::OK, form_of(&caller, form, SnapshotSettings::default()))
 }
 
 pub async fn edit_form(
@@ -244,7 +332,8 @@ pub async fn edit_form(
     id: Path<String>,
 ) -> Result<HttpResponse, PageError> {
     let form = service::agent_form(&st, &caller, Some(&id)).await?;
-    show_form(&caller, &req, StatusCode::OK, form_of(&caller, form))
+    let settings = snapshots::settings(&st, &id).await.map_err(|e| AgentError::Internal(e.into()))?;
+    show_form(&caller, &req, StatusCode::OK, form_of(&caller, form, settings))
 }
 
 async fn saved_or_form(
@@ -276,6 +365,35 @@ async fn saved_or_form(
     }
 }
 
+/// The form again with a manifest row added or removed, nothing saved (the focus goes to the
+/// new row's first control, or to the manifest's fieldset after a removal).
+async fn rows_edited(
+    st: &AppState,
+    caller: &PageCaller,
+    req: &HttpRequest,
+    f: AgentForm,
+    id: Option<String>,
+) -> Result<HttpResponse, PageError> {
+    let conn = Some(f.connection_id.as_str()).filter(|c| !c.is_empty());
+    let options = service::form_options(st, caller, &f.backend, conn).await?;
+    let form = FormPartial::build(caller, id, f, options, FieldErrors::new());
+    show_form(caller, req, StatusCode::OK, form)
+}
+
+/// The agent just saved, with its snapshot settings saved too.
+async fn with_settings(
+    st: &AppState,
+    caller: &PageCaller,
+    saved: Result<Agent, AgentError>,
+    settings: SnapshotSettings,
+) -> Result<Agent, AgentError> {
+    let agent = saved?;
+    snapshots::save_settings(st, &caller.org_id, &agent.id, &settings)
+        .await
+        .map_err(|e| AgentError::Internal(e.into()))?;
+    Ok(agent)
+}
+
 pub async fn create(
     st: Data<AppState>,
     caller: PageCaller,
@@ -283,8 +401,13 @@ pub async fn create(
     form: Form<AgentForm>,
 ) -> Result<HttpResponse, PageError> {
     let f = form.into_inner();
-    let result = match f.input() {
-        Ok(input) => service::create(&st, &caller, input).await,
+    if f.is_edit_of_rows() {
+        return rows_edited(&st, &caller, &req, f, None).await;
+    }
+    let result = match f.checked() {
+        Ok((input, settings)) => {
+            with_settings(&st, &caller, service::create(&st, &caller, input).await, settings).await
+        }
         Err(errors) => Err(AgentError::Invalid(errors)),
     };
     saved_or_form(&st, &caller, &req, f, None, result).await
@@ -298,8 +421,13 @@ pub async fn update(
     form: Form<AgentForm>,
 ) -> Result<HttpResponse, PageError> {
     let f = form.into_inner();
-    let result = match f.input() {
-        Ok(input) => service::update(&st, &caller, &id, input).await,
+    if f.is_edit_of_rows() {
+        return rows_edited(&st, &caller, &req, f, Some(id.into_inner())).await;
+    }
+    let result = match f.checked() {
+        Ok((input, settings)) => {
+            with_settings(&st, &caller, service::update(&st, &caller, &id, input).await, settings).await
+        }
         Err(errors) => Err(AgentError::Invalid(errors)),
     };
     saved_or_form(&st, &caller, &req, f, Some(id.into_inner()), result).await
@@ -310,6 +438,7 @@ mod tests {
     use askama::Template;
 
     use super::fields::RuntimeOffer;
+    use super::manifest_rows::EntryRow;
     use super::{FormPartial, RuntimeFieldPartial, ScopeFieldPartial};
     use crate::web::filters::aria;
     use crate::web::FieldErrors;
@@ -317,7 +446,9 @@ mod tests {
     #[test]
     fn every_message_of_the_form_is_named_by_its_control() {
         let mut errors = FieldErrors::new();
-        for field in ["name", "backend", "connection_id", "skills", "manifest_files"] {
+        for field in
+            ["name", "backend", "connection_id", "skills", "manifest.entries[0].path", "snapshots", "keep_last"]
+        {
             errors.add(field, "Wrong.");
         }
         let form = FormPartial {
@@ -329,17 +460,20 @@ mod tests {
             connections: Vec::new(),
             shell_enabled: true,
             skills: String::new(),
-            manifest_files: String::new(),
+            manifest_rows: vec![EntryRow { kind: "dir".into(), ..EntryRow::default() }],
+            secrets: Vec::new(),
             runtime: RuntimeFieldPartial {
                 choice: RuntimeOffer { runtimes: vec!["python".into()], unavailable: None, is_state: false },
                 selected: String::new(),
                 error: Some("Not offered.".into()),
             },
             scope: ScopeFieldPartial { selected: "agent".into(), error: Some("Pick one.".into()) },
+            snapshots: "sometimes".into(),
+            keep_last: "0".into(),
             errors,
         };
         let html = form.render().expect("renders");
-        assert_eq!(aria::assert_wired(&html), 7, "{html}");
+        assert_eq!(aria::assert_wired(&html), 9, "{html}");
         assert!(html.contains(r#"action="/agents""#), "{html}");
     }
 }

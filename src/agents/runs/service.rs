@@ -8,10 +8,12 @@ use super::store::{self, NewRun, RunFilter};
 use crate::access::Caller;
 use crate::agents::conversations::store as conversations;
 use crate::agents::error::AgentError;
+use crate::agents::manifest::{self, Manifest};
 use crate::agents::model::{Agent, Conversation, Paging, Run, RunList, StartedBy};
 use crate::agents::service::ensure_see;
 use crate::agents::store as agents;
 use crate::db::{self, Conn, DbError};
+use crate::sandbox::snapshots::starts;
 use crate::sandbox::workspaces::key::Scope;
 use crate::state::AppState;
 use crate::validate::FieldErrors;
@@ -41,6 +43,18 @@ pub struct RunInput {
     /// A channel sender's platform id.
     #[serde(default)]
     pub channel_sender: Option<String>,
+    /// What this run's workspace starts with when it is new, replacing the agent's manifest
+    /// (checked like the agent's; its `env` entries are this run's commands' environment).
+    #[serde(default)]
+    pub manifest: Option<Manifest>,
+    /// A snapshot of this agent's workspaces: the run's workspace starts from it (its files
+    /// written at the first operation, instead of the manifest's).
+    #[serde(default)]
+    pub snapshot_id: Option<String>,
+    /// The `session_state` a finished run of this agent returned: this run continues in that
+    /// workspace (404 across organizations and agents, and once the workspace is deleted).
+    #[serde(default)]
+    pub session_state: Option<String>,
 }
 
 pub async fn create(st: &AppState, caller: &Caller, input: RunInput) -> Result<Run> {
@@ -80,6 +94,26 @@ pub async fn create(st: &AppState, caller: &Caller, input: RunInput) -> Result<R
     if channel_sender.as_ref().is_some_and(|s| s.len() > 200) {
         errors.add("channel_sender", "A platform id has at most 200 characters.");
     }
+    let manifest = match &input.manifest {
+        Some(m) => {
+            let m = manifest::check::check(&mut errors, "manifest", m);
+            manifest::check::check_secrets(&mut tx, &caller.org_id, &mut errors, "manifest", &m)
+                .await
+                .map_err(AgentError::Internal)?;
+            Some(m.to_json())
+        }
+        None => None,
+    };
+    let start = starts::check(
+        st,
+        &mut tx,
+        &caller.org_id,
+        agent.as_ref(),
+        input.snapshot_id.as_deref(),
+        input.session_state.as_deref(),
+        &mut errors,
+    )
+    .await?;
     errors.into_result().map_err(AgentError::Invalid)?;
     let id = db::new_id();
     let new = NewRun {
@@ -90,8 +124,10 @@ pub async fn create(st: &AppState, caller: &Caller, input: RunInput) -> Result<R
         user_id: user_id.as_deref(),
         trigger_as_creator: input.trigger_as_creator && started_by == Some(StartedBy::Trigger),
         channel_sender: channel_sender.as_deref(),
+        manifest,
     };
     store::insert(&mut tx, &caller.org_id, &new, db::now_ms()).await?;
+    starts::keep(&mut tx, &caller.org_id, &id, &start, db::now_ms()).await?;
     let run = store::get(&mut tx, &caller.org_id, &id).await?.ok_or(AgentError::NotFound)?;
     tx.commit().await.map_err(DbError::from)?;
     Ok(run)

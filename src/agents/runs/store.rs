@@ -1,5 +1,6 @@
 //! SQL for runs.
 
+use crate::agents::manifest::Manifest;
 use crate::agents::model::{Run, StartedBy};
 use crate::agents::store::{fetch_all, fetch_optional};
 use crate::db::{Conn, DbResult};
@@ -19,6 +20,7 @@ struct RunRow {
     finished_at: Option<i64>,
     workspace_error: Option<String>,
     recovery_workspace_id: Option<String>,
+    manifest: Option<String>,
 }
 
 impl From<RunRow> for Run {
@@ -37,12 +39,13 @@ impl From<RunRow> for Run {
             finished_at: r.finished_at,
             workspace_error: r.workspace_error,
             recovery_workspace_id: r.recovery_workspace_id,
+            manifest: r.manifest.as_deref().map(Manifest::from_json),
         }
     }
 }
 
 const RUN_COLUMNS: &str = "id, agent_id, conversation_id, started_by, user_id, trigger_as_creator, channel_sender, \
-                           status, workspace_opened, created_at, finished_at, workspace_error, recovery_workspace_id";
+                           status, workspace_opened, created_at, finished_at, workspace_error, recovery_workspace_id, manifest";
 
 /// The values a new run is written with.
 pub struct NewRun<'a> {
@@ -53,12 +56,14 @@ pub struct NewRun<'a> {
     pub user_id: Option<&'a str>,
     pub trigger_as_creator: bool,
     pub channel_sender: Option<&'a str>,
+    /// The run's own manifest (JSON), replacing its agent's for its new workspace.
+    pub manifest: Option<String>,
 }
 
 pub async fn insert(c: &mut Conn, org_id: &str, v: &NewRun<'_>, now: i64) -> DbResult<()> {
     sqlx::query(
         "INSERT INTO runs (id, organization_id, agent_id, conversation_id, started_by, user_id, trigger_as_creator, \
-         channel_sender, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'running', $9)",
+         channel_sender, status, created_at, manifest) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'running', $9, $10)",
     )
     .bind(v.id)
     .bind(org_id)
@@ -69,6 +74,7 @@ pub async fn insert(c: &mut Conn, org_id: &str, v: &NewRun<'_>, now: i64) -> DbR
     .bind(i64::from(v.trigger_as_creator))
     .bind(v.channel_sender)
     .bind(now)
+    .bind(v.manifest.as_deref())
     .execute(c)
     .await?;
     Ok(())

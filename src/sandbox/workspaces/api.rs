@@ -14,6 +14,7 @@ use super::model::{Entry, ExecResult, WorkspaceState};
 use super::service;
 use crate::agents::model::Run;
 use crate::api_route;
+use crate::sandbox::snapshots::session_state;
 use crate::state::AppState;
 use crate::web::error::Problem;
 use crate::web::route::ApiRoute;
@@ -290,6 +291,10 @@ pub struct StateBody {
     pub backend: String,
     /// Who shares the files: `run`, `conversation`, `channel`, `user` or `agent`.
     pub scope: String,
+    /// What the workspace started from when this run opened it new: `restored from the snapshot
+    /// of <time>` (the snapshot the run named, or the latest one of a workspace whose files were
+    /// gone) or `started empty` (its files were gone and there was no snapshot); null otherwise.
+    pub started_from: Option<String>,
 }
 
 /// Where the run's workspace stands, from our rows only (no host is asked, nothing is opened).
@@ -312,6 +317,7 @@ pub async fn workspace_state(
         session_key: r.workspace.session_key,
         backend: r.workspace.backend,
         scope: r.workspace.scope.as_str().to_string(),
+        started_from: crate::sandbox::snapshots::restore::note_of(&st, &run_id).await?,
     }))
 }
 
@@ -328,7 +334,7 @@ pub async fn workspace_state(
 /// fails is logged, and the run is finished either way.
 #[utoipa::path(post, path = "/api/v1/runs/{run_id}/finish", tag = "workspace",
     params(("run_id" = String, Path, description = "run id")),
-    responses((status = 200, body = Run, description = "the run, finished"),
+    responses((status = 200, body = Finished, description = "the run, finished, with its `session_state`"),
         (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "A token or session below the operator role (agent runtimes use one with the operator role or above), or the sandbox refused the file operation (permission denied, or a remove that leads through a symbolic link to the workspace root): `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such run in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json")))]
@@ -336,6 +342,20 @@ pub async fn finish_run(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
     run_id: Path<String>,
-) -> Result<Json<Run>, ApiError> {
-    Ok(Json(service::finish(&st, &c, &run_id).await?))
+) -> Result<Json<Finished>, ApiError> {
+    let (run, workspace_id) = service::finish(&st, &c, &run_id).await?;
+    let session_state = workspace_id.map(|w| session_state::issue(&st, &c.org_id, &run.agent_id, &w));
+    Ok(Json(Finished { run, session_state }))
+}
+
+/// A finished run, and the state a later run of the same agent may continue from.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Finished {
+    #[serde(flatten)]
+    pub run: Run,
+    /// Opaque and signed: names this run's workspace. Pass it as `session_state` to
+    /// `POST /api/v1/runs` for a later run of the same agent to continue in the same workspace
+    /// (refused across organizations and agents, and once the workspace is deleted). Null when
+    /// the run had no workspace.
+    pub session_state: Option<String>,
 }

@@ -8,8 +8,7 @@ use futures_util::future::BoxFuture;
 use super::command::Command;
 use super::error::WorkspaceError;
 use super::model::{Entry, ExecResult};
-use super::paths::{self, WorkspacePath};
-use crate::agents::model::{Agent, WorkspaceFile};
+use super::paths::WorkspacePath;
 
 pub type Result<T> = std::result::Result<T, WorkspaceError>;
 
@@ -42,13 +41,4 @@ pub fn within_read_max(bytes: Vec<u8>) -> Result<Vec<u8>> {
     } else {
         Ok(bytes)
     }
-}
-
-/// What a backend writes when a run first uses its workspace (DESIGN.md §7), just before the
-/// operation: the agent's skills (under `skills/`, every run) and, for a new workspace, the files
-/// its manifest declares. Each write is recorded like any other operation.
-pub fn files_at_open(agent: &Agent, is_new_workspace: bool) -> Result<Vec<(WorkspacePath, &WorkspaceFile)>> {
-    let skills = agent.skills.iter().map(|f| (format!("skills/{}", f.path), f));
-    let manifest = agent.manifest_files.iter().filter(|_| is_new_workspace).map(|f| (f.path.clone(), f));
-    skills.chain(manifest).map(|(path, f)| Ok((paths::normalise(&path).map_err(WorkspaceError::BadPath)?, f))).collect()
 }

@@ -188,7 +188,8 @@ fn reencode(text: &str) -> String {
     }
 }
 
-fn is_variable_name(name: &str) -> bool {
+/// A name a shell takes as a variable's: letters, digits and `_`, not starting with a digit.
+pub fn is_variable_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')

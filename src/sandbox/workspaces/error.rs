@@ -28,6 +28,10 @@ pub enum WorkspaceError {
     /// (a missing tool, damaged output).
     #[error("{0}")]
     Shell(String),
+    /// A manifest entry could not be materialised (a repository that could not be fetched or
+    /// cloned, a secret gone from the vault); the message names the entry.
+    #[error("{0}")]
+    Manifest(String),
     #[error("This workspace is a document (the state backend): it runs no commands. Read and write files instead.")]
     NoCommands,
     #[error("This workspace's files are gone: the host no longer has them (its workspace TTL removed them, or the host was rebuilt). The next turn starts with a fresh workspace.")]
@@ -100,6 +104,7 @@ impl WorkspaceError {
             WorkspaceError::NotRegular(_) => "not a regular file",
             WorkspaceError::PermissionDenied(_) => "permission denied",
             WorkspaceError::Shell(_) => "shell failed",
+            WorkspaceError::Manifest(_) => "manifest entry failed",
             WorkspaceError::NoCommands => "no commands",
             WorkspaceError::Lost => "lost",
             WorkspaceError::Refused(_)

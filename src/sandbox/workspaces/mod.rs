@@ -10,6 +10,7 @@ pub mod document;
 pub mod error;
 pub mod key;
 pub mod live;
+pub mod manifest;
 pub mod merge;
 pub mod model;
 pub mod paths;

@@ -17,6 +17,7 @@ use crate::agents::service as agents;
 use crate::audit::service as audit;
 use crate::db::{self, Conn, DbError};
 use crate::sandbox::connections::service as connections;
+use crate::sandbox::snapshots::service as snapshots;
 use crate::sandbox::tombstones::model::Reason;
 use crate::sandbox::tombstones::service::{self as tombstones, Removed};
 use crate::sandbox::tombstones::sweep;
@@ -64,6 +65,8 @@ pub async fn remove_in(c: &mut Conn, org_id: &str, rows: &[Workspace], reason: R
             removal.sandboxes += 1;
         }
         store::delete(&mut *c, org_id, &w.id).await?;
+        // Its snapshots go with it: each row stays as a tombstone until the store deleted it.
+        snapshots::doom_with_workspace(&mut *c, org_id, &w.id, now).await?;
         removal.workspaces += 1;
     }
     Ok(removal)
@@ -75,6 +78,7 @@ pub async fn destroy_now(st: &AppState, rows: &[Workspace], mut removal: Removal
         st.resolve_cache.forget_workspace(&w.id);
     }
     removal.pending = removal.sandboxes;
+    snapshots::delete_now(st, &rows.iter().map(|w| w.id.clone()).collect::<Vec<_>>()).await;
     if removal.tombstone_ids.is_empty() {
         return removal;
     }

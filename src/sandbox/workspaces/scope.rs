@@ -107,6 +107,7 @@ mod tests {
             finished_at: None,
             workspace_error: None,
             recovery_workspace_id: None,
+            manifest: None,
         }
     }
 

@@ -6,7 +6,7 @@ use super::backend::WorkspaceBackend;
 use super::command::{Command, ExecInput};
 use super::error::WorkspaceError;
 use super::key::{self, Carrier, Scope};
-use super::model::{is_finished, Entry, ExecResult, Resolved, RunWorkspace, WorkspaceState, FINISHED};
+use super::model::{is_finished, Entry, ExecResult, Resolved, RunWorkspace, Workspace, WorkspaceState, FINISHED};
 use super::paths::{self, WorkspacePath};
 use super::recorded::{Recorded, RowKeys};
 use super::sandboxd::SandboxdBackend;
@@ -20,6 +20,7 @@ use crate::agents::runs::service as runs;
 use crate::db;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service as connections;
+use crate::sandbox::snapshots::service as snapshot_service;
 use crate::sandbox::tombstones::model::Reason;
 use crate::sandbox::tombstones::service::{self as tombstones, Removed};
 use crate::state::AppState;
@@ -61,6 +62,13 @@ async fn resolve_in(st: &AppState, org_id: &str, run_id: &str) -> Result<Resolve
         .ok_or_else(|| WorkspaceError::NotFound("There is no such run.".into()))?;
     let run = parts.run;
     let agent = parts.agent.ok_or_else(|| WorkspaceError::NotFound("This run's agent was deleted.".into()))?;
+    if let Some(workspace) = bound_workspace(st, org_id, &run.id).await? {
+        let connection = match &workspace.connection_id {
+            Some(id) => connections::for_org(st, org_id, id).await.map_err(|e| WorkspaceError::Internal(e.into()))?,
+            None => None,
+        };
+        return Ok(Resolved { run, agent, workspace, connection, org_id: org_id.to_string() });
+    }
     let channel_key = parts.conversation.and_then(|c| c.channel_key);
     let (carrier, connection) = carrier_of(st, org_id, &agent).await?;
     let scope = agent.scope;
@@ -94,6 +102,23 @@ async fn resolve_in(st: &AppState, org_id: &str, run_id: &str) -> Result<Resolve
         .await?
         .ok_or_else(|| WorkspaceError::Internal(anyhow::anyhow!("workspace row vanished")))?;
     Ok(Resolved { run, agent, workspace, connection, org_id: org_id.to_string() })
+}
+
+/// The workspace a `session_state` bound the run to (instead of its scope's), if any; one deleted
+/// since is refused.
+async fn bound_workspace(st: &AppState, org_id: &str, run_id: &str) -> Result<Option<Workspace>> {
+    let Some(id) = snapshot_service::bound_workspace(st, run_id).await? else { return Ok(None) };
+    let mut c = st.db.conn().await?;
+    match store::get(&mut c, org_id, &id).await? {
+        Some(w) => Ok(Some(w)),
+        None => Err(WorkspaceError::NotFound("The workspace this run continues was deleted.".into())),
+    }
+}
+
+/// A workspace row of the organization.
+pub async fn row(st: &AppState, org_id: &str, id: &str) -> Result<Option<Workspace>> {
+    let mut c = st.db.conn().await?;
+    Ok(store::get(&mut c, org_id, id).await?)
 }
 
 /// What carries the agent's files, and on which connection.
@@ -257,20 +282,25 @@ pub async fn briefing(st: &AppState, caller: &Caller, run_id: &str) -> Result<(O
 /// and asks no host. A purge that fails (a host down, a credential gone) leaves a tombstone for the
 /// `sandbox-destroy-retry` sweep (the workspace forgets the session in the same transaction): the run is
 /// finished either way.
-pub async fn finish(st: &AppState, caller: &Caller, run_id: &str) -> Result<Run> {
+pub async fn finish(st: &AppState, caller: &Caller, run_id: &str) -> Result<(Run, Option<String>)> {
     ensure_caller(caller)?;
     let run = runs::get_in_org(st, &caller.org_id, run_id)
         .await?
         .ok_or_else(|| WorkspaceError::NotFound("There is no such run.".into()))?;
     if is_finished(&run) {
-        return Ok(run);
+        let workspace_id = resolve_in(st, &caller.org_id, run_id).await.ok().map(|r| r.workspace.id);
+        return Ok((run, workspace_id));
     }
+    let mut ended = None;
     let mut finished = runs::finish_in_org(st, &caller.org_id, run_id).await?.unwrap_or(run);
     st.resolve_cache.forget_run(&caller.org_id, run_id);
     st.recorder.flush_run(run_id).await;
     match resolve_in(st, &caller.org_id, run_id).await {
         Ok(r) => {
             let workspace_id = r.workspace.id.clone();
+            ended = Some(workspace_id.clone());
+            // A snapshot, when the agent says so, before a run-scoped session is purged.
+            snapshot_service::at_finish(st, &r).await;
             match end_of_run(st, r, run_id).await {
                 Ok(None) => {}
                 Ok(Some(rec)) => {
@@ -289,7 +319,7 @@ pub async fn finish(st: &AppState, caller: &Caller, run_id: &str) -> Result<Run>
         // A run whose workspace cannot be resolved (its agent or connection gone) has nothing to end.
         Err(_) => {}
     }
-    Ok(finished)
+    Ok((finished, ended))
 }
 
 /// A finished run's session that could not be purged: its workspace forgets it and a tombstone

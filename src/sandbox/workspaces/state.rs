@@ -7,22 +7,21 @@
 //! change that would grow the document over the storage limit is refused and the document stays
 //! as it was (one that shrinks it is accepted, also over a lowered limit). It runs no commands.
 //! As for sandboxd, a run's first operation writes the agent's skills (and, into a new workspace,
-//! its manifest files) first, each recorded.
+//! its manifest) first, each recorded (see [`super::manifest`]).
 
 use futures_util::future::BoxFuture;
 
-use super::backend::{files_at_open, within_read_max, Result, WorkspaceBackend};
+use super::backend::{within_read_max, Result, WorkspaceBackend};
 use super::command::Command;
 use super::document::Document;
 use super::error::WorkspaceError;
 use super::key::Scope;
+use super::manifest::{self, Target};
 use super::model::{is_finished, Entry, ExecResult, Resolved, WorkspaceState, FINISHED};
 use super::paths::WorkspacePath;
-use super::recorded::{bytes_detail, record, RowKeys};
 use super::{state_store, store};
 use crate::agents::runs::service as runs;
 use crate::db;
-use crate::sandbox::recording::Operation;
 use crate::state::AppState;
 
 /// How often a change is tried against a document others keep changing.
@@ -128,18 +127,8 @@ impl<'a> StateBackend<'a> {
         self.r.workspace = store::get(&mut c, &self.r.org_id, &self.r.workspace.id).await?.ok_or_else(gone)?;
         drop(c);
         let is_new_workspace = self.r.workspace.state == WorkspaceState::NotOpened;
-        let keys = RowKeys::of(&self.r);
-        let recorder = &self.st.recorder;
-        for (p, f) in files_at_open(&self.r.agent, is_new_workspace)? {
-            if f.is_dir {
-                let work = Box::pin(self.change(|d| d.mkdir(&p)));
-                record(recorder, &keys, Operation::Mkdir, p.display(), work, |_| (true, String::new())).await?;
-            } else {
-                let bytes = f.content.as_bytes();
-                let work = Box::pin(self.change(|d| d.write(&p, bytes)));
-                record(recorder, &keys, Operation::Write, p.display(), work, |_| bytes_detail(bytes.len())).await?;
-            }
-        }
+        // A document has no network: repositories are fetched by the console; its writes serialise.
+        manifest::materialise(self.st, &self.r, &*self, is_new_workspace, false, 1).await?;
         if is_new_workspace {
             let mut c = self.st.db.conn().await?;
             store::set_state(&mut c, &self.r.workspace.id, WorkspaceState::Open, db::now_ms()).await?;
@@ -149,6 +138,18 @@ impl<'a> StateBackend<'a> {
         self.r.workspace.state = WorkspaceState::Open;
         self.st.resolve_cache.put(&self.r);
         Ok(())
+    }
+}
+
+impl Target for StateBackend<'_> {
+    fn mkdir<'a>(&'a self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<()>> {
+        Box::pin(self.change(move |d| d.mkdir(path)))
+    }
+    fn write<'a>(&'a self, path: &'a WorkspacePath, bytes: &'a [u8]) -> BoxFuture<'a, Result<()>> {
+        Box::pin(self.change(move |d| d.write(path, bytes)))
+    }
+    fn clone_repo<'a>(&'a self, _script: &'a [String]) -> BoxFuture<'a, Result<std::result::Result<(), String>>> {
+        Box::pin(async { Err(WorkspaceError::NoCommands) })
     }
 }
 

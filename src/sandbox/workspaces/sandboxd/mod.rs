@@ -5,6 +5,7 @@
 
 mod files;
 mod open;
+mod restore;
 mod scripts;
 mod shell;
 
@@ -15,6 +16,7 @@ use futures_util::future::BoxFuture;
 use super::backend::{Result, WorkspaceBackend};
 use super::command::Command;
 use super::error::WorkspaceError;
+use super::manifest;
 use super::model::{Entry, ExecResult, Resolved};
 use super::paths::WorkspacePath;
 use crate::agents::runs::service as runs;
@@ -88,9 +90,33 @@ impl<'a> SandboxdBackend<'a> {
     }
 }
 
-fn run_request(command: &Command) -> RunRequest {
+/// The command's `/run` request: its own environment over the manifest's (`base`).
+fn run_request(command: &Command, base: std::collections::BTreeMap<String, String>) -> RunRequest {
     let request = RunRequest::new(command.host_argv()).timeout(command.timeout);
-    command.env.iter().fold(request, |req, (k, v)| req.env(k.clone(), v.clone()))
+    base.into_iter().chain(command.env.clone()).fold(request, |req, (k, v)| req.env(k, v))
+}
+
+/// A clone's longest wait.
+const CLONE_TIMEOUT: std::time::Duration = manifest::git::TIMEOUT;
+
+impl manifest::Target for Session {
+    fn mkdir<'a>(&'a self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<()>> {
+        Box::pin(files::mkdir(self.clone(), path))
+    }
+    fn write<'a>(&'a self, path: &'a WorkspacePath, bytes: &'a [u8]) -> BoxFuture<'a, Result<()>> {
+        Box::pin(files::write(self.clone(), path, bytes))
+    }
+    fn clone_repo<'a>(&'a self, argv: &'a [String]) -> BoxFuture<'a, Result<std::result::Result<(), String>>> {
+        Box::pin(async move {
+            let o = self.client.run(&self.id, &RunRequest::new(argv.to_vec()).timeout(CLONE_TIMEOUT)).await?;
+            if o.exit_code == Some(0) {
+                return Ok(Ok(()));
+            }
+            let line = o.stderr.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no reason given");
+            let why = if o.timed_out { "it timed out".to_string() } else { line.chars().take(300).collect() };
+            Ok(Err(format!("exit {}: {why}", o.exit_code.unwrap_or(-1))))
+        })
+    }
 }
 
 impl WorkspaceBackend for SandboxdBackend<'_> {
@@ -125,7 +151,7 @@ impl WorkspaceBackend for SandboxdBackend<'_> {
                     "This agent's shell is switched off in its sandbox settings.".into(),
                 ));
             }
-            let request = &run_request(command);
+            let request = &run_request(command, manifest::env::resolve(self.st, &self.r).await?);
             let o = self.on_session(|s| async move { Ok(s.client.run(&s.id, request).await?) }).await?;
             Ok(command.result(o.stdout, o.stderr, o.exit_code, o.timed_out, o.output_limited))
         })

@@ -3,16 +3,15 @@
 
 use std::time::{Duration, Instant};
 
-use super::{files, SandboxdBackend, Session};
+use super::{SandboxdBackend, Session};
 use crate::agents::runs::service as runs;
 use crate::db;
 use crate::sandbox::client::{OpenSession, SandboxdClient, SandboxdError, OPEN_WAIT, OPEN_WAIT_WHILE_BUILDING};
-use crate::sandbox::recording::Operation;
-use crate::sandbox::workspaces::backend::files_at_open;
+use crate::sandbox::snapshots::restore as snapshots;
 use crate::sandbox::workspaces::backend::Result;
 use crate::sandbox::workspaces::error::WorkspaceError;
+use crate::sandbox::workspaces::manifest;
 use crate::sandbox::workspaces::model::{is_finished, Resolved, WorkspaceState, FINISHED};
-use crate::sandbox::workspaces::recorded::{bytes_detail, record, RowKeys};
 use crate::sandbox::workspaces::store;
 use crate::state::AppState;
 
@@ -163,8 +162,21 @@ impl SandboxdBackend<'_> {
 
     /// Writes the agent's files (each recorded), then records the session as open for this run.
     async fn mark_open(&mut self, client: SandboxdClient, id: String, plan: &Plan) -> Result<Session> {
-        // Skills (every run) and the manifest's files (a new workspace) land just before the operation.
-        self.write_agent_files(&client, &id, plan.is_new_workspace).await?;
+        // A snapshot (the run's, or a gone session's latest) or else the manifest's files (a new
+        // workspace), then the skills (every run), land just before the operation.
+        let from = snapshots::plan(self.st, &self.r, plan.is_new_workspace).await?;
+        if let Some(s) = &from {
+            let session = Session { client: client.clone(), id: id.clone() };
+            super::restore::write_snapshot(self.st, &self.r, &session, s).await?;
+        }
+        self.write_agent_files(&client, &id, plan, plan.is_new_workspace && from.is_none()).await?;
+        match &from {
+            Some(s) => snapshots::note(self.st, &self.r, &snapshots::restored_note(s)).await?,
+            None if plan.is_new_workspace && snapshots::had_files(&self.r) => {
+                snapshots::note(self.st, &self.r, snapshots::STARTED_EMPTY).await?
+            }
+            None => {}
+        }
         let mut c = self.st.db.conn().await?;
         let opened = store::Opened { session_ref: &id, runtime: Some(plan.alias.as_str()), run_id: &self.r.run.id };
         store::set_open(&mut c, &self.r.workspace.id, &opened, db::now_ms()).await?;
@@ -177,22 +189,20 @@ impl SandboxdBackend<'_> {
         Ok(Session { client, id })
     }
 
-    /// Each through the shell when the host hands it back, like any other write.
-    async fn write_agent_files(&self, client: &SandboxdClient, session_id: &str, is_new_workspace: bool) -> Result<()> {
-        let keys = RowKeys::of(&self.r);
-        let recorder = &self.st.recorder;
-        let session = || Session { client: client.clone(), id: session_id.to_string() };
-        for (p, f) in files_at_open(&self.r.agent, is_new_workspace)? {
-            if f.is_dir {
-                let work = Box::pin(files::mkdir(session(), &p));
-                record(recorder, &keys, Operation::Mkdir, p.display(), work, |_| (true, String::new())).await?;
-            } else {
-                let bytes = f.content.as_bytes();
-                let work = Box::pin(files::write(session(), &p, bytes));
-                record(recorder, &keys, Operation::Write, p.display(), work, |_| bytes_detail(bytes.len())).await?;
-            }
-        }
-        Ok(())
+    /// Skills (every run) and, when `with_manifest` (a new workspace not started from a
+    /// snapshot), the manifest, through [`manifest::materialise`], each write recorded (through
+    /// the shell when the host hands it back, like any other write). `plan` names the runtime: a
+    /// runtime the catalog does not know is taken to have no network (the console fetches).
+    async fn write_agent_files(
+        &self,
+        client: &SandboxdClient,
+        session_id: &str,
+        plan: &Plan,
+        with_manifest: bool,
+    ) -> Result<()> {
+        let session = Session { client: client.clone(), id: session_id.to_string() };
+        let network = self.st.catalog.get(&plan.alias).is_some_and(|e| e.needs_network);
+        manifest::materialise(self.st, &self.r, &session, with_manifest, network, manifest::WRITE_CONCURRENCY).await
     }
 
     /// The host no longer has the files: the workspace is lost, reported to this run only.

@@ -1,0 +1,16 @@
+//! Workspace snapshots (issue 14): a workspace's files saved as one compressed archive in an
+//! object store (a local folder or any S3-compatible store), taken when a run finishes (per the
+//! agent's `snapshots` setting) or on demand; a new run may start from one, a workspace whose
+//! files its host lost starts again from its latest; `session_state` lets a later run continue in
+//! a workspace.
+
+pub mod api;
+pub mod archive;
+pub mod model;
+pub mod objects;
+pub mod pages;
+pub mod restore;
+pub mod service;
+pub mod session_state;
+pub mod starts;
+pub mod store;

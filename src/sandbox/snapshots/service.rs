@@ -1,0 +1,282 @@
+//! Taking, listing, fetching and deleting snapshots. A snapshot reads the workspace from its host
+//! through the stored-workspace routes (so a finished run's workspace, or a closed session, can be
+//! saved too), writes the archive to a temporary file and uploads it in parts; then the row, then
+//! retention (the agent's `keep_last`: older ones are deleted from the store and their rows).
+
+use super::archive;
+use super::model::{Mode, Settings, Snapshot, TakenBy, KEEP_MAX};
+use super::store;
+use crate::access::Caller;
+use crate::db;
+use crate::documents::error::DocumentError;
+use crate::documents::service as documents;
+use crate::sandbox::client::SandboxdClient;
+use crate::sandbox::connections::service as connections;
+use crate::sandbox::tombstones::model::pause_after;
+use crate::sandbox::workspaces::error::WorkspaceError;
+use crate::sandbox::workspaces::model::{Resolved, Workspace};
+use crate::sandbox::workspaces::service as workspaces;
+use crate::state::AppState;
+use crate::validate::FieldErrors;
+
+type Result<T> = std::result::Result<T, WorkspaceError>;
+
+const NOT_VISIBLE: &str = "There is no such workspace, or you may not see it.";
+
+/// The workspace, when the caller may see it (404 otherwise, also across organizations): its
+/// agent and conversation.
+pub async fn visible(st: &AppState, caller: &Caller, workspace_id: &str) -> Result<(Option<String>, Option<String>)> {
+    documents::may_see(st, caller, workspace_id).await.map_err(|e| match e {
+        DocumentError::NotFound(_) => WorkspaceError::NotFound(NOT_VISIBLE.into()),
+        other => WorkspaceError::Internal(anyhow::anyhow!(other.to_string())),
+    })
+}
+
+/// The live snapshots of a workspace the caller may see, newest first.
+pub async fn list(st: &AppState, caller: &Caller, workspace_id: &str) -> Result<Vec<Snapshot>> {
+    visible(st, caller, workspace_id).await?;
+    let mut c = st.db.conn().await?;
+    Ok(store::of_workspace(&mut c, &caller.org_id, workspace_id).await?)
+}
+
+/// A snapshot whose workspace the caller may see.
+pub async fn get(st: &AppState, caller: &Caller, id: &str) -> Result<Snapshot> {
+    let gone = || WorkspaceError::NotFound("There is no such snapshot, or you may not see it.".into());
+    let s = {
+        let mut c = st.db.conn().await?;
+        store::get(&mut c, &caller.org_id, id).await?.ok_or_else(gone)?
+    };
+    visible(st, caller, &s.workspace_id).await.map_err(|_| gone())?;
+    Ok(s)
+}
+
+/// Takes a snapshot now, for someone who may see the workspace.
+pub async fn take_on_demand(st: &AppState, caller: &Caller, workspace_id: &str) -> Result<Snapshot> {
+    visible(st, caller, workspace_id).await?;
+    let w = workspaces::row(st, &caller.org_id, workspace_id)
+        .await?
+        .ok_or_else(|| WorkspaceError::NotFound(NOT_VISIBLE.into()))?;
+    take(st, &caller.org_id, &w, TakenBy::OnDemand).await
+}
+
+/// A client for the workspace's host and the session whose files are saved.
+async fn source(st: &AppState, org_id: &str, w: &Workspace) -> Result<(SandboxdClient, String)> {
+    if w.backend != "sandboxd" {
+        return Err(WorkspaceError::Refused(
+            "This workspace is a document kept in our database (the state backend): snapshots save sandbox workspaces."
+                .into(),
+        ));
+    }
+    let session_id = w.session_ref.clone().ok_or_else(|| {
+        WorkspaceError::Refused(
+            "This workspace has no files at its host yet (nothing was opened): nothing to save.".into(),
+        )
+    })?;
+    let connection_id = w
+        .connection_id
+        .as_deref()
+        .ok_or_else(|| WorkspaceError::Refused("This workspace has no sandbox host.".into()))?;
+    let conn = connections::for_org(st, org_id, connection_id)
+        .await
+        .map_err(|e| WorkspaceError::Internal(e.into()))?
+        .ok_or_else(|| WorkspaceError::Refused("This workspace's sandbox host was removed.".into()))?;
+    let client = connections::client_for(st, org_id, &conn).await?;
+    Ok((client, session_id))
+}
+
+/// Reads the workspace from its host into an archive, uploads it, records the row, then applies
+/// the agent's retention.
+pub async fn take(st: &AppState, org_id: &str, w: &Workspace, by: TakenBy) -> Result<Snapshot> {
+    let (client, session_id) = source(st, org_id, w).await?;
+    let built = archive::build(&client, &session_id).await?;
+    let id = db::new_id();
+    let key = format!("{org_id}/{}/{id}.tar.gz", w.id);
+    st.snapshots.put_file(&key, &built.file.0).await.map_err(WorkspaceError::Internal)?;
+    let s = Snapshot {
+        id,
+        organization_id: org_id.to_string(),
+        workspace_id: w.id.clone(),
+        agent_id: w.agent_id.clone(),
+        created_at: db::now_ms(),
+        size_bytes: built.size as i64,
+        file_count: built.files as i64,
+        object_key: key,
+        taken_by: by.as_str().to_string(),
+    };
+    let settings = {
+        let mut c = st.db.conn().await?;
+        store::insert(&mut c, &s).await?;
+        match &w.agent_id {
+            Some(a) => store::settings(&mut c, a).await?,
+            None => Settings::default(),
+        }
+    };
+    tracing::info!(event = "snapshot_taken", snapshot_id = %s.id, workspace_id = %w.id, size = s.size_bytes,
+        files = s.file_count, skipped = built.skipped, taken_by = by.as_str(), "a workspace snapshot was saved");
+    keep_last(st, org_id, &w.id, settings.keep_last).await?;
+    Ok(s)
+}
+
+/// Deletes all but the newest `n` snapshots of the workspace (from the store, then their rows; a
+/// store failure leaves the row doomed for the sweep).
+async fn keep_last(st: &AppState, org_id: &str, workspace_id: &str, n: i64) -> Result<()> {
+    let now = db::now_ms();
+    let mut c = st.db.conn().await?;
+    let all = store::of_workspace(&mut c, org_id, workspace_id).await?;
+    let old: Vec<&Snapshot> = all.iter().skip(n.max(1) as usize).collect();
+    for s in &old {
+        store::doom(&mut c, &s.id, now).await?;
+    }
+    drop(c);
+    for s in old {
+        delete_object(st, &s.id, &s.object_key, 0, now).await?;
+    }
+    Ok(())
+}
+
+/// What a run's end does: a snapshot when the agent says so (and, for
+/// `on_finish_when_changed`, when something changed since the latest one). Called before the
+/// workspace is ended (a `run`-scoped session is purged after). A failure is logged: the run
+/// finishes either way.
+pub async fn at_finish(st: &AppState, r: &Resolved) {
+    if r.workspace.backend != "sandboxd" || r.workspace.session_ref.is_none() {
+        return;
+    }
+    let decided = async {
+        let mut c = st.db.conn().await?;
+        let settings = store::settings(&mut c, &r.agent.id).await?;
+        let take = match settings.snapshots {
+            Mode::Never => false,
+            Mode::OnFinish => true,
+            Mode::OnFinishWhenChanged => {
+                let latest =
+                    store::of_workspace(&mut c, &r.org_id, &r.workspace.id).await?.first().map(|s| s.created_at);
+                store::changed_since(&mut c, &r.org_id, &r.workspace.id, latest.unwrap_or(0)).await?
+            }
+        };
+        Ok::<bool, WorkspaceError>(take)
+    };
+    let outcome = match decided.await {
+        Ok(false) => return,
+        Ok(true) => take(st, &r.org_id, &r.workspace, TakenBy::Finish).await.map(|_| ()),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = outcome {
+        tracing::warn!(event = "snapshot_failed", run_id = %r.run.id, workspace_id = %r.workspace.id, error = %e,
+            "the snapshot at a run's end could not be taken");
+    }
+}
+
+/// The workspace a `session_state` bound the run to.
+pub async fn bound_workspace(st: &AppState, run_id: &str) -> Result<Option<String>> {
+    let mut c = st.db.conn().await?;
+    Ok(store::bound_workspace(&mut c, run_id).await?)
+}
+
+/// An agent's snapshot settings.
+pub async fn settings(st: &AppState, agent_id: &str) -> Result<Settings> {
+    let mut c = st.db.conn().await?;
+    Ok(store::settings(&mut c, agent_id).await?)
+}
+
+/// Saves an agent's snapshot settings (the agent is the caller's organization's: checked by the
+/// caller), naming a field that is wrong.
+pub async fn put_settings(
+    st: &AppState,
+    org_id: &str,
+    agent_id: &str,
+    mode: &str,
+    keep_last: Option<i64>,
+) -> Result<Settings> {
+    let s = check_settings(mode, keep_last).map_err(WorkspaceError::Invalid)?;
+    save_settings(st, org_id, agent_id, &s).await?;
+    Ok(s)
+}
+
+/// Settings checked, each wrong field named (`snapshots`, `keep_last`); `keep_last` none: the
+/// default.
+pub fn check_settings(mode: &str, keep_last: Option<i64>) -> std::result::Result<Settings, FieldErrors> {
+    let mut errors = FieldErrors::new();
+    let snapshots = Mode::parse(mode);
+    if snapshots.is_none() {
+        errors.add("snapshots", "Choose never, on_finish or on_finish_when_changed.");
+    }
+    let keep_last = keep_last.unwrap_or(super::model::KEEP_DEFAULT);
+    if !(1..=KEEP_MAX).contains(&keep_last) {
+        errors.add("keep_last", keep_last_message());
+    }
+    errors.into_result()?;
+    Ok(Settings { snapshots: snapshots.unwrap_or_default(), keep_last })
+}
+
+/// What a `keep_last` out of range (or not a number) is told.
+pub fn keep_last_message() -> String {
+    format!("Keep 1 to {KEEP_MAX} snapshots.")
+}
+
+/// Saves settings already checked, for an agent of `org_id`.
+pub async fn save_settings(st: &AppState, org_id: &str, agent_id: &str, s: &Settings) -> Result<()> {
+    let mut c = st.db.conn().await?;
+    store::put_settings(&mut c, org_id, agent_id, s, db::now_ms()).await?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deleting: with their workspace, through tombstones (doomed rows) the sweep retries.
+
+/// Dooms the workspace's snapshots, in the transaction that deletes the workspace.
+pub async fn doom_with_workspace(c: &mut db::Conn, org_id: &str, workspace_id: &str, now: i64) -> Result<()> {
+    store::doom_workspace(c, org_id, workspace_id, now).await?;
+    Ok(())
+}
+
+/// After the delete's commit: each doomed snapshot of these workspaces is deleted from the store
+/// once now; a failure is left to the sweep.
+pub async fn delete_now(st: &AppState, workspace_ids: &[String]) {
+    let now = db::now_ms();
+    for w in workspace_ids {
+        let doomed = match st.db.conn().await {
+            Ok(mut c) => store::doomed_of(&mut c, w).await.unwrap_or_default(),
+            Err(_) => continue,
+        };
+        for (id, key, attempts) in doomed {
+            if let Err(e) = delete_object(st, &id, &key, attempts, now).await {
+                tracing::warn!(error = %e, snapshot_id = %id, "deleting a snapshot failed; the sweep retries it");
+            }
+        }
+    }
+}
+
+/// The sweep: every doomed snapshot due at `now`. Returns how many were deleted.
+pub async fn sweep(st: &AppState, now: i64) -> Result<usize> {
+    let due = {
+        let mut c = st.db.conn().await?;
+        store::due(&mut c, now, 200).await?
+    };
+    let mut deleted = 0;
+    for (id, key, attempts) in due {
+        if delete_object(st, &id, &key, attempts, now).await? {
+            deleted += 1;
+        }
+    }
+    Ok(deleted)
+}
+
+/// Deletes the object, then the row; a store failure reschedules the row (the pause doubling as
+/// the sandbox tombstones'). Whether it was deleted.
+async fn delete_object(st: &AppState, id: &str, key: &str, attempts: i64, now: i64) -> Result<bool> {
+    let outcome = st.snapshots.delete(key).await;
+    let mut c = st.db.conn().await?;
+    match outcome {
+        Ok(()) => {
+            store::remove(&mut c, id).await?;
+            Ok(true)
+        }
+        Err(e) => {
+            tracing::warn!(event = "snapshot_delete_failed", snapshot_id = %id, error = %e, "the store refused a snapshot's delete");
+            store::reschedule(&mut c, id, now + pause_after(attempts + 1), "The snapshot store could not delete it.")
+                .await?;
+            Ok(false)
+        }
+    }
+}

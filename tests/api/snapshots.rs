@@ -1,0 +1,294 @@
+//! Workspace snapshots against the real sandboxd peer, each on SQLite and PostgreSQL: a snapshot
+//! taken when a run finishes restores byte-identical files (without `node_modules/`) into a new
+//! run; a workspace whose files the host lost comes back from its latest snapshot, and the run
+//! says so; `session_state` continues a workspace and is refused across organizations, agents and
+//! after the workspace is deleted; the S3 path (an S3-compatible server, moto, run here) passes the
+//! same round trip as the local folder.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::db_test;
+use crate::peer;
+use crate::s3_server;
+use crate::workspaces::{service_agent, urlencode, Org};
+
+/// Bytes that are not UTF-8, so "byte-identical" means something.
+fn binary() -> Vec<u8> {
+    (0..=255u8).cycle().take(70_000).collect()
+}
+
+async fn put_bytes(o: &Org<'_>, run: &str, path: &str, bytes: Vec<u8>) {
+    let url = o.app.web.url(&format!("/api/v1/runs/{run}/workspace/files?path={}", urlencode(path)));
+    let r = o.app.web.send(reqwest::Client::new().put(url).bearer_auth(&o.token).body(bytes)).await;
+    assert_eq!(r.status, 204, "{}", r.body);
+}
+
+async fn get_bytes(o: &Org<'_>, path: &str) -> (u16, Vec<u8>) {
+    let r = reqwest::Client::new().get(o.app.web.url(path)).bearer_auth(&o.token).send().await.expect("get");
+    let status = r.status().as_u16();
+    (status, r.bytes().await.expect("bytes").to_vec())
+}
+
+async fn set_snapshots(o: &Org<'_>, agent: &str, mode: &str) {
+    let r = o
+        .call(Method::PUT, &format!("/api/v1/agents/{agent}/snapshot-settings"), Some(json!({"snapshots": mode})))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["snapshots"], mode);
+}
+
+async fn workspace_of(o: &Org<'_>, run: &str) -> Value {
+    o.ws(run, Method::GET, "state", None).await.json()
+}
+
+async fn finish(o: &Org<'_>, run: &str) -> Value {
+    let r = o.call(Method::POST, &format!("/api/v1/runs/{run}/finish"), None).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.json()
+}
+
+async fn snapshots_of(o: &Org<'_>, workspace: &str) -> Vec<Value> {
+    let r = o.call(Method::GET, &format!("/api/v1/workspaces/{workspace}/snapshots"), None).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.json().as_array().expect("list").clone()
+}
+
+/// The files of a downloaded archive: path → bytes (folders end in `/`, with no bytes).
+fn archive_files(gz: &[u8]) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut a = tar::Archive::new(flate2::read::GzDecoder::new(gz));
+    for e in a.entries().expect("a tar") {
+        let mut e = e.expect("an entry");
+        let path = e.path().expect("path").to_string_lossy().to_string();
+        let mut bytes = Vec::new();
+        e.read_to_end(&mut bytes).expect("read");
+        out.insert(path, bytes);
+    }
+    out
+}
+
+/// The round trip both stores pass: files written in a run, a snapshot at its end, the archive
+/// downloadable (without `node_modules/`), and a new run in a new conversation that names the
+/// snapshot reads the same bytes.
+async fn round_trip(app: &crate::helpers::TestApp) {
+    let peer = peer::shared().await;
+    let o = Org::new(app).await;
+    o.connect(peer).await;
+    let agent = o.agent(service_agent("saver", "conversation")).await;
+    set_snapshots(&o, &agent, "on_finish").await;
+    let conv = o.conversation(&agent, json!({})).await;
+    let r1 = o.run(&agent, Some(&conv), json!({})).await;
+    assert_eq!(o.write(&r1, "notes/plan.md", "# Plan\nship it\n").await.status, 204);
+    put_bytes(&o, &r1, "data/blob.bin", binary()).await;
+    assert_eq!(o.write(&r1, "node_modules/left-pad/index.js", "module.exports = 1").await.status, 204);
+    assert_eq!(o.write(&r1, "app/node_modules/x.js", "x").await.status, 204);
+    assert_eq!(o.ws(&r1, Method::POST, "mkdir", Some(json!({"path": "empty/inside"}))).await.status, 204);
+    let workspace = workspace_of(&o, &r1).await["workspace_id"].as_str().expect("id").to_string();
+    let finished = finish(&o, &r1).await;
+    assert_eq!(finished["status"], "finished");
+    assert!(finished["session_state"].as_str().is_some_and(|s| s.len() > 20), "{finished}");
+
+    let list = snapshots_of(&o, &workspace).await;
+    assert_eq!(list.len(), 1, "{list:?}");
+    let s = &list[0];
+    assert_eq!(s["taken_by"], "finish");
+    assert_eq!(s["file_count"], 2, "{s}");
+    assert!(s["size_bytes"].as_i64().is_some_and(|n| n > 0), "{s}");
+    let id = s["id"].as_str().expect("id").to_string();
+
+    let (status, gz) = get_bytes(&o, &format!("/api/v1/snapshots/{id}/archive")).await;
+    assert_eq!(status, 200);
+    let files = archive_files(&gz);
+    assert_eq!(files.get("notes/plan.md").map(Vec::as_slice), Some(&b"# Plan\nship it\n"[..]));
+    assert_eq!(files.get("data/blob.bin"), Some(&binary()));
+    assert!(files.contains_key("empty/inside/"), "{:?}", files.keys());
+    assert!(!files.keys().any(|k| k.contains("node_modules")), "{:?}", files.keys());
+
+    // A new conversation (a new workspace) starts from the snapshot.
+    let conv2 = o.conversation(&agent, json!({})).await;
+    let r2 = o.run(&agent, Some(&conv2), json!({"snapshot_id": id})).await;
+    assert_eq!(o.read(&r2, "notes/plan.md").await.body, "# Plan\nship it\n");
+    let (status, blob) =
+        get_bytes(&o, &format!("/api/v1/runs/{r2}/workspace/files?path={}", urlencode("data/blob.bin"))).await;
+    assert_eq!((status, blob), (200, binary()));
+    o.read(&r2, "node_modules/left-pad/index.js").await.problem(404);
+    let st = workspace_of(&o, &r2).await;
+    assert_ne!(st["workspace_id"], workspace.as_str());
+    assert!(st["started_from"].as_str().is_some_and(|s| s.starts_with("restored from the snapshot of ")), "{st}");
+    let ls = o.ws(&r2, Method::GET, "ls?path=empty", None).await.json();
+    assert_eq!(ls[0]["name"], "inside", "{ls}");
+
+    // Another organization sees none of it.
+    let b = app.other_org_user("snap-b@example.com", "B Corp").await;
+    let tb = b.create_token_in_page("b", "owner").await;
+    b.bearer(&tb, Method::GET, &format!("/api/v1/workspaces/{workspace}/snapshots"), None).await.problem(404);
+    b.bearer(&tb, Method::POST, &format!("/api/v1/workspaces/{workspace}/snapshots"), None).await.problem(404);
+    b.bearer(&tb, Method::GET, &format!("/api/v1/snapshots/{id}/archive"), None).await.problem(404);
+}
+
+db_test! {
+    async fn a_snapshot_taken_at_finish_restores_byte_identical_files_into_a_new_run(app: TestApp) {
+        round_trip(&app).await;
+    }
+}
+
+db_test! {
+    async fn the_s3_store_passes_the_same_snapshot_round_trip(app: TestApp) settings(s3_server::settings()) {
+        assert_eq!(app.state.snapshots.kind, "s3");
+        round_trip(&app).await;
+        // The archive is in the S3-compatible server's bucket.
+        assert!(s3_server::object_count() > 0);
+    }
+}
+
+db_test! {
+    async fn a_workspace_the_host_lost_comes_back_from_its_latest_snapshot_and_the_run_says_so(app: TestApp) {
+        let peer = peer::shared().await;
+        let o = Org::new(&app).await;
+        o.connect(peer).await;
+        let agent = o.agent(service_agent("keeper", "conversation")).await;
+        set_snapshots(&o, &agent, "on_finish_when_changed").await;
+        let conv = o.conversation(&agent, json!({})).await;
+        let r1 = o.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(o.write(&r1, "work.txt", "important").await.status, 204);
+        let workspace = workspace_of(&o, &r1).await["workspace_id"].as_str().expect("id").to_string();
+        finish(&o, &r1).await;
+        // A run that changed nothing takes none.
+        let quiet = o.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(o.read(&quiet, "work.txt").await.body, "important");
+        finish(&o, &quiet).await;
+        let list = snapshots_of(&o, &workspace).await;
+        assert_eq!(list.len(), 1, "{list:?}");
+        let time = list[0]["created_at"].as_i64().expect("time");
+
+        o.purge_behind_our_back(peer, &r1).await;
+        let r2 = o.run(&agent, Some(&conv), json!({})).await;
+        o.read(&r2, "work.txt").await.problem(410);
+        finish(&o, &r2).await;
+        let r3 = o.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(o.read(&r3, "work.txt").await.body, "important");
+        let st = workspace_of(&o, &r3).await;
+        assert_eq!(st["workspace_id"], workspace.as_str());
+        let label = agenticos::sandbox::snapshots::model::time_label(time);
+        assert_eq!(st["started_from"], format!("restored from the snapshot of {label}"), "{st}");
+
+        // Without a snapshot, the run says it started empty.
+        let bare = o.agent(service_agent("bare", "conversation")).await;
+        let c2 = o.conversation(&bare, json!({})).await;
+        let b1 = o.run(&bare, Some(&c2), json!({})).await;
+        assert_eq!(o.write(&b1, "work.txt", "x").await.status, 204);
+        finish(&o, &b1).await;
+        o.purge_behind_our_back(peer, &b1).await;
+        let b2 = o.run(&bare, Some(&c2), json!({})).await;
+        o.read(&b2, "work.txt").await.problem(410);
+        finish(&o, &b2).await;
+        let b3 = o.run(&bare, Some(&c2), json!({})).await;
+        o.read(&b3, "work.txt").await.problem(404);
+        assert_eq!(workspace_of(&o, &b3).await["started_from"], "started empty");
+    }
+}
+
+db_test! {
+    async fn session_state_continues_a_workspace_and_is_refused_elsewhere(app: TestApp) {
+        let peer = peer::shared().await;
+        let o = Org::new(&app).await;
+        o.connect(peer).await;
+        let agent = o.agent(service_agent("cont", "conversation")).await;
+        let conv = o.conversation(&agent, json!({})).await;
+        let r1 = o.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(o.write(&r1, "kept.txt", "continued").await.status, 204);
+        let workspace = workspace_of(&o, &r1).await["workspace_id"].clone();
+        let state = finish(&o, &r1).await["session_state"].as_str().expect("state").to_string();
+
+        // A later run in another conversation continues in the same workspace.
+        let conv2 = o.conversation(&agent, json!({})).await;
+        let r2 = o.run(&agent, Some(&conv2), json!({"session_state": state})).await;
+        assert_eq!(workspace_of(&o, &r2).await["workspace_id"], workspace);
+        assert_eq!(o.read(&r2, "kept.txt").await.body, "continued");
+        finish(&o, &r2).await;
+
+        // Tampered: 422 naming the field.
+        let mut bad = state.clone();
+        bad.replace_range(2..3, if &state[2..3] == "A" { "B" } else { "A" });
+        let body = json!({"agent_id": agent, "conversation_id": conv2, "started_by": "member", "session_state": bad});
+        let r = o.call(Method::POST, "/api/v1/runs", Some(body)).await;
+        r.problem(422);
+        assert_eq!(r.problem_fields(), vec!["session_state".to_string()]);
+
+        // Another agent of the same organization: 404.
+        let other = o.agent(service_agent("other", "run")).await;
+        let body = json!({"agent_id": other, "started_by": "member", "session_state": state});
+        o.call(Method::POST, "/api/v1/runs", Some(body)).await.problem(404);
+
+        // Another organization: 404.
+        let b = app.other_org_user("state-b@example.com", "B Corp").await;
+        let tb = b.create_token_in_page("b", "owner").await;
+        let b_agent = b.bearer(&tb, Method::POST, "/api/v1/agents", Some(json!({"name": "x", "backend": "state", "scope": "run"}))).await;
+        let b_agent = b_agent.json()["id"].as_str().expect("id").to_string();
+        let body = json!({"agent_id": b_agent, "started_by": "member", "session_state": state});
+        b.bearer(&tb, Method::POST, "/api/v1/runs", Some(body)).await.problem(404);
+
+        // After the workspace is deleted (with its conversation): 404.
+        let d = o.call(Method::DELETE, &format!("/api/v1/conversations/{conv}"), None).await;
+        assert!(d.status.is_success(), "{}", d.body);
+        let body = json!({"agent_id": agent, "conversation_id": conv2, "started_by": "member", "session_state": state});
+        o.call(Method::POST, "/api/v1/runs", Some(body)).await.problem(404);
+    }
+}
+
+db_test! {
+    async fn snapshots_are_deleted_from_the_store_with_their_workspace(app: TestApp) {
+        let peer = peer::shared().await;
+        let o = Org::new(&app).await;
+        o.connect(peer).await;
+        let agent = o.agent(service_agent("gone", "conversation")).await;
+        let conv = o.conversation(&agent, json!({})).await;
+        let r1 = o.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(o.write(&r1, "a.txt", "a").await.status, 204);
+        let workspace = workspace_of(&o, &r1).await["workspace_id"].as_str().expect("id").to_string();
+        // On demand, twice; the agent keeps the last one only.
+        let r = o.call(Method::PUT, &format!("/api/v1/agents/{agent}/snapshot-settings"), Some(json!({"snapshots": "never", "keep_last": 1}))).await;
+        assert_eq!(r.json()["keep_last"], 1, "{}", r.body);
+        for _ in 0..2 {
+            let r = o.call(Method::POST, &format!("/api/v1/workspaces/{workspace}/snapshots"), None).await;
+            assert_eq!(r.status, 201, "{}", r.body);
+            assert_eq!(r.json()["taken_by"], "on_demand");
+        }
+        assert_eq!(snapshots_of(&o, &workspace).await.len(), 1);
+        let dir = match &app.state.config.snapshots.store {
+            agenticos::config::SnapshotStoreConfig::Local(d) => d.clone(),
+            other => panic!("{other:?}"),
+        };
+        let objects = || walk(&dir.join(&o.org_id));
+        assert_eq!(objects().len(), 1, "{:?}", objects());
+        // A bad setting names its field.
+        let bad = o.call(Method::PUT, &format!("/api/v1/agents/{agent}/snapshot-settings"), Some(json!({"snapshots": "sometimes", "keep_last": 0}))).await;
+        bad.problem(422);
+        assert_eq!(bad.problem_fields(), vec!["snapshots".to_string(), "keep_last".to_string()]);
+
+        finish(&o, &r1).await;
+        let d = o.call(Method::DELETE, &format!("/api/v1/conversations/{conv}"), None).await;
+        assert!(d.status.is_success(), "{}", d.body);
+        assert!(objects().is_empty(), "{:?}", objects());
+        let rows = app.scalar_strings(&format!("SELECT id FROM snapshots WHERE workspace_id = '{workspace}'")).await;
+        assert!(rows.is_empty(), "{rows:?}");
+    }
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(dir) else { return out };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Start moto's S3-compatible server (moto[s3] and its server, pinned in s3-requirements.txt) as the object
+# store of the snapshot tests, no Docker.
+#
+#   s3.sh [--install-only] [VENV_DIR]
+#
+# VENV_DIR (or $S3_PEER_VENV; default ${TMPDIR:-/tmp}/s3-peer-venv) is created if missing and
+# given s3-requirements.txt; reinstalled only when that file changes; creating and installing hold
+# an exclusive lock on VENV_DIR.lock, so a test that starts while .ci/run still installs waits
+# for that one install. `--install-only` stops there (.ci/run prepares the venv before the tests,
+# so the tests' wait for the server is not spent in pip). Otherwise the server listens on
+# 127.0.0.1:${PORT:-19000} until standard input reaches end of file (the test binary holding its
+# other end exits), then stops.
+set -euo pipefail
+
+install_only=false
+if [ "${1:-}" = "--install-only" ]; then
+    install_only=true
+    shift
+fi
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+venv="${1:-${S3_PEER_VENV:-${TMPDIR:-/tmp}/s3-peer-venv}}"
+python="${PYTHON:-python3}"
+port="${PORT:-19000}"
+requirements="$here/s3-requirements.txt"
+
+mkdir -p "$(dirname "$venv")"
+exec 9>"$venv.lock"
+flock 9
+if ! "$venv/bin/python" -m pip --version >/dev/null 2>&1; then
+    # Missing, or left half-made by an interrupted run: (re)create it in place.
+    echo "s3 peer: creating venv $venv" >&2
+    "$python" -m venv "$venv"
+fi
+if [ ! -x "$venv/bin/moto_server" ] || ! cmp -s "$requirements" "$venv/.requirements"; then
+    echo "s3 peer: installing $(grep -v '^#' "$requirements" | tr '\n' ' ')into $venv" >&2
+    "$venv/bin/python" -m pip install --disable-pip-version-check -q -r "$requirements"
+    cp "$requirements" "$venv/.requirements"
+fi
+exec 9>&-
+if [ "$install_only" = true ]; then
+    exit 0
+fi
+
+"$venv/bin/moto_server" -H 127.0.0.1 -p "$port" >"${S3_PEER_LOG:-/dev/null}" 2>&1 &
+server=$!
+trap 'kill "$server" 2>/dev/null || true' EXIT TERM INT
+echo "S3_URL=http://127.0.0.1:$port"
+cat >/dev/null || true
