@@ -122,6 +122,22 @@ async fn round_trip(app: &crate::helpers::TestApp) {
     let ls = o.ws(&r2, Method::GET, "ls?path=empty", None).await.json();
     assert_eq!(ls[0]["name"], "inside", "{ls}");
 
+    // A member who is not in the conversation sees none of it either (Documents' visibility).
+    let member = app.member_with_role("snap-member@example.com", "member").await;
+    member.api(Method::GET, &format!("/api/v1/workspaces/{workspace}/snapshots"), None).await.problem(404);
+    member.api(Method::GET, &format!("/api/v1/snapshots/{id}/archive"), None).await.problem(404);
+    let token = member.csrf().await;
+    let take = member
+        .send(
+            member
+                .http
+                .post(member.url(&format!("/api/v1/workspaces/{workspace}/snapshots")))
+                .header("x-csrf-token", token),
+        )
+        .await;
+    take.problem(404);
+    assert_eq!(snapshots_of(&o, &workspace).await.len(), 1, "a member's refused request took none");
+
     // Another organization sees none of it.
     let b = app.other_org_user("snap-b@example.com", "B Corp").await;
     let tb = b.create_token_in_page("b", "owner").await;
