@@ -17,16 +17,21 @@ ARG BASE_IMAGE=debian:bookworm-slim
 FROM ${RUST_IMAGE} AS build
 WORKDIR /src
 
-# Fetch dependencies in their own layer, so a source change does not download crates again.
-# The manifest names these targets; empty stand-ins let cargo read it before the source exists.
+# Build the dependencies in their own layer, so that a source change compiles only this crate.
+# Cargo reads the manifest's targets before the source exists: each path it names gets an empty
+# stand-in. The tests and benches stay stand-ins (.dockerignore keeps them, and the docs, out of
+# the context, so that editing them does not rebuild the image); the sources replace the rest.
 COPY Cargo.toml Cargo.lock ./
-RUN mkdir -p src benches tests/api \
- && touch src/main.rs src/lib.rs benches/startup.rs tests/api/main.rs \
- && cargo fetch --locked
+RUN sed -n 's/^path = "\(.*\)"$/\1/p' Cargo.toml | while read -r target; do \
+      mkdir -p "$(dirname "$target")" && echo 'fn main() {}' > "$target"; \
+    done \
+ && cargo build --release --locked --bin agenticos
 
 COPY . .
-# Templates (askama) and migrations are compiled into the binary.
-RUN cargo build --release --locked --bin agenticos \
+# Templates (askama) and migrations are compiled into the binary. The stand-ins' build is older
+# than the copied sources only by its own clock: touch the crate roots so cargo rebuilds them.
+RUN touch src/main.rs src/lib.rs \
+ && cargo build --release --locked --bin agenticos \
  && install -m 0755 target/release/agenticos /usr/local/bin/agenticos
 
 # ---- run --------------------------------------------------------------------

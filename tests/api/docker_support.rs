@@ -74,10 +74,65 @@ pub fn engine_answers() -> bool {
     Command::new("docker").arg("info").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
 }
 
+/// The images of the compose stack's test: [`Images`] plus the stand-ins for the deployment's
+/// PostgreSQL image and the console image built from the repository's own `Dockerfile`
+/// (`build.sh deployment`).
+#[derive(Debug, Clone)]
+pub struct DeploymentImages {
+    pub images: Images,
+    /// `agenticos-test/postgres:<hash>`
+    pub postgres: String,
+    /// `agenticos-test/console:local`
+    pub console: String,
+}
+
+/// [`images`] for the compose stack, with its own images built (the console image: a release
+/// build of this repository in Docker, minutes on a cold machine).
+///
+/// # Panics
+/// As [`images`].
+pub async fn deployment_images(test: &str) -> Option<DeploymentImages> {
+    static IMAGES: OnceLock<Result<Option<DeploymentImages>, String>> = OnceLock::new();
+    let result = tokio::task::spawn_blocking(|| {
+        IMAGES
+            .get_or_init(|| {
+                if !engine_answers() {
+                    return Ok(None);
+                }
+                let out = run_build(&["deployment"]).map_err(|e| format!("{e:#}"))?;
+                let get = |name: &str| printed(&out, name).map_err(|e| format!("{e:#}"));
+                Ok(Some(DeploymentImages {
+                    images: images_from(&out).map_err(|e| format!("{e:#}"))?,
+                    postgres: get("postgres")?,
+                    console: get("console")?,
+                }))
+            })
+            .clone()
+    })
+    .await
+    .expect("image build thread");
+    match result {
+        Ok(Some(images)) => Some(images),
+        Ok(None) if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("{test}: no Docker engine answers `docker info` (CI=true: .ci/run starts dockerd)")
+        }
+        Ok(None) => {
+            eprintln!("SKIPPED {test}: no Docker engine answers `docker info`");
+            None
+        }
+        Err(error) => panic!("{test}: building the deployment images failed: {error}"),
+    }
+}
+
 fn build_images() -> anyhow::Result<Images> {
+    images_from(&run_build(&[])?)
+}
+
+/// Runs `build.sh ARGS…`; its standard output.
+fn run_build(args: &[&str]) -> anyhow::Result<String> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/docker-images/build.sh");
     let started = Instant::now();
-    let out = Command::new("bash").arg(&script).output().context("running tests/docker-images/build.sh")?;
+    let out = Command::new("bash").arg(&script).args(args).output().context("running tests/docker-images/build.sh")?;
     let stderr = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() {
         bail!("{} exited with {}:\n{stderr}", script.display(), out.status);
@@ -86,14 +141,20 @@ fn build_images() -> anyhow::Result<Images> {
         eprintln!("docker images: {line}");
     }
     eprintln!("docker images: ready in {:.1} s", started.elapsed().as_secs_f64());
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let get = |name: &str| -> anyhow::Result<String> {
-        stdout
-            .lines()
-            .find_map(|l| l.strip_prefix(&format!("{name}=")))
-            .map(str::to_string)
-            .with_context(|| format!("build.sh printed no {name}= line:\n{stdout}"))
-    };
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The image build.sh printed as `<name>=<image>`.
+fn printed(stdout: &str, name: &str) -> anyhow::Result<String> {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}=")))
+        .map(str::to_string)
+        .with_context(|| format!("build.sh printed no {name}= line:\n{stdout}"))
+}
+
+fn images_from(stdout: &str) -> anyhow::Result<Images> {
+    let get = |name: &str| printed(stdout, name);
     Ok(Images { base: get("base")?, sandboxd: get("sandboxd")?, python: get("python")?, workbench: get("workbench")? })
 }
 
@@ -209,6 +270,7 @@ pub fn remove_built_images(run: Option<&str>) -> Vec<String> {
 pub fn sweep_abandoned() {
     let mut swept = remove_containers(None);
     swept.extend(remove_built_images(None));
+    swept.extend(remove_compose_leftovers(None));
     if !swept.is_empty() {
         eprintln!("docker tests: swept what finished runs left: {}", swept.join(" "));
     }
@@ -219,6 +281,50 @@ pub fn sweep_abandoned() {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }
+}
+
+/// The compose project name of the stack test of `run`.
+pub fn compose_project(run: &str) -> String {
+    format!("{COMPOSE_PROJECT_PREFIX}{run}")
+}
+
+/// Every compose project of the tests is named `<COMPOSE_PROJECT_PREFIX><run>`.
+pub const COMPOSE_PROJECT_PREFIX: &str = "agenticos-test-";
+
+/// Removes the networks and volumes of the compose projects of `run` (or, with `None`, of
+/// every run whose process is gone); their containers carry the run label and go with
+/// [`remove_containers`] first. Returns their names.
+pub fn remove_compose_leftovers(run: Option<&str>) -> Vec<String> {
+    let mut removed = Vec::new();
+    for kind in ["volume", "network"] {
+        let listed = docker(&[
+            kind,
+            "ls",
+            "--filter",
+            "label=com.docker.compose.project",
+            "--format",
+            "{{.Name}} {{.Label \"com.docker.compose.project\"}}",
+        ])
+        .unwrap_or_default();
+        let doomed: Vec<&str> = listed
+            .lines()
+            .filter_map(|line| {
+                let (name, project) = line.split_once(' ')?;
+                let owner = project.strip_prefix(COMPOSE_PROJECT_PREFIX)?;
+                run.map_or(run_is_abandoned(owner), |r| r == owner).then_some(name)
+            })
+            .collect();
+        if doomed.is_empty() {
+            continue;
+        }
+        let mut args = vec![kind, "rm"];
+        args.extend(&doomed);
+        match docker(&args) {
+            Ok(_) => removed.extend(doomed.iter().map(|n| n.to_string())),
+            Err(error) => eprintln!("docker tests: {error:#}"),
+        }
+    }
+    removed
 }
 
 /// Names of the containers (running or not) of `run`: labelled, and session containers.

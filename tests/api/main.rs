@@ -24,6 +24,7 @@ mod deletes;
 mod deletes_pages;
 mod docker_builds;
 mod docker_cleanup;
+mod docker_compose;
 mod docker_engine;
 mod docker_engine_fixture;
 mod docker_isolation;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the images the Docker tests need, here, without any registry (none is reachable):
 #
-#   build.sh            base, sandboxd, python, workbench (each only when missing)
+#   build.sh              base, sandboxd, python, workbench (each only when missing)
+#   build.sh deployment   the same, then rust, postgres and console (the compose stack's test)
 #
 # - base:      `agenticos-test/base:<hash>`, a Debian bookworm rootfs made by mmdebstrap
 #              (python3, python3-venv, ca-certificates) and loaded with `docker import`.
@@ -13,6 +14,13 @@
 # - workbench: `agenticos-test/workbench:<hash>`, the reduced stand-in for the catalog's
 #              `workbench` build: the base plus curl, git, jq, procps (no Node, LibreOffice,
 #              pandoc or Python packages).
+# - rust:      `agenticos-test/rust:<hash>`, the stand-in for the Dockerfile's RUST_IMAGE: the
+#              base plus gcc and this machine's own Rust toolchain (rustc, cargo).
+# - postgres:  `agenticos-test/postgres:<hash>`, the stand-in for docker-compose.yml's PostgreSQL
+#              image: Debian's PostgreSQL 15 with the official image's POSTGRES_* contract.
+# - console:   `agenticos-test/console:local`, the repository's own Dockerfile built with
+#              RUST_IMAGE=rust and BASE_IMAGE=base. Docker's layer cache decides what to rebuild
+#              (the dependencies have their own layer); a replaced image is removed.
 #
 # Each image carries `agenticos.test.image-hash=<hash>`: a sha256 over this script and the
 # image's inputs (its Dockerfile, requirements.txt, the pin), so a changed input builds again
@@ -40,6 +48,20 @@ timed() {
     local start=$SECONDS
     "$@"
     echo "built $name in $((SECONDS - start)) s" >&2
+}
+
+# retire IMAGE…: removes the other tags of each IMAGE's repository that this script built (an
+# input changed), then this script's images left untagged by a rebuild under the same tag.
+retire() {
+    local image old
+    for image in "$@"; do
+        for old in $(docker images --filter "label=$label" --filter "reference=${image%:*}" --format '{{.Repository}}:{{.Tag}}'); do
+            [ "$old" = "$image" ] || docker rmi "$old" >/dev/null 2>&1 || true
+        done
+    done
+    for old in $(docker images --quiet --filter dangling=true --filter "label=$label"); do
+        docker rmi "$old" >/dev/null 2>&1 || true
+    done
 }
 
 # --- base ------------------------------------------------------------------------------------
@@ -84,6 +106,7 @@ if [ "$(current_hash "$sandboxd")" != "$sandboxd_hash" ]; then
 fi
 echo "sandboxd=$sandboxd"
 
+built=()
 for runtime in python workbench; do
     hash="$(printf '%s\n' "$base_hash" | hash_of - "$here/$runtime/Dockerfile")"
     tag="agenticos-test/$runtime:$hash"
@@ -91,4 +114,47 @@ for runtime in python workbench; do
         timed "$runtime" build_on "$runtime" "$tag" "$hash" "$here/$runtime"
     fi
     echo "$runtime=$tag"
+    built+=("$tag")
 done
+# Children before their parents: an image another one is built on cannot be removed first.
+retire "${built[@]}" "$sandboxd" "$base"
+
+[ "${1:-}" = deployment ] || exit 0
+
+# --- the deployment's images -------------------------------------------------------------------
+sysroot="$(rustc --print sysroot)"
+rust_hash="$(printf '%s\n' "$base_hash" "$(rustc -vV)" "$(cargo -V)" | hash_of - "$here/rust/Dockerfile")"
+rust="agenticos-test/rust:$rust_hash"
+if [ "$(current_hash "$rust")" != "$rust_hash" ]; then
+    context="$(mktemp -d)"
+    cp "$here/rust/Dockerfile" "$context/"
+    cp /etc/ssl/certs/ca-certificates.crt "$context/host-ca.crt"
+    mkdir -p "$context/toolchain/bin" "$context/toolchain/lib/rustlib"
+    cp "$sysroot/bin/rustc" "$sysroot/bin/cargo" "$context/toolchain/bin/"
+    cp -a "$sysroot"/lib/lib* "$context/toolchain/lib/"
+    cp -a "$sysroot/lib/rustlib/x86_64-unknown-linux-gnu" "$context/toolchain/lib/rustlib/"
+    timed rust build_on rust "$rust" "$rust_hash" "$context"
+    rm -rf "$context"
+fi
+echo "rust=$rust"
+
+postgres_hash="$(printf '%s\n' "$base_hash" | hash_of - "$here/postgres/Dockerfile" "$here/postgres/entrypoint.sh")"
+postgres="agenticos-test/postgres:$postgres_hash"
+if [ "$(current_hash "$postgres")" != "$postgres_hash" ]; then
+    timed postgres build_on postgres "$postgres" "$postgres_hash" "$here/postgres"
+fi
+echo "postgres=$postgres"
+retire "$rust" "$postgres"
+
+console=agenticos-test/console:local
+previous="$(docker image inspect --format '{{.Id}}' "$console" 2>/dev/null || true)"
+start=$SECONDS
+docker build --quiet --build-arg "RUST_IMAGE=$rust" --build-arg "BASE_IMAGE=$base" --label "$label" \
+    -t "$console" "$repo" >/dev/null
+current="$(docker image inspect --format '{{.Id}}' "$console")"
+if [ "$current" != "$previous" ]; then
+    echo "built console in $((SECONDS - start)) s" >&2
+    if [ -n "$previous" ]; then docker rmi "$previous" >/dev/null 2>&1 || true; fi
+    retire "$console"
+fi
+echo "console=$console"

@@ -1,0 +1,356 @@
+//! The deployment as shipped: the repository's `docker-compose.yml`, unchanged, run with the
+//! images built here (no registry is reachable): the console image from the repository's own
+//! `Dockerfile` (`RUST_IMAGE` and `BASE_IMAGE` are local stand-ins), a stand-in PostgreSQL image
+//! and the pinned sandboxd image (`tests/docker-images/build.sh deployment`).
+//!
+//! A small override file changes only what a test must: the console and PostgreSQL images,
+//! labels naming the test run, and `SANDBOXD_RUNTIMES` pointing at the reduced local runtime
+//! images, each with `network_mode none`. The console is published on 127.0.0.1 only (the
+//! compose file's own port mapping, with `AGENTICOS_PORT` set to a free port); the stack's own
+//! network is the compose default. What the stack leaves is removed when the test ends, also
+//! after a failure (its logs are kept in the run's directory then).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _};
+use serde_json::{json, Map, Value};
+
+use crate::docker_support::{self, docker, DeploymentImages, LABEL, RUN_LABEL};
+
+/// How long the console gets to answer `/readyz` after `up` returned.
+const READY_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A compose project of the repository's `docker-compose.yml` in `<RUNS_DIR>/<run>/compose`.
+struct ComposeStack {
+    run: String,
+    dir: PathBuf,
+    /// `http://127.0.0.1:<AGENTICOS_PORT>`
+    url: String,
+    /// The `SANDBOXD_TOKEN` `agenticos sandbox-token` wrote.
+    sandboxd_token: String,
+}
+
+impl ComposeStack {
+    /// Writes the project (compose file, `.env`, override) and runs `up -d`.
+    fn up(images: &DeploymentImages) -> anyhow::Result<ComposeStack> {
+        docker_support::sweep_abandoned();
+        let run = docker_support::new_run_id();
+        let dir = docker_support::run_dir(&run).join("compose");
+        let workspaces = docker_support::run_dir(&run).join("workspaces");
+        std::fs::create_dir_all(&workspaces).context("creating the workspace root")?;
+        std::fs::create_dir_all(&dir).context("creating the project directory")?;
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+        std::fs::copy(repo.join("docker-compose.yml"), dir.join("docker-compose.yml"))
+            .context("copying docker-compose.yml")?;
+
+        // The token as an operator makes it: the binary writes it into ./.env, unprinted.
+        let env_file = dir.join(".env");
+        let out = Command::new(env!("CARGO_BIN_EXE_agenticos"))
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .current_dir(&dir)
+            .args(["sandbox-token", "--env-file", ".env"])
+            .output()
+            .context("running agenticos sandbox-token")?;
+        if !out.status.success() {
+            bail!("agenticos sandbox-token failed: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        let written = std::fs::read_to_string(&env_file).context("reading .env")?;
+        let sandboxd_token = written
+            .lines()
+            .find_map(|l| l.strip_prefix("SANDBOXD_TOKEN="))
+            .context("sandbox-token wrote no SANDBOXD_TOKEN")?
+            .to_string();
+        let port = free_port()?;
+        let vault_key = uuid::Uuid::new_v4().simple().to_string() + &uuid::Uuid::new_v4().simple().to_string();
+        let postgres_password = uuid::Uuid::new_v4().simple().to_string();
+        let more = format!(
+            "AGENTICOS_VAULT_KEY={vault_key}\nPOSTGRES_PASSWORD={postgres_password}\nAGENTICOS_PORT={port}\n\
+             SANDBOXD_WORKSPACE_ROOT={}\n",
+            workspaces.display()
+        );
+        std::fs::write(&env_file, format!("{written}{more}")).context("writing .env")?;
+        std::fs::write(dir.join("test.override.yml"), override_file(images, &run)?).context("writing the override")?;
+
+        let stack = ComposeStack { run, dir, url: format!("http://127.0.0.1:{port}"), sandboxd_token };
+        // From here on a failure still takes the stack down (Drop).
+        stack.compose(&["up", "--detach", "--no-build"]).context("docker-compose up")?;
+        Ok(stack)
+    }
+
+    /// `docker-compose -p <project> -f docker-compose.yml -f test.override.yml ARGS…` in the
+    /// project's directory; its standard output.
+    fn compose(&self, args: &[&str]) -> anyhow::Result<String> {
+        self.compose_with_input(args, None)
+    }
+
+    fn compose_with_input(&self, args: &[&str], input: Option<&str>) -> anyhow::Result<String> {
+        use std::io::Write as _;
+        let mut child = Command::new("docker-compose")
+            .current_dir(&self.dir)
+            .args(["--project-name", &docker_support::compose_project(&self.run)])
+            .args(["--file", "docker-compose.yml", "--file", "test.override.yml"])
+            .args(args)
+            .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .context("running docker-compose")?;
+        if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
+            stdin.write_all(text.as_bytes()).context("writing to docker-compose")?;
+        }
+        let out = child.wait_with_output().context("waiting for docker-compose")?;
+        if !out.status.success() {
+            bail!(
+                "docker-compose {} failed ({}):\n{}{}",
+                args.join(" "),
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// `agenticos ARGS…` in the console's container.
+    fn agenticos(&self, args: &[&str], input: Option<&str>) -> anyhow::Result<String> {
+        let mut full = vec!["exec", "-T", "app", "agenticos"];
+        full.extend(args);
+        self.compose_with_input(&full, input)
+    }
+
+    /// The output of every service of the stack.
+    fn logs(&self) -> String {
+        self.compose(&["logs", "--no-color"]).unwrap_or_else(|e| format!("(no logs: {e:#})"))
+    }
+
+    /// Waits until the console's `/readyz` answers 200; its body.
+    async fn ready(&self) -> anyhow::Result<Value> {
+        let http = reqwest::Client::builder().timeout(Duration::from_secs(3)).build()?;
+        let deadline = Instant::now() + READY_TIMEOUT;
+        let mut pause = Duration::from_millis(100);
+        loop {
+            if let Ok(r) = http.get(format!("{}/readyz", self.url)).send().await {
+                if r.status() == 200 {
+                    return Ok(r.json().await?);
+                }
+            }
+            if Instant::now() >= deadline {
+                bail!("/readyz did not answer 200 within {READY_TIMEOUT:?}");
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_secs(1));
+        }
+    }
+
+    /// Names of the running containers of the stack: the project's, and the session
+    /// containers sandboxd started (their bind mounts are under the run's directory).
+    fn running(&self) -> Vec<String> {
+        let project = docker_support::compose_project(&self.run);
+        let mut names: Vec<String> = docker(&[
+            "ps",
+            "--filter",
+            &format!("label=com.docker.compose.project={project}"),
+            "--format",
+            "{{.Names}}",
+        ])
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect();
+        let all = docker_support::containers_of(&self.run);
+        let running = docker(&["ps", "--format", "{{.Names}}"]).unwrap_or_default();
+        names.extend(all.into_iter().filter(|n| running.lines().any(|r| r == n)));
+        names.sort();
+        names.dedup();
+        names
+    }
+}
+
+impl Drop for ComposeStack {
+    fn drop(&mut self) {
+        let run_dir = docker_support::run_dir(&self.run);
+        if std::thread::panicking() {
+            let _ = std::fs::write(run_dir.join("compose.log"), self.logs());
+            let _ = std::fs::write(run_dir.join("KEPT"), "its test panicked");
+            eprintln!("compose stack: kept {} (compose.log has the services' output)", run_dir.display());
+        }
+        if let Err(error) = self.compose(&["down", "--volumes", "--remove-orphans", "--timeout", "5"]) {
+            eprintln!("compose stack: {error:#}");
+        }
+        docker_support::remove_containers(Some(&self.run));
+        docker_support::remove_compose_leftovers(Some(&self.run));
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&run_dir);
+        }
+    }
+}
+
+/// The override: local images, the run's labels, local runtime images without a network.
+fn override_file(images: &DeploymentImages, run: &str) -> anyhow::Result<String> {
+    let labels = json!({ LABEL.split_once('=').map_or(LABEL, |(k, _)| k): LABEL.split_once('=').map_or("", |(_, v)| v), RUN_LABEL: run });
+    let mut runtimes = Map::new();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("catalog/sandbox_runtimes.json");
+    let catalog: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(path)?)?;
+    for entry in catalog {
+        let alias = entry["alias"].as_str().context("an entry without alias")?;
+        let image = match alias {
+            "python" => &images.images.python,
+            "workbench" => &images.images.workbench,
+            other => bail!("no local image for the catalog's runtime {other}"),
+        };
+        runtimes.insert(
+            alias.to_string(),
+            json!({"image": image, "description": entry["description"], "mem_limit": entry["mem_limit"], "network_mode": "none"}),
+        );
+    }
+    // JSON is YAML: the override is written as JSON.
+    let file = json!({
+        "services": {
+            "app": {"image": images.console, "labels": labels},
+            "postgres": {"image": images.postgres, "labels": labels},
+            "sandboxd": {
+                "labels": labels,
+                "environment": {"SANDBOXD_RUNTIMES": Value::Object(runtimes).to_string()},
+            },
+        }
+    });
+    Ok(serde_json::to_string_pretty(&file)?)
+}
+
+fn free_port() -> anyhow::Result<u16> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").context("picking a free port")?;
+    Ok(listener.local_addr()?.port())
+}
+
+/// `method path` on the console's API with `token`: status and JSON body.
+async fn api(
+    stack: &ComposeStack,
+    token: &str,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut request = reqwest::Client::new().request(method, format!("{}{path}", stack.url)).bearer_auth(token);
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.unwrap_or_else(|e| panic!("{path}: {e}"));
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap_or_default();
+    (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+}
+
+#[tokio::test]
+async fn the_compose_stack_runs_echo_in_a_real_sandbox_and_down_leaves_nothing_running() {
+    let Some(images) = docker_support::deployment_images("docker_compose::stack").await else { return };
+    let stack = ComposeStack::up(&images).unwrap_or_else(|e| panic!("{e:#}"));
+    let ready = stack.ready().await.unwrap_or_else(|e| panic!("{e:#}\n{}", stack.logs()));
+    assert_eq!(ready["status"], "ready", "{ready}");
+    // The console runs on the stack's PostgreSQL, not a SQLite file inside its container.
+    let db =
+        stack.compose(&["exec", "-T", "app", "sh", "-c", "echo \"$DATABASE_URL\""]).unwrap_or_else(|e| panic!("{e:#}"));
+    assert!(db.trim().starts_with("postgres://agenticos:") && db.trim().ends_with("@postgres:5432/agenticos"), "{db}");
+
+    // The first owner and a token, on the console's own command line.
+    stack
+        .agenticos(
+            &["admin", "create-owner", "--email", "owner@example.com", "--organization", "Compose", "--password-stdin"],
+            Some("a long enough password\n"),
+        )
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let created = stack
+        .agenticos(
+            &["admin", "create-token", "--organization", "Compose", "--role", "owner", "--name", "runtime"],
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let token = created
+        .lines()
+        .find_map(|l| l.strip_prefix("API token (shown once): "))
+        .unwrap_or_else(|| panic!("no token in {created}"))
+        .trim()
+        .to_string();
+
+    // The deployment's own sandboxd, saved without a key: it probes healthy with the token
+    // `agenticos sandbox-token` wrote (the console has it from .env, nobody typed it).
+    let (status, conn) = api(
+        &stack,
+        &token,
+        reqwest::Method::POST,
+        "/api/v1/sandbox-connections",
+        Some(json!({"name": "this deployment", "address": "http://sandboxd:8080"})),
+    )
+    .await;
+    assert_eq!(status, 201, "{conn}\n{}", stack.logs());
+    let conn_id = conn["id"].as_str().expect("id").to_string();
+    let (status, probe) =
+        api(&stack, &token, reqwest::Method::POST, &format!("/api/v1/sandbox-connections/{conn_id}/probe"), None).await;
+    assert_eq!(status, 200, "{probe}");
+    assert_eq!(probe["status"], "ok", "{probe}");
+    assert_eq!(probe["health"], "healthy", "{probe}");
+
+    // A run executes `echo` in a real sandbox container.
+    let (status, agent) = api(
+        &stack,
+        &token,
+        reqwest::Method::POST,
+        "/api/v1/agents",
+        Some(json!({"name": "echo", "backend": "service", "scope": "run", "runtime": "python"})),
+    )
+    .await;
+    assert_eq!(status, 201, "{agent}");
+    let (status, run) = api(
+        &stack,
+        &token,
+        reqwest::Method::POST,
+        "/api/v1/runs",
+        Some(json!({"agent_id": agent["id"], "started_by": "member"})),
+    )
+    .await;
+    assert_eq!(status, 201, "{run}");
+    let run_id = run["id"].as_str().expect("run id").to_string();
+    let (status, out) = api(
+        &stack,
+        &token,
+        reqwest::Method::POST,
+        &format!("/api/v1/runs/{run_id}/workspace/exec"),
+        Some(json!({"command": "echo hello from compose; cat /etc/hostname"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{out}\n{}", stack.logs());
+    assert_eq!(out["exit_code"], 0, "{out}");
+    let stdout = out["stdout"].as_str().unwrap_or_default();
+    assert!(stdout.starts_with("hello from compose\n"), "{out}");
+    let (_, state) =
+        api(&stack, &token, reqwest::Method::GET, &format!("/api/v1/runs/{run_id}/workspace/state"), None).await;
+    let key = state["session_key"].as_str().unwrap_or_else(|| panic!("no session key: {state}"));
+    let container = format!("{}{key}", docker_support::SESSION_CONTAINER_PREFIX);
+    let inspected = docker(&[
+        "inspect",
+        "--format",
+        "{{.State.Running}} {{.Config.Image}} {{.HostConfig.NetworkMode}} {{.Config.Hostname}}",
+        &container,
+    ])
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(
+        inspected,
+        format!("true {} none {}", images.images.python, stdout.lines().nth(1).unwrap_or_default()),
+        "the command ran in this container"
+    );
+
+    // The token never reached the console's (or any service's) output.
+    let logs = stack.logs();
+    assert!(!logs.contains(&stack.sandboxd_token), "a service logged the sandboxd token");
+
+    // `down` leaves nothing of the stack running: not its services, not the sandboxes.
+    assert!(stack.running().iter().any(|n| n == &container), "{:?}", stack.running());
+    stack.compose(&["down"]).unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(stack.running(), Vec::<String>::new(), "still running after docker-compose down");
+    // sandboxd stopped its sandbox on the way down; a persisted container is kept, stopped, for
+    // SANDBOXD_CONTAINER_TTL (the test's Drop removes it).
+    let status = docker(&["inspect", "--format", "{{.State.Status}}", &container]).unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(status, "exited");
+}
