@@ -92,6 +92,9 @@ impl Default for Timeouts {
 #[derive(Clone)]
 pub struct SandboxdClient {
     http: reqwest::Client,
+    /// Send on this thread's own [`Self::default_http`] client instead of `http`: see
+    /// [`Self::with_thread_pools`].
+    thread_pools: bool,
     base: Arc<Url>,
     token: SecretString,
     expected_version: Arc<str>,
@@ -180,6 +183,7 @@ impl SandboxdClient {
     pub fn new(http: reqwest::Client, base: Url, token: SecretString) -> Self {
         Self {
             http,
+            thread_pools: false,
             base: Arc::new(base),
             token,
             expected_version: Arc::from(SANDBOXD_VERSION),
@@ -199,6 +203,33 @@ impl SandboxdClient {
             .pool_idle_timeout(Duration::from_secs(4))
             .user_agent(concat!("agenticos/", env!("CARGO_PKG_VERSION")))
             .build()
+    }
+
+    /// Send every request on a [`Self::default_http`] client of the calling thread, created on
+    /// its first request there, instead of the one given to [`Self::new`].
+    ///
+    /// Each actix worker runs its own single-threaded runtime. A pooled connection is driven by
+    /// a task of the runtime that opened it, so with one client shared by every worker a request
+    /// handled on one worker usually went out through a connection of another: two wake-ups of
+    /// another thread per request (the request handed over, the answer handed back), about a
+    /// tenth of a millisecond on this 2-core machine. With a client per thread, the worker that
+    /// handles a request also drives its connection to the host.
+    pub fn with_thread_pools(mut self) -> Self {
+        self.thread_pools = true;
+        self
+    }
+
+    /// The client a request goes out on (see [`Self::with_thread_pools`]).
+    fn http(&self) -> reqwest::Client {
+        thread_local! {
+            static THREAD_HTTP: std::cell::OnceCell<Option<reqwest::Client>> = const { std::cell::OnceCell::new() };
+        }
+        if !self.thread_pools {
+            return self.http.clone();
+        }
+        THREAD_HTTP
+            .with(|cell| cell.get_or_init(|| Self::default_http().ok()).clone())
+            .unwrap_or_else(|| self.http.clone())
     }
 
     /// Expect another sandboxd release (the main crate's pin file).
@@ -599,7 +630,7 @@ impl SandboxdClient {
     /// One request and its answer, without the version check.
     async fn exchange(&self, call: Call<'_>) -> Result<reqwest::Response, Failure> {
         let url = self.url(&call.route, &call.query)?;
-        let mut request = self.http.request(call.method.clone(), url).timeout(call.timeout);
+        let mut request = self.http().request(call.method.clone(), url).timeout(call.timeout);
         if call.authenticated {
             let mut value =
                 HeaderValue::from_str(self.token.expose_secret()).map_err(|_| SandboxdError::CredentialRefused)?;

@@ -26,7 +26,9 @@ pub(super) fn invalid_address(message: impl Into<String>) -> ConnectionError {
 
 fn client(st: &AppState, address: &str, token: SecretString) -> Result<SandboxdClient> {
     let url = address::parse(address).map_err(invalid_address)?;
-    Ok(SandboxdClient::new(st.http.clone(), url, token).with_expected_version(st.sandboxd_version.clone()))
+    Ok(SandboxdClient::new(st.http.clone(), url, token)
+        .with_expected_version(st.sandboxd_version.clone())
+        .with_thread_pools())
 }
 
 /// A client for a saved connection, with its key from the vault: only a key of the host's purpose
