@@ -15,8 +15,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
+use crate::docker_peer::runtimes_value;
 use crate::docker_support::{self, docker, DeploymentImages, LABEL, RUN_LABEL};
 
 /// How long the console gets to answer `/readyz` after `up` returned.
@@ -190,22 +191,8 @@ impl Drop for ComposeStack {
 
 /// The override: local images, the run's labels, local runtime images without a network.
 fn override_file(images: &DeploymentImages, run: &str) -> anyhow::Result<String> {
-    let labels = json!({ LABEL.split_once('=').map_or(LABEL, |(k, _)| k): LABEL.split_once('=').map_or("", |(_, v)| v), RUN_LABEL: run });
-    let mut runtimes = Map::new();
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("catalog/sandbox_runtimes.json");
-    let catalog: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(path)?)?;
-    for entry in catalog {
-        let alias = entry["alias"].as_str().context("an entry without alias")?;
-        let image = match alias {
-            "python" => &images.images.python,
-            "workbench" => &images.images.workbench,
-            other => bail!("no local image for the catalog's runtime {other}"),
-        };
-        runtimes.insert(
-            alias.to_string(),
-            json!({"image": image, "description": entry["description"], "mem_limit": entry["mem_limit"], "network_mode": "none"}),
-        );
-    }
+    let (key, value) = LABEL.split_once('=').context("LABEL is key=value")?;
+    let labels = json!({ key: value, RUN_LABEL: run });
     // JSON is YAML: the override is written as JSON.
     let file = json!({
         "services": {
@@ -213,7 +200,7 @@ fn override_file(images: &DeploymentImages, run: &str) -> anyhow::Result<String>
             "postgres": {"image": images.postgres, "labels": labels},
             "sandboxd": {
                 "labels": labels,
-                "environment": {"SANDBOXD_RUNTIMES": Value::Object(runtimes).to_string()},
+                "environment": {"SANDBOXD_RUNTIMES": runtimes_value(&images.images)?},
             },
         }
     });

@@ -166,9 +166,10 @@ impl Drop for DockerPeer {
     }
 }
 
-/// `SANDBOXD_RUNTIMES` for the test peer: the catalog's aliases, descriptions and memory
-/// ceilings, on the reduced local images, every one with `network_mode none`.
-fn runtimes_value(images: &Images) -> anyhow::Result<String> {
+/// `SANDBOXD_RUNTIMES` for the test peer (and the compose stack's sandboxd): the catalog's
+/// aliases, descriptions and memory ceilings, on the reduced local images, every one with
+/// `network_mode none`.
+pub fn runtimes_value(images: &Images) -> anyhow::Result<String> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("catalog/sandbox_runtimes.json");
     let catalog: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&path)?)?;
     let mut runtimes = Map::new();

@@ -43,16 +43,31 @@ pub struct Images {
 /// # Panics
 /// Under `CI=true` without an engine, or when a build fails (the message has its output).
 pub async fn images(test: &str) -> Option<Images> {
-    static IMAGES: OnceLock<Result<Option<Images>, String>> = OnceLock::new();
-    let result = tokio::task::spawn_blocking(|| {
-        IMAGES
-            .get_or_init(|| {
-                if !engine_answers() {
-                    return Ok(None);
-                }
-                build_images().map(Some).map_err(|e| format!("{e:#}"))
-            })
-            .clone()
+    static IMAGES: OnceLock<Built<Images>> = OnceLock::new();
+    built_once(&IMAGES, test, build_images).await
+}
+
+/// What a build gave: the images, or `None` without an engine, or the failure's text.
+type Built<T> = Result<Option<T>, String>;
+
+/// `build` once per process (the first caller runs it, the others wait for its answer); `None`
+/// (SKIPPED) without an engine outside CI.
+///
+/// # Panics
+/// Under `CI=true` without an engine, or when the build failed.
+async fn built_once<T: Clone + Send + Sync + 'static>(
+    cell: &'static OnceLock<Built<T>>,
+    test: &str,
+    build: fn() -> anyhow::Result<T>,
+) -> Option<T> {
+    let result = tokio::task::spawn_blocking(move || {
+        cell.get_or_init(|| {
+            if !engine_answers() {
+                return Ok(None);
+            }
+            build().map(Some).map_err(|e| format!("{e:#}"))
+        })
+        .clone()
     })
     .await
     .expect("image build thread");
@@ -92,36 +107,17 @@ pub struct DeploymentImages {
 /// # Panics
 /// As [`images`].
 pub async fn deployment_images(test: &str) -> Option<DeploymentImages> {
-    static IMAGES: OnceLock<Result<Option<DeploymentImages>, String>> = OnceLock::new();
-    let result = tokio::task::spawn_blocking(|| {
-        IMAGES
-            .get_or_init(|| {
-                if !engine_answers() {
-                    return Ok(None);
-                }
-                let out = run_build(&["deployment"]).map_err(|e| format!("{e:#}"))?;
-                let get = |name: &str| printed(&out, name).map_err(|e| format!("{e:#}"));
-                Ok(Some(DeploymentImages {
-                    images: images_from(&out).map_err(|e| format!("{e:#}"))?,
-                    postgres: get("postgres")?,
-                    console: get("console")?,
-                }))
-            })
-            .clone()
+    static IMAGES: OnceLock<Built<DeploymentImages>> = OnceLock::new();
+    built_once(&IMAGES, test, build_deployment_images).await
+}
+
+fn build_deployment_images() -> anyhow::Result<DeploymentImages> {
+    let out = run_build(&["deployment"])?;
+    Ok(DeploymentImages {
+        images: images_from(&out)?,
+        postgres: printed(&out, "postgres")?,
+        console: printed(&out, "console")?,
     })
-    .await
-    .expect("image build thread");
-    match result {
-        Ok(Some(images)) => Some(images),
-        Ok(None) if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("{test}: no Docker engine answers `docker info` (CI=true: .ci/run starts dockerd)")
-        }
-        Ok(None) => {
-            eprintln!("SKIPPED {test}: no Docker engine answers `docker info`");
-            None
-        }
-        Err(error) => panic!("{test}: building the deployment images failed: {error}"),
-    }
 }
 
 fn build_images() -> anyhow::Result<Images> {
