@@ -51,7 +51,10 @@ timed() {
 }
 
 # retire IMAGE…: removes the other tags of each IMAGE's repository that this script built (an
-# input changed), then this script's images left untagged by a rebuild under the same tag.
+# input changed, so the hash in the tag did). An image rebuilt under the same tag (sandboxd, console)
+# is removed by its build step instead, by id. Untagged images in general are left alone: the
+# console build stage's layers are untagged and inherit the rust image's labels, and they are
+# Docker's build cache.
 retire() {
     local image old
     for image in "$@"; do
@@ -59,9 +62,14 @@ retire() {
             [ "$old" = "$image" ] || docker rmi "$old" >/dev/null 2>&1 || true
         done
     done
-    for old in $(docker images --quiet --filter dangling=true --filter "label=$label"); do
-        docker rmi "$old" >/dev/null 2>&1 || true
-    done
+}
+
+# image_id TAG: the id of TAG, or nothing.
+image_id() { docker image inspect --format '{{.Id}}' "$1" 2>/dev/null || true; }
+
+# replaced OLD_ID TAG: removes OLD_ID when TAG now names another image.
+replaced() {
+    if [ -n "$1" ] && [ "$1" != "$(image_id "$2")" ]; then docker rmi "$1" >/dev/null 2>&1 || true; fi
 }
 
 # --- base ------------------------------------------------------------------------------------
@@ -97,12 +105,14 @@ version="$(tr -d '[:space:]' <"$repo/catalog/sandboxd.version")"
 sandboxd="ghcr.io/vstorm-co/sandboxd:$version"
 sandboxd_hash="$(printf '%s\n' "$base_hash" "$version" | hash_of - "$here/sandboxd/Dockerfile" "$repo/tests/peer/requirements.txt")"
 if [ "$(current_hash "$sandboxd")" != "$sandboxd_hash" ]; then
+    previous="$(image_id "$sandboxd")"
     context="$(mktemp -d)"
     cp "$here/sandboxd/Dockerfile" "$repo/tests/peer/requirements.txt" "$context/"
     # pip inside the build checks PyPI's certificate against the host's bundle.
     cp /etc/ssl/certs/ca-certificates.crt "$context/host-ca.crt"
     timed sandboxd build_on sandboxd "$sandboxd" "$sandboxd_hash" "$context"
     rm -rf "$context"
+    replaced "$previous" "$sandboxd"
 fi
 echo "sandboxd=$sandboxd"
 
@@ -147,14 +157,21 @@ echo "postgres=$postgres"
 retire "$rust" "$postgres"
 
 console=agenticos-test/console:local
-previous="$(docker image inspect --format '{{.Id}}' "$console" 2>/dev/null || true)"
+previous="$(image_id "$console")"
 start=$SECONDS
 docker build --quiet --build-arg "RUST_IMAGE=$rust" --build-arg "BASE_IMAGE=$base" --label "$label" \
     -t "$console" "$repo" >/dev/null
-current="$(docker image inspect --format '{{.Id}}' "$console")"
-if [ "$current" != "$previous" ]; then
+if [ "$(image_id "$console")" != "$previous" ]; then
     echo "built console in $((SECONDS - start)) s" >&2
-    if [ -n "$previous" ]; then docker rmi "$previous" >/dev/null 2>&1 || true; fi
-    retire "$console"
+    replaced "$previous" "$console"
 fi
+# The build stage's last layer (untagged, with the rust image's labels) is the build cache of the
+# next build: keep the newest on the current rust image, remove older ones (a source change left
+# them; the dependency layer they share with the newest stays) and those on an older rust image.
+for old in $(docker images --quiet --filter dangling=true --filter "label=$label"); do
+    if [ "$(docker image inspect --format '{{ index .Config.Labels "agenticos.test.image-hash" }}' "$old")" = "$rust_hash" ]; then
+        if [ -z "${kept:-}" ]; then kept="$old"; continue; fi
+    fi
+    docker rmi "$old" >/dev/null 2>&1 || true
+done
 echo "console=$console"
