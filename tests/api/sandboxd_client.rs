@@ -32,6 +32,13 @@ fn client_at(url: &str, token: &str) -> SandboxdClient {
     )
 }
 
+/// The same host through both ways a call can travel: reqwest (the client given to
+/// [`SandboxdClient::new`]), and the console's keep-alive connection of the calling thread
+/// ([`SandboxdClient::with_thread_pools`]: hyper's connection API for a plain `http://` host).
+fn both_transports(url: &str, token: &str) -> [(&'static str, SandboxdClient); 2] {
+    [("reqwest", client_at(url, token)), ("thread connection", client_at(url, token).with_thread_pools())]
+}
+
 /// A session id no other test uses.
 fn unique(prefix: &str) -> String {
     format!("{prefix}-{}", &uuid::Uuid::new_v4().simple().to_string()[..12])
@@ -417,9 +424,16 @@ async fn events_after_a_sequence_number_list_only_later_operations() {
 
 #[tokio::test]
 async fn native_file_operations_round_trip() {
-    let client = client_for(peer::shared().await);
+    let peer = peer::shared().await;
+    for (way, client) in both_transports(&peer.url, &peer.token) {
+        native_round_trip(way, &client).await;
+    }
+}
+
+async fn native_round_trip(way: &str, client: &SandboxdClient) {
     let id = unique("files");
-    open(&client, &id).await;
+    eprintln!("native file operations through {way}");
+    open(client, &id).await;
     let bytes: Vec<u8> = (0u8..=255).chain(*b"\nline two\n").collect();
 
     client.write_file(&id, "/workspace/notes/todo.bin", &bytes).await.expect("write");
@@ -599,7 +613,13 @@ async fn closing_keeps_files_and_purging_removes_them() {
 #[tokio::test]
 async fn a_wrong_token_is_refused_without_showing_it() {
     let peer = peer::shared().await;
-    let client = client_at(&peer.url, "wrong-token-123");
+    for (way, client) in both_transports(&peer.url, "wrong-token-123") {
+        eprintln!("through {way}");
+        refused_without_showing_it(peer, &client).await;
+    }
+}
+
+async fn refused_without_showing_it(peer: &Peer, client: &SandboxdClient) {
     for result in [
         client.policy().await.map(|_| ()),
         client.sessions(false).await.map(|_| ()),
@@ -649,14 +669,15 @@ async fn a_port_serving_html_is_not_a_sandbox_service() {
         }
     })
     .await;
-    let client = client_at(&host.url, "some-token");
-    for error in [
-        client.health().await.map(|_| ()).expect_err("html"),
-        client.policy().await.map(|_| ()).expect_err("html 404"),
-        client.session("x", false).await.map(|_| ()).expect_err("html 404"),
-    ] {
-        assert!(matches!(error, SandboxdError::NotJson), "{error:?}");
-        assert_eq!(error.to_string(), "The address answered, but not like a sandbox service — check the port");
+    for (way, client) in both_transports(&host.url, "some-token") {
+        for error in [
+            client.health().await.map(|_| ()).expect_err("html"),
+            client.policy().await.map(|_| ()).expect_err("html 404"),
+            client.session("x", false).await.map(|_| ()).expect_err("html 404"),
+        ] {
+            assert!(matches!(error, SandboxdError::NotJson), "{way}: {error:?}");
+            assert_eq!(error.to_string(), "The address answered, but not like a sandbox service — check the port");
+        }
     }
     // The token went only as the header.
     let heads = host.heads.lock().expect("lock").clone();
@@ -667,11 +688,12 @@ async fn a_port_serving_html_is_not_a_sandbox_service() {
 #[tokio::test]
 async fn a_closed_port_is_unreachable() {
     let port = free_port().expect("port");
-    let client = client_at(&format!("http://127.0.0.1:{port}"), "tok");
-    let error = client.health().await.expect_err("closed");
-    assert!(matches!(error, SandboxdError::Unreachable { .. }), "{error:?}");
-    assert_eq!(error.to_string(), "The sandbox service did not answer");
-    assert!(!format!("{error:?}").contains(&port.to_string()), "{error:?}");
+    for (way, client) in both_transports(&format!("http://127.0.0.1:{port}"), "tok") {
+        let error = client.health().await.expect_err("closed");
+        assert!(matches!(error, SandboxdError::Unreachable { .. }), "{way}: {error:?}");
+        assert_eq!(error.to_string(), "The sandbox service did not answer");
+        assert!(!format!("{error:?}").contains(&port.to_string()), "{way}: {error:?}");
+    }
 }
 
 #[tokio::test]
@@ -685,11 +707,14 @@ async fn a_silent_port_times_out() {
             held.push(stream);
         }
     });
-    let client =
-        client_at(&url, "tok").with_timeouts(Timeouts { read: Duration::from_millis(300), ..Timeouts::default() });
-    let error = client.health().await.expect_err("silent");
-    assert!(matches!(error, SandboxdError::Timeout), "{error:?}");
-    assert_eq!(error.to_string(), "The sandbox service did not answer in time");
+    for (way, client) in both_transports(&url, "tok") {
+        let client = client.with_timeouts(Timeouts { read: Duration::from_millis(300), ..Timeouts::default() });
+        let started = Instant::now();
+        let error = client.health().await.expect_err("silent");
+        assert!(matches!(error, SandboxdError::Timeout), "{way}: {error:?}");
+        assert_eq!(error.to_string(), "The sandbox service did not answer in time");
+        assert!(started.elapsed() < Duration::from_secs(5), "{way}: the deadline was not kept");
+    }
 }
 
 #[tokio::test]
@@ -703,10 +728,11 @@ async fn redirects_are_not_followed_so_the_token_stays_home() {
         format!("HTTP/1.1 302 Found\r\nlocation: {target}/policy\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
     })
     .await;
-    let client = client_at(&redirecting.url, "secret-token-abc");
-    let error = client.policy().await.expect_err("redirect");
-    assert!(matches!(error, SandboxdError::NotJson), "{error:?}");
-    assert_eq!(redirecting.heads.lock().expect("lock").len(), 1);
+    for (way, client) in both_transports(&redirecting.url, "secret-token-abc") {
+        let error = client.policy().await.expect_err("redirect");
+        assert!(matches!(error, SandboxdError::NotJson), "{way}: {error:?}");
+    }
+    assert_eq!(redirecting.heads.lock().expect("lock").len(), 2);
     assert!(elsewhere.heads.lock().expect("lock").is_empty());
 }
 
@@ -720,12 +746,13 @@ async fn a_bare_not_found_with_an_unreadable_index_keeps_its_error() {
         }
     })
     .await;
-    let client = client_at(&host.url, "tok");
-    // Another FastAPI app on the port: every sandboxd serves /healthz.
-    assert!(matches!(client.health().await, Err(SandboxdError::NotJson)));
-    match client.workspace_trees(&["a"], &TreeOptions::default()).await {
-        Err(SandboxdError::NotFound { detail }) => assert_eq!(detail, "Not Found"),
-        other => panic!("expected the original 404, got {other:?}"),
+    for (way, client) in both_transports(&host.url, "tok") {
+        // Another FastAPI app on the port: every sandboxd serves /healthz.
+        assert!(matches!(client.health().await, Err(SandboxdError::NotJson)), "{way}");
+        match client.workspace_trees(&["a"], &TreeOptions::default()).await {
+            Err(SandboxdError::NotFound { detail }) => assert_eq!(detail, "Not Found"),
+            other => panic!("{way}: expected the original 404, got {other:?}"),
+        }
     }
     let heads = host.heads.lock().expect("lock").clone();
     assert!(heads.iter().any(|h| h.starts_with("GET / ")), "the index was asked");

@@ -35,6 +35,7 @@ use url::Url;
 
 mod error;
 mod routes;
+mod transport;
 mod trees;
 mod wire;
 
@@ -44,6 +45,7 @@ pub use wire::*;
 
 use error::Detail;
 use routes::{check_run_id, check_session_id, FileOp, Route, WorkspaceOp};
+use transport::{lean, Answer};
 use wire::{ContentBytesResponse, ContentResponse, IndexProbe, PathBody, PathResponse, ReadBody, RunBody, TreesBody};
 
 /// The sandboxd release this client speaks (`pydantic-ai-backend` version and
@@ -95,6 +97,8 @@ pub struct SandboxdClient {
     /// Send on this thread's own [`Self::default_http`] client instead of `http`: see
     /// [`Self::with_thread_pools`].
     thread_pools: bool,
+    /// Calls go through [`transport::lean`] (see [`Self::with_thread_pools`]).
+    lean: bool,
     base: Arc<Url>,
     token: SecretString,
     expected_version: Arc<str>,
@@ -184,6 +188,7 @@ impl SandboxdClient {
         Self {
             http,
             thread_pools: false,
+            lean: false,
             base: Arc::new(base),
             token,
             expected_version: Arc::from(SANDBOXD_VERSION),
@@ -205,17 +210,22 @@ impl SandboxdClient {
             .build()
     }
 
-    /// Send every request on a [`Self::default_http`] client of the calling thread, created on
-    /// its first request there, instead of the one given to [`Self::new`].
+    /// Send every request on a connection of the calling thread: for a plain `http://` host
+    /// (and no proxy in the environment) a keep-alive HTTP/1.1 connection of [`transport::lean`],
+    /// otherwise a [`Self::default_http`] client of the thread, created on its first request
+    /// there; not through the client given to [`Self::new`].
     ///
     /// Each actix worker runs its own single-threaded runtime. A pooled connection is driven by
     /// a task of the runtime that opened it, so with one client shared by every worker a request
     /// handled on one worker usually went out through a connection of another: two wake-ups of
     /// another thread per request (the request handed over, the answer handed back), about a
     /// tenth of a millisecond on this 2-core machine. With a client per thread, the worker that
-    /// handles a request also drives its connection to the host.
+    /// handles a request also drives its connection to the host. The lean connection then
+    /// saves reqwest's layers (pool, connector, proxy lookup, URL handling), about a third of
+    /// the console's CPU per proxied read (README, "Workspace load").
     pub fn with_thread_pools(mut self) -> Self {
         self.thread_pools = true;
+        self.lean = lean::usable(&self.base).is_some() && !transport::proxy_configured();
         self
     }
 
@@ -424,15 +434,14 @@ impl SandboxdClient {
         let call = Call::post(route, self.timeouts.operation).json(&PathBody { path })?;
         let response = self.send(call).await?;
         let is_bytes = response
-            .headers()
+            .headers
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("application/octet-stream"));
         if !is_bytes {
             return Err(SandboxdError::NotJson);
         }
-        let bytes = response.bytes().await.map_err(SandboxdError::from_transport)?;
-        Ok(bytes.to_vec())
+        Ok(response.body.to_vec())
     }
 
     /// `POST /sessions/{id}/files/write?path=`: create or replace a file
@@ -535,7 +544,7 @@ impl SandboxdClient {
         let call = Call::post(Route::Trees, self.timeouts.operation).json(&TreesBody { sessions: ids, options })?;
         let route = call.route;
         let started = std::time::Instant::now();
-        let body = self.send(call).await?.bytes().await.map_err(SandboxdError::from_transport)?;
+        let body = self.send(call).await?.body;
         let waited = started.elapsed();
         match trees::decode::<E, _>(body).await {
             Some(results) => Ok((results, waited)),
@@ -615,7 +624,7 @@ impl SandboxdClient {
 
     /// Sends a call; a 2xx answer is returned, anything else becomes its error
     /// (after the version check the answer calls for).
-    async fn send(&self, call: Call<'_>) -> Result<reqwest::Response, SandboxdError> {
+    async fn send(&self, call: Call<'_>) -> Result<Answer, SandboxdError> {
         let route = call.route;
         match self.exchange(call).await {
             Ok(response) => Ok(response),
@@ -628,22 +637,47 @@ impl SandboxdClient {
     }
 
     /// One request and its answer, without the version check.
-    async fn exchange(&self, call: Call<'_>) -> Result<reqwest::Response, Failure> {
+    async fn exchange(&self, call: Call<'_>) -> Result<Answer, Failure> {
         let url = self.url(&call.route, &call.query)?;
-        let mut request = self.http().request(call.method.clone(), url).timeout(call.timeout);
-        if call.authenticated {
-            let mut value =
-                HeaderValue::from_str(self.token.expose_secret()).map_err(|_| SandboxdError::CredentialRefused)?;
-            value.set_sensitive(true);
-            request = request.header(TOKEN_HEADER, value);
-        }
-        request = match call.body {
-            Body::None => request,
-            Body::Json(value) => request.json(&value),
-            Body::Bytes(bytes) => request.header(CONTENT_TYPE, "application/octet-stream").body(bytes.to_vec()),
+        let token = match call.authenticated {
+            true => {
+                let mut value =
+                    HeaderValue::from_str(self.token.expose_secret()).map_err(|_| SandboxdError::CredentialRefused)?;
+                value.set_sensitive(true);
+                Some((TOKEN_HEADER, value))
+            }
+            false => None,
         };
-        let response = request.send().await.map_err(SandboxdError::from_transport)?;
-        let status = response.status();
+        let (content_type, body) = match call.body {
+            Body::None => (None, bytes::Bytes::new()),
+            Body::Json(value) => {
+                let encoded = serde_json::to_vec(&value)
+                    .map_err(|e| SandboxdError::invalid(format!("could not encode the request: {e}")))?;
+                (Some("application/json"), bytes::Bytes::from(encoded))
+            }
+            Body::Bytes(bytes) => (Some("application/octet-stream"), bytes::Bytes::copy_from_slice(bytes)),
+        };
+        let response = if self.lean {
+            let request = lean::Request {
+                method: call.method.clone(),
+                url: &url,
+                token,
+                content_type,
+                body,
+                timeout: call.timeout,
+            };
+            lean::send(request).await?
+        } else {
+            let mut request = self.http().request(call.method.clone(), url).timeout(call.timeout);
+            if let Some((name, value)) = token {
+                request = request.header(name, value);
+            }
+            if let Some(ct) = content_type {
+                request = request.header(CONTENT_TYPE, ct);
+            }
+            transport::through_reqwest(request.body(body)).await?
+        };
+        let status = response.status;
         tracing::debug!(target: "sandboxd", route = %call.route.template(), status = status.as_u16(), "sandboxd answered");
         if status.is_success() {
             return Ok(response);
@@ -651,8 +685,7 @@ impl SandboxdClient {
         if status.is_redirection() || status.is_informational() {
             return Err(SandboxdError::NotJson.into());
         }
-        let body = response.bytes().await.map_err(SandboxdError::from_transport)?;
-        let Some(detail) = Detail::parse(&body) else {
+        let Some(detail) = Detail::parse(&response.body) else {
             // A gateway in front of a host that is down answers HTML 502-504.
             if matches!(status.as_u16(), 502..=504) {
                 return Err(SandboxdError::Unreachable { reason: format!("a gateway answered {status}") }.into());
@@ -674,13 +707,8 @@ impl SandboxdClient {
         self.decode(&route, response).await
     }
 
-    async fn decode<T: DeserializeOwned>(
-        &self,
-        route: &Route<'_>,
-        response: reqwest::Response,
-    ) -> Result<T, SandboxdError> {
-        let body = response.bytes().await.map_err(SandboxdError::from_transport)?;
-        self.parse(route, &body)
+    async fn decode<T: DeserializeOwned>(&self, route: &Route<'_>, response: Answer) -> Result<T, SandboxdError> {
+        self.parse(route, &response.body)
     }
 
     fn parse<T: DeserializeOwned>(&self, route: &Route<'_>, body: &[u8]) -> Result<T, SandboxdError> {
@@ -692,7 +720,7 @@ impl SandboxdClient {
 
     async fn no_content(&self, call: Call<'_>) -> Result<(), SandboxdError> {
         let response = self.send(call).await?;
-        if response.status() == StatusCode::NO_CONTENT {
+        if response.status == StatusCode::NO_CONTENT {
             Ok(())
         } else {
             Err(SandboxdError::NotJson)
