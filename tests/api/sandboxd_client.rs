@@ -717,6 +717,68 @@ async fn a_silent_port_times_out() {
     }
 }
 
+/// A local HTTP/1.1 server that keeps connections open, answering `GET /healthz` with a health
+/// document as long as the client asks on the same connection, and closing a connection (with
+/// `connection: close`) after `close_after` answers. It counts the connections it accepted.
+async fn keep_alive_host(close_after: usize) -> (String, Arc<Mutex<usize>>) {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let accepted = Arc::new(Mutex::new(0usize));
+    let count = accepted.clone();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            *count.lock().expect("lock") += 1;
+            tokio::spawn(async move {
+                let body = r#"{"status":"ok","sessions":0,"limit":null,"open_sessions":0,"open_limit":null,"runtimes":["python"]}"#;
+                let mut buffer = Vec::new();
+                let mut chunk = [0u8; 4096];
+                for answered in 1.. {
+                    // Requests without a body: one head per request.
+                    let end = loop {
+                        if let Some(i) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+                            break i + 4;
+                        }
+                        match stream.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+                        }
+                    };
+                    buffer.drain(..end);
+                    let last = answered == close_after;
+                    let connection = if last { "close" } else { "keep-alive" };
+                    let answer = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: {connection}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if stream.write_all(answer.as_bytes()).await.is_err() || last {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (url, accepted)
+}
+
+#[tokio::test]
+async fn the_thread_connection_is_kept_between_calls_and_replaced_when_the_host_closes_it() {
+    // Kept: five calls, one connection.
+    let (url, accepted) = keep_alive_host(usize::MAX).await;
+    let client = client_at(&url, "tok").with_thread_pools();
+    for _ in 0..5 {
+        assert_eq!(client.health().await.expect("health").status, "ok");
+    }
+    assert_eq!(*accepted.lock().expect("lock"), 1, "every call should reuse the kept connection");
+
+    // Closed by the host after every second answer: the next call opens a new one.
+    let (url, accepted) = keep_alive_host(2).await;
+    let client = client_at(&url, "tok").with_thread_pools();
+    for _ in 0..6 {
+        assert_eq!(client.health().await.expect("health").status, "ok");
+    }
+    assert_eq!(*accepted.lock().expect("lock"), 3);
+}
+
 #[tokio::test]
 async fn redirects_are_not_followed_so_the_token_stays_home() {
     let elsewhere = fake_host(|_| http("200 OK", "application/json", r#"{"status":"ok"}"#)).await;
