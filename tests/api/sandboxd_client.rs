@@ -719,8 +719,9 @@ async fn a_silent_port_times_out() {
 
 /// A local HTTP/1.1 server that keeps connections open, answering `GET /healthz` with a health
 /// document as long as the client asks on the same connection, and closing a connection (with
-/// `connection: close`) after `close_after` answers. It counts the connections it accepted.
-async fn keep_alive_host(close_after: usize) -> (String, Arc<Mutex<usize>>) {
+/// `connection: close`, or silently when `announce` is false) after `close_after` answers. It
+/// counts the connections it accepted.
+async fn keep_alive_host(close_after: usize, announce: bool) -> (String, Arc<Mutex<usize>>) {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.expect("bind");
     let url = format!("http://{}", listener.local_addr().expect("addr"));
     let accepted = Arc::new(Mutex::new(0usize));
@@ -745,7 +746,7 @@ async fn keep_alive_host(close_after: usize) -> (String, Arc<Mutex<usize>>) {
                     };
                     buffer.drain(..end);
                     let last = answered == close_after;
-                    let connection = if last { "close" } else { "keep-alive" };
+                    let connection = if last && announce { "close" } else { "keep-alive" };
                     let answer = format!(
                         "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: {connection}\r\n\r\n{body}",
                         body.len()
@@ -763,7 +764,7 @@ async fn keep_alive_host(close_after: usize) -> (String, Arc<Mutex<usize>>) {
 #[tokio::test]
 async fn the_thread_connection_is_kept_between_calls_and_replaced_when_the_host_closes_it() {
     // Kept: five calls, one connection.
-    let (url, accepted) = keep_alive_host(usize::MAX).await;
+    let (url, accepted) = keep_alive_host(usize::MAX, true).await;
     let client = client_at(&url, "tok").with_thread_pools();
     for _ in 0..5 {
         assert_eq!(client.health().await.expect("health").status, "ok");
@@ -771,12 +772,21 @@ async fn the_thread_connection_is_kept_between_calls_and_replaced_when_the_host_
     assert_eq!(*accepted.lock().expect("lock"), 1, "every call should reuse the kept connection");
 
     // Closed by the host after every second answer: the next call opens a new one.
-    let (url, accepted) = keep_alive_host(2).await;
+    let (url, accepted) = keep_alive_host(2, true).await;
     let client = client_at(&url, "tok").with_thread_pools();
     for _ in 0..6 {
         assert_eq!(client.health().await.expect("health").status, "ok");
     }
     assert_eq!(*accepted.lock().expect("lock"), 3);
+
+    // Closed after every answer without saying so (as a host restarting, or closing an idle
+    // connection, does): no call fails, each goes out on a new connection.
+    let (url, accepted) = keep_alive_host(1, false).await;
+    let client = client_at(&url, "tok").with_thread_pools();
+    for _ in 0..4 {
+        assert_eq!(client.health().await.expect("health after a silent close").status, "ok");
+    }
+    assert_eq!(*accepted.lock().expect("lock"), 4);
 }
 
 #[tokio::test]
