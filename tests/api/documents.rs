@@ -346,13 +346,15 @@ db_test! {
         // Groups and thumbnails.
         b.wait_for(&format!("#group-{}", s.workspace_id)).await?;
         b.wait_for("#documents-tiles img.tile-thumb").await?;
-        let group = b.text(&format!("#group-{}", s.workspace_id)).await?;
-        assert!(group.contains("report.md") && group.contains("charts/") && !group.contains("node_modules"), "{group}");
+        // Read once shown: swapped-in content fades in from opacity 0 (`.htmx-added`), and a
+        // browser reads no text of an element it does not show.
+        let group = b.wait_for_text(&format!("#group-{}", s.workspace_id), "report.md").await?;
+        assert!(group.contains("charts/") && !group.contains("node_modules"), "{group}");
         // Only what a person attached.
         b.click("#documents-who a[data-who='person']").await?;
         b.wait_for_text("#documents-who a[aria-current='page']", "Attached by a person").await?;
-        let tiles = b.text("#documents-tiles").await?;
-        assert!(tiles.contains("brief.txt") && !tiles.contains("report.md"), "{tiles}");
+        let tiles = b.wait_for_text("#documents-tiles", "brief.txt").await?;
+        assert!(!tiles.contains("report.md"), "{tiles}");
         // A search lists hits flat.
         b.click("#documents-who a[data-who='anyone']").await?;
         b.wait_for_text("#documents-who a[aria-current='page']", "Anyone").await?;
