@@ -13,7 +13,7 @@ mod peer;
 
 use std::time::Instant;
 
-use agenticos::config::SnapshotStoreConfig;
+use agenticos::config::{SnapshotConfig, SnapshotStoreConfig};
 use agenticos::sandbox::client::{OpenSession, SandboxdClient, OPEN_WAIT};
 use agenticos::sandbox::snapshots::archive::{self, Item, TempFile};
 use agenticos::sandbox::snapshots::objects::Objects;
@@ -78,7 +78,8 @@ async fn main() {
     let built = archive::build(&client, &src).await.expect("snapshot");
     let t_build = started.elapsed();
     let store_dir = tempfile::tempdir().expect("tmp");
-    let objects = Objects::from_config(&SnapshotStoreConfig::Local(store_dir.path().to_path_buf())).expect("store");
+    let config = SnapshotConfig::with_store(SnapshotStoreConfig::Local(store_dir.path().to_path_buf()));
+    let objects = Objects::from_config(&config).expect("store");
     let started = Instant::now();
     objects.put_file("bench/snapshot.tar.gz", &built.file.0).await.expect("upload");
     let t_upload = started.elapsed();

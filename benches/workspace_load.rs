@@ -12,9 +12,15 @@
 //!    the peer, interleaved, after a warm-up; medians, p99 and their ratios (goal ≤ 1.10), with
 //!    `/healthz`, `/api/v1/me` and `/workspace/state` beside them to show where our time goes.
 //!
+//! 4. `--churn` (instead of 1–3; `--postgres URL` adds PostgreSQL): 50 clients creating, finishing
+//!    and deleting conversations and runs, and the added latency of the durable recording
+//!    (`support/churn.rs`).
+//!
 //! Exits non-zero when a 5xx occurred, a request failed, or rows ≠ operations, so the numbers it
 //! prints can be trusted; the latency goal is reported, not enforced.
 
+#[path = "support/churn.rs"]
+mod churn;
 #[path = "../tests/api/peer.rs"]
 mod peer;
 
@@ -41,10 +47,17 @@ struct Args {
     reads: usize,
     /// Skip the load and the recording check: only the latency comparison (for profiling).
     latency_only: bool,
+    /// The create/finish/delete mix and the durable recording's cost instead.
+    churn: bool,
+    /// Rounds per client in the churn.
+    rounds: usize,
+    /// The PostgreSQL server the churn also runs on (a fresh database is created there).
+    postgres: Option<String>,
 }
 
 fn args() -> Args {
-    let mut a = Args { seconds: 60, clients: 50, reads: 1000, latency_only: false };
+    let mut a =
+        Args { seconds: 60, clients: 50, reads: 1000, latency_only: false, churn: false, rounds: 10, postgres: None };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         let mut number = |name: &str| -> u64 {
@@ -58,6 +71,9 @@ fn args() -> Args {
             "--seconds" => a.seconds = number("--seconds").max(1),
             "--clients" => a.clients = number("--clients").max(1) as usize,
             "--reads" => a.reads = number("--reads").max(10) as usize,
+            "--churn" => a.churn = true,
+            "--rounds" => a.rounds = number("--rounds").max(1) as usize,
+            "--postgres" => a.postgres = Some(it.next().expect("--postgres takes a URL")),
             "--latency-only" => {
                 a.latency_only = true;
                 a.clients = 1;
@@ -449,7 +465,13 @@ async fn main() {
         return;
     }
     let a = args();
-    let trustworthy = run(&a).await;
+    let trustworthy = if a.churn {
+        let c =
+            churn::ChurnArgs { clients: a.clients, rounds: a.rounds, writes: a.reads, postgres: a.postgres.clone() };
+        churn::run(&c).await
+    } else {
+        run(&a).await
+    };
     if !trustworthy {
         eprintln!("FAILED: the numbers above are not trustworthy (a 5xx, a failed request, or rows ≠ operations)");
         std::process::exit(1);

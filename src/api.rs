@@ -61,6 +61,7 @@ async fn openapi_json() -> HttpResponse {
         crate::vault::api::create_secret,
         crate::vault::api::get_secret,
         crate::vault::api::rotate_secret,
+        crate::vault::api::bind_secret,
         crate::vault::api::delete_secret,
         crate::audit::api::list_events,
         crate::sandbox::connections::api::list_connections,

@@ -43,7 +43,8 @@ USAGE:
                                       run the sweeps once: the operation log's retention
                                       (rows older than OPERATION_RETENTION_DAYS), sandbox-destroy-retry (every due
                                       tombstone: destroy the removed sandbox, or schedule the
-                                      next attempt) and expired sign-ins. --orphans instead
+                                      next attempt) and expired sign-ins; exits 1 while a
+                                      tombstone waits, due or not. --orphans instead
                                       lists each organization's host sessions that no
                                       workspace or tombstone names; --purge purges them
                                       (audited). Exits 1 when something failed
@@ -147,11 +148,10 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let state = app.state();
     startup::spawn_sweeps(state.clone());
     startup::spawn_destroy_retry(state.clone());
-    startup::spawn_flusher(state.clone());
     startup::spawn_operation_sweep(state.clone());
     tracing::info!(address = %bind, "agenticos is serving; open http://{bind}/ in a browser");
     app.run_until_stopped().await?;
-    // Operations buffered since the last flush are committed before the process ends.
+    // Every acknowledged operation is committed before its answer; this waits for the in-flight ones.
     state.recorder.flush_all().await;
     Ok(())
 }
@@ -340,7 +340,17 @@ async fn sweep(config: Config, orphans: bool, purge: bool) -> anyhow::Result<i32
         println!("snapshots of deleted workspaces: {snapshots} deleted from the store");
         let expired = crate::auth::service::sweep(&state.db, window).await?;
         println!("sign-ins: {expired} expired removed");
-        return Ok(if report.failed > 0 { 1 } else { 0 });
+        // A tombstone not yet due is a sandbox that may still run (and bill) at its provider:
+        // a script running the sweep learns of it from the exit code, not only from a failure now.
+        let (waiting, next) = crate::sandbox::tombstones::service::waiting_everywhere(&state).await?;
+        if waiting > 0 {
+            let when = next.map(crate::words::utc_time).unwrap_or_default();
+            println!(
+                "sandbox-destroy-retry: {} still to destroy (next attempt {when})",
+                crate::words::count(waiting as usize, "sandbox", "sandboxes")
+            );
+        }
+        return Ok(if report.failed > 0 || waiting > 0 { 1 } else { 0 });
     }
     let found = crate::sandbox::running::orphans::everywhere(&state).await?;
     for p in &found.problems {

@@ -58,6 +58,36 @@ pub enum SnapshotStoreConfig {
 #[derive(Debug, Clone)]
 pub struct SnapshotConfig {
     pub store: SnapshotStoreConfig,
+    /// `AGENTICOS_SNAPSHOT_CONNECT_TIMEOUT_SECONDS`: how long connecting to the object store may
+    /// take, default 5.
+    pub connect_timeout: std::time::Duration,
+    /// `AGENTICOS_SNAPSHOT_REQUEST_TIMEOUT_SECONDS`: how long one request to the object store may
+    /// take (retries included), default 30.
+    pub request_timeout: std::time::Duration,
+    /// `AGENTICOS_SNAPSHOT_TIMEOUT_SECONDS`: how long a whole snapshot (reading the workspace and
+    /// storing its archive) may take, default 600.
+    pub snapshot_timeout: std::time::Duration,
+    /// Where an archive taken when a run finished waits for the object store: `pending/` in the
+    /// snapshot folder (`AGENTICOS_SNAPSHOT_DIR`, also with an S3 store).
+    pub pending_dir: PathBuf,
+}
+
+impl SnapshotConfig {
+    /// `store` with the default deadlines, its pending archives in `pending/` of a local store's
+    /// folder (else of the working folder's `snapshots/`).
+    pub fn with_store(store: SnapshotStoreConfig) -> SnapshotConfig {
+        let dir = match &store {
+            SnapshotStoreConfig::Local(dir) => dir.clone(),
+            SnapshotStoreConfig::S3 { .. } => PathBuf::from("./data/snapshots"),
+        };
+        SnapshotConfig {
+            store,
+            connect_timeout: std::time::Duration::from_secs(5),
+            request_timeout: std::time::Duration::from_secs(30),
+            snapshot_timeout: std::time::Duration::from_secs(600),
+            pending_dir: dir.join("pending"),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -136,6 +166,11 @@ pub struct SandboxdConfig {
     pub state_limit_bytes: u64,
     /// `OPERATION_RETENTION_DAYS`: how long the operation log keeps a row, default 30 (1 to 3650).
     pub operation_retention_days: u32,
+    /// `AGENTICOS_RECORDING_DURABLE`: whether an operation is answered only once its row is
+    /// committed (`true`, the default: nothing acknowledged is lost when the console dies).
+    /// `false` answers before the commit and exists to measure what durability costs (the
+    /// workspace-load bench); never turn it off in production.
+    pub recording_durable: bool,
     /// `MANIFEST_GIT_ALLOW_PRIVATE`: whether the console fetches a manifest's `git_repo` from a
     /// host that resolves to a loopback, private, link-local or otherwise internal address
     /// (`true`/`false`, default false: such hosts are refused, against SSRF).
@@ -225,6 +260,14 @@ impl Config {
                 .unwrap_or(4 * 1024 * 1024);
         let operation_retention_days =
             parse_opt::<u32>(&get, "OPERATION_RETENTION_DAYS", 1..=3650, &mut problems).unwrap_or(30);
+        let recording_durable = match get("AGENTICOS_RECORDING_DURABLE").as_deref().map(str::trim) {
+            None | Some("" | "true" | "1") => true,
+            Some("false" | "0") => false,
+            Some(other) => {
+                problems.push(format!("AGENTICOS_RECORDING_DURABLE: `{other}` is neither true nor false"));
+                true
+            }
+        };
         let git_allow_private = match get("MANIFEST_GIT_ALLOW_PRIVATE").as_deref().map(str::trim) {
             None | Some("" | "false" | "0") => false,
             Some("true" | "1") => true,
@@ -274,6 +317,7 @@ impl Config {
                 local_addresses,
                 state_limit_bytes,
                 operation_retention_days,
+                recording_durable,
                 git_allow_private,
             },
             docker,
@@ -312,10 +356,16 @@ fn snapshot_config(
     data_dir: &std::path::Path,
     problems: &mut Vec<String>,
 ) -> SnapshotConfig {
+    let dir = get("AGENTICOS_SNAPSHOT_DIR").map(PathBuf::from).unwrap_or_else(|| data_dir.join("snapshots"));
+    let seconds = |name: &str, max: u64, default: u64, problems: &mut Vec<String>| {
+        std::time::Duration::from_secs(parse_opt::<u64>(get, name, 1..=max, problems).unwrap_or(default))
+    };
+    let connect_timeout = seconds("AGENTICOS_SNAPSHOT_CONNECT_TIMEOUT_SECONDS", 600, 5, problems);
+    let request_timeout = seconds("AGENTICOS_SNAPSHOT_REQUEST_TIMEOUT_SECONDS", 3600, 30, problems);
+    let snapshot_timeout = seconds("AGENTICOS_SNAPSHOT_TIMEOUT_SECONDS", 24 * 3600, 600, problems);
+    let pending_dir = dir.join("pending");
     let store = match get("AGENTICOS_SNAPSHOT_S3_BUCKET") {
-        None => SnapshotStoreConfig::Local(
-            get("AGENTICOS_SNAPSHOT_DIR").map(PathBuf::from).unwrap_or_else(|| data_dir.join("snapshots")),
-        ),
+        None => SnapshotStoreConfig::Local(dir),
         Some(bucket) => {
             let endpoint = get("AGENTICOS_SNAPSHOT_S3_ENDPOINT");
             if let Some(e) = &endpoint {
@@ -341,7 +391,7 @@ fn snapshot_config(
             }
         }
     };
-    SnapshotConfig { store }
+    SnapshotConfig { store, connect_timeout, request_timeout, snapshot_timeout, pending_dir }
 }
 
 fn parse_opt<T>(
@@ -389,6 +439,24 @@ mod tests {
             let err = Config::from_vars(&vars(&[("OPERATION_RETENTION_DAYS", bad)])).expect_err(bad);
             assert!(err.to_string().contains("OPERATION_RETENTION_DAYS"), "{err}");
         }
+    }
+
+    #[test]
+    fn the_snapshot_store_has_deadlines_with_defaults() {
+        let c = Config::from_vars(&HashMap::new()).expect("valid");
+        let secs = |d: std::time::Duration| d.as_secs();
+        let s = &c.snapshots;
+        assert_eq!((secs(s.connect_timeout), secs(s.request_timeout), secs(s.snapshot_timeout)), (5, 30, 600));
+        let c = Config::from_vars(&vars(&[
+            ("AGENTICOS_SNAPSHOT_CONNECT_TIMEOUT_SECONDS", "1"),
+            ("AGENTICOS_SNAPSHOT_REQUEST_TIMEOUT_SECONDS", "2"),
+            ("AGENTICOS_SNAPSHOT_TIMEOUT_SECONDS", "3"),
+        ]))
+        .expect("valid");
+        let s = &c.snapshots;
+        assert_eq!((secs(s.connect_timeout), secs(s.request_timeout), secs(s.snapshot_timeout)), (1, 2, 3));
+        let err = Config::from_vars(&vars(&[("AGENTICOS_SNAPSHOT_REQUEST_TIMEOUT_SECONDS", "0")])).expect_err("zero");
+        assert!(err.to_string().contains("AGENTICOS_SNAPSHOT_REQUEST_TIMEOUT_SECONDS"), "{err}");
     }
 
     #[test]

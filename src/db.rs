@@ -135,8 +135,15 @@ impl Db {
         &self.pool
     }
 
+    /// A transaction. On SQLite it takes the write lock at its start (`BEGIN IMMEDIATE`): a
+    /// transaction that reads and then writes would otherwise fail at once with "database is
+    /// locked" whenever another connection wrote in between (its snapshot is stale, so SQLite's
+    /// busy timeout cannot help it); taken at the start, the lock is waited for (busy timeout).
     pub async fn begin(&self) -> DbResult<Tx> {
-        Ok(self.pool.begin().await?)
+        Ok(match self.kind {
+            DbKind::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            DbKind::Postgres => self.pool.begin().await?,
+        })
     }
 
     pub async fn conn(&self) -> DbResult<sqlx::pool::PoolConnection<sqlx::Any>> {

@@ -29,9 +29,9 @@ impl AppState {
         let db = Db::connect(&config.database.url, config.database.max_connections).await?;
         db.migrate().await?;
         let csrf_key = CsrfKey::derive(vault_key.bytes());
-        let recorder = Recorder::new(db.clone());
+        let recorder = Recorder::new(db.clone(), config.sandboxd.recording_durable);
         let docker = crate::docker::Engine::from_config(&config.docker)?;
-        let snapshots = crate::sandbox::snapshots::objects::Objects::from_config(&config.snapshots.store)?;
+        let snapshots = crate::sandbox::snapshots::objects::Objects::from_config(&config.snapshots)?;
         Ok(AppState {
             config,
             db,
@@ -98,6 +98,16 @@ impl Application {
                 .wrap(mw::security_headers())
                 .wrap(Compress::default())
                 .wrap(from_fn(mw::request_context))
+        })
+        // Every accepted connection sends at once (TCP_NODELAY): a compressed answer goes out as
+        // headers and body in two writes, and with Nagle's algorithm the second waited for the
+        // client's delayed ACK, about 40 ms, on every answer to a client that accepts gzip.
+        .on_connect(|connection, _| {
+            if let Some(tcp) = connection.downcast_ref::<actix_web::rt::net::TcpStream>() {
+                if let Err(e) = tcp.set_nodelay(true) {
+                    tracing::warn!(error = %e, "TCP_NODELAY could not be set on a connection");
+                }
+            }
         })
         .shutdown_timeout(10);
         if let Some(n) = workers {
@@ -213,17 +223,6 @@ pub fn spawn_destroy_retry(state: Data<AppState>) {
                 Ok(n) => tracing::info!(sweep = "sandbox-destroy-retry", snapshots_deleted = n, "sweep done"),
                 Err(e) => tracing::warn!(sweep = "sandbox-destroy-retry", error = %e, "snapshot sweep failed"),
             }
-        }
-    });
-}
-
-/// Commits buffered operation rows every second while serving.
-pub fn spawn_flusher(state: Data<AppState>) {
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
-        loop {
-            tick.tick().await;
-            state.recorder.flush_all().await;
         }
     });
 }

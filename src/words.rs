@@ -9,6 +9,15 @@ pub fn count(n: usize, one: &str, many: &str) -> String {
     }
 }
 
+/// An epoch-milliseconds time as `2026-12-03 05:31:28 UTC`.
+pub fn utc_time(ms: i64) -> String {
+    let fmt = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second] UTC");
+    time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+        .ok()
+        .and_then(|t| t.format(fmt).ok())
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::count;

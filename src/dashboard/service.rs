@@ -1,5 +1,5 @@
 //! What the home page shows: where the console keeps its records and, for those who may see
-//! sandboxes, the capacity this organization uses on each switched-on host, and the caller's
+//! sandboxes, the capacity this organization uses on each host (switched-off ones marked), and the caller's
 //! pending invitations.
 
 use super::error::DashboardError;
@@ -13,7 +13,8 @@ use crate::state::AppState;
 
 pub struct Home {
     pub database: &'static str,
-    /// One entry per switched-on sandboxd connection; `None` for a role that may not see sandboxes.
+    /// One entry per sandboxd host (a host registered twice once; switched-off ones marked);
+    /// `None` for a role that may not see sandboxes.
     pub capacity: Option<Vec<HostSessions>>,
     /// The caller's pending invitations to other organizations, to accept or decline.
     pub invitations: Vec<InvitationRecord>,

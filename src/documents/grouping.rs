@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use super::exclusions::is_excluded;
 use super::listing::{Entry, Listing};
 use super::model::{AddedBy, FileItem, FileKind, FolderRow, ListingStatus, TreeNode, WorkspaceGroup, WorkspaceSummary};
+use super::stamp::Stamp;
 use super::thumbnails::{extension, kind_of};
 use crate::sandbox::workspaces::document::Document;
 
@@ -258,17 +259,26 @@ pub fn glyph(kind: FileKind) -> &'static str {
     }
 }
 
+/// Epoch milliseconds written as a host writes a time (`2026-11-29T21:01:32.206000+00:00`), so a
+/// `state` file sorts among a host's files by when it was written.
+fn stamp_of_ms(ms: i64) -> Option<Stamp> {
+    let t = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000).ok()?;
+    let fmt =
+        time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:6]+00:00");
+    Stamp::new(&t.format(&fmt).ok()?)
+}
+
 /// A `state` workspace's files from its document (excluded ones dropped): complete, no host.
 pub fn document_listing(doc: &Document) -> Listing {
     let mut listing = Listing::empty();
     listing.entries = doc
         .entries()
-        .filter(|(path, _, _)| !is_excluded(path))
-        .map(|(path, dir, size)| Entry {
+        .filter(|(path, _, _, _)| !is_excluded(path))
+        .map(|(path, dir, size, modified_at)| Entry {
             path: path.to_string(),
             is_dir: dir,
             size: (!dir).then_some(size),
-            modified_at: None,
+            modified_at: modified_at.and_then(stamp_of_ms),
         })
         .collect();
     listing

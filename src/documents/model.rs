@@ -52,7 +52,8 @@ pub struct FileItem {
     /// Bytes.
     pub size: Option<u64>,
     /// When it last changed: an ISO-8601 UTC date and time (to fractions of seconds), as the host
-    /// reports it; null for a `state` workspace's files.
+    /// reports it (for a `state` workspace's file, when it was written; null for one written
+    /// before the console kept that).
     pub modified_at: Option<String>,
     /// `image`, `pdf`, `text` or `other`, from the extension: how it is previewed.
     pub kind: FileKind,

@@ -42,9 +42,14 @@ const SELECT: &str = "SELECT w.id, w.backend, w.scope, w.connection_id, sc.name 
     WHERE w.organization_id = $1";
 
 /// What a member may see: the workspaces of conversations they are in (a `run` workspace by its
-/// run's conversation), their own `user` workspaces, and `agent` workspaces of agents they talk to.
+/// run's conversation, a `channel` workspace by any conversation of its channel), their own `user`
+/// workspaces, and `agent` workspaces of agents they talk to.
 const MEMBER: &str = " AND ( \
     cv.id IN (SELECT m.conversation_id FROM conversation_members m WHERE m.user_id = $2) \
+    OR (w.scope = 'channel' AND EXISTS (SELECT 1 FROM conversations c3 \
+        JOIN conversation_members m3 ON m3.conversation_id = c3.id \
+        WHERE m3.user_id = $2 AND c3.organization_id = $1 AND c3.agent_id = w.agent_id \
+        AND c3.channel_key = w.channel_key)) \
     OR (w.scope = 'user' AND w.user_id = $2) \
     OR (w.scope = 'agent' AND w.agent_id IN (SELECT c2.agent_id FROM conversations c2 \
         JOIN conversation_members m2 ON m2.conversation_id = c2.id \
@@ -116,6 +121,16 @@ pub async fn document(c: &mut Conn, org_id: &str, id: &str) -> DbResult<Option<S
     Ok(row.and_then(|r| r.0))
 }
 
+/// A workspace of conversation `$n`: shown under it, or its channel's (the same agent and channel
+/// key: every thread of a channel shares it).
+fn of_conversation_clause(n: u8) -> String {
+    format!(
+        " AND (cv.id = ${n} OR (w.scope = 'channel' AND EXISTS (SELECT 1 FROM conversations c4 \
+         WHERE c4.id = ${n} AND c4.organization_id = $1 AND c4.agent_id = w.agent_id \
+         AND c4.channel_key = w.channel_key))) ORDER BY w.updated_at DESC LIMIT 10"
+    )
+}
+
 /// The workspaces of one conversation that `member` may see.
 pub async fn of_conversation(
     c: &mut Conn,
@@ -124,8 +139,8 @@ pub async fn of_conversation(
     conversation_id: &str,
 ) -> DbResult<Vec<VisibleRow>> {
     let sql = match member {
-        Some(_) => format!("{SELECT}{MEMBER} AND cv.id = $3 ORDER BY w.updated_at DESC LIMIT 10"),
-        None => format!("{SELECT} AND cv.id = $2 ORDER BY w.updated_at DESC LIMIT 10"),
+        Some(_) => format!("{SELECT}{MEMBER}{}", of_conversation_clause(3)),
+        None => format!("{SELECT}{}", of_conversation_clause(2)),
     };
     let mut q = sqlx::query_as::<_, VisibleRow>(&sql).bind(org_id);
     if let Some(m) = member {

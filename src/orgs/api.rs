@@ -203,7 +203,7 @@ pub async fn change_member_role(
 /// Removes a member (never someone who outranks the caller, never the last owner).
 #[utoipa::path(delete, path = "/api/v1/members/{id}", tag = "members",
     params(("id" = String, Path, description = "membership id")),
-    responses((status = 204, description = "removed"),
+    responses((status = 200, body = crate::sandbox::workspaces::removal::Removal, description = "removed, with their `user` workspaces: how many, how many sandboxes at a host, destroyed now and still pending removal"),
         (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Only admins and owners manage members: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such membership in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
@@ -213,6 +213,6 @@ pub async fn remove_member(
     ApiCaller(c): ApiCaller,
     id: Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    service::remove_member_and_workspaces(&st, &c, &id).await?;
-    Ok(HttpResponse::NoContent().finish())
+    let (_, removal) = service::remove_member_and_workspaces(&st, &c, &id).await?;
+    Ok(HttpResponse::Ok().json(removal))
 }

@@ -233,6 +233,6 @@ pub async fn change_role(
 }
 
 pub async fn remove(st: Data<AppState>, caller: PageCaller, id: Path<String>) -> Result<HttpResponse, PageError> {
-    let m = service::remove_member_and_workspaces(&st, &caller, &id).await?;
+    let (m, _) = service::remove_member_and_workspaces(&st, &caller, &id).await?;
     Ok(redirect_with_flash(paths::MEMBERS, "success", format!("{} was removed from this organization.", m.email)))
 }

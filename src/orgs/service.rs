@@ -138,7 +138,7 @@ pub async fn remove_member_and_workspaces(
     st: &AppState,
     caller: &Caller,
     membership_id: &str,
-) -> Result<Member, OrgError> {
+) -> Result<(Member, removal::Removal), OrgError> {
     let now = db::now_ms();
     let mut tx = st.db.begin().await?;
     let target = remove_member_in(&mut tx, st.db.kind(), caller, membership_id).await?;
@@ -146,8 +146,8 @@ pub async fn remove_member_and_workspaces(
         .await
         .map_err(|e| OrgError::Internal(e.into()))?;
     tx.commit().await.map_err(DbError::from)?;
-    removal::destroy_now(st, &rows, removal, now).await;
-    Ok(target)
+    let removal = removal::destroy_now(st, &rows, removal, now).await;
+    Ok((target, removal))
 }
 
 /// [`remove_member`] in the caller's transaction (which also removes their `user` workspaces).

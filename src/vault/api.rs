@@ -19,6 +19,7 @@ pub fn routes() -> Vec<ApiRoute> {
         api_route!(POST "/api/v1/vault/secrets" => create_secret),
         api_route!(GET "/api/v1/vault/secrets/{id}" => get_secret),
         api_route!(POST "/api/v1/vault/secrets/{id}/rotate" => rotate_secret),
+        api_route!(POST "/api/v1/vault/secrets/{id}/bind" => bind_secret),
         api_route!(DELETE "/api/v1/vault/secrets/{id}" => delete_secret),
     ]
 }
@@ -47,7 +48,8 @@ pub struct NewSecretBody {
     #[schema(value_type = String, format = Password)]
     pub value: SecretString,
     /// The only host address the key is ever sent to (`http(s)://host:port`). Omitted: the key
-    /// is bound to the first address it is saved with or sent to.
+    /// is sent nowhere until an admin or owner binds it (`/bind`, or by saving a connection with
+    /// it).
     #[serde(default)]
     pub address: Option<String>,
 }
@@ -57,7 +59,7 @@ pub struct NewSecretBody {
     responses((status = 201, body = Secret),
         (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Only builders and above manage vault keys: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "A name taken or missing, an unknown purpose, an empty or too long value, a bad or blocked address: `https://agenticos.dev/problems/invalid-input`, each message at its field.", body = Problem, content_type = "application/problem+json")))]
+        (status = 422, description = "A name taken or missing, an unknown purpose, an empty or too long value, a line break (CR or LF) in a host's key (purpose `sandboxd` or `daytona`), a bad or blocked address: `https://agenticos.dev/problems/invalid-input`, each message at its field.", body = Problem, content_type = "application/problem+json")))]
 pub async fn create_secret(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -101,7 +103,7 @@ pub struct RotateBody {
         (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Only builders and above manage vault keys: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such secret in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "An empty or too long value: `https://agenticos.dev/problems/invalid-input`, at `value`.", body = Problem, content_type = "application/problem+json")))]
+        (status = 422, description = "An empty or too long value, or a line break (CR or LF) in a host's key (purpose `sandboxd` or `daytona`): `https://agenticos.dev/problems/invalid-input`, at `value`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn rotate_secret(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -111,14 +113,43 @@ pub async fn rotate_secret(
     Ok(Json(service::rotate(&st, &c, &id, body.into_inner().value).await?))
 }
 
-/// Deletes a secret no connection uses as its key (builders and above).
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BindBody {
+    /// The only host address the key is sent to from now on (`http(s)://host:port`).
+    #[serde(default)]
+    pub address: String,
+}
+
+/// Binds a key stored without an address to one (admins and owners): from now on it is sent to
+/// that address and nowhere else. Binding is this deliberate act (or an admin's or owner's save
+/// of a connection with the key); a probe or a builder's save never binds a key. Audited as
+/// `vault.secret_bound`. A bound key is never moved.
+#[utoipa::path(post, path = "/api/v1/vault/secrets/{id}/bind", tag = "vault", request_body = BindBody,
+    params(("id" = String, Path, description = "secret id")),
+    responses((status = 200, body = Secret),
+        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Only admins and owners bind a stored key to an address: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such secret in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A bad or blocked address, or a key bound already (it is never moved): `https://agenticos.dev/problems/invalid-input`, at `address`.", body = Problem, content_type = "application/problem+json")))]
+pub async fn bind_secret(
+    st: Data<AppState>,
+    ApiCaller(c): ApiCaller,
+    id: Path<String>,
+    body: Json<BindBody>,
+) -> Result<Json<Secret>, ApiError> {
+    Ok(Json(service::bind(&st, &c, &id, &body.into_inner().address).await?))
+}
+
+/// Deletes a secret no connection uses as its key and no agent's manifest gives its commands
+/// (builders and above).
 #[utoipa::path(delete, path = "/api/v1/vault/secrets/{id}", tag = "vault",
     params(("id" = String, Path, description = "secret id")),
     responses((status = 204, description = "deleted"),
         (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Only builders and above manage vault keys: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such secret in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "A connection uses the secret as its key (the detail names it): `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json")))]
+        (status = 409, description = "A connection uses the secret as its key, or an agent's manifest gives it to its commands (an `env` entry): the detail names them. `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn delete_secret(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,

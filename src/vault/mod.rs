@@ -14,5 +14,6 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/vault", web::get().to(pages::index))
         .route("/vault", web::post().to(pages::create))
         .route("/vault/{id}/rotate", web::post().to(pages::rotate))
+        .route("/vault/{id}/bind", web::post().to(pages::bind))
         .route("/vault/{id}/delete", web::post().to(pages::delete));
 }

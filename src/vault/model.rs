@@ -12,7 +12,7 @@ impl Secret {
         match self.bound_address.as_deref() {
             Some(BOUND_TO_LOCAL) => "this deployment's own sandbox service".into(),
             Some(a) => a.to_string(),
-            None => "not bound yet (bound on first use)".into(),
+            None => "nowhere yet (an admin or owner binds it to an address)".into(),
         }
     }
 }
@@ -29,7 +29,7 @@ pub struct Secret {
     /// The last 4 characters of the value (for values of 12 characters or more), else `••••`.
     pub hint: String,
     /// The only address this key is ever sent to: a host's address, `local` for this
-    /// deployment's own sandbox service, or none until it is first saved with or sent to one.
+    /// deployment's own sandbox service, or none: sent nowhere until an admin or owner binds it.
     pub bound_address: Option<String>,
     /// Epoch milliseconds (UTC).
     pub created_at: i64,

@@ -27,6 +27,10 @@ pub struct VaultPage {
     pub errors: FieldErrors,
     /// The secret whose rotation failed validation, with its message.
     pub rotate_error: Option<(String, String)>,
+    /// The secret whose binding was refused, with the address typed and the message.
+    pub bind_error: Option<(String, String, String)>,
+    /// Whether the caller may bind a stored key to an address (admins and owners).
+    pub may_bind: bool,
     /// Why the last action was refused (a secret a connection uses), shown above the table.
     pub error: Option<String>,
     /// Which connections use each secret as their key.
@@ -40,6 +44,14 @@ impl VaultPage {
     /// The connections that use `secret_id` as their key ("Used by").
     pub fn used_by(&self, secret_id: &str) -> Vec<&SecretUse> {
         self.uses.iter().filter(|u| u.secret_id == secret_id).collect()
+    }
+    /// The message of a refused binding, at its secret's row.
+    pub fn bind_message(&self, secret_id: &str) -> Option<&str> {
+        self.bind_error.as_ref().filter(|(id, _, _)| id == secret_id).map(|(_, _, message)| message.as_str())
+    }
+    /// The address typed into a refused binding, at its secret's row.
+    pub fn bind_typed(&self, secret_id: &str) -> &str {
+        self.bind_error.as_ref().filter(|(id, _, _)| id == secret_id).map_or("", |(_, typed, _)| typed.as_str())
     }
     /// The message of a rotation that failed validation, at its secret's row.
     pub fn rotate_message(&self, secret_id: &str) -> Option<&str> {
@@ -57,6 +69,8 @@ async fn vault_page(st: &AppState, caller: &PageCaller, req: &HttpRequest) -> Re
         form_address: String::new(),
         errors: FieldErrors::new(),
         rotate_error: None,
+        bind_error: None,
+        may_bind: service::may_bind(caller),
         error: None,
         uses: service::usage(st, caller).await?,
     })
@@ -125,6 +139,37 @@ pub async fn rotate(
             let mut p = vault_page(&st, &caller, &req).await?;
             let msg = errors.get("value").unwrap_or("Enter the new value.").to_string();
             p.rotate_error = Some((id.into_inner(), msg));
+            page_status(StatusCode::UNPROCESSABLE_ENTITY, &p.shell, &p)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[derive(Deserialize)]
+pub struct BindForm {
+    #[serde(default)]
+    address: String,
+}
+
+/// "Bind": an admin or owner binds a key stored without an address to one.
+pub async fn bind(
+    st: Data<AppState>,
+    caller: PageCaller,
+    req: HttpRequest,
+    id: Path<String>,
+    form: Form<BindForm>,
+) -> Result<HttpResponse, PageError> {
+    let typed = form.into_inner().address;
+    match service::bind(&st, &caller, &id, &typed).await {
+        Ok(s) => Ok(redirect_with_flash(
+            paths::VAULT,
+            "success",
+            format!("Secret “{}” is bound to {}: it is sent there and nowhere else.", s.name, s.binding()),
+        )),
+        Err(VaultError::Invalid(errors)) => {
+            let mut p = vault_page(&st, &caller, &req).await?;
+            let msg = errors.get("address").unwrap_or("Enter the host's address.").to_string();
+            p.bind_error = Some((id.into_inner(), typed, msg));
             page_status(StatusCode::UNPROCESSABLE_ENTITY, &p.shell, &p)
         }
         Err(e) => Err(e.into()),

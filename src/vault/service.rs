@@ -7,7 +7,7 @@ use super::crypto;
 use super::error::VaultError;
 use super::model::{Secret, PURPOSES};
 use super::store::{self, NewRow, Sealed};
-use crate::access::Caller;
+use crate::access::{Caller, Role};
 use crate::audit::service as audit;
 use crate::db::{self, DbError};
 use crate::sandbox::connections::{address, usage};
@@ -26,12 +26,28 @@ pub struct NewSecret {
     pub address: String,
 }
 
-fn check_value(errors: &mut FieldErrors, value: &SecretString) {
+/// Why a host's key is refused when it holds a line break: it is sent as one header line.
+pub const KEY_LINE_BREAK: &str =
+    "A host's key is one line: this one contains a line break (CR or LF). Paste it without line breaks.";
+
+/// Whether a secret of `purpose` is a host's key, sent as a header (one line, never a CR or LF).
+fn is_host_key(purpose: &str) -> bool {
+    matches!(purpose, "sandboxd" | "daytona")
+}
+
+/// Whether `value` holds a line break (CR or LF): refused for a host's key, which a header carries.
+pub fn has_line_break(value: &str) -> bool {
+    value.contains(['\r', '\n'])
+}
+
+fn check_value(errors: &mut FieldErrors, value: &SecretString, purpose: &str) {
     let v = value.expose_secret();
     if v.trim().is_empty() {
         errors.add("value", "Enter the secret value.");
     } else if v.len() > VALUE_MAX {
         errors.add("value", format!("A secret has at most {} KiB.", VALUE_MAX / 1024));
+    } else if is_host_key(purpose) && has_line_break(v) {
+        errors.add("value", KEY_LINE_BREAK);
     }
 }
 
@@ -118,7 +134,7 @@ fn check_fields(errors: &mut FieldErrors, input: &NewSecret) -> (String, String)
     if !PURPOSES.contains(&purpose.as_str()) {
         errors.add("purpose", format!("Choose one of: {}.", PURPOSES.join(", ")));
     }
-    check_value(errors, &input.value);
+    check_value(errors, &input.value, &purpose);
     (name, purpose)
 }
 
@@ -174,7 +190,7 @@ pub async fn rotate_in(
 ) -> Result<Secret> {
     let existing = get_in(c, caller, id).await?;
     let mut errors = FieldErrors::new();
-    check_value(&mut errors, &value);
+    check_value(&mut errors, &value, &existing.purpose);
     errors.into_result().map_err(VaultError::Invalid)?;
     store::replace_value(c, &caller.org_id, id, &seal(st, &caller.org_id, id, &value)?, db::now_ms()).await?;
     audit::record(c, &caller.org_id, &caller.actor(), "vault.secret_rotated", &existing.name, "").await?;
@@ -190,16 +206,53 @@ pub async fn delete(st: &AppState, caller: &Caller, id: &str) -> Result<Secret> 
 }
 
 /// Deletes a secret no connection uses inside the caller's transaction (a connection deleted
-/// with its key), audited with `why`; one in use is refused, naming the connections.
+/// with its key), audited with `why`; one in use is refused, naming the connections, and so is
+/// one an agent's manifest gives its commands (an `env` entry), naming the agents.
 pub async fn delete_in(c: &mut db::Conn, caller: &Caller, id: &str, why: &str) -> Result<Secret> {
     let existing = get_in(c, caller, id).await?;
     let users = usage::connections_using_secret(c, &caller.org_id, id).await?;
     if !users.is_empty() {
         return Err(VaultError::InUse(in_use_message(&users)));
     }
+    let agents = agents_using(c, &caller.org_id, id).await?;
+    if !agents.is_empty() {
+        return Err(VaultError::InUse(in_manifests_message(&agents)));
+    }
     store::delete(c, &caller.org_id, id).await?;
     audit::record(c, &caller.org_id, &caller.actor(), "vault.secret_deleted", &existing.name, why).await?;
     Ok(existing)
+}
+
+/// The names of the agents of `org_id` whose manifest gives secret `id` to its commands (an `env`
+/// entry naming it), by name.
+async fn agents_using(c: &mut db::Conn, org_id: &str, id: &str) -> Result<Vec<String>> {
+    let candidates = store::manifests_mentioning(c, org_id, id).await?;
+    Ok(candidates
+        .into_iter()
+        .filter(|(_, manifest)| manifest_names_secret(manifest, id))
+        .map(|(name, _)| name)
+        .collect())
+}
+
+/// Whether a stored manifest (JSON) has an `env` entry whose `secret_id` is `id`. A manifest that
+/// does not parse is read as naming it when its text holds the id: a delete is refused rather
+/// than leave an agent whose commands fail.
+fn manifest_names_secret(manifest: &str, id: &str) -> bool {
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(manifest) else {
+        return manifest.contains(id);
+    };
+    value["entries"].as_array().is_some_and(|entries| {
+        entries.iter().any(|e| e["kind"] == "env" && e["secret_id"].as_str().map(str::trim) == Some(id))
+    })
+}
+
+fn in_manifests_message(agents: &[String]) -> String {
+    let names = agents.iter().map(|n| format!("“{n}”")).collect::<Vec<_>>().join(", ");
+    let (noun, pronoun) = if agents.len() == 1 { ("agent", "its") } else { ("agents", "their") };
+    format!(
+        "This secret is given to the commands of the {noun} {names} (an environment entry of {pronoun} manifest): \
+         remove it from {pronoun} manifest first, or their commands would fail."
+    )
 }
 
 /// Which connections use each secret of the caller's organization: (secret id, connection id,
@@ -228,16 +281,57 @@ pub async fn for_use(c: &mut db::Conn, org_id: &str, id: &str) -> Result<Option<
     Ok(store::get(c, org_id, id).await?)
 }
 
-/// Binds an unbound secret to `address` (its first use), audited; false when it was bound
-/// already (by another request in between: the caller reads it again).
-pub async fn bind_in(c: &mut db::Conn, caller: &Caller, id: &str, address: &str) -> Result<bool> {
+/// Whether the caller may bind a stored key to an address: an admin or owner. A builder manages
+/// keys they paste (bound to the address they are pasted for) but never makes a key someone else
+/// stored travel to an address of their choosing.
+pub fn may_bind(caller: &Caller) -> bool {
+    caller.role.at_least(Role::Admin)
+}
+
+/// Binds an unbound secret to `address`, audited with `how`; false when it was bound already (by
+/// another request in between: the caller reads it again). The caller decided it may: an admin or
+/// owner ([`may_bind`]), or a connection's own key at the connection's own address.
+pub async fn bind_in(c: &mut db::Conn, caller: &Caller, id: &str, address: &str, how: &str) -> Result<bool> {
     let secret = get_in(c, caller, id).await?;
     if store::bind(c, &caller.org_id, id, address).await? == 0 {
         return Ok(false);
     }
-    let detail = format!("bound to {address} (its first use)");
+    let detail = format!("bound to {address} ({how})");
     audit::record(c, &caller.org_id, &caller.actor(), "vault.secret_bound", &secret.name, &detail).await?;
     Ok(true)
+}
+
+/// Binds an unbound secret to the address typed (admins and owners; audited): from now on it is
+/// sent there and nowhere else. A bound secret is never moved (422 at `address`).
+pub async fn bind(st: &AppState, caller: &Caller, id: &str, typed: &str) -> Result<Secret> {
+    let mut tx = st.db.begin().await?;
+    let existing = get_in(&mut tx, caller, id).await?;
+    if !may_bind(caller) {
+        return Err(VaultError::Forbidden);
+    }
+    let address = match address::parse(typed.trim()) {
+        Ok(url) => address::display(&url),
+        Err(m) => return Err(VaultError::Invalid(FieldErrors::one("address", m))),
+    };
+    let refused = |bound: &str| {
+        VaultError::Invalid(FieldErrors::one(
+            "address",
+            format!(
+                "“{}” is bound to {bound} already: a bound key is never moved. Store a new key for this address.",
+                existing.name
+            ),
+        ))
+    };
+    if let Some(bound) = existing.bound_address.as_deref() {
+        return Err(refused(bound));
+    }
+    if !bind_in(&mut tx, caller, id, &address, "bound on the Vault page").await? {
+        let now = get_in(&mut tx, caller, id).await?;
+        return Err(refused(now.bound_address.as_deref().unwrap_or_default()));
+    }
+    let secret = get_in(&mut tx, caller, id).await?;
+    tx.commit().await.map_err(DbError::from)?;
+    Ok(secret)
 }
 
 /// The plaintext of a secret, for the product's own outbound calls only. Never render or log it.

@@ -92,3 +92,11 @@ pub async fn delete(c: &mut Conn, org_id: &str, id: &str) -> DbResult<u64> {
     let q = sqlx::query("DELETE FROM vault_secrets WHERE organization_id = $1 AND id = $2");
     db::execute_on_org_row(c, q, org_id, id).await
 }
+
+/// Every agent of `org_id` whose manifest text mentions `id`, as (name, manifest): the candidates
+/// the vault service reads for an `env` entry naming the secret (the text test is only a filter).
+pub async fn manifests_mentioning(c: &mut Conn, org_id: &str, id: &str) -> DbResult<Vec<(String, String)>> {
+    let sql = "SELECT name, manifest FROM agents WHERE organization_id = $1 AND manifest LIKE '%' || $2 || '%' \
+               ORDER BY name";
+    Ok(sqlx::query_as(sql).bind(org_id).bind(id).fetch_all(c).await?)
+}

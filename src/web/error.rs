@@ -41,6 +41,10 @@ pub enum Kind {
     PasswordChangeRequired,
     Gone,
     BadGateway,
+    /// The snapshot (object) store failed.
+    StoreFailed,
+    /// The snapshot (object) store did not answer in time.
+    StoreTimeout,
     Unavailable,
     Internal,
 }
@@ -66,6 +70,8 @@ impl Kind {
             }
             Kind::Gone => (StatusCode::GONE, "gone", "Gone"),
             Kind::BadGateway => (StatusCode::BAD_GATEWAY, "bad-gateway", "The sandbox host did not cooperate"),
+            Kind::StoreFailed => (StatusCode::BAD_GATEWAY, "store-failed", "The snapshot store failed"),
+            Kind::StoreTimeout => (StatusCode::GATEWAY_TIMEOUT, "store-timeout", "The snapshot store did not answer"),
             Kind::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable", "Temporarily unavailable"),
             Kind::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal", "Something went wrong"),
         }
@@ -176,7 +182,8 @@ impl From<askama::Error> for AppError {
 pub struct Problem {
     /// The problem type, `https://agenticos.dev/problems/<kind>`: `bad-request`, `unauthenticated`,
     /// `forbidden`, `no-organization`, `not-found`, `conflict`, `gone`, `payload-too-large`,
-    /// `invalid-input`, `too-many-requests`, `bad-gateway`, `unavailable` or `internal`.
+    /// `invalid-input`, `too-many-requests`, `bad-gateway`, `store-failed`, `store-timeout`,
+    /// `unavailable` or `internal`.
     #[serde(rename = "type")]
     pub kind: String,
     /// The type's short title.
@@ -395,6 +402,12 @@ impl From<WorkspaceError> for AppError {
             WorkspaceError::Host(SandboxdError::Invalid { detail }) => AppError::new(Kind::BadRequest, detail),
             // The host's per-tenant cap is a 429 in its own words; any other failure a 502.
             WorkspaceError::Host(h) => AppError::from(&h),
+            WorkspaceError::StoreNoAnswer { message, source } => {
+                AppError { source: Some(source), ..AppError::new(Kind::StoreTimeout, message) }
+            }
+            WorkspaceError::StoreFailed { message, source } => {
+                AppError { source: Some(source), ..AppError::new(Kind::StoreFailed, message) }
+            }
             WorkspaceError::Internal(e) => AppError::internal(e),
         }
     }

@@ -107,6 +107,7 @@ item_paths! {
     account_session_end => ACCOUNT_SESSIONS / "end";
     account_token_revoke => ACCOUNT_TOKENS / "revoke";
     secret_rotate => VAULT / "rotate";
+    secret_bind => VAULT / "bind";
     secret_delete => VAULT / "delete";
 
     connection => SANDBOXES;

@@ -187,7 +187,9 @@ db_test! {
         let peer = peer::shared().await;
         let acme = owner(&app, "ops@example.com", "Acme").await;
         add(&app, &acme, "good", "sandboxd", &peer.url, Some(&peer.token)).await;
-        add(&app, &acme, "wrong key", "sandboxd", &peer.url, Some("not-the-token-0123456789")).await;
+        // The same host under its other name: one address is one connection.
+        let localhost = format!("http://localhost:{}", peer.port());
+        add(&app, &acme, "wrong key", "sandboxd", &localhost, Some("not-the-token-0123456789")).await;
         let (code, out, err) = doctor(&app).await;
         assert_eq!(code, 1, "{out}\n{err}");
         let good = section(&out, "Acme / good");

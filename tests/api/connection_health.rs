@@ -47,7 +47,8 @@ db_test! {
         let t = owner_token(&app).await;
 
         // A wrong pasted key: refused at `new_key`, in the host's words; nothing is written.
-        let wrong = json!({"name": "wrong", "address": peer.url, "new_key": "not-the-token-0123456789"});
+        let localhost = format!("http://localhost:{}", peer.port());
+        let wrong = json!({"name": "wrong", "address": localhost, "new_key": "not-the-token-0123456789"});
         let r = create(&app, &t, wrong.clone()).await;
         let p = r.problem(422);
         assert_eq!(p["type"], "https://agenticos.dev/problems/host-check-failed", "{p}");
@@ -74,7 +75,10 @@ db_test! {
         r.problem(422);
         assert_eq!(r.problem_fields(), vec!["address"]);
         assert!(r.json()["detail"].as_str().is_some_and(|d| d.contains("did not answer")), "{}", r.body);
-        let r = create(&app, &t, json!({"name": "again", "address": peer.url, "credential_secret_id": secret})).await;
+        // (One address is one connection: the row saved anyway goes first.)
+        let r = app.web.bearer(&t, Method::DELETE, &format!("/api/v1/sandbox-connections/{id}"), None).await;
+        assert_eq!(r.status, 204, "{}", r.body);
+        let r = create(&app, &t, json!({"name": "again", "address": localhost, "credential_secret_id": secret})).await;
         r.problem(422);
         assert_eq!(r.problem_fields(), vec!["credential_secret_id"]);
 
@@ -94,7 +98,7 @@ db_test! {
         assert_eq!(r.status, 200, "{}", r.body);
         let page = app.web.get("/sandboxes").await;
         assert_eq!(health_of(&page, &good).as_deref(), Some("no runtime"));
-        assert_eq!(app.count("sandbox_connections").await, 2);
+        assert_eq!(app.count("sandbox_connections").await, 1);
         assert!(!app.web.all_bodies().contains(&peer.token), "a response carried the token");
     }
 }
@@ -217,7 +221,9 @@ db_test! {
         .bind(&slow).bind(&org_id).bind(&silent_url).bind(&key)
         .execute(&mut *c).await.expect("the slow row");
         drop(c);
-        let off = id_of(&create(&app, &t, json!({"name": "off", "address": peer.url, "new_key": peer.token})).await);
+        // The same host under its other name (one address is one connection).
+        let localhost = format!("http://localhost:{}", peer.port());
+        let off = id_of(&create(&app, &t, json!({"name": "off", "address": localhost, "new_key": peer.token})).await);
         let r = app.web.bearer(&t, Method::PATCH, &format!("/api/v1/sandbox-connections/{off}"), Some(json!({"is_enabled": false}))).await;
         assert_eq!(r.status, 200, "{}", r.body);
 
@@ -265,8 +271,24 @@ db_test! {
         let t = owner_token(&app).await;
         let a = create(&app, &t, json!({"name": "a", "address": peer.url, "new_key": peer.token})).await;
         let (a_id, shared_key) = (id_of(&a), a.json()["credential_secret_id"].as_str().expect("key").to_string());
-        let b_id = id_of(&create(&app, &t, json!({"name": "b", "address": peer.url, "credential_secret_id": shared_key})).await);
-        let c = create(&app, &t, json!({"name": "c", "address": peer.url, "new_key": peer.token})).await;
+        // Two connections share a key only in an old database (one address is one connection
+        // now, and a key goes to one address): written directly.
+        let b_id = uuid::Uuid::new_v4().to_string();
+        let mut db = app.state.db.conn().await.expect("conn");
+        sqlx::query(
+            "INSERT INTO sandbox_connections (id, organization_id, name, kind, address, credential_secret_id, \
+             default_runtime, is_default, is_enabled, created_at, updated_at) \
+             SELECT $1, organization_id, 'b', kind, address, credential_secret_id, default_runtime, 0, 1, \
+             created_at + 1, updated_at + 1 FROM sandbox_connections WHERE id = $2",
+        )
+        .bind(&b_id)
+        .bind(&a_id)
+        .execute(&mut *db)
+        .await
+        .expect("b");
+        drop(db);
+        let localhost = format!("http://localhost:{}", peer.port());
+        let c = create(&app, &t, json!({"name": "c", "address": localhost, "new_key": peer.token})).await;
         let (c_id, own_key) = (id_of(&c), c.json()["credential_secret_id"].as_str().expect("key").to_string());
 
         let vault = app.web.get("/vault").await;

@@ -413,7 +413,11 @@ db_test! {
             keys.push(o.ws(&run, Method::GET, "state", None).await.json()["session_key"].as_str().expect("key").to_string());
         }
         let r = o.call(Method::DELETE, &format!("/api/v1/members/{}", member["id"].as_str().expect("id")), None).await;
-        assert!(r.status.is_success(), "{}", r.body);
+        assert_eq!(r.status, 200, "{}", r.body);
+        // The answer says what went, as every delete's does.
+        let removed = r.json();
+        assert_eq!((removed["workspaces"].as_u64(), removed["sandboxes"].as_u64()), (Some(1), Some(1)), "{removed}");
+        assert_eq!((removed["destroyed"].as_u64(), removed["pending"].as_u64()), (Some(1), Some(0)), "{removed}");
         assert!(!files_of(peer, &keys[0]).exists(), "the leaver's files are purged");
         assert_eq!(workspace_rows(&app, &keys[0]).await, 0);
         assert!(files_of(peer, &keys[1]).exists(), "the owner's stay");

@@ -420,3 +420,43 @@ db_test! {
         assert!(html.body.contains("older than sandboxd 0.2.35"));
     }
 }
+
+/// A PNG of `w`×`h` in one shade, padded at its end (after `IEND`, which decoders ignore) to
+/// `size` bytes: two images of different content and the same size.
+fn png_of_size(w: u32, h: u32, shade: u8, size: usize) -> Vec<u8> {
+    let mut bytes = png(w, h, shade);
+    assert!(bytes.len() <= size, "{} > {size}", bytes.len());
+    bytes.resize(size, 0);
+    bytes
+}
+
+db_test! {
+    async fn a_state_file_keeps_when_it_was_written_for_newest_first_and_its_thumbnail(app: TestApp) {
+        let o = Org::new(&app).await;
+        let agent = o.agent(json!({"name": "dated", "backend": "state", "scope": "run"})).await;
+        let run = o.run(&agent, None, json!({})).await;
+        let put_png = |bytes: Vec<u8>| {
+            let url = o.app.web.url(&format!("/api/v1/runs/{run}/workspace/files?path=chart.png"));
+            o.app.web.send(reqwest::Client::new().put(url).bearer_auth(&o.token).body(bytes))
+        };
+        // Written in this order: the newest first is not the order of the paths.
+        assert_eq!(o.write(&run, "a-first.txt", "first").await.status, 204);
+        assert_eq!(o.write(&run, "b-second.txt", "second").await.status, 204);
+        assert_eq!(put_png(png_of_size(40, 30, 10, 400)).await.status, 204);
+        let page = o.call(Method::GET, "/api/v1/documents", None).await.json();
+        let tiles = page["tiles"].as_array().expect("tiles");
+        let paths: Vec<&str> = tiles.iter().filter_map(|t| t["file"]["path"].as_str()).collect();
+        assert_eq!(paths, ["chart.png", "b-second.txt", "a-first.txt"], "{page}");
+        assert!(tiles.iter().all(|t| t["file"]["modified_at"].as_str().is_some_and(|m| m.ends_with("+00:00"))), "{page}");
+        let first = tiles[0]["thumbnail"].as_str().expect("a thumbnail").to_string();
+
+        // The image rewritten with other pixels and the same size: a new thumbnail, not the
+        // cached one.
+        assert_eq!(put_png(png_of_size(40, 30, 250, 400)).await.status, 204);
+        let page = o.call(Method::GET, "/api/v1/documents", None).await.json();
+        let tile = &page["tiles"][0];
+        assert_eq!(tile["file"]["path"], "chart.png");
+        assert_eq!(tile["file"]["size"], 400);
+        assert_ne!(tile["thumbnail"].as_str().expect("a thumbnail"), first);
+    }
+}

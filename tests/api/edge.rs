@@ -87,6 +87,7 @@ const PAGE_ROUTES: &[&str] = &[
     "POST /vault",
     "POST /vault/{id}/delete",
     "POST /vault/{id}/rotate",
+    "POST /vault/{id}/bind",
 ];
 
 /// Routes that are not org-scoped pages or API operations (health, assets, the document).

@@ -222,14 +222,18 @@ db_test! {
         // Without a key, a typed address is never asked.
         assert_eq!(o.probe(json!({"address": evil.url})).await.json()["status"], "not_asked");
 
-        // An unbound key is bound to the first address it is sent to, and only goes there after.
+        // An unbound key goes nowhere: a probe does not bind it. Bound by the owner, it goes only there.
         let loose = o.secret("loose", "sandboxd", &peer.token, None).await;
+        o.probe(json!({"address": peer.url, "credential_secret_id": loose})).await.problem(422);
+        let r = o.as_owner(Method::POST, &format!("/api/v1/vault/secrets/{loose}/bind"), Some(json!({"address": peer.url}))).await;
+        assert_eq!(r.status, 200, "{}", r.body);
         let p = o.probe(json!({"address": peer.url, "credential_secret_id": loose})).await;
         assert_eq!(p.json()["status"], "ok", "{}", p.body);
         o.probe(json!({"address": evil.url, "credential_secret_id": loose})).await.problem(422);
 
         // A key from before binding (unbound, used by a connection) is bound only by that connection.
-        let legacy = o.connect("legacy", &peer.url, json!({"new_key": peer.token})).await;
+        let localhost = format!("http://localhost:{}", peer.port());
+        let legacy = o.connect("legacy", &localhost, json!({"new_key": peer.token})).await;
         let (legacy_id, legacy_key) = (str_of(&legacy, "id"), str_of(&legacy, "credential_secret_id"));
         let mut c = app.state.db.conn().await.expect("conn");
         sqlx::query("UPDATE vault_secrets SET bound_address = NULL WHERE id = $1")
@@ -239,20 +243,22 @@ db_test! {
         let legacy_path = format!("/api/v1/sandbox-connections/{legacy_id}");
         o.as_builder(Method::PATCH, &legacy_path, Some(json!({"address": evil.url}))).await.problem(422);
         // The edit dialog posts the stored key as its choice: at the connection's own address, that binds it.
-        let r = app.web.post_form(&format!("/sandboxes/{legacy_id}"), &[("name", "legacy"), ("kind", "sandboxd"), ("address", &peer.url), ("credential_secret_id", &legacy_key)]).await;
+        let r = app.web.post_form(&format!("/sandboxes/{legacy_id}"), &[("name", "legacy"), ("kind", "sandboxd"), ("address", &localhost), ("credential_secret_id", &legacy_key)]).await;
         assert_eq!(r.status, 303, "{}", r.body);
         let p = o.as_builder(Method::POST, &format!("{legacy_path}/probe"), None).await;
         assert_eq!(p.json()["status"], "ok", "{}", p.body);
         let bound = app.scalar_strings(&format!("SELECT bound_address FROM vault_secrets WHERE id = '{legacy_key}'")).await;
-        assert_eq!(bound, vec![peer.url.clone()]);
+        assert_eq!(bound, vec![localhost.clone()]);
+        assert_eq!(o.as_owner(Method::DELETE, &legacy_path, None).await.status, 204);
 
-        // A real address change with the key again is audited with both addresses.
-        let localhost = format!("http://localhost:{}", peer.port());
-        let c2 = o.connect("moving", &peer.url, json!({"new_key": peer.token})).await;
-        let r = o.as_builder(Method::PATCH, &format!("/api/v1/sandbox-connections/{}", str_of(&c2, "id")), Some(json!({"address": localhost, "new_key": peer.token}))).await;
+        // A real address change with the key again is audited with both addresses (a host's
+        // address is registered once: the other one is elsewhere).
+        let elsewhere = Recorder::start().await;
+        let c2 = o.connect("moving", &localhost, json!({"new_key": peer.token})).await;
+        let r = o.as_builder(Method::PATCH, &format!("/api/v1/sandbox-connections/{}", str_of(&c2, "id")), Some(json!({"address": elsewhere.url, "new_key": "elsewhere-token", "save_anyway": true}))).await;
         assert_eq!(r.status, 200, "{}", r.body);
         let updates = o.audit("connection.updated").await;
-        assert!(updates.iter().any(|u| u.contains(&format!("address {} → {localhost}", peer.url))), "{updates:?}");
+        assert!(updates.iter().any(|u| u.contains(&format!("address {localhost} → {}", elsewhere.url))), "{updates:?}");
         let probes = o.audit("connection.probed").await;
         assert!(probes.iter().any(|p| p.contains(&evil.url) && p.contains("refused")), "{probes:?}");
         assert!(probes.iter().any(|p| p.contains(&peer.url) && p.contains("answered")), "{probes:?}");
@@ -269,11 +275,11 @@ db_test! {
 
 db_test! {
     async fn the_deployments_token_is_one_vault_entry_and_a_used_secret_is_not_deleted(app: TestApp)
-        settings(&[("SANDBOXD_TOKEN", DEPLOYMENT_TOKEN), ("SANDBOXD_LOCAL_ADDRESSES", LOCAL)])
+        settings(&[("SANDBOXD_TOKEN", DEPLOYMENT_TOKEN), ("SANDBOXD_LOCAL_ADDRESSES", "http://sandboxd:8080,http://sandboxd-2:8080")])
     {
         let o = Org::new(&app).await;
         let a = o.connect("local-a", LOCAL, json!({"save_anyway": true})).await;
-        let b = o.connect("local-b", LOCAL, json!({"save_anyway": true})).await;
+        let b = o.connect("local-b", "http://sandboxd-2:8080", json!({"save_anyway": true})).await;
         assert_eq!(a["credential_secret_id"], b["credential_secret_id"]);
         assert_eq!(
             app.scalar_strings("SELECT name FROM vault_secrets").await,
@@ -299,7 +305,7 @@ db_test! {
         let peer = peer::shared().await;
         let o = Org::new(&app).await;
         let first = o.connect("first", &peer.url, json!({"new_key": peer.token})).await;
-        let pinned = o.connect("pinned", &peer.url, json!({"new_key": peer.token})).await;
+        let pinned = o.connect("pinned", &format!("http://localhost:{}", peer.port()), json!({"new_key": peer.token})).await;
         let id = str_of(&pinned, "id");
         for name in ["coder", "reviewer"] {
             let r = o.as_owner(Method::POST, "/api/v1/agents", Some(json!({"name": name, "backend": "service", "scope": "run", "connection_id": id}))).await;

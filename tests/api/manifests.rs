@@ -110,6 +110,8 @@ fn secret_digest() -> String {
 /// The run's workspace, saved when it finished: its files are there (the digest the command
 /// wrote), the secret in none of them, nor in the archive's bytes.
 async fn secret_in_no_snapshot(o: &Org<'_>, run: &str) {
+    // A finish stores its snapshot in the background.
+    agenticos::sandbox::snapshots::pending::wait_for_run(run).await;
     let state = o.ws(run, Method::GET, "state", None).await.json();
     let workspace = state["workspace_id"].as_str().expect("workspace id").to_string();
     let list = o.call(Method::GET, &format!("/api/v1/workspaces/{workspace}/snapshots"), None).await;
@@ -250,6 +252,15 @@ db_test! {
         assert!(p["errors"][0]["message"].as_str().unwrap_or_default().contains("relative"), "{p}");
         let p = save(json!({"entries": [{"kind": "file", "path": "a/../../b"}]})).await.problem(422);
         assert_eq!(field(p), "manifest.entries[0].path");
+        // A kind this version does not know is named at its entry, on an agent and on a run.
+        let p = save(json!({"entries": [{"kind": "dir", "path": "ok"}, {"kind": "dir", "path": "b"}, {"kind": "zip", "path": "x"}]})).await.problem(422);
+        assert_eq!(field(p.clone()), "manifest.entries[2].kind", "{p}");
+        assert!(p["errors"][0]["message"].as_str().unwrap_or_default().contains("git_repo"), "{p}");
+        assert_eq!(p["errors"].as_array().map(Vec::len), Some(1), "{p}");
+        let agent = o.agent(json!({"name": "plain", "backend": "state", "scope": "run"})).await;
+        let bad = json!({"agent_id": agent, "started_by": "member", "manifest": {"entries": [{"kind": "symlink", "path": "x"}]}});
+        let p = o.call(Method::POST, "/api/v1/runs", Some(bad)).await.problem(422);
+        assert_eq!(field(p.clone()), "manifest.entries[0].kind", "{p}");
         let p = save(json!({"entries": [{"kind": "git_repo", "url": "file:///etc", "path": "r"}]})).await.problem(422);
         assert_eq!(field(p), "manifest.entries[0].url");
         let host_key = secret(&o, "host key", "sandboxd", "a-host-token-value-123").await;
@@ -272,6 +283,9 @@ db_test! {
         let p = o.ws(&run, Method::GET, "ls", None).await.problem(502);
         let detail = p["detail"].as_str().unwrap_or_default();
         assert!(detail.starts_with(&format!("manifest.entries[0] (git_repo {missing})")) && detail.contains("could not fetch"), "{p}");
-        assert_eq!(o.rows(&run).await, vec![]);
+        // Nothing was written: no write row (the failed operation itself may be a failed row,
+        // now that rows are committed before the answer).
+        let rows = o.rows(&run).await;
+        assert!(rows.iter().all(|(op, _, ok, _)| op != "write" && !ok), "{rows:?}");
     }
 }

@@ -97,8 +97,9 @@ fn every_error_response_names_the_problem_type_its_status_answers() {
             "422" => &["invalid-input"],
             "429" => &["too-many-requests"],
             "500" => &["internal"],
-            "502" => &["bad-gateway"],
+            "502" => &["bad-gateway", "store-failed"],
             "503" => &["unavailable"],
+            "504" => &["store-timeout"],
             _ => &[],
         }
     };

@@ -246,6 +246,71 @@ db_test! {
 }
 
 db_test! {
+    async fn a_common_term_is_walked_to_newest_first_without_fresh_statistics(app: TestApp) {
+        use agenticos::db::DbKind;
+        use agenticos::sandbox::operations::{filter, store};
+        let f = fixture(&app).await;
+        let org = &f.org;
+        let kind = app.state.db.kind();
+        let mut c = app.state.db.conn().await.expect("conn");
+        // A bulk load and no statistics of it (the autovacuum daemon is kept from analysing it):
+        // 30,000 older rows, a fifth of them a pytest run.
+        let rows = "SELECT g, CASE WHEN g % 5 = 0 THEN 'pytest tests/test_' || g || '.py' ELSE '/workspace/noise/' || g || '.log' END AS target";
+        let sql = match kind {
+            DbKind::Postgres => {
+                sqlx::query("ALTER TABLE sandbox_operations SET (autovacuum_enabled = false)").execute(&mut *c).await.expect("alter");
+                format!(
+                    "INSERT INTO sandbox_operations (id, organization_id, session_key, operation, target, ok, detail, duration_ms, created_at, seq) \
+                     SELECT gen_random_uuid()::text, '{org}', 'bulk', 'execute', r.target, 1, 'exit 0', 1, {} - r.g, r.g \
+                     FROM ({rows} FROM generate_series(1, 30000) AS g) AS r",
+                    f.now - 3 * DAY
+                )
+            }
+            DbKind::Sqlite => format!(
+                "WITH RECURSIVE n(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM n WHERE g < 30000) \
+                 INSERT INTO sandbox_operations (id, organization_id, session_key, operation, target, ok, detail, duration_ms, created_at, seq) \
+                 SELECT lower(hex(randomblob(16))), '{org}', 'bulk', 'execute', r.target, 1, 'exit 0', 1, {} - r.g, r.g \
+                 FROM ({rows} FROM n) AS r",
+                f.now - 3 * DAY
+            ),
+        };
+        sqlx::query(&sql).execute(&mut *c).await.expect("bulk load");
+
+        let filter = filter::parse_filter(&filter::FilterInput::from_query("q=PyTest")).expect("valid");
+        let narrowing = store::search_narrowing(&mut c, org, &filter).await.expect("probe");
+        assert_eq!(narrowing, Some(store::Narrowing::Common), "a fifth of the newest rows hold it");
+        // The first page walks the organization's rows newest first: no index of the term, no sort.
+        for (sql, args) in [
+            store::page_sql_matching(kind, org, &filter, None, 51, narrowing.as_ref()),
+            store::count_sql_matching(kind, org, &filter, None, narrowing.as_ref()),
+        ] {
+            let mut tx = sqlx::Connection::begin(&mut *c).await.expect("begin");
+            store::prefer_walk(&mut tx, narrowing.as_ref()).await.expect("walk");
+            let plan = store::explain(&mut tx, kind, &sql, &args).await.expect("explain");
+            tx.rollback().await.expect("rollback");
+            for never in ["Sort", "trgm", "Bitmap", "TEMP B-TREE", "sandbox_operations_search"] {
+                assert!(!plan.contains(never), "{never} in the plan of a common term:\n{plan}");
+            }
+        }
+        let expected: Vec<(String,)> = sqlx::query_as(&format!(
+            "SELECT id FROM sandbox_operations WHERE organization_id = '{org}' \
+             AND (LOWER(target) LIKE '%pytest%' OR LOWER(detail) LIKE '%pytest%') ORDER BY created_at DESC, id DESC LIMIT 50"
+        ))
+        .fetch_all(&mut *c)
+        .await
+        .expect("expected");
+        drop(c);
+        let page = list(&app.web, "?q=PyTest&limit=50").await.json();
+        assert_eq!(ids(&page), expected.into_iter().map(|r| r.0).collect::<Vec<_>>());
+        assert_eq!(page["total"]["count"], 6000, "{}", page["total"]);
+        // A term of 3 or 4 characters is probed too.
+        let filter = filter::parse_filter(&filter::FilterInput::from_query("q=yte")).expect("valid");
+        let mut c = app.state.db.conn().await.expect("conn");
+        assert_eq!(store::search_narrowing(&mut c, org, &filter).await.expect("probe"), Some(store::Narrowing::Common));
+    }
+}
+
+db_test! {
     async fn q_is_a_substring_never_query_syntax(app: TestApp) {
         let f = fixture(&app).await;
         let page = list(&app.web, "?q=File-1").await.json();

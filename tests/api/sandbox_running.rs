@@ -285,9 +285,12 @@ db_test! {
         let caller = caller_of(&app.web).await;
         let good = connect(&app, &caller, "good host", &peer.url, Some(&peer.token)).await;
         let dead = connect(&app, &caller, "dead host", &dead_address(), Some("some-token")).await;
-        let refused = connect(&app, &caller, "refusing host", &peer.url, Some("not-the-token")).await;
+        // One address is one connection: the same host under its other name.
+        let localhost = format!("http://localhost:{}", peer.port());
+        let refused = connect(&app, &caller, "refusing host", &localhost, Some("not-the-token")).await;
         let keyless = connect(&app, &caller, "keyless host", &dead_address(), None).await;
-        let off = connect(&app, &caller, "switched off", &peer.url, Some(&peer.token)).await;
+        let other_peer = crate::peer::shared().await;
+        let off = connect(&app, &caller, "switched off", &other_peer.url, Some(&other_peer.token)).await;
         connections::set_enabled(&app.state, &caller, &off.id, false).await.expect("switch off");
         let host = host(peer);
         let ours = unique("steady");
@@ -296,7 +299,7 @@ db_test! {
         let r = app.web.get("/sandboxes/running").await;
         assert_eq!(r.status, 200, "{}", r.body);
         assert_eq!(attrs(&r, "tr.session", "data-session-id"), [ours.as_str()]);
-        assert_eq!(attrs(&r, "section.host", "data-connection-id").len(), 4, "the switched-off one is left out");
+        assert_eq!(attrs(&r, "section.host", "data-connection-id").len(), 5, "the switched-off one is listed too");
         assert!(r.select_text(&format!("#host-{} .host-problem", good.id)).is_none());
         let problem = |id: &str| r.select_text(&format!("#host-{id} .host-problem")).unwrap_or_default();
         assert!(problem(&dead.id).contains("did not answer"), "{}", problem(&dead.id));
@@ -307,19 +310,22 @@ db_test! {
 
         let v = app.web.api(Method::GET, "/api/v1/sandbox-sessions", None).await.json();
         let hosts = v["connections"].as_array().expect("connections");
-        assert_eq!(hosts.len(), 4);
+        // The switched-off host is listed too, marked off (what still runs there can be closed).
+        assert_eq!(hosts.len(), 5);
         for h in hosts {
-            let is_good = h["connection_id"] == good.id.as_str();
-            assert_eq!(h["problem"].is_null(), is_good, "{h}");
+            let answers = h["connection_id"] == good.id.as_str() || h["connection_id"] == off.id.as_str();
+            assert_eq!(h["problem"].is_null(), answers, "{h}");
+            assert_eq!(h["is_enabled"], h["connection_id"] != off.id.as_str(), "{h}");
         }
+        assert!(r.select_text(&format!("#host-{} .host-off", off.id)).is_some(), "{}", r.body);
 
-        // The dashboard: a capacity card per switched-on host, linking to the Running tab.
+        // The dashboard: a capacity card per host, linking to the Running tab.
         let d = app.web.get("/").await;
         assert_eq!(d.status, 200);
         assert_eq!(d.select_text(&format!("#capacity-{} .capacity-used", good.id)).as_deref(), Some("used 1 of 3"));
         assert_eq!(d.select_attr(&format!("#capacity-{}", good.id), "href").as_deref(), Some("/sandboxes/running"));
         assert!(d.select_text(&format!("#capacity-{} .capacity-problem", dead.id)).is_some_and(|t| t.contains("did not answer")));
-        assert!(d.select_text(&format!("#capacity-{}", off.id)).is_none());
+        assert!(d.select_text(&format!("#capacity-{} .capacity-off", off.id)).is_some(), "{}", d.body);
         assert!(d.body.contains("SQLite (embedded)") || d.body.contains("PostgreSQL"), "the existing cards stay");
 
         let _ = host.delete_session(&ours, true).await;
@@ -327,11 +333,11 @@ db_test! {
 }
 
 db_test! {
-    async fn the_dashboard_points_at_sandboxes_when_no_host_is_switched_on(app: TestApp) {
+    async fn the_dashboard_points_at_sandboxes_when_no_host_is_registered(app: TestApp) {
         app.setup_owner().await;
         let r = app.web.get("/").await;
         assert_eq!(r.status, 200);
-        assert!(r.select_text("#capacity-empty").is_some_and(|t| t.contains("No sandbox host is switched on")));
+        assert!(r.select_text("#capacity-empty").is_some_and(|t| t.contains("No sandbox host is registered")));
         assert_eq!(r.select_attr("#capacity-empty a", "href").as_deref(), Some("/sandboxes"));
         assert!(r.select_text(".stat-label").is_some(), "the existing cards stay");
 

@@ -11,6 +11,8 @@ use std::io::Read;
 use reqwest::Method;
 use serde_json::{json, Value};
 
+use agenticos::sandbox::snapshots::pending;
+
 use crate::db_test;
 use crate::peer;
 use crate::s3_server;
@@ -45,9 +47,11 @@ async fn workspace_of(o: &Org<'_>, run: &str) -> Value {
     o.ws(run, Method::GET, "state", None).await.json()
 }
 
+/// Finishes the run, then waits for its snapshot's background upload (a finish does not).
 async fn finish(o: &Org<'_>, run: &str) -> Value {
     let r = o.call(Method::POST, &format!("/api/v1/runs/{run}/finish"), None).await;
     assert_eq!(r.status, 200, "{}", r.body);
+    pending::wait_for_run(run).await;
     r.json()
 }
 
@@ -307,4 +311,146 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
+}
+
+/// An S3 endpoint that accepts connections and never answers (a listener on 127.0.0.1:0, each
+/// connection held open and never read), and how many connections it accepted.
+struct SilentStore {
+    settings: Vec<(&'static str, &'static str)>,
+    accepted: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+fn silent_store() -> &'static SilentStore {
+    static STORE: std::sync::OnceLock<SilentStore> = std::sync::OnceLock::new();
+    STORE.get_or_init(|| {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = accepted.clone();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for stream in listener.incoming().flatten() {
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                held.push(stream);
+            }
+        });
+        let endpoint: &'static str = Box::leak(format!("http://127.0.0.1:{port}").into_boxed_str());
+        let settings = vec![
+            ("AGENTICOS_SNAPSHOT_S3_BUCKET", "silent"),
+            ("AGENTICOS_SNAPSHOT_S3_ENDPOINT", endpoint),
+            ("AGENTICOS_SNAPSHOT_S3_ACCESS_KEY_ID", "testing"),
+            ("AGENTICOS_SNAPSHOT_S3_SECRET_ACCESS_KEY", "testing"),
+            ("AGENTICOS_SNAPSHOT_CONNECT_TIMEOUT_SECONDS", "1"),
+            ("AGENTICOS_SNAPSHOT_REQUEST_TIMEOUT_SECONDS", "3"),
+            ("AGENTICOS_SNAPSHOT_TIMEOUT_SECONDS", "60"),
+        ];
+        SilentStore { settings, accepted }
+    })
+}
+
+/// (attempts, last error, next attempt) of each pending snapshot.
+async fn pending_rows(app: &crate::helpers::TestApp) -> Vec<(i64, Option<String>, i64)> {
+    let mut c = app.state.db.conn().await.expect("conn");
+    sqlx::query_as("SELECT attempts, last_error, next_attempt_at FROM pending_snapshots ORDER BY created_at")
+        .fetch_all(&mut *c)
+        .await
+        .expect("pending snapshots")
+}
+
+db_test! {
+    async fn a_store_that_does_not_answer_is_a_504_naming_it_and_a_finish_does_not_wait_on_it(app: TestApp) settings(&silent_store().settings) {
+        let silent = silent_store();
+        let peer = peer::shared().await;
+        let o = Org::new(&app).await;
+        o.connect(peer).await;
+        let agent = o.agent(service_agent("stalled", "conversation")).await;
+        set_snapshots(&o, &agent, "on_finish").await;
+        let conv = o.conversation(&agent, json!({})).await;
+        let r1 = o.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(o.write(&r1, "keep.txt", "worth keeping").await.status, 204);
+        let workspace = workspace_of(&o, &r1).await["workspace_id"].as_str().expect("id").to_string();
+
+        // On demand: a problem naming the store, never "Something went wrong".
+        let before = silent.accepted.load(std::sync::atomic::Ordering::SeqCst);
+        let r = o.call(Method::POST, &format!("/api/v1/workspaces/{workspace}/snapshots"), None).await;
+        let problem = r.problem(504);
+        assert_eq!(problem["type"], "https://agenticos.dev/problems/store-timeout", "{problem}");
+        let detail = problem["detail"].as_str().expect("detail");
+        assert!(detail.contains("snapshot store") && detail.contains("did not answer"), "{detail}");
+        assert!(silent.accepted.load(std::sync::atomic::Ordering::SeqCst) > before, "the store was asked");
+        assert!(snapshots_of(&o, &workspace).await.is_empty());
+        // The page says the same, inline.
+        let page = app.web.post_form(&format!("/documents/workspaces/{workspace}/snapshots"), &[]).await;
+        let shown = page.select_text("#snapshots-error").expect("an inline error");
+        assert!(shown.contains("did not answer") && !shown.contains("Something went wrong"), "{shown}");
+
+        // A finish answers while the store still has not: the snapshot's upload is under way in
+        // the background when it does.
+        let r = o.call(Method::POST, &format!("/api/v1/runs/{r1}/finish"), None).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert_eq!(r.json()["status"], "finished");
+        assert!(pending::is_uploading(&r1), "the finish answered before the store did");
+        pending::wait_for_run(&r1).await;
+        // Its failure is recorded, named, and shown on the workspace's page.
+        let rows = pending_rows(&app).await;
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        let (attempts, error, next) = rows[0].clone();
+        assert_eq!(attempts, 1);
+        let error = error.expect("the failure is recorded");
+        assert!(error.contains("snapshot store") && error.contains("did not answer"), "{error}");
+        let list = app.web.get(&format!("/documents/workspaces/{workspace}/snapshots")).await;
+        let pending = list.select_text("[data-pending-snapshot]").expect("the waiting snapshot is shown");
+        assert!(pending.contains("not saved yet") && pending.contains("did not answer") && pending.contains("1 attempt"), "{pending}");
+
+        // The sweep retries it when due (not before), and records the next failure.
+        let _ = agenticos::sandbox::snapshots::service::sweep(&app.state, next - 1).await.expect("sweep");
+        assert_eq!(pending_rows(&app).await[0].0, 1, "not due yet");
+        let _ = agenticos::sandbox::snapshots::service::sweep(&app.state, next).await.expect("sweep");
+        let rows = pending_rows(&app).await;
+        assert_eq!(rows[0].0, 2, "{rows:?}");
+        assert!(rows[0].2 > next, "the next attempt is later");
+
+        // The archive waits in a private folder; it goes with the workspace.
+        let dir = app.state.config.snapshots.pending_dir.clone();
+        use std::os::unix::fs::PermissionsExt as _;
+        assert_eq!(std::fs::metadata(&dir).expect("pending dir").permissions().mode() & 0o777, 0o700);
+        let files = walk(&dir);
+        assert_eq!(files.len(), 1, "{files:?}");
+        assert_eq!(std::fs::metadata(&files[0]).expect("archive").permissions().mode() & 0o777, 0o600);
+        let d = o.call(Method::DELETE, &format!("/api/v1/conversations/{conv}"), None).await;
+        assert_eq!(d.status, 200, "{}", d.body);
+        assert!(pending_rows(&app).await.is_empty());
+        assert!(walk(&dir).is_empty(), "{:?}", walk(&dir));
+    }
+}
+
+db_test! {
+    async fn local_snapshot_archives_are_readable_by_the_console_alone(app: TestApp) {
+        let peer = peer::shared().await;
+        let o = Org::new(&app).await;
+        o.connect(peer).await;
+        let agent = o.agent(service_agent("private", "conversation")).await;
+        let conv = o.conversation(&agent, json!({})).await;
+        let r1 = o.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(o.write(&r1, "secret.txt", "mine").await.status, 204);
+        let workspace = workspace_of(&o, &r1).await["workspace_id"].as_str().expect("id").to_string();
+        let r = o.call(Method::POST, &format!("/api/v1/workspaces/{workspace}/snapshots"), None).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        let dir = match &app.state.config.snapshots.store {
+            agenticos::config::SnapshotStoreConfig::Local(d) => d.clone(),
+            other => panic!("{other:?}"),
+        };
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = |p: &std::path::Path| std::fs::metadata(p).expect("metadata").permissions().mode() & 0o777;
+        let files = walk(&dir.join(&o.org_id));
+        assert_eq!(files.len(), 1, "{files:?}");
+        assert_eq!(mode(&files[0]), 0o600, "the archive");
+        let mut folder = files[0].parent().expect("folder").to_path_buf();
+        while folder.starts_with(&dir) {
+            assert_eq!(mode(&folder), 0o700, "{}", folder.display());
+            if !folder.pop() {
+                break;
+            }
+        }
+    }
 }

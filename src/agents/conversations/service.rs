@@ -161,3 +161,10 @@ pub async fn delete_in(c: &mut Conn, org_id: &str, id: &str) -> Result<()> {
 pub async fn get_in(c: &mut Conn, org_id: &str, id: &str) -> Result<Conversation> {
     store::get(c, org_id, id).await?.ok_or(AgentError::NotFound)
 }
+
+/// The other conversations of `conversation`'s channel (same agent, same channel key), oldest
+/// first, in the caller's transaction; none for a conversation of no channel.
+pub async fn others_in_channel_in(c: &mut Conn, org_id: &str, conversation: &Conversation) -> Result<Vec<String>> {
+    let Some(key) = conversation.channel_key.as_deref() else { return Ok(Vec::new()) };
+    Ok(store::others_in_channel(c, org_id, &conversation.agent_id, key, &conversation.id).await?)
+}

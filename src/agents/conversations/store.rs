@@ -120,3 +120,18 @@ pub async fn delete(c: &mut Conn, org_id: &str, id: &str) -> DbResult<u64> {
         .await?
         .rows_affected())
 }
+
+/// The other conversations of agent `agent_id` in channel `channel_key` (all but `except`), oldest
+/// first: the threads that share the channel's workspace.
+pub async fn others_in_channel(
+    c: &mut Conn,
+    org_id: &str,
+    agent_id: &str,
+    channel_key: &str,
+    except: &str,
+) -> DbResult<Vec<String>> {
+    let sql = "SELECT id FROM conversations WHERE organization_id = $1 AND agent_id = $2 AND channel_key = $3 \
+               AND id <> $4 ORDER BY created_at, id";
+    let rows: Vec<(String,)> = fetch_all(c, sql, &[org_id, agent_id, channel_key, except]).await?;
+    Ok(rows.into_iter().map(|(id,)| id).collect())
+}

@@ -145,6 +145,10 @@ pub fn check(errors: &mut FieldErrors, field: &str, m: &Manifest) -> Manifest {
                     ephemeral: *ephemeral,
                 })
             }
+            ManifestEntry::Unknown => {
+                errors.add(&at("kind"), "Choose one of file, dir, git_repo or env.");
+                None
+            }
         };
         out.extend(entry);
     }
@@ -239,6 +243,10 @@ mod tests {
             ["manifest.entries[1].path"]
         );
         assert_eq!(fields(r#"{"entries":[{"kind":"dir","path":"a/../b"}]}"#), ["manifest.entries[0].path"]);
+        assert_eq!(
+            fields(r#"{"entries":[{"kind":"dir","path":"a"},{"kind":"zip","path":"b","x":1}]}"#),
+            ["manifest.entries[1].kind"]
+        );
         assert_eq!(fields(r#"{"entries":[{"kind":"dir","path":"a\u0001"}]}"#), ["manifest.entries[0].path"]);
         assert_eq!(
             fields(r#"{"entries":[{"kind":"file","path":"f","content":"a\u0000"}]}"#),

@@ -70,6 +70,11 @@ pub enum ManifestEntry {
         #[serde(default)]
         ephemeral: bool,
     },
+    /// A `kind` this version does not know: kept only so that [`check`] refuses it naming its
+    /// entry (`manifest.entries[2].kind`); never saved.
+    #[serde(other)]
+    #[schema(title = "(refused) any other kind")]
+    Unknown,
 }
 
 impl ManifestEntry {
@@ -79,6 +84,7 @@ impl ManifestEntry {
             ManifestEntry::Dir { .. } => "dir",
             ManifestEntry::GitRepo { .. } => "git_repo",
             ManifestEntry::Env { .. } => "env",
+            ManifestEntry::Unknown => "unknown",
         }
     }
 }

@@ -67,6 +67,9 @@ async fn latest_workspace(st: &AppState, caller: &Caller, run: Option<&Run>) -> 
         RunWorkspace::Known(w) => {
             LatestWorkspace::Known { run_id, state: w.state, scope: w.scope, backend: w.backend, runtime: w.runtime }
         }
+        RunWorkspace::NotYet { scope, backend } => {
+            LatestWorkspace::Known { run_id, state: WorkspaceState::NotOpened, scope, backend, runtime: None }
+        }
         RunWorkspace::Refused(e) => LatestWorkspace::Refused { run_id, message: AppError::from(e).public_detail() },
     })
 }

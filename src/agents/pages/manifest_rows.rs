@@ -60,7 +60,8 @@ impl EntryRow {
 
 /// The rows of a saved manifest.
 pub fn rows_of(m: &Manifest) -> Vec<EntryRow> {
-    let rows = m.entries.iter().map(|e| match e {
+    let known: Vec<&ManifestEntry> = m.entries.iter().filter(|e| !matches!(e, ManifestEntry::Unknown)).collect();
+    let rows = known.iter().map(|e| match e {
         ManifestEntry::File { path, content, content_base64 } => EntryRow {
             path: path.clone(),
             content: content.clone(),
@@ -81,13 +82,10 @@ pub fn rows_of(m: &Manifest) -> Vec<EntryRow> {
             ephemeral: *ephemeral,
             ..EntryRow::default()
         },
+        // Left out above: a saved manifest holds none.
+        ManifestEntry::Unknown => EntryRow::default(),
     });
-    m.entries
-        .iter()
-        .zip(rows)
-        .enumerate()
-        .map(|(i, (e, r))| EntryRow { index: i, kind: e.kind().into(), ..r })
-        .collect()
+    known.iter().zip(rows).enumerate().map(|(i, (e, r))| EntryRow { index: i, kind: e.kind().into(), ..r }).collect()
 }
 
 /// The rows posted (`m0.kind`, `m1.kind`, … in order), with `remove` (an index) left out and

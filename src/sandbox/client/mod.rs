@@ -628,10 +628,14 @@ impl SandboxdClient {
         let route = call.route;
         match self.exchange(call).await {
             Ok(response) => Ok(response),
+            // Every sandboxd release serves these two: whatever answers 404
+            // there (FastAPI's bare "Not Found" or any other) is something else.
+            Err(Failure::Final(SandboxdError::NotFound { .. }) | Failure::SkewSignal(_))
+                if matches!(route, Route::Index | Route::Health) =>
+            {
+                Err(SandboxdError::NotJson)
+            }
             Err(Failure::Final(error)) => Err(error),
-            // Every sandboxd release serves these two: whatever answers "Not
-            // Found" there is something else.
-            Err(Failure::SkewSignal(_)) if matches!(route, Route::Index | Route::Health) => Err(SandboxdError::NotJson),
             Err(Failure::SkewSignal(error)) => Err(self.confirm_mismatch(&route, error).await),
         }
     }
@@ -729,7 +733,8 @@ impl SandboxdClient {
 
     /// After a bare 404 or a re-attach 409: the host's index decides whether
     /// this is a version mismatch. An index that does not answer, or that lists
-    /// every required route, leaves `original` as it is.
+    /// every required route, leaves `original` as it is; an index that answers
+    /// 404 too means the address is not a sandbox service.
     async fn confirm_mismatch(&self, route: &Route<'_>, original: SandboxdError) -> SandboxdError {
         let call = Call::get(Route::Index, self.timeouts.read).anonymous();
         let index = match self.exchange(call).await {
@@ -739,6 +744,12 @@ impl SandboxdClient {
         let endpoints = match index {
             Ok(IndexProbe { endpoints: Some(endpoints) }) if !endpoints.is_empty() => endpoints,
             Ok(_) => return original,
+            // Every sandboxd release serves its index: an address answering 404 there too is
+            // not a sandbox service, whatever the route said.
+            Err(SandboxdError::NotFound { .. }) => {
+                tracing::debug!(target: "sandboxd", route = %route.template(), "the index answers 404 too: not a sandbox service");
+                return SandboxdError::NotJson;
+            }
             Err(error) => {
                 tracing::debug!(target: "sandboxd", route = %route.template(), %error, "index unreadable; no version check");
                 return original;

@@ -61,6 +61,16 @@ pub fn display(url: &Url) -> String {
     url.as_str().trim_end_matches('/').to_string()
 }
 
+/// An address as stored, normalised the way a new one is (scheme and host lower-case, a default
+/// port dropped, no trailing slash): what two registrations of one host have in common. A stored
+/// address that no longer parses is compared as written, trimmed.
+pub fn normalised(stored: &str) -> Option<String> {
+    match parse(stored) {
+        Ok(url) => Some(display(&url)),
+        Err(_) => Some(stored.trim().trim_end_matches('/').to_string()).filter(|s| !s.is_empty()),
+    }
+}
+
 pub fn is_forbidden_ip(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_forbidden_v4(v4),

@@ -28,6 +28,9 @@ impl ClientCache {
     pub fn put(&self, key: String, version: String, client: SandboxdClient) {
         self.0.put(key, (version, client));
     }
+    pub fn forget(&self, key: &str) {
+        self.0.remove(&key.to_string());
+    }
 }
 
 /// How long the Connections table reuses a host's health: about one refresh of the table.
@@ -49,5 +52,8 @@ impl HealthCache {
     }
     pub fn put(&self, key: String, version: String, health: ConnectionHealth) {
         self.0.put(key, (version, health));
+    }
+    pub fn forget(&self, key: &str) {
+        self.0.remove(&key.to_string());
     }
 }

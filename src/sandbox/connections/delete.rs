@@ -3,7 +3,7 @@
 
 use super::error::ConnectionError;
 use super::model::Connection;
-use super::service::{at, ensure_manage, existing};
+use super::service::{at, ensure_manage, existing, forget_cached};
 use super::store;
 use crate::access::Caller;
 use crate::agents::pins;
@@ -171,6 +171,7 @@ pub async fn delete(
     };
     audit::record(&mut tx, &caller.org_id, &caller.actor(), "connection.deleted", &connection.name, &detail).await?;
     tx.commit().await.map_err(DbError::from)?;
+    forget_cached(st, &caller.org_id, id);
     Ok(Deleted { connection, key })
 }
 

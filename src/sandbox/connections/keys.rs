@@ -1,10 +1,13 @@
 //! A stored key is sent only to the address it was saved for (README, Sandbox hosts).
 //!
-//! A vault secret carries a `bound_address`: the address it was first saved with or sent to
-//! (`local` for this deployment's own token, good for any of `SANDBOXD_LOCAL_ADDRESSES`). A person
-//! saving or probing with a stored key binds an unbound one (audited) and is refused for a key
-//! bound elsewhere; a saved connection's calls never bind, they only check. Only a key of the
-//! host's purpose is sent: `sandboxd` to a sandboxd host, `daytona` to Daytona.
+//! A vault secret carries a `bound_address`: the only address it is sent to (`local` for this
+//! deployment's own token, good for any of `SANDBOXD_LOCAL_ADDRESSES`). An unbound key is sent
+//! nowhere: binding it is a deliberate act of someone who may bind vault keys (an admin or owner:
+//! on the Vault page, or by saving a connection with it), audited. A probe never binds (except a
+//! connection's own key at the connection's own address, where it was already used), and a
+//! builder's save never binds: a builder cannot make a key someone else stored travel to an
+//! address of their choosing. A saved connection's calls never bind, they only check. Only a key
+//! of the host's purpose is sent: `sandboxd` to a sandboxd host, `daytona` to Daytona.
 
 use secrecy::SecretString;
 
@@ -70,9 +73,10 @@ fn wrong_purpose(secret: &Secret, kind: ConnectionKind) -> ConnectionError {
 /// Whether [`claim`] may bind an unbound key to the address it is asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Bind {
-    /// A key chosen by a person: bound on its first use, unless a connection already uses it (a
-    /// key from before binding existed, whose address only that connection may give it).
-    IfUnused,
+    /// A key chosen by a person saving a connection: bound to its address when that person may
+    /// bind vault keys (an admin or owner) and no connection uses it yet (a key from before binding
+    /// existed, whose address only that connection may give it). A builder is refused.
+    Deliberately,
     /// A connection saved again at its own address keeps its key and binds it there.
     Here,
     /// A connection whose address changed keeps its key only when it is bound to the new one.
@@ -104,10 +108,16 @@ pub async fn claim(
     let may_bind = match bind {
         Bind::Here => true,
         Bind::Never => false,
-        Bind::IfUnused => usage::connections_using_secret(c, &caller.org_id, &secret.id).await?.is_empty(),
+        Bind::Deliberately => {
+            vault::may_bind(caller) && usage::connections_using_secret(c, &caller.org_id, &secret.id).await?.is_empty()
+        }
     };
     if secret.bound_address.is_none() && may_bind {
-        if !vault::bind_in(c, caller, &secret.id, address).await? {
+        let how = match bind {
+            Bind::Here => "the key of the connection at this address",
+            _ => "saved with a connection at this address",
+        };
+        if !vault::bind_in(c, caller, &secret.id, address, how).await? {
             // Bound by another request in between: read what it was bound to.
             secret = vault::for_use(c, &caller.org_id, secret_id).await?.ok_or(ConnectionError::NotFound)?;
         } else {
@@ -116,6 +126,12 @@ pub async fn claim(
     }
     match secret.bound_address.as_deref() {
         Some(bound) if binding_allows(st, bound, address) => Ok(secret),
+        None => Err(ConnectionError::KeyRefused(format!(
+            "“{}” is not bound to an address yet, and a stored key is sent only to the address it is bound to: \
+             no request was sent. An admin or owner binds it on the Vault page (or by saving a connection with it); \
+             or paste the host's token.",
+            secret.name
+        ))),
         _ => Err(ConnectionError::KeyRefused(format!(
             "“{}” was saved for another address and is sent only there: no request was sent. Paste the host's \
              token for this address, or pick a key saved for it.",

@@ -166,6 +166,8 @@ fn check(input: &ConnectionInput) -> std::result::Result<Checked, FieldErrors> {
         let v = k.expose_secret();
         if !v.is_empty() && v.trim().is_empty() {
             errors.add("new_key", "The key is blank.");
+        } else if vault::has_line_break(v) {
+            errors.add("new_key", vault::KEY_LINE_BREAK);
         }
     }
     errors.into_result().map(|()| Checked {
@@ -186,7 +188,8 @@ const LOCAL_TOKEN_NAME: &str = "sandboxd token (this deployment)";
 
 /// Resolves the credential choice inside the transaction: a new key stored now (bound to the
 /// address), an existing secret of this organization (of the host's purpose and bound to this
-/// address; an unbound one is bound now), or (compose addresses only) this deployment's token.
+/// address; an unbound one is bound now only for an admin or owner), or (compose addresses only)
+/// this deployment's token.
 async fn resolve_credential(
     st: &AppState,
     tx: &mut db::Conn,
@@ -202,7 +205,7 @@ async fn resolve_credential(
     let chosen = input.credential_secret_id.trim();
     if !chosen.is_empty() {
         let secret =
-            keys::claim(st, tx, caller, chosen, checked.kind, checked.address.as_deref(), Bind::IfUnused).await;
+            keys::claim(st, tx, caller, chosen, checked.kind, checked.address.as_deref(), Bind::Deliberately).await;
         return Ok(Some(secret.map_err(at_field)?.id));
     }
     local_credential(st, tx, caller, checked).await
@@ -252,6 +255,17 @@ async fn store_key(
     let input = NewSecret { name, purpose: keys::purpose_for(kind).to_string(), value, address: String::new() };
     let secret = vault::create_bound_in(st, tx, caller, input, bound).await?;
     Ok(secret.id)
+}
+
+/// Forgets what this replica keeps about connection `connection_id` of `org_id` (its client, its
+/// health, the runs resolved to it) once it was edited, switched on or off, or deleted: the next
+/// request reads it again, so switching it off stops new work here at once. Other replicas
+/// read it again within the caches' lifetimes (a resolved run: one second).
+pub(super) fn forget_cached(st: &AppState, org_id: &str, connection_id: &str) {
+    let key = format!("{org_id}/{connection_id}");
+    st.client_cache.forget(&key);
+    st.health_cache.forget(&key);
+    st.resolve_cache.forget_connection(org_id, connection_id);
 }
 
 /// Records `action` on connection `id` and commits: the connection as it is now.
@@ -315,6 +329,7 @@ async fn insert(
     checked: &Checked,
     input: &ConnectionInput,
 ) -> Result<Written> {
+    refuse_taken_address(tx, caller, checked, None).await?;
     let credential = resolve_credential(st, tx, caller, checked, input).await?;
     let is_first = store::count(tx, &caller.org_id).await? == 0;
     let id = db::new_id();
@@ -327,6 +342,36 @@ async fn insert(
         other => other.or_name_taken(A_CONNECTION, ConnectionError::Invalid)?,
     }
     Ok(Written { id, credential, is_first, before: None })
+}
+
+/// Refuses an address another connection of the organization (not `except`) is registered at,
+/// compared normalised, naming that connection: one host is one connection, so its sessions show
+/// once, under the connection they belong to.
+async fn refuse_taken_address(
+    tx: &mut db::Conn,
+    caller: &Caller,
+    checked: &Checked,
+    except: Option<&str>,
+) -> Result<()> {
+    let Some(wanted) = checked.address.as_deref() else {
+        return Ok(());
+    };
+    let others = store::list(tx, &caller.org_id).await?;
+    let taken = others
+        .iter()
+        .filter(|c| Some(c.id.as_str()) != except)
+        .find(|c| c.address.as_deref().and_then(address::normalised).as_deref() == Some(wanted));
+    match taken {
+        Some(c) => Err(ConnectionError::Invalid(FieldErrors::one(
+            "address",
+            format!(
+                "This address is already registered as the connection “{}”: a host is registered once. Edit that \
+                 connection instead.",
+                c.name
+            ),
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The key a save in `tx` gives the connection, read in `tx`; then `tx` is rolled back, so
@@ -431,6 +476,7 @@ pub async fn update(st: &AppState, caller: &Caller, id: &str, input: ConnectionI
     };
     detail.push_str(&checked_words(&probe, &checked));
     let conn = commit_audited(tx, caller, id, "connection.updated", &checked.name, &detail).await?;
+    forget_cached(st, &caller.org_id, id);
     health::remember(st, &caller.org_id, &conn, &probe);
     Ok(conn)
 }
@@ -444,6 +490,7 @@ async fn rewrite(
     input: &ConnectionInput,
 ) -> Result<Written> {
     let existing = existing(tx, caller, id).await?;
+    refuse_taken_address(tx, caller, checked, Some(id)).await?;
     // The dialog posts the stored key as its choice: at the same address that is keeping it too.
     let chosen = input.credential_secret_id.trim();
     let same_key = !chosen.is_empty() && existing.credential_secret_id.as_deref() == Some(chosen);
@@ -491,7 +538,9 @@ pub async fn set_enabled(st: &AppState, caller: &Caller, id: &str, enabled: bool
     let existing = existing(&mut tx, caller, id).await?;
     store::set_enabled(&mut tx, &caller.org_id, id, enabled, db::now_ms()).await?;
     let action = if enabled { "connection.switched_on" } else { "connection.switched_off" };
-    commit_audited(tx, caller, id, action, &existing.name, "").await
+    let conn = commit_audited(tx, caller, id, action, &existing.name, "").await?;
+    forget_cached(st, &caller.org_id, id);
+    Ok(conn)
 }
 
 pub async fn make_default(st: &AppState, caller: &Caller, id: &str) -> Result<Connection> {
@@ -499,7 +548,9 @@ pub async fn make_default(st: &AppState, caller: &Caller, id: &str) -> Result<Co
     let mut tx = st.db.begin().await?;
     let existing = existing(&mut tx, caller, id).await?;
     store::make_default(&mut tx, &caller.org_id, id, db::now_ms()).await?;
-    commit_audited(tx, caller, id, "connection.made_default", &existing.name, "").await
+    let conn = commit_audited(tx, caller, id, "connection.made_default", &existing.name, "").await?;
+    forget_cached(st, &caller.org_id, id);
+    Ok(conn)
 }
 
 /// The key a probe sends, and how the audit log names it (never its value).
@@ -609,7 +660,7 @@ async fn record_probe(st: &AppState, caller: &Caller, target: &str, detail: &str
 }
 
 /// The key a probe of `address` sends: a pasted one; a chosen vault key (of purpose sandboxd,
-/// bound to this address, or bound to it now); the saved connection's key (only to the address
+/// bound to this address: a probe binds no key); the saved connection's key (only to the address
 /// it was saved for); or this deployment's own token for its compose addresses. None: no key.
 async fn probe_key(
     st: &AppState,
@@ -633,13 +684,13 @@ async fn probe_key(
         );
     };
     let mut tx = st.db.begin().await?;
-    // The saved connection's own key is bound only at the connection's own address.
+    // A probe never binds a key, but for the saved connection's own key at the connection's own
+    // address (where it was used before binding existed): binding is a deliberate act.
     let bind = match saved {
         Some(c) if c.credential_secret_id.as_deref() == Some(secret_id) && c.address.as_deref() == Some(address) => {
             Bind::Here
         }
-        Some(_) if chosen.is_empty() => Bind::Never,
-        _ => Bind::IfUnused,
+        _ => Bind::Never,
     };
     let kind = ConnectionKind::Sandboxd;
     let secret = keys::claim(st, &mut tx, caller, secret_id, kind, Some(address), bind).await.map_err(refused)?;

@@ -1,21 +1,36 @@
 //! Recording (DESIGN.md §8): every workspace operation that reached the host becomes a row of
 //! `sandbox_operations` — never a payload, never an output. The rows come from the wrapper every
-//! workspace backend is used through (`sandbox::workspaces::recorded`). Rows are buffered and committed
-//! together, off the request path: every second, and a run's rows when it finishes (flushes are
-//! serialised, so `finish` returns only after every row of the run is committed). A failure to
-//! record is logged and does not fail the operation.
+//! workspace backend is used through (`sandbox::workspaces::recorded`).
+//!
+//! **Durable before the answer** (a group commit): [`Recorder::record`] queues the row and waits
+//! until the batch holding it is committed, so an operation answered to its client is in the log
+//! even if the console is killed right after. One writer task at a time takes everything queued
+//! and writes it as one multi-row statement; rows queued while it writes form the next batch, so
+//! concurrent operations share a commit. The writer runs as its own task: a request that is
+//! dropped halfway cannot cancel a batch.
+//!
+//! **No row takes another down**: a row's references (workspace, run, conversation, agent,
+//! connection) are resolved in the statement itself, so a row whose run or conversation was
+//! deleted meanwhile is kept with that reference empty; a row of an organization that no longer
+//! exists is skipped. A batch that still fails (a delete racing the statement on PostgreSQL) is
+//! tried again, then row by row with every reference empty. A failure to record is logged and does
+//! not fail the operation.
 
 pub mod store;
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use tokio::sync::watch;
 
 use crate::db::Db;
 
 pub const TARGET_MAX: usize = 512;
-/// Past this many buffered rows, the request that adds one writes them (backpressure).
-const BUFFER_MAX: usize = 10_000;
+/// How long an operation waits for its row's commit before it answers anyway (the failure is
+/// logged): a database that hangs must not hang every workspace call.
+const COMMIT_WAIT: Duration = Duration::from_secs(30);
 
 /// The operations that are recorded (questions like `exists` and `stat` are not).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,68 +88,126 @@ pub fn clip_target(target: &str) -> String {
 }
 
 pub struct Recorder {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
     db: Db,
-    pending: Mutex<HashMap<String, Vec<Record>>>,
+    queue: Mutex<Queue>,
+    /// The number of the last batch committed (or given up on, which is logged).
+    committed: watch::Sender<u64>,
     seq: AtomicI64,
-    /// One flush at a time, so a run's `finish` waits for a periodic flush holding its rows.
-    flushing: tokio::sync::Mutex<()>,
+    /// Whether `record` waits for the commit (see `AGENTICOS_RECORDING_DURABLE`).
+    durable: bool,
+}
+
+#[derive(Default)]
+struct Queue {
+    rows: Vec<Record>,
+    /// The number of the batch now filling: the rows queued now are written as this batch.
+    batch: u64,
+    /// Whether a writer task is running; only one at a time.
+    writing: bool,
 }
 
 impl Recorder {
-    pub fn new(db: Db) -> Self {
+    pub fn new(db: Db, durable: bool) -> Self {
+        let (committed, _) = watch::channel(0);
         Recorder {
-            db,
-            pending: Mutex::new(HashMap::new()),
-            seq: AtomicI64::new(crate::db::now_ms() * 1000),
-            flushing: tokio::sync::Mutex::new(()),
+            inner: Arc::new(Inner {
+                db,
+                queue: Mutex::new(Queue { batch: 1, ..Queue::default() }),
+                committed,
+                seq: AtomicI64::new(crate::db::now_ms() * 1000),
+                durable,
+            }),
         }
     }
 
     pub fn next_seq(&self) -> i64 {
-        self.seq.fetch_add(1, Ordering::Relaxed)
+        self.inner.seq.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// Buffers a row (written by the next flush).
+    /// Queues a row and returns once it is committed.
     pub async fn record(&self, record: Record) {
-        let over = {
-            let Ok(mut pending) = self.pending.lock() else { return };
-            pending.entry(record.run_id.clone()).or_default().push(record);
-            pending.values().map(Vec::len).sum::<usize>() > BUFFER_MAX
+        let (batch, start_writer) = {
+            let Ok(mut queue) = self.inner.queue.lock() else { return };
+            queue.rows.push(record);
+            let start_writer = !queue.writing;
+            queue.writing = true;
+            (queue.batch, start_writer)
         };
-        if over {
-            self.flush_all().await;
+        if start_writer {
+            tokio::spawn(Inner::drain(self.inner.clone()));
+        }
+        if self.inner.durable {
+            self.wait_for(batch).await;
         }
     }
 
-    fn take(&self, run_id: Option<&str>) -> Vec<Record> {
-        let Ok(mut pending) = self.pending.lock() else { return Vec::new() };
-        match run_id {
-            Some(r) => pending.remove(r).unwrap_or_default(),
-            None => pending.drain().flat_map(|(_, v)| v).collect(),
-        }
+    /// Rows queued but not yet committed (for health and metrics).
+    pub fn queued(&self) -> usize {
+        self.inner.queue.lock().map(|q| q.rows.len()).unwrap_or(0)
     }
 
-    /// Commits a run's buffered rows in one transaction.
-    pub async fn flush_run(&self, run_id: &str) {
-        let _one_at_a_time = self.flushing.lock().await;
-        let rows = self.take(Some(run_id));
-        self.write(rows).await;
-    }
-
-    /// Commits everything buffered (the periodic flush, and shutdown).
+    /// Waits until everything queued now is committed (shutdown, and the end of a run).
     pub async fn flush_all(&self) {
-        let _one_at_a_time = self.flushing.lock().await;
-        let rows = self.take(None);
-        self.write(rows).await;
+        let batch = {
+            let Ok(queue) = self.inner.queue.lock() else { return };
+            if queue.rows.is_empty() {
+                queue.batch - 1
+            } else {
+                queue.batch
+            }
+        };
+        self.wait_for(batch).await;
     }
 
-    async fn write(&self, rows: Vec<Record>) {
-        if rows.is_empty() {
-            return;
+    async fn wait_for(&self, batch: u64) {
+        let mut committed = self.inner.committed.subscribe();
+        let done = async {
+            while *committed.borrow_and_update() < batch {
+                if committed.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        if tokio::time::timeout(COMMIT_WAIT, done).await.is_err() {
+            tracing::error!(
+                event = "operations_commit_wait_exceeded",
+                "an operation answered before its row was committed"
+            );
         }
-        let n = rows.len();
-        if let Err(e) = store::insert_batch(&self.db, &rows).await {
-            tracing::error!(error = %e, rows = n, event = "operations_not_recorded", "failed to record workspace operations");
+    }
+}
+
+impl Inner {
+    /// The writer: takes every queued row as one batch, writes it, and goes on while rows are
+    /// queued; the one that finds the queue empty ends (under the queue's lock, so a row queued
+    /// after that starts a new writer).
+    async fn drain(self: Arc<Self>) {
+        loop {
+            let (rows, batch) = {
+                let Ok(mut queue) = self.queue.lock() else { return };
+                if queue.rows.is_empty() {
+                    queue.writing = false;
+                    return;
+                }
+                let rows = std::mem::take(&mut queue.rows);
+                let batch = queue.batch;
+                queue.batch += 1;
+                (rows, batch)
+            };
+            let n = rows.len();
+            let written = std::panic::AssertUnwindSafe(store::insert_batch(&self.db, &rows)).catch_unwind().await;
+            match written {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    tracing::error!(error = %e, rows = n, event = "operations_not_recorded", "failed to record workspace operations")
+                }
+                Err(_) => tracing::error!(rows = n, event = "operations_not_recorded", "recording panicked"),
+            }
+            self.committed.send_replace(batch);
         }
     }
 }

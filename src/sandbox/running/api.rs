@@ -20,7 +20,9 @@ pub fn routes() -> Vec<ApiRoute> {
     ]
 }
 
-/// This organization's sessions on each switched-on sandboxd connection (never another tenant's),
+/// This organization's sessions on each sandboxd connection, switched-off ones too (`is_enabled`
+/// false: what still runs there can be closed), never another tenant's; a host registered twice
+/// shows each session once, under the connection it belongs to (`same_host_as`),
 /// with the host-wide counts. A host that cannot be read carries a `problem` instead of sessions.
 #[utoipa::path(get, path = "/api/v1/sandbox-sessions", tag = "sandboxes", params(UsageQuery),
     responses((status = 200, body = RunningSessions),

@@ -1,4 +1,4 @@
-//! The Running tab: this organization's sessions on its switched-on sandboxd hosts, and one
+//! The Running tab: this organization's sessions on its sandboxd hosts (switched-off ones too), and one
 //! session's live activity.
 
 pub mod activity;

@@ -206,13 +206,20 @@ pub struct HostCounts {
     pub idle_timeout: Option<u64>,
 }
 
-/// One switched-on sandboxd connection and this organization's sessions on it.
+/// One sandboxd connection and this organization's sessions on it.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct HostSessions {
     /// The connection's id (a UUID).
     pub connection_id: String,
     /// The connection's name.
     pub connection_name: String,
+    /// Whether the connection is switched on. A switched-off one is listed too: off stops new
+    /// work, not what still runs there, and its sessions may still be closed.
+    pub is_enabled: bool,
+    /// The name of another connection of this organization at the same address, listed first (an
+    /// old database may hold one host twice): each session shows once, under the connection it
+    /// belongs to, and this host's counts are not added again. Null for a host registered once.
+    pub same_host_as: Option<String>,
     /// Why the host could not be read (unreachable, no credential, key refused, another
     /// release); null when it answered.
     pub problem: Option<String>,
@@ -233,6 +240,8 @@ impl HostSessions {
         HostSessions {
             connection_id: conn.id.clone(),
             connection_name: conn.name.clone(),
+            is_enabled: conn.is_enabled,
+            same_host_as: None,
             problem: None,
             host: Some(HostCounts {
                 open_sessions: list.sessions.len() as u64,
@@ -249,6 +258,8 @@ impl HostSessions {
         HostSessions {
             connection_id: conn.id.clone(),
             connection_name: conn.name.clone(),
+            is_enabled: conn.is_enabled,
+            same_host_as: None,
             problem: Some(problem),
             host: None,
             sessions: Vec::new(),
@@ -290,7 +301,7 @@ impl HostSessions {
     }
 }
 
-/// The Running tab: every switched-on sandboxd connection of the organization.
+/// The Running tab: every sandboxd connection of the organization, switched-off ones marked.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct RunningSessions {
     /// The caller's organization (its id is the hosts' tenant).
@@ -302,7 +313,7 @@ pub struct RunningSessions {
     /// Whether this deployment's Docker engine was asked too (usage sampled and an engine
     /// configured): CPU, and memory where the host reports none.
     pub engine_sampled: bool,
-    /// Each switched-on sandboxd connection, the default first, then by name.
+    /// Each sandboxd connection (switched-off ones too, marked), the default first, then by name.
     pub connections: Vec<HostSessions>,
 }
 

@@ -1,7 +1,10 @@
-//! Running sessions (DESIGN.md §6, §7): what each switched-on sandboxd host holds for this
-//! organization — only the sessions whose sandboxd `tenant` is the organization's id, never
-//! another tenant's — with the host-wide counts beside them; and one session's live activity
-//! (the host's 200-entry event ring), shown only after its tenant is checked.
+//! Running sessions (DESIGN.md §6, §7): what each sandboxd host holds for this organization —
+//! only the sessions whose sandboxd `tenant` is the organization's id, never another tenant's —
+//! with the host-wide counts beside them; and one session's live activity (the host's 200-entry
+//! event ring), shown only after its tenant is checked. Switched-off hosts are listed too,
+//! marked off: off stops new work, not what still runs (and is billed) there, which may still be
+//! closed. One host registered twice (an old database) shows each session once, under the
+//! connection it belongs to, and only there may it be closed.
 
 use futures_util::future::join_all;
 
@@ -13,18 +16,20 @@ use crate::access::Caller;
 use crate::audit::service as audit;
 use crate::db::DbError;
 use crate::sandbox::client::{is_session_id, SandboxdClient, SandboxdError, SessionInfo};
+use crate::sandbox::connections::address;
 use crate::sandbox::connections::error::ConnectionError;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service as connections;
 use crate::sandbox::tombstones::model::Reason;
 use crate::sandbox::tombstones::service::{self as tombstones, Removed};
 use crate::sandbox::workspaces::sessions::{self as workspaces, SessionOwner};
+use crate::sandbox::workspaces::{key, live};
 use crate::state::AppState;
 
 type Result<T> = std::result::Result<T, RunningError>;
 
-/// This organization's sessions on each of its switched-on sandboxd hosts; a host that cannot be
-/// read is a message in its place, never a failure of the whole list.
+/// This organization's sessions on each of its sandboxd hosts (switched-off ones marked); a host
+/// that cannot be read is a message in its place, never a failure of the whole list.
 pub async fn list(st: &AppState, caller: &Caller, usage: bool) -> Result<RunningSessions> {
     Ok(RunningSessions {
         organization_id: caller.org_id.clone(),
@@ -35,18 +40,107 @@ pub async fn list(st: &AppState, caller: &Caller, usage: bool) -> Result<Running
     })
 }
 
-/// The same per host, without sampling and without the policy (the dashboard's capacity cards).
+/// The same per host, without sampling and without the policy (the dashboard's capacity cards):
+/// one entry per host, so a host registered twice is counted once, with every session of this
+/// organization on it.
 pub async fn capacity(st: &AppState, caller: &Caller) -> Result<Vec<HostSessions>> {
-    collect(st, caller, false, false).await
+    let mut hosts = collect(st, caller, false, false).await?;
+    let (first, again): (Vec<HostSessions>, Vec<HostSessions>) =
+        hosts.drain(..).partition(|h| h.same_host_as.is_none());
+    let mut first = first;
+    for h in again {
+        if let Some(f) = first.iter_mut().find(|f| Some(&f.connection_name) == h.same_host_as.as_ref()) {
+            f.sessions.extend(h.sessions);
+        }
+    }
+    Ok(first)
 }
 
 async fn collect(st: &AppState, caller: &Caller, usage: bool, with_policy: bool) -> Result<Vec<HostSessions>> {
-    let conns: Vec<Connection> = connections::list(st, caller)
-        .await?
+    let conns: Vec<Connection> =
+        connections::list(st, caller).await?.into_iter().filter(|c| c.kind == ConnectionKind::Sandboxd).collect();
+    let mut hosts: Vec<HostSessions> = join_all(conns.iter().map(|c| host_sessions(st, caller, c, usage, with_policy)))
+        .await
         .into_iter()
-        .filter(|c| c.is_enabled && c.kind == ConnectionKind::Sandboxd)
-        .collect();
-    join_all(conns.iter().map(|c| host_sessions(st, caller, c, usage, with_policy))).await.into_iter().collect()
+        .collect::<Result<_>>()?;
+    once_per_host(st, caller, &conns, &mut hosts).await?;
+    Ok(hosts)
+}
+
+/// The connections of `conns` registered at one normalised address, by index, the oldest first:
+/// only groups of two or more (one host registered twice, which an old database may hold).
+fn same_host_groups(conns: &[Connection]) -> Vec<Vec<usize>> {
+    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, c) in conns.iter().enumerate() {
+        let Some(a) = c.address.as_deref().and_then(address::normalised) else { continue };
+        match groups.iter_mut().find(|(g, _)| *g == a) {
+            Some((_, members)) => members.push(i),
+            None => groups.push((a, vec![i])),
+        }
+    }
+    groups
+        .into_iter()
+        .filter(|(_, m)| m.len() > 1)
+        .map(|(_, mut m)| {
+            m.sort_by(|a, b| (conns[*a].created_at, &conns[*a].id).cmp(&(conns[*b].created_at, &conns[*b].id)));
+            m
+        })
+        .collect()
+}
+
+/// Which of `group` (connections at one address, the oldest first) session `session_id` belongs
+/// to: the one a workspace row of this organization names it under, else the one its key was built
+/// for, else the oldest.
+async fn belongs_to<'a>(
+    st: &AppState,
+    org_id: &str,
+    group: &[&'a Connection],
+    session_id: &str,
+) -> Result<&'a Connection> {
+    let mut c = st.db.conn().await?;
+    for conn in group {
+        if live::names_session(&mut c, org_id, &conn.id, session_id).await? {
+            return Ok(conn);
+        }
+    }
+    if let Some(conn) = group.iter().find(|conn| key::is_key_of(session_id, org_id, &conn.id)) {
+        return Ok(conn);
+    }
+    group.first().copied().ok_or(RunningError::NotFound)
+}
+
+/// One host registered under several connections: each session shows once, under the connection
+/// it belongs to ([`belongs_to`]) when that connection's read of the host has it (else under the
+/// first that read it), and the later connections say which one lists the host first, so nothing
+/// is counted twice.
+async fn once_per_host(st: &AppState, caller: &Caller, conns: &[Connection], hosts: &mut [HostSessions]) -> Result<()> {
+    for group in same_host_groups(conns) {
+        let members: Vec<&Connection> = group.iter().map(|i| &conns[*i]).collect();
+        let read_by = |conn_id: &str, session_id: &str| {
+            hosts.iter().any(|h| h.connection_id == conn_id && h.sessions.iter().any(|s| s.session_id == session_id))
+        };
+        // (session id, the connection it is shown under)
+        let mut shown_under: Vec<(String, String)> = Vec::new();
+        for i in &group {
+            for s in &hosts[*i].sessions {
+                if shown_under.iter().any(|(id, _)| *id == s.session_id) {
+                    continue;
+                }
+                let owner = belongs_to(st, &caller.org_id, &members, &s.session_id).await?;
+                let under = if read_by(&owner.id, &s.session_id) { owner.id.clone() } else { conns[*i].id.clone() };
+                shown_under.push((s.session_id.clone(), under));
+            }
+        }
+        for i in &group {
+            let here = &conns[*i].id;
+            hosts[*i].sessions.retain(|s| shown_under.iter().any(|(id, under)| *id == s.session_id && under == here));
+        }
+        let first = &conns[group[0]];
+        for i in group.iter().skip(1) {
+            hosts[*i].same_host_as = Some(first.name.clone());
+        }
+    }
+    Ok(())
 }
 
 async fn host_sessions(
@@ -111,12 +205,37 @@ async fn our_session(
     if conn.kind != ConnectionKind::Sandboxd || !is_session_id(session_id) {
         return Err(RunningError::NotFound);
     }
+    if !belongs_here(st, caller, &conn, session_id).await? {
+        return Err(RunningError::NotFound);
+    }
     let client = connections::client_for(st, &caller.org_id, &conn).await?;
     let info = client.session(session_id, false).await?;
     if info.tenant.as_deref() != Some(caller.org_id.as_str()) {
         return Err(RunningError::NotFound);
     }
     Ok((conn, client, info))
+}
+
+/// Whether `session_id` belongs to `conn` rather than to another connection of the organization
+/// registered at the same address (an old database may hold two): a session is closed only under
+/// the connection it belongs to.
+async fn belongs_here(st: &AppState, caller: &Caller, conn: &Connection, session_id: &str) -> Result<bool> {
+    let Some(here) = conn.address.as_deref().and_then(address::normalised) else {
+        return Ok(true);
+    };
+    let all = connections::list(st, caller).await?;
+    let mut group: Vec<&Connection> = all
+        .iter()
+        .filter(|c| {
+            c.kind == ConnectionKind::Sandboxd
+                && c.address.as_deref().and_then(address::normalised).as_deref() == Some(here.as_str())
+        })
+        .collect();
+    if group.len() < 2 {
+        return Ok(true);
+    }
+    group.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+    Ok(belongs_to(st, &caller.org_id, &group, session_id).await?.id == conn.id)
 }
 
 /// One session as the close dialog shows it, with whose it is.

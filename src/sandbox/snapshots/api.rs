@@ -53,7 +53,8 @@ pub async fn list_snapshots(
         (status = 404, description = "No such workspace in this organization, or one the caller may not see: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "Nothing to save: a document workspace (the state backend), one never opened, or its host gone: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
         (status = 410, description = "The host no longer has the workspace's files: `https://agenticos.dev/problems/gone`.", body = Problem, content_type = "application/problem+json"),
-        (status = 502, description = "The host could not be asked or did not answer well: `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
+        (status = 502, description = "The host could not be asked or did not answer well: `https://agenticos.dev/problems/bad-gateway`; or the snapshot store failed: `https://agenticos.dev/problems/store-failed`.", body = Problem, content_type = "application/problem+json"),
+        (status = 504, description = "The snapshot store did not answer within its deadlines (`AGENTICOS_SNAPSHOT_*_TIMEOUT_SECONDS`), or the whole snapshot took longer than its own: `https://agenticos.dev/problems/store-timeout`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn take_snapshot(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -68,14 +69,16 @@ pub async fn take_snapshot(
     params(("id" = String, Path, description = "snapshot id")),
     responses((status = 200, description = "the archive", content_type = "application/gzip", body = Vec<u8>),
         (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such snapshot in this organization, or of a workspace the caller may not see: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json")))]
+        (status = 404, description = "No such snapshot in this organization, or of a workspace the caller may not see: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "The snapshot store failed: `https://agenticos.dev/problems/store-failed`.", body = Problem, content_type = "application/problem+json"),
+        (status = 504, description = "The snapshot store did not answer in time: `https://agenticos.dev/problems/store-timeout`.", body = Problem, content_type = "application/problem+json")))]
 pub async fn snapshot_archive(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
     id: Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let s = service::get(&st, &c, &id).await?;
-    let stream = st.snapshots.get(&s.object_key).await.map_err(WorkspaceError::Internal)?;
+    let stream = st.snapshots.get(&s.object_key).await.map_err(|e| st.snapshots.refusal(e))?;
     let body = stream.map(|r| r.map_err(|e| std::io::Error::other(e.to_string())));
     Ok(HttpResponse::Ok()
         .content_type("application/gzip")

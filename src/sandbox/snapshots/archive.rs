@@ -126,7 +126,11 @@ async fn send(tx: &mpsc::Sender<Item>, item: Item) -> Result<()> {
 }
 
 fn write_archive(target: &Path, mut rx: mpsc::Receiver<Item>) -> std::io::Result<()> {
-    let out = std::io::BufWriter::new(std::fs::File::create(target)?);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let out = std::io::BufWriter::new(options.open(target)?);
     let mut tar = tar::Builder::new(GzEncoder::new(out, Compression::new(3)));
     let mtime = (crate::db::now_ms() / 1000).max(0) as u64;
     while let Some(item) = rx.blocking_recv() {

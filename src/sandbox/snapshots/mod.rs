@@ -6,9 +6,11 @@
 
 pub mod api;
 pub mod archive;
+pub mod keep;
 pub mod model;
 pub mod objects;
 pub mod pages;
+pub mod pending;
 pub mod restore;
 pub mod service;
 pub mod session_state;

@@ -6,8 +6,9 @@ use actix_web::web::{self, Data, Path};
 use actix_web::HttpResponse;
 use askama::Template;
 
-use super::model::Snapshot;
+use super::model::{time_label, Snapshot};
 use super::service;
+use super::store::Pending;
 use crate::agents::runs::service::{self as runs, RunInput};
 use crate::state::AppState;
 use crate::web::error::AppError;
@@ -25,6 +26,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 pub struct ListView {
     pub workspace_id: String,
     pub snapshots: Vec<Snapshot>,
+    /// Taken when a run finished, not in the store yet (the last error of each).
+    pub pending: Vec<Pending>,
     pub message: Option<String>,
     pub error: Option<String>,
 }
@@ -52,6 +55,15 @@ impl ListView {
     pub fn download_url(&self, s: &Snapshot) -> String {
         paths::snapshot_archive(&s.id)
     }
+    pub fn pending_time(&self, p: &Pending) -> String {
+        time_label(p.created_at)
+    }
+    pub fn next_attempt(&self, p: &Pending) -> String {
+        time_label(p.next_attempt_at)
+    }
+    pub fn attempts(&self, p: &Pending) -> String {
+        crate::words::count(p.attempts.max(0) as usize, "attempt", "attempts")
+    }
 }
 
 fn html(v: &ListView) -> HttpResponse {
@@ -71,13 +83,18 @@ async fn view(
     message: Option<String>,
     error: Option<String>,
 ) -> HttpResponse {
-    match service::list(st, caller, id).await {
-        Ok(snapshots) => html(&ListView { workspace_id: id.to_string(), snapshots, message, error }),
+    let listed =
+        async { Ok::<_, AppError>((service::list(st, caller, id).await?, service::pending_of(st, caller, id).await?)) };
+    match listed.await {
+        Ok((snapshots, pending)) => {
+            html(&ListView { workspace_id: id.to_string(), snapshots, pending, message, error })
+        }
         Err(e) => html(&ListView {
             workspace_id: id.to_string(),
             snapshots: Vec::new(),
+            pending: Vec::new(),
             message: None,
-            error: Some(AppError::from(e).public_detail()),
+            error: Some(e.public_detail()),
         }),
     }
 }

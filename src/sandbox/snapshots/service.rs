@@ -3,16 +3,14 @@
 //! saved too), writes the archive to a temporary file and uploads it in parts; then the row, then
 //! retention (the agent's `keep_last`: older ones are deleted from the store and their rows).
 
-use super::archive;
+use super::keep::{self, Uploader};
 use super::model::{Mode, Settings, Snapshot, TakenBy, KEEP_MAX};
+use super::pending;
 use super::store;
 use crate::access::Caller;
 use crate::db;
 use crate::documents::error::DocumentError;
 use crate::documents::service as documents;
-use crate::sandbox::client::SandboxdClient;
-use crate::sandbox::connections::service as connections;
-use crate::sandbox::tombstones::model::pause_after;
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::sandbox::workspaces::model::{Resolved, Workspace};
 use crate::sandbox::workspaces::service as workspaces;
@@ -59,85 +57,36 @@ pub async fn take_on_demand(st: &AppState, caller: &Caller, workspace_id: &str) 
     take(st, &caller.org_id, &w, TakenBy::OnDemand).await
 }
 
-/// A client for the workspace's host and the session whose files are saved.
-async fn source(st: &AppState, org_id: &str, w: &Workspace) -> Result<(SandboxdClient, String)> {
-    if w.backend != "sandboxd" {
-        return Err(WorkspaceError::Refused(
-            "This workspace is a document kept in our database (the state backend): snapshots save sandbox workspaces."
-                .into(),
-        ));
-    }
-    let session_id = w.session_ref.clone().ok_or_else(|| {
-        WorkspaceError::Refused(
-            "This workspace has no files at its host yet (nothing was opened): nothing to save.".into(),
-        )
-    })?;
-    let connection_id = w
-        .connection_id
-        .as_deref()
-        .ok_or_else(|| WorkspaceError::Refused("This workspace has no sandbox host.".into()))?;
-    let conn = connections::for_org(st, org_id, connection_id)
-        .await
-        .map_err(|e| WorkspaceError::Internal(e.into()))?
-        .ok_or_else(|| WorkspaceError::Refused("This workspace's sandbox host was removed.".into()))?;
-    let client = connections::client_for(st, org_id, &conn).await?;
-    Ok((client, session_id))
-}
-
 /// Reads the workspace from its host into an archive, uploads it, records the row, then applies
-/// the agent's retention.
+/// the agent's retention, all within the whole-snapshot deadline. A store that does not answer is
+/// a 504 naming it, one that fails a 502.
 pub async fn take(st: &AppState, org_id: &str, w: &Workspace, by: TakenBy) -> Result<Snapshot> {
-    let (client, session_id) = source(st, org_id, w).await?;
-    let built = archive::build(&client, &session_id).await?;
-    let id = db::new_id();
-    let key = format!("{org_id}/{}/{id}.tar.gz", w.id);
-    st.snapshots.put_file(&key, &built.file.0).await.map_err(WorkspaceError::Internal)?;
-    let s = Snapshot {
-        id,
-        organization_id: org_id.to_string(),
-        workspace_id: w.id.clone(),
-        agent_id: w.agent_id.clone(),
-        created_at: db::now_ms(),
-        size_bytes: built.size as i64,
-        file_count: built.files as i64,
-        object_key: key,
-        taken_by: by.as_str().to_string(),
-    };
-    let settings = {
-        let mut c = st.db.conn().await?;
-        store::insert(&mut c, &s).await?;
-        match &w.agent_id {
-            Some(a) => store::settings(&mut c, a).await?,
-            None => Settings::default(),
-        }
-    };
-    tracing::info!(event = "snapshot_taken", snapshot_id = %s.id, workspace_id = %w.id, size = s.size_bytes,
-        files = s.file_count, skipped = built.skipped, taken_by = by.as_str(), "a workspace snapshot was saved");
-    keep_last(st, org_id, &w.id, settings.keep_last).await?;
-    Ok(s)
-}
-
-/// Deletes all but the newest `n` snapshots of the workspace (from the store, then their rows; a
-/// store failure leaves the row doomed for the sweep).
-async fn keep_last(st: &AppState, org_id: &str, workspace_id: &str, n: i64) -> Result<()> {
-    let now = db::now_ms();
-    let mut c = st.db.conn().await?;
-    let all = store::of_workspace(&mut c, org_id, workspace_id).await?;
-    let old: Vec<&Snapshot> = all.iter().skip(n.max(1) as usize).collect();
-    for s in &old {
-        store::doom(&mut c, &s.id, now).await?;
-    }
-    drop(c);
-    for s in old {
-        delete_object(st, &s.id, &s.object_key, 0, now).await?;
-    }
-    Ok(())
+    keep::within_deadline(st.config.snapshots.snapshot_timeout, async {
+        let built = keep::read(st, org_id, w).await?;
+        let id = db::new_id();
+        let s = Snapshot {
+            object_key: keep::object_key(org_id, &w.id, &id),
+            id,
+            organization_id: org_id.to_string(),
+            workspace_id: w.id.clone(),
+            agent_id: w.agent_id.clone(),
+            created_at: db::now_ms(),
+            size_bytes: built.size as i64,
+            file_count: built.files as i64,
+            taken_by: by.as_str().to_string(),
+        };
+        tracing::info!(event = "snapshot_read", snapshot_id = %s.id, workspace_id = %w.id, skipped = built.skipped,
+            "a workspace was read for a snapshot");
+        keep::stored(&Uploader::of(st), &s, &built.file.0, None).await
+    })
+    .await
 }
 
 /// What a run's end does: a snapshot when the agent says so (and, for
-/// `on_finish_when_changed`, when something changed since the latest one). Called before the
-/// workspace is ended (a `run`-scoped session is purged after). A failure is logged: the run
-/// finishes either way.
+/// `on_finish_when_changed`, when something changed since the latest one, stored or on its way).
+/// Called before the workspace is ended (a `run`-scoped session is purged after): the workspace
+/// is read now, and stored in the background ([`pending`]), so a store that does not answer never
+/// holds the finish. A failure is recorded and retried: the run finishes either way.
 pub async fn at_finish(st: &AppState, r: &Resolved) {
     if r.workspace.backend != "sandboxd" || r.workspace.session_ref.is_none() {
         return;
@@ -149,8 +98,10 @@ pub async fn at_finish(st: &AppState, r: &Resolved) {
             Mode::Never => false,
             Mode::OnFinish => true,
             Mode::OnFinishWhenChanged => {
-                let latest =
+                let stored =
                     store::of_workspace(&mut c, &r.org_id, &r.workspace.id).await?.first().map(|s| s.created_at);
+                let waiting = store::latest_pending(&mut c, &r.org_id, &r.workspace.id).await?;
+                let latest = stored.into_iter().chain(waiting).max();
                 store::changed_since(&mut c, &r.org_id, &r.workspace.id, latest.unwrap_or(0)).await?
             }
         };
@@ -158,13 +109,21 @@ pub async fn at_finish(st: &AppState, r: &Resolved) {
     };
     let outcome = match decided.await {
         Ok(false) => return,
-        Ok(true) => take(st, &r.org_id, &r.workspace, TakenBy::Finish).await.map(|_| ()),
+        Ok(true) => pending::hand_over(st, r).await,
         Err(e) => Err(e),
     };
     if let Err(e) = outcome {
         tracing::warn!(event = "snapshot_failed", run_id = %r.run.id, workspace_id = %r.workspace.id, error = %e,
             "the snapshot at a run's end could not be taken");
     }
+}
+
+/// The snapshots taken when a run finished that have not reached the store yet (with the last
+/// error of each), for someone who may see the workspace; oldest first.
+pub async fn pending_of(st: &AppState, caller: &Caller, workspace_id: &str) -> Result<Vec<store::Pending>> {
+    visible(st, caller, workspace_id).await?;
+    let mut c = st.db.conn().await?;
+    Ok(store::pending_of(&mut c, &caller.org_id, workspace_id).await?)
 }
 
 /// The workspace a `session_state` bound the run to.
@@ -233,6 +192,7 @@ pub async fn doom_with_workspace(c: &mut db::Conn, org_id: &str, workspace_id: &
 /// After the delete's commit: each doomed snapshot of these workspaces is deleted from the store
 /// once now; a failure is left to the sweep.
 pub async fn delete_now(st: &AppState, workspace_ids: &[String]) {
+    pending::forget_workspaces(st, workspace_ids);
     let now = db::now_ms();
     for w in workspace_ids {
         let doomed = match st.db.conn().await {
@@ -240,43 +200,34 @@ pub async fn delete_now(st: &AppState, workspace_ids: &[String]) {
             Err(_) => continue,
         };
         for (id, key, attempts) in doomed {
-            if let Err(e) = delete_object(st, &id, &key, attempts, now).await {
+            if let Err(e) = keep::delete_object(&Uploader::of(st), &id, &key, attempts, now).await {
                 tracing::warn!(error = %e, snapshot_id = %id, "deleting a snapshot failed; the sweep retries it");
             }
         }
     }
 }
 
-/// The sweep: every doomed snapshot due at `now`. Returns how many were deleted.
+/// The sweep: every doomed snapshot due at `now`, and every snapshot taken at a run's end still
+/// waiting for the store. Returns how many doomed ones were deleted.
 pub async fn sweep(st: &AppState, now: i64) -> Result<usize> {
+    // The sweep re-reads a workspace whose archive is not on this disk: it is looked up here, so
+    // the background path never asks the workspaces service (which calls this module).
+    let row_of = |org: String, id: String| async move { workspaces::row(st, &org, &id).await };
+    match pending::retry(st, now, row_of).await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(snapshots_stored = n, "snapshots taken at a run's end reached the store"),
+        Err(e) => tracing::warn!(error = %e, "retrying snapshots that wait for the store failed"),
+    }
+    let up = Uploader::of(st);
     let due = {
         let mut c = st.db.conn().await?;
         store::due(&mut c, now, 200).await?
     };
     let mut deleted = 0;
     for (id, key, attempts) in due {
-        if delete_object(st, &id, &key, attempts, now).await? {
+        if keep::delete_object(&up, &id, &key, attempts, now).await? {
             deleted += 1;
         }
     }
     Ok(deleted)
-}
-
-/// Deletes the object, then the row; a store failure reschedules the row (the pause doubling as
-/// the sandbox tombstones'). Whether it was deleted.
-async fn delete_object(st: &AppState, id: &str, key: &str, attempts: i64, now: i64) -> Result<bool> {
-    let outcome = st.snapshots.delete(key).await;
-    let mut c = st.db.conn().await?;
-    match outcome {
-        Ok(()) => {
-            store::remove(&mut c, id).await?;
-            Ok(true)
-        }
-        Err(e) => {
-            tracing::warn!(event = "snapshot_delete_failed", snapshot_id = %id, error = %e, "the store refused a snapshot's delete");
-            store::reschedule(&mut c, id, now + pause_after(attempts + 1), "The snapshot store could not delete it.")
-                .await?;
-            Ok(false)
-        }
-    }
 }

@@ -230,3 +230,130 @@ pub async fn workspace_exists(c: &mut Conn, org_id: &str, id: &str) -> DbResult<
             .await?;
     Ok(row.is_some())
 }
+
+// ---------------------------------------------------------------------------------------------
+// Snapshots taken at a run's end, waiting for the object store
+
+/// A snapshot taken when a run finished that has not reached the store yet.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Pending {
+    pub id: String,
+    pub organization_id: String,
+    pub workspace_id: String,
+    pub agent_id: Option<String>,
+    pub run_id: Option<String>,
+    pub created_at: i64,
+    pub has_archive: i64,
+    pub size_bytes: i64,
+    pub file_count: i64,
+    pub attempts: i64,
+    pub next_attempt_at: i64,
+    pub last_error: Option<String>,
+}
+
+const PENDING_COLUMNS: &str = "id, organization_id, workspace_id, agent_id, run_id, created_at, has_archive, \
+    size_bytes, file_count, attempts, next_attempt_at, last_error";
+
+/// Writes a pending snapshot (claimed by its writer until `p.next_attempt_at`).
+pub async fn insert_pending(c: &mut Conn, p: &Pending) -> DbResult<()> {
+    sqlx::query(
+        "INSERT INTO pending_snapshots (id, organization_id, workspace_id, agent_id, run_id, created_at, has_archive, \
+         size_bytes, file_count, attempts, next_attempt_at, last_error) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+    )
+    .bind(&p.id)
+    .bind(&p.organization_id)
+    .bind(&p.workspace_id)
+    .bind(&p.agent_id)
+    .bind(&p.run_id)
+    .bind(p.created_at)
+    .bind(p.has_archive)
+    .bind(p.size_bytes)
+    .bind(p.file_count)
+    .bind(p.attempts)
+    .bind(p.next_attempt_at)
+    .bind(&p.last_error)
+    .execute(c)
+    .await?;
+    Ok(())
+}
+
+/// The pending snapshots of a workspace, oldest first.
+pub async fn pending_of(c: &mut Conn, org_id: &str, workspace_id: &str) -> DbResult<Vec<Pending>> {
+    Ok(sqlx::query_as(&format!(
+        "SELECT {PENDING_COLUMNS} FROM pending_snapshots WHERE organization_id = $1 AND workspace_id = $2 \
+         ORDER BY created_at, id"
+    ))
+    .bind(org_id)
+    .bind(workspace_id)
+    .fetch_all(c)
+    .await?)
+}
+
+/// Pending snapshots due at `now`.
+pub async fn pending_due(c: &mut Conn, now: i64, limit: i64) -> DbResult<Vec<Pending>> {
+    Ok(sqlx::query_as(&format!(
+        "SELECT {PENDING_COLUMNS} FROM pending_snapshots WHERE next_attempt_at <= $1 ORDER BY next_attempt_at, id LIMIT $2"
+    ))
+    .bind(now)
+    .bind(limit)
+    .fetch_all(c)
+    .await?)
+}
+
+/// Claims a due pending snapshot until `until`; false when another attempt holds it (or it is gone).
+pub async fn claim_pending(c: &mut Conn, id: &str, seen_next: i64, until: i64) -> DbResult<bool> {
+    let n = sqlx::query("UPDATE pending_snapshots SET next_attempt_at = $1 WHERE id = $2 AND next_attempt_at = $3")
+        .bind(until)
+        .bind(id)
+        .bind(seen_next)
+        .execute(c)
+        .await?
+        .rows_affected();
+    Ok(n == 1)
+}
+
+/// An attempt failed: counted, the error kept, the next one scheduled.
+pub async fn pending_failed(c: &mut Conn, id: &str, next: i64, error: &str) -> DbResult<()> {
+    sqlx::query(
+        "UPDATE pending_snapshots SET attempts = attempts + 1, next_attempt_at = $1, last_error = $2 WHERE id = $3",
+    )
+    .bind(next)
+    .bind(error)
+    .bind(id)
+    .execute(c)
+    .await?;
+    Ok(())
+}
+
+/// The archive was read from the host again (by the sweep) and waits in the pending folder.
+pub async fn pending_has_archive(c: &mut Conn, id: &str, created_at: i64, size: i64, files: i64) -> DbResult<()> {
+    sqlx::query(
+        "UPDATE pending_snapshots SET has_archive = 1, created_at = $1, size_bytes = $2, file_count = $3 WHERE id = $4",
+    )
+    .bind(created_at)
+    .bind(size)
+    .bind(files)
+    .bind(id)
+    .execute(c)
+    .await?;
+    Ok(())
+}
+
+/// The pending snapshot reached the store; false when it was already gone (its workspace deleted).
+pub async fn remove_pending(c: &mut Conn, id: &str) -> DbResult<bool> {
+    let n = sqlx::query("DELETE FROM pending_snapshots WHERE id = $1").bind(id).execute(c).await?.rows_affected();
+    Ok(n == 1)
+}
+
+/// The newest time a pending snapshot of the workspace was taken, if any.
+pub async fn latest_pending(c: &mut Conn, org_id: &str, workspace_id: &str) -> DbResult<Option<i64>> {
+    let row: (Option<i64>,) = sqlx::query_as(
+        "SELECT MAX(created_at) FROM pending_snapshots WHERE organization_id = $1 AND workspace_id = $2",
+    )
+    .bind(org_id)
+    .bind(workspace_id)
+    .fetch_one(c)
+    .await?;
+    Ok(row.0)
+}

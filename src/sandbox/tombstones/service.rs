@@ -48,6 +48,13 @@ pub async fn pending(st: &AppState, org_id: &str) -> Result<Vec<(String, Pending
     Ok(store::pending_by_connection(&mut c, org_id).await?)
 }
 
+/// How many tombstones of every organization still wait (due or not), and the earliest next
+/// attempt (epoch milliseconds).
+pub async fn waiting_everywhere(st: &AppState) -> Result<(i64, Option<i64>)> {
+    let mut c = st.db.conn().await?;
+    Ok(store::waiting_everywhere(&mut c).await?)
+}
+
 /// How many sandboxes of `connection_id` wait to be destroyed (in the caller's transaction).
 pub async fn count_in(c: &mut Conn, org_id: &str, connection_id: &str) -> Result<i64> {
     Ok(store::count_for_connection(c, org_id, connection_id).await?)

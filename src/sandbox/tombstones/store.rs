@@ -46,6 +46,14 @@ pub async fn due(c: &mut Conn, now: i64, limit: i64) -> DbResult<Vec<String>> {
     Ok(rows.into_iter().map(|(id,)| id).collect())
 }
 
+/// Every tombstone of every organization still waiting (due or not) and the earliest next
+/// attempt: what the command-line sweep reports (a sandbox that may still run at its provider).
+pub async fn waiting_everywhere(c: &mut Conn) -> DbResult<(i64, Option<i64>)> {
+    let row: (i64, Option<i64>) =
+        sqlx::query_as("SELECT COUNT(*), MIN(next_attempt_at) FROM sandbox_tombstones").fetch_one(c).await?;
+    Ok(row)
+}
+
 /// Claims one tombstone for `token` until `until`, if it is still due and unclaimed: the
 /// conditional UPDATE lets only one concurrent sweeper win (the other's matches no row).
 pub async fn claim(c: &mut Conn, id: &str, token: &str, now: i64, until: i64) -> DbResult<Option<Tombstone>> {

@@ -21,10 +21,12 @@ impl OpenLocks {
 
 /// Resolved runs for a few seconds, so an agent runtime's stream of operations does not look the
 /// same rows up each time. Updated when a session opens; dropped when a run finishes or a
-/// workspace is lost. Settings edited meanwhile apply within [`RESOLVE_TTL`].
+/// workspace is lost, and a connection's entries when it is edited, switched off or deleted on
+/// this replica. Settings edited meanwhile on another replica apply within [`RESOLVE_TTL`].
 pub struct ResolveCache(TtlCache<(String, String), Resolved>);
 
-pub const RESOLVE_TTL: Duration = Duration::from_secs(3);
+/// Short: a connection switched off on another replica stops new work there within it.
+pub const RESOLVE_TTL: Duration = Duration::from_secs(1);
 
 impl Default for ResolveCache {
     fn default() -> Self {
@@ -41,6 +43,11 @@ impl ResolveCache {
     }
     pub fn forget_workspace(&self, workspace_id: &str) {
         self.0.retain(|_, r| r.workspace.id != workspace_id);
+    }
+    /// Drops every run resolved to connection `connection_id` of `org_id` (edited, switched off
+    /// or deleted): the next operation reads the connection again.
+    pub fn forget_connection(&self, org_id: &str, connection_id: &str) {
+        self.0.retain(|(org, _), r| !(org == org_id && r.connection.as_ref().is_some_and(|c| c.id == connection_id)));
     }
     pub fn forget_run(&self, org_id: &str, run_id: &str) {
         self.0.remove(&(org_id.to_string(), run_id.to_string()));

@@ -17,7 +17,9 @@ pub struct Document {
     pub(super) entries: BTreeMap<String, DocEntry>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+/// One path of a document. Two entries are the same when their kind and bytes are (the merge's
+/// question): when each was written does not make them differ.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(super) struct DocEntry {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(super) dir: bool,
@@ -26,7 +28,19 @@ pub(super) struct DocEntry {
     pub(super) data: String,
     #[serde(default)]
     pub(super) size: u64,
+    /// When a file was last written, epoch milliseconds (absent in documents written before it
+    /// was kept, and for folders).
+    #[serde(default, rename = "modified", skip_serializing_if = "Option::is_none")]
+    pub(super) modified_at: Option<i64>,
 }
+
+impl PartialEq for DocEntry {
+    fn eq(&self, other: &Self) -> bool {
+        (self.dir, &self.data, self.size) == (other.dir, &other.data, other.size)
+    }
+}
+
+impl Eq for DocEntry {}
 
 impl Document {
     pub fn parse(text: Option<&str>) -> Result<Document, WorkspaceError> {
@@ -38,10 +52,11 @@ impl Document {
         }
     }
 
-    /// Every entry, by path: (workspace-relative path, is a folder, bytes). For Documents, which
-    /// lists a `state` workspace from our database.
-    pub fn entries(&self) -> impl Iterator<Item = (&str, bool, u64)> {
-        self.entries.iter().map(|(path, e)| (path.as_str(), e.dir, e.size))
+    /// Every entry, by path: (workspace-relative path, is a folder, bytes, when a file was last
+    /// written in epoch milliseconds if known). For Documents, which lists a `state` workspace
+    /// from our database.
+    pub fn entries(&self) -> impl Iterator<Item = (&str, bool, u64, Option<i64>)> {
+        self.entries.iter().map(|(path, e)| (path.as_str(), e.dir, e.size, e.modified_at))
     }
 
     pub fn to_json(&self) -> String {
@@ -105,7 +120,8 @@ impl Document {
         }
         self.ensure_parents(p)?;
         let data = base64::engine::general_purpose::STANDARD.encode(bytes);
-        self.entries.insert(p.relative().to_string(), DocEntry { dir: false, data, size: bytes.len() as u64 });
+        let entry = DocEntry { dir: false, data, size: bytes.len() as u64, modified_at: Some(crate::db::now_ms()) };
+        self.entries.insert(p.relative().to_string(), entry);
         Ok(())
     }
 
@@ -218,6 +234,23 @@ mod tests {
         d.write(&p("a/b.txt"), b"12345").expect("write");
         // "a" has a child, so only the file counts: 7 path + 5 bytes, plus "empty".
         assert_eq!(d.usage(), 5 + 7 + 5);
+    }
+
+    #[test]
+    fn a_file_keeps_when_it_was_written_and_an_old_document_still_reads() {
+        let mut d = Document::default();
+        let before = crate::db::now_ms();
+        d.write(&p("a.txt"), b"1").expect("write");
+        let (_, _, _, at) = d.entries().next().expect("an entry");
+        assert!(at.is_some_and(|at| at >= before), "{at:?}");
+        let again = Document::parse(Some(&d.to_json())).expect("parse");
+        assert_eq!(again.entries().next().map(|e| e.3), Some(at));
+        let old = Document::parse(Some(r#"{"entries":{"b.txt":{"data":"Mg==","size":1}}}"#)).expect("old");
+        assert_eq!(old.entries().next(), Some(("b.txt", false, 1, None)));
+        // The same bytes written later are the same entry (the merge asks that).
+        let mut later = again.clone();
+        later.entries.get_mut("a.txt").expect("a").modified_at = Some(i64::MAX);
+        assert_eq!(later, again);
     }
 
     #[test]

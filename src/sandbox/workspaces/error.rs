@@ -47,6 +47,21 @@ pub enum WorkspaceError {
     /// Input refused before anything reached a host, naming its fields (422).
     #[error("invalid input")]
     Invalid(FieldErrors),
+    /// The snapshot store did not answer within its deadlines (504); the message names it.
+    #[error("{message}")]
+    StoreNoAnswer {
+        message: String,
+        #[source]
+        source: anyhow::Error,
+    },
+    /// The snapshot store answered with a failure or could not be reached (502); the message
+    /// names it.
+    #[error("{message}")]
+    StoreFailed {
+        message: String,
+        #[source]
+        source: anyhow::Error,
+    },
     #[error(transparent)]
     Host(SandboxdError),
     #[error(transparent)]
@@ -121,6 +136,8 @@ impl WorkspaceError {
                 SandboxdError::NotFound { .. } | SandboxdError::Gone { .. } => "not found",
                 _ => "host error",
             },
+            WorkspaceError::StoreNoAnswer { .. } => "store timed out",
+            WorkspaceError::StoreFailed { .. } => "store failed",
             WorkspaceError::Internal(_) => "error",
         }
     }

@@ -144,6 +144,12 @@ impl Resolved {
 #[derive(Debug)]
 pub enum RunWorkspace {
     Known(Box<Workspace>),
+    /// Nothing asked for it yet, so it has no row (a page that looks creates none): it would be a
+    /// `scope` workspace on `backend`, not opened.
+    NotYet {
+        scope: Scope,
+        backend: String,
+    },
     /// A scope it cannot have, a missing connection, …
     Refused(WorkspaceError),
 }

@@ -2,7 +2,9 @@
 //! `remove` and `execute` each become one row of `sandbox_operations` — the target, whether it
 //! went well, a detail line written by us, the duration — never a payload, never an output.
 //! `stat` is a question and passes unrecorded. A refusal before anything reached a host (a path,
-//! a scope, a switched-off connection, a document asked to run a command) is no operation. A
+//! a scope, a switched-off connection, a document asked to run a command) is no operation, and
+//! neither is a call the host never received (nothing answered at its address: DESIGN §8; a call
+//! that was sent and not answered in time may have reached it, and is a failed row). A
 //! command that ran but did not succeed (a non-zero exit, a timeout, output cut at the limit) is
 //! a failed operation. The writes a backend makes when it opens a workspace (the agent's skills
 //! and manifest files) go through [`record`] too.
@@ -17,6 +19,7 @@ use super::error::WorkspaceError;
 use super::model::{Entry, ExecResult, Resolved};
 use super::paths::WorkspacePath;
 use crate::db;
+use crate::sandbox::client::SandboxdError;
 use crate::sandbox::recording::{clip_target, Operation, Record, Recorder};
 
 /// What every row of one run's workspace carries.
@@ -74,7 +77,8 @@ pub(super) async fn record<T>(
             | WorkspaceError::Invalid(_)
             | WorkspaceError::Refused(_)
             | WorkspaceError::Forbidden(_)
-            | WorkspaceError::NoCommands)
+            | WorkspaceError::NoCommands
+            | WorkspaceError::Host(SandboxdError::Unreachable { .. }))
     ) {
         return result;
     }

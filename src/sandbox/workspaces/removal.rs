@@ -13,6 +13,7 @@ use super::store;
 use crate::access::Caller;
 use crate::agents::conversations::service as conversations;
 use crate::agents::error::AgentError;
+use crate::agents::model::Conversation;
 use crate::agents::service as agents;
 use crate::audit::service as audit;
 use crate::db::{self, Conn, DbError};
@@ -150,7 +151,7 @@ pub async fn delete_conversation_rows(
     let mut tx = st.db.begin().await?;
     let conversation =
         conversations::get_in(&mut tx, &caller.org_id, id).await.map_err(|e| agent_error(e, "conversation"))?;
-    let rows = store::of_conversation(&mut tx, &caller.org_id, id).await?;
+    let rows = conversation_rows(&mut tx, &caller.org_id, &conversation, true).await?;
     let removal = remove_in(&mut tx, &caller.org_id, &rows, Reason::ConversationDeleted, now).await?;
     conversations::delete_in(&mut tx, &caller.org_id, id).await.map_err(|e| agent_error(e, "conversation"))?;
     audit::record(
@@ -164,6 +165,33 @@ pub async fn delete_conversation_rows(
     .await?;
     tx.commit().await.map_err(DbError::from)?;
     Ok((rows, removal, now))
+}
+
+/// The workspaces deleting `conversation` takes: its own and its runs', and its channel's shared
+/// workspace only when no other conversation of the channel (same agent, same channel key) is
+/// left; while one is, the shared workspace stays and is shown under the oldest of them. With
+/// `lock`, the channel's workspace rows are write-locked first (in the caller's transaction), so
+/// two deletes of its last conversations at once cannot both leave it behind.
+async fn conversation_rows(
+    c: &mut Conn,
+    org_id: &str,
+    conversation: &Conversation,
+    lock: bool,
+) -> Result<Vec<Workspace>> {
+    let mut rows = store::of_conversation(&mut *c, org_id, &conversation.id).await?;
+    let Some(key) = conversation.channel_key.as_deref() else { return Ok(rows) };
+    if lock {
+        store::lock_channel(&mut *c, org_id, &conversation.agent_id, key).await?;
+    }
+    let others = conversations::others_in_channel_in(&mut *c, org_id, conversation)
+        .await
+        .map_err(|e| agent_error(e, "conversation"))?;
+    match others.first() {
+        None => rows.extend(store::of_channel(&mut *c, org_id, &conversation.agent_id, key).await?),
+        Some(next) if lock => store::move_channel(&mut *c, org_id, &conversation.agent_id, key, next).await?,
+        Some(_) => {}
+    }
+    Ok(rows)
 }
 
 /// Deletes an agent (builders and above) with its conversations, runs and workspaces of every
@@ -211,12 +239,12 @@ pub struct Preview {
 
 pub async fn conversation_preview(st: &AppState, caller: &Caller, id: &str) -> Result<Preview> {
     ensure_may_delete_conversation(st, caller, id).await?;
-    let title = conversations::get(st, caller, id).await.map_err(|e| agent_error(e, "conversation"))?.title;
+    let conversation = conversations::get(st, caller, id).await.map_err(|e| agent_error(e, "conversation"))?;
     let rows = {
         let mut c = st.db.conn().await?;
-        store::of_conversation(&mut c, &caller.org_id, id).await?
+        conversation_rows(&mut c, &caller.org_id, &conversation, false).await?
     };
-    preview_of(st, caller, title, &rows).await
+    preview_of(st, caller, conversation.title, &rows).await
 }
 
 /// What deleting an agent would remove (builders and above; an agent of another organization is

@@ -57,6 +57,20 @@ pub async fn resolve(st: &AppState, caller: &Caller, run_id: &str) -> Result<Res
 
 /// [`resolve`] for a caller whose access was decided elsewhere; still confined to `org_id`.
 async fn resolve_in(st: &AppState, org_id: &str, run_id: &str) -> Result<Resolved> {
+    match resolve_or_plan(st, org_id, run_id, true).await? {
+        Resolution::Row(r) => Ok(*r),
+        Resolution::NoRowYet { .. } => Err(WorkspaceError::Internal(anyhow::anyhow!("workspace row vanished"))),
+    }
+}
+
+/// A run's workspace as our rows have it: its row, or (when `create` is false and none exists
+/// yet) what its row would say. Reading never writes: only an operation's resolve creates a row.
+enum Resolution {
+    Row(Box<Resolved>),
+    NoRowYet { scope: Scope, backend: &'static str },
+}
+
+async fn resolve_or_plan(st: &AppState, org_id: &str, run_id: &str, create: bool) -> Result<Resolution> {
     let parts = runs::parts_in_org(st, org_id, run_id)
         .await?
         .ok_or_else(|| WorkspaceError::NotFound("There is no such run.".into()))?;
@@ -67,7 +81,13 @@ async fn resolve_in(st: &AppState, org_id: &str, run_id: &str) -> Result<Resolve
             Some(id) => connections::for_org(st, org_id, id).await.map_err(|e| WorkspaceError::Internal(e.into()))?,
             None => None,
         };
-        return Ok(Resolved { run, agent, workspace, connection, org_id: org_id.to_string() });
+        return Ok(Resolution::Row(Box::new(Resolved {
+            run,
+            agent,
+            workspace,
+            connection,
+            org_id: org_id.to_string(),
+        })));
     }
     let channel_key = parts.conversation.and_then(|c| c.channel_key);
     let (carrier, connection) = carrier_of(st, org_id, &agent).await?;
@@ -79,12 +99,13 @@ async fn resolve_in(st: &AppState, org_id: &str, run_id: &str) -> Result<Resolve
     };
     let connection_id = connection.as_ref().map(|c| c.id.as_str());
     let session_key = key::session_key(carrier, scope, org_id, connection_id, owner.key_subject(&agent.id));
+    let backend: &'static str = match carrier {
+        Carrier::Document => "state",
+        Carrier::Container => "sandboxd",
+    };
     let new = NewWorkspace {
         session_key: &session_key,
-        backend: match carrier {
-            Carrier::Document => "state",
-            Carrier::Container => "sandboxd",
-        },
+        backend,
         scope,
         connection_id,
         agent_id: &agent.id,
@@ -98,10 +119,18 @@ async fn resolve_in(st: &AppState, org_id: &str, run_id: &str) -> Result<Resolve
         channel_key: channel_key.as_deref().filter(|_| scope == Scope::Channel),
     };
     let mut c = st.db.conn().await?;
-    let workspace = store::upsert(&mut c, org_id, &new, db::now_ms())
-        .await?
-        .ok_or_else(|| WorkspaceError::Internal(anyhow::anyhow!("workspace row vanished")))?;
-    Ok(Resolved { run, agent, workspace, connection, org_id: org_id.to_string() })
+    let workspace = if create {
+        store::upsert(&mut c, org_id, &new, db::now_ms()).await?
+    } else {
+        store::by_key(&mut c, org_id, &session_key).await?
+    };
+    Ok(match workspace {
+        Some(workspace) => {
+            Resolution::Row(Box::new(Resolved { run, agent, workspace, connection, org_id: org_id.to_string() }))
+        }
+        None if !create => Resolution::NoRowYet { scope, backend },
+        None => return Err(WorkspaceError::Internal(anyhow::anyhow!("workspace row vanished"))),
+    })
 }
 
 /// The workspace a `session_state` bound the run to (instead of its scope's), if any; one deleted
@@ -256,8 +285,9 @@ pub async fn state(st: &AppState, caller: &Caller, run_id: &str) -> Result<(Reso
 /// checked by whoever calls this), or why the run gets none. From our rows only, never a host
 /// call; confined to the caller's organization.
 pub async fn of_visible_run(st: &AppState, caller: &Caller, run_id: &str) -> Result<RunWorkspace> {
-    match resolve_in(st, &caller.org_id, run_id).await {
-        Ok(r) => Ok(RunWorkspace::Known(Box::new(r.workspace))),
+    match resolve_or_plan(st, &caller.org_id, run_id, false).await {
+        Ok(Resolution::Row(r)) => Ok(RunWorkspace::Known(Box::new(r.workspace))),
+        Ok(Resolution::NoRowYet { scope, backend }) => Ok(RunWorkspace::NotYet { scope, backend: backend.to_string() }),
         Err(e @ WorkspaceError::Internal(_)) => Err(e),
         Err(e) => Ok(RunWorkspace::Refused(e)),
     }
@@ -294,7 +324,8 @@ pub async fn finish(st: &AppState, caller: &Caller, run_id: &str) -> Result<(Run
     let mut ended = None;
     let mut finished = runs::finish_in_org(st, &caller.org_id, run_id).await?.unwrap_or(run);
     st.resolve_cache.forget_run(&caller.org_id, run_id);
-    st.recorder.flush_run(run_id).await;
+    // Every operation of the run was committed before it was answered; one still in flight is waited for.
+    st.recorder.flush_all().await;
     match resolve_in(st, &caller.org_id, run_id).await {
         Ok(r) => {
             let workspace_id = r.workspace.id.clone();

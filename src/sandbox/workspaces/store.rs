@@ -286,10 +286,13 @@ pub async fn clear_document(c: &mut Conn, id: &str, now: i64) -> DbResult<()> {
     Ok(())
 }
 
-/// The workspaces of conversation `id`: its own (`conversation`, `channel`) and its runs' (`run`).
+/// The workspaces conversation `id` has alone: its own `conversation` workspace and its runs'
+/// (`run`). A `channel` workspace belongs to the channel, not to one of its threads: see
+/// [`of_channel`].
 pub async fn of_conversation(c: &mut Conn, org_id: &str, id: &str) -> DbResult<Vec<Workspace>> {
     let rows: Vec<Row> = sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM sandbox_workspaces WHERE organization_id = $1 AND (conversation_id = $2 \
+        "SELECT {COLUMNS} FROM sandbox_workspaces WHERE organization_id = $1 AND ((conversation_id = $2 \
+         AND scope <> 'channel') \
          OR run_id IN (SELECT id FROM runs WHERE organization_id = $1 AND conversation_id = $2)) ORDER BY created_at, id"
     ))
     .bind(org_id)
@@ -297,6 +300,59 @@ pub async fn of_conversation(c: &mut Conn, org_id: &str, id: &str) -> DbResult<V
     .fetch_all(c)
     .await?;
     Ok(rows.into_iter().map(Workspace::from).collect())
+}
+
+/// The `channel` workspaces agent `agent_id` keeps for channel `channel_key` (one per host it was
+/// opened on), whichever of the channel's conversations opened them.
+pub async fn of_channel(c: &mut Conn, org_id: &str, agent_id: &str, channel_key: &str) -> DbResult<Vec<Workspace>> {
+    let rows: Vec<Row> = sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM sandbox_workspaces WHERE organization_id = $1 AND scope = 'channel' \
+         AND agent_id = $2 AND channel_key = $3 ORDER BY created_at, id"
+    ))
+    .bind(org_id)
+    .bind(agent_id)
+    .bind(channel_key)
+    .fetch_all(c)
+    .await?;
+    Ok(rows.into_iter().map(Workspace::from).collect())
+}
+
+/// Takes the write lock on the channel's workspace rows for the caller's transaction (a row lock
+/// on PostgreSQL, the database's on SQLite): two deletes of a channel's last conversations at once
+/// then decide one after the other, so the second sees the first's conversation gone.
+pub async fn lock_channel(c: &mut Conn, org_id: &str, agent_id: &str, channel_key: &str) -> DbResult<()> {
+    sqlx::query(
+        "UPDATE sandbox_workspaces SET updated_at = updated_at WHERE organization_id = $1 AND scope = 'channel' \
+         AND agent_id = $2 AND channel_key = $3",
+    )
+    .bind(org_id)
+    .bind(agent_id)
+    .bind(channel_key)
+    .execute(c)
+    .await?;
+    Ok(())
+}
+
+/// The channel's workspaces are shown under `conversation_id` from now on (the conversation they
+/// were shown under is being deleted; the workspace stays with the channel).
+pub async fn move_channel(
+    c: &mut Conn,
+    org_id: &str,
+    agent_id: &str,
+    channel_key: &str,
+    conversation_id: &str,
+) -> DbResult<()> {
+    sqlx::query(
+        "UPDATE sandbox_workspaces SET conversation_id = $1 WHERE organization_id = $2 AND scope = 'channel' \
+         AND agent_id = $3 AND channel_key = $4",
+    )
+    .bind(conversation_id)
+    .bind(org_id)
+    .bind(agent_id)
+    .bind(channel_key)
+    .execute(c)
+    .await?;
+    Ok(())
 }
 
 /// The workspaces of agent `id`, of every scope (and of its conversations and runs).

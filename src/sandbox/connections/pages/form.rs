@@ -34,7 +34,29 @@ pub struct RuntimeFieldPartial {
 impl RuntimeFieldPartial {
     /// The field before a host answered: the runtimes this deployment ships.
     fn catalog(st: &AppState, selected: String, error: Option<String>) -> RuntimeFieldPartial {
-        RuntimeFieldPartial { marks: service::catalog_marks(st), selected, host_default: None, error }
+        let mut field = RuntimeFieldPartial { marks: service::catalog_marks(st), selected, host_default: None, error };
+        field.keep_selected();
+        field
+    }
+
+    /// A selected alias no card offers (a runtime only the host offers, saved earlier) gets a
+    /// card of its own, checked: editing the connection keeps it unless a person picks another.
+    fn keep_selected(&mut self) {
+        let selected = self.selected.trim();
+        if selected.is_empty() || self.marks.iter().any(|m| m.alias == selected) {
+            return;
+        }
+        self.marks.push(RuntimeMark {
+            alias: selected.to_string(),
+            description:
+                "Not a runtime this deployment ships: the host offered it when it was chosen. “Test this host” \
+                          says whether it still does."
+                    .into(),
+            image: "as the host defines it".into(),
+            builds: false,
+            in_catalog: false,
+            offered: None,
+        });
     }
 
     /// `aria-describedby` of one card's radio: its description, and the field's message.
@@ -111,6 +133,7 @@ impl FormPartial {
     fn answered(mut self, probe: Probe) -> FormPartial {
         self.runtime.marks = probe.runtimes.clone();
         self.runtime.host_default = probe.host_default_runtime.clone();
+        self.runtime.keep_selected();
         if probe.status == ProbeStatus::Ok {
             self.probe = Some(probe);
         }

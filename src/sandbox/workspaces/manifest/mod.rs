@@ -50,6 +50,7 @@ fn label(i: usize, e: &ManifestEntry) -> String {
         ManifestEntry::File { path, .. } | ManifestEntry::Dir { path } => path.clone(),
         ManifestEntry::GitRepo { url, .. } => url.clone(),
         ManifestEntry::Env { name, .. } => name.clone(),
+        ManifestEntry::Unknown => String::new(),
     };
     format!("manifest.entries[{i}] ({} {what})", e.kind())
 }
@@ -120,7 +121,8 @@ async fn plan(st: &AppState, r: &Resolved, is_new_workspace: bool, sandbox_netwo
                     writes.push(Step::Write(under(dest.relative(), &rel)?, bytes));
                 }
             }
-            ManifestEntry::Env { .. } => {}
+            // A saved manifest holds no unknown kind (the check refuses it).
+            ManifestEntry::Env { .. } | ManifestEntry::Unknown => {}
         }
     }
     Ok(dirs.into_iter().chain(clones).chain(writes).collect())
