@@ -91,7 +91,9 @@ fn args() -> Args {
 struct Console {
     child: Child,
     base: String,
+    /// The SQLite file (`bench.db` in `_dir`) unless another database was given.
     db_path: std::path::PathBuf,
+    database_url: String,
     _dir: tempfile::TempDir,
 }
 
@@ -103,16 +105,23 @@ impl Drop for Console {
 }
 
 async fn start_console(http: &reqwest::Client) -> Console {
+    start_console_with(http, None, &[]).await
+}
+
+/// The release binary on `database_url` (default: a fresh SQLite file), with `env` added.
+async fn start_console_with(http: &reqwest::Client, database_url: Option<String>, env: &[(&str, &str)]) -> Console {
     let dir = tempfile::tempdir().expect("tempdir");
     let port = peer::free_port().expect("free port");
     let db_path = dir.path().join("bench.db");
+    let database_url = database_url.unwrap_or_else(|| format!("sqlite://{}", db_path.display()));
     let child = Command::new(env!("CARGO_BIN_EXE_agenticos"))
         .arg("serve")
         .env("AGENTICOS_BIND", format!("127.0.0.1:{port}"))
-        .env("DATABASE_URL", format!("sqlite://{}", db_path.display()))
+        .env("DATABASE_URL", &database_url)
         .env("AGENTICOS_VAULT_KEY_FILE", dir.path().join("vault.key"))
         .env("AGENTICOS_CATALOG_DIR", concat!(env!("CARGO_MANIFEST_DIR"), "/catalog"))
         .env("AGENTICOS_LOG", "warn")
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .spawn()
@@ -125,10 +134,10 @@ async fn start_console(http: &reqwest::Client) -> Console {
                 break;
             }
         }
-        assert!(started.elapsed() < Duration::from_secs(30), "agenticos not ready within 30 s");
+        assert!(started.elapsed() < Duration::from_secs(60), "agenticos not ready within 60 s");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    Console { child, base, db_path, _dir: dir }
+    Console { child, base, db_path, database_url, _dir: dir }
 }
 
 /// The owner through `/setup`, then an API token through the `/tokens` form (shown once).

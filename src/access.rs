@@ -111,7 +111,7 @@ impl Role {
         }
     }
 
-    /// What the role may do, in one line (README, Roles), shown wherever a role is chosen.
+    /// What the role may do, in one line (docs/console.md, "Roles"), shown wherever a role is chosen.
     pub fn summary(self) -> &'static str {
         match self {
             Role::Owner => "everything an admin does, and changing or removing other owners.",

@@ -50,7 +50,7 @@ USAGE:
                                       (audited). Exits 1 when something failed
     agenticos help                    this text
 
-Configuration comes from the environment; see README.md.";
+Configuration comes from the environment; see docs/operating.md (Configuration).";
 
 /// Runs the command line; returns the process exit code.
 pub async fn run(args: Vec<String>) -> i32 {

@@ -1,5 +1,5 @@
 //! The one place that reads the environment. Every variable, its default and its meaning is
-//! listed in the README; `Config::from_env` reports every problem at once.
+//! listed in docs/operating.md; `Config::from_env` reports every problem at once.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -20,7 +20,7 @@ pub struct Config {
     pub snapshots: SnapshotConfig,
 }
 
-/// The Docker engine the console reads (discovery, doctor, live usage); see README "The Docker
+/// The Docker engine the console reads (discovery, doctor, live usage); see docs/operating.md, "The Docker
 /// engine". None of it runs when `host` is none.
 #[derive(Debug, Clone, Default)]
 pub struct DockerConfig {

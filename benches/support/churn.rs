@@ -14,13 +14,12 @@
 //! Every timed request sends `Accept-Encoding: gzip`, as real clients do.
 
 use std::collections::BTreeMap;
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::percentile;
+use super::{percentile, Console};
 
 pub struct ChurnArgs {
     pub clients: usize,
@@ -29,63 +28,23 @@ pub struct ChurnArgs {
     pub postgres: Option<String>,
 }
 
-struct Console {
-    child: Child,
-    base: String,
-    database_url: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Console {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A fresh database: a SQLite file, or a new database on the PostgreSQL server.
-async fn fresh_database(postgres: Option<&str>, dir: &std::path::Path) -> String {
-    match postgres {
-        None => format!("sqlite://{}/churn.db", dir.display()),
-        Some(admin) => {
-            let name = format!("churn_{}", uuid::Uuid::new_v4().simple());
-            let db = agenticos::db::Db::connect(admin, 1).await.expect("the PostgreSQL server answers");
-            sqlx::query(&format!("CREATE DATABASE {name}")).execute(db.pool()).await.expect("create database");
-            db.close().await;
-            let base = admin.rsplit_once('/').map(|(b, _)| b).unwrap_or(admin);
-            format!("{base}/{name}")
-        }
-    }
+/// A fresh database on the PostgreSQL server `admin` names.
+async fn fresh_postgres(admin: &str) -> String {
+    let name = format!("churn_{}", uuid::Uuid::new_v4().simple());
+    let db = agenticos::db::Db::connect(admin, 1).await.expect("the PostgreSQL server answers");
+    sqlx::query(&format!("CREATE DATABASE {name}")).execute(db.pool()).await.expect("create database");
+    db.close().await;
+    let base = admin.rsplit_once('/').map(|(b, _)| b).unwrap_or(admin);
+    format!("{base}/{name}")
 }
 
 async fn start(http: &reqwest::Client, postgres: Option<&str>, durable: bool) -> Console {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let database_url = fresh_database(postgres, dir.path()).await;
-    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port();
-    let child = Command::new(env!("CARGO_BIN_EXE_agenticos"))
-        .arg("serve")
-        .env("AGENTICOS_BIND", format!("127.0.0.1:{port}"))
-        .env("DATABASE_URL", &database_url)
-        .env("AGENTICOS_VAULT_KEY_FILE", dir.path().join("vault.key"))
-        .env("AGENTICOS_CATALOG_DIR", concat!(env!("CARGO_MANIFEST_DIR"), "/catalog"))
-        .env("AGENTICOS_LOG", "warn")
-        .env("AGENTICOS_RECORDING_DURABLE", if durable { "true" } else { "false" })
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start agenticos");
-    let base = format!("http://127.0.0.1:{port}");
-    let started = Instant::now();
-    loop {
-        if let Ok(r) = http.get(format!("{base}/readyz")).send().await {
-            if r.status().is_success() {
-                break;
-            }
-        }
-        assert!(started.elapsed() < Duration::from_secs(60), "agenticos not ready within 60 s");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    Console { child, base, database_url, _dir: dir }
+    let database_url = match postgres {
+        Some(admin) => Some(fresh_postgres(admin).await),
+        None => None,
+    };
+    let durable = if durable { "true" } else { "false" };
+    super::start_console_with(http, database_url, &[("AGENTICOS_RECORDING_DURABLE", durable)]).await
 }
 
 #[derive(Clone)]

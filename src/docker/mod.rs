@@ -1,4 +1,4 @@
-//! The Docker engine, read-only: the one module that uses `bollard` (README "The Docker engine").
+//! The Docker engine, read-only: the one module that uses `bollard` (docs/operating.md, "The Docker engine").
 //! Switched on by `AGENTICOS_DOCKER_SOCKET` or `DOCKER_HOST`; off, none of it exists.
 //!
 //! What is read: the container list (names, image, state, status, published ports), each

@@ -1,4 +1,4 @@
-//! `agenticos doctor`'s engine section (README "The Docker engine"): each sandboxd container the
+//! `agenticos doctor`'s engine section (docs/operating.md, "The Docker engine"): each sandboxd container the
 //! Docker engine runs, its image tag against `catalog/sandboxd.version` (a drifted tag is a
 //! problem), its restarts and its health. Only the engine is asked; no container is.
 

@@ -1,4 +1,4 @@
-//! The layers of `src/` point one way (README, Architecture). This reads the sources as text,
+//! The layers of `src/` point one way (README.md, Architecture; docs/architecture.md). This reads the sources as text,
 //! builds the graph of which file imports which (following `pub use` re-exports to the file that
 //! defines a name), and fails naming the offending files when a rule is broken.
 

@@ -1,8 +1,8 @@
 //! Real Chromium on a phone-sized screen (390 × 844) and on a desktop one: every top-level page
 //! fits the width with its navigation behind a Menu button, the Running row names its agent and
 //! links its conversation, Back after signing out shows the sign-in page, and a member's
-//! navigation has Conversations. The same seeded organization makes the README's screenshots
-//! (`screenshots`, ignored by default: see README, "Screenshots").
+//! navigation has Conversations. The same seeded organization makes the screenshots of docs/console.md
+//! (`screenshots`, ignored by default: see docs/console.md, "Screenshots").
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -262,7 +262,7 @@ async fn check_login_fits(b: &Browser) -> anyhow::Result<()> {
 // ---------------------------------------------------------------------------------------------
 // Screenshots
 
-/// Where the README's screenshots live.
+/// Where the screenshots of docs/console.md live.
 fn screenshot_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/screenshots")
 }
@@ -283,7 +283,7 @@ async fn shoot(b: &Browser, name: &str, width: u32, height: u32) -> anyhow::Resu
     Ok(())
 }
 
-/// Regenerates `docs/screenshots/*.png`: every top-level page at 1440 and 390 px (README,
+/// Regenerates `docs/screenshots/*.png`: every top-level page at 1440 and 390 px (docs/console.md,
 /// "Screenshots"). `cargo test --test api screenshots -- --ignored`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "writes docs/screenshots; run it on purpose with --ignored"]

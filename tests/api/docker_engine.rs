@@ -1,4 +1,4 @@
-//! The Docker engine integration (README "The Docker engine") against the real engine:
+//! The Docker engine integration (docs/operating.md, "The Docker engine") against the real engine:
 //! discovery in the API and the connection dialog, doctor's engine section, live usage of a
 //! session container, and nothing of it without a configured engine. Images and containers are
 //! made here (`docker_engine_fixture.rs`) and removed when each test ends.

@@ -31,6 +31,7 @@ mod docker_engine_fixture;
 mod docker_isolation;
 mod docker_peer;
 mod docker_support;
+mod docs_links;
 mod documents;
 mod edge;
 mod forms;

@@ -396,3 +396,22 @@ db_test! {
         );
     }
 }
+
+db_test! {
+    async fn two_registrations_of_one_address_at_once_leave_one_connection(app: TestApp) {
+        let peer = peer::shared().await;
+        let o = Org::new(&app).await;
+        let port = peer.port();
+        // Eight saves at once, each of the same host written its own way, each saved anyway.
+        let saves = (0..8).map(|i| {
+            let address = if i % 2 == 0 { format!("{}/", peer.url) } else { format!("HTTP://127.0.0.1:{port}") };
+            let body = json!({"name": format!("host {i}"), "address": address, "new_key": peer.token, "save_anyway": true});
+            o.owner(Method::POST, "/api/v1/sandbox-connections", Some(body))
+        });
+        let answers = futures_util::future::join_all(saves).await;
+        let created = answers.iter().filter(|r| r.status == 201).count();
+        let refused = answers.iter().filter(|r| r.status == 422).count();
+        assert_eq!((created, refused), (1, 7), "{:?}", answers.iter().map(|r| (r.status, r.body.clone())).collect::<Vec<_>>());
+        assert_eq!(app.count("sandbox_connections").await, 1);
+    }
+}

@@ -336,3 +336,22 @@ db_test! {
         db.close().await;
     }
 }
+
+db_test! {
+    async fn an_operation_that_never_reached_its_host_is_not_a_row(app: TestApp) {
+        app.setup_owner().await;
+        let rest = Rest::new(&app.address, &app.web.create_token_in_page("runtime", "admin").await);
+        // The default connection's address has nothing listening: no call reaches a host.
+        app.insert_idle_sandboxd_connection("nothing there").await;
+        let agent = rest.created("/api/v1/agents", json!({"name": "svc", "backend": "service", "scope": "run"})).await;
+        let run = rest.created("/api/v1/runs", json!({"agent_id": agent, "started_by": "api"})).await;
+        let (status, problem) =
+            rest.call(Method::POST, &format!("/api/v1/runs/{run}/workspace/exec"), Some(json!({"command": "echo hi"}))).await;
+        assert_eq!(status, 502, "{problem}");
+        assert!(!rest.write(&run, "a.txt").await, "the write is not acknowledged");
+        // Finishing commits whatever a run's operations left behind.
+        let (status, v) = rest.call(Method::POST, &format!("/api/v1/runs/{run}/finish"), None).await;
+        assert_eq!(status, 200, "{v}");
+        assert_eq!(app.count("sandbox_operations").await, 0, "DESIGN §8: what never reached a host is not a row");
+    }
+}

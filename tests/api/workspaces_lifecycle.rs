@@ -306,7 +306,7 @@ db_test! {
         o.connect(&peer).await;
         let agent = o.agent(service_agent("strict", "conversation")).await;
         let run = o.run(&agent, Some(&o.conversation(&agent, json!({})).await), json!({})).await;
-        // The longest command a sandbox starts (README, "Command limits") runs.
+        // The longest command a sandbox starts (docs/workspaces.md, "Command limits") runs.
         let longest = format!("true #{}", "x".repeat(131_071 - 6));
         let r = o.ws(&run, Method::POST, "exec", Some(json!({"command": longest}))).await;
         assert_eq!(r.json()["exit_code"], 0, "{}", &r.body[..200.min(r.body.len())]);

@@ -222,7 +222,7 @@ impl SandboxdClient {
     /// tenth of a millisecond on this 2-core machine. With a client per thread, the worker that
     /// handles a request also drives its connection to the host. The lean connection then
     /// saves reqwest's layers (pool, connector, proxy lookup, URL handling), about a third of
-    /// the console's CPU per proxied read (README, "Workspace load").
+    /// the console's CPU per proxied read (docs/benchmarks.md, "Workspace load").
     pub fn with_thread_pools(mut self) -> Self {
         self.thread_pools = true;
         self.lean = lean::usable(&self.base).is_some() && !transport::proxy_configured();

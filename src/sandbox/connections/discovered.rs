@@ -1,4 +1,4 @@
-//! The sandboxd containers this deployment's Docker engine runs (README "The Docker engine"):
+//! The sandboxd containers this deployment's Docker engine runs (docs/operating.md, "The Docker engine"):
 //! offered in the connection dialog as one-click addresses. Only the engine is asked; no request
 //! goes to a container, and a container whose image tag is not the pin is never offered.
 

@@ -1,4 +1,4 @@
-//! A stored key is sent only to the address it was saved for (README, Sandbox hosts).
+//! A stored key is sent only to the address it was saved for (docs/workspaces.md, "Sandbox hosts").
 //!
 //! A vault secret carries a `bound_address`: the only address it is sent to (`local` for this
 //! deployment's own token, good for any of `SANDBOXD_LOCAL_ADDRESSES`). An unbound key is sent

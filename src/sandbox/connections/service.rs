@@ -356,6 +356,7 @@ async fn refuse_taken_address(
     let Some(wanted) = checked.address.as_deref() else {
         return Ok(());
     };
+    store::lock_organization(tx, &caller.org_id).await?;
     let others = store::list(tx, &caller.org_id).await?;
     let taken = others
         .iter()

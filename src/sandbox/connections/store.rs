@@ -194,3 +194,13 @@ pub async fn secret_uses(c: &mut Conn, org_id: &str) -> DbResult<Vec<SecretUse>>
     .fetch_all(c)
     .await?)
 }
+
+/// PostgreSQL: holds the organization's row until the transaction ends, so two saves of the
+/// organization's connections at once are checked one after the other (one address, one
+/// connection). SQLite's write transactions take the database's lock at their start already.
+pub async fn lock_organization(c: &mut Conn, org_id: &str) -> DbResult<()> {
+    if !c.backend_name().eq_ignore_ascii_case("sqlite") {
+        sqlx::query("SELECT id FROM organizations WHERE id = $1 FOR UPDATE").bind(org_id).fetch_optional(c).await?;
+    }
+    Ok(())
+}

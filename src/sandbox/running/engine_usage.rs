@@ -1,4 +1,4 @@
-//! Live usage from this deployment's Docker engine (README "The Docker engine"): when the
+//! Live usage from this deployment's Docker engine (docs/operating.md, "The Docker engine"): when the
 //! Running tab samples usage, each session container of a host on this machine gets its CPU, and
 //! its memory where the host reported none. Bounded (a deadline per container, a few at a time);
 //! a container that does not answer keeps "—".

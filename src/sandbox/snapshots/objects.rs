@@ -30,7 +30,7 @@ const IN_FLIGHT: usize = 2;
 #[derive(Clone)]
 pub struct Objects {
     inner: Arc<dyn ObjectStore>,
-    /// `local` or `s3`, for logs and the README.
+    /// `local` or `s3`, for logs and docs/operating.md.
     pub kind: &'static str,
     /// The local folder (a `local` store): kept private (0700 folders, 0600 files).
     local_root: Option<PathBuf>,

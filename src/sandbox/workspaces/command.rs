@@ -15,7 +15,7 @@ pub const EXEC_TIMEOUT_MAX: u64 = 3600;
 
 /// The longest single argument (a `command` line is one) and the longest `NAME=value`
 /// environment entry, in bytes, that a host can start: Linux's `MAX_ARG_STRLEN` (128 KiB, its
-/// terminating NUL included). Measured against the pinned sandboxd release (README, "Command
+/// terminating NUL included). Measured against the pinned sandboxd release (docs/workspaces.md, "Command
 /// limits"): 131,071 bytes start, 131,072 answer 410 "Argument list too long".
 pub const ARG_MAX_BYTES: usize = 131_071;
 

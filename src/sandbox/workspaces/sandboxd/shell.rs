@@ -10,7 +10,7 @@
 //! - a read goes in chunks, each command's output well under the host's 10 MiB output limit,
 //!   and starts again (three times at most) when the file changes size meanwhile;
 //! - a write goes in chunks too, each argument under the 131,071 bytes one argument may carry
-//!   (README, "Command limits"): the chunks of a large file are staged in the sandbox's temporary
+//!   (docs/workspaces.md, "Command limits"): the chunks of a large file are staged in the sandbox's temporary
 //!   folder, then the last command writes the whole file to a temporary name beside its target
 //!   and renames it over the target, so a failure never leaves half a file where a good one was
 //!   (an existing file keeps its permission bits);
