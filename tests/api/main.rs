@@ -43,6 +43,7 @@ mod manifests;
 mod members;
 mod nothing_lost_connections;
 mod nothing_lost_workspaces;
+mod one_transaction;
 mod openapi;
 mod operations_log;
 mod peer;

@@ -159,31 +159,24 @@ pub async fn update_connection(
     body: Json<ConnectionPatch>,
 ) -> Result<Json<Connection>, ApiError> {
     let b = body.into_inner();
-    let mut conn = service::get(&st, &c, &id).await?;
+    let conn = service::get(&st, &c, &id).await?;
     let edits = b.name.is_some()
         || b.address.is_some()
         || b.credential_secret_id.is_some()
         || b.new_key.is_some()
         || b.default_runtime.is_some();
-    if edits {
-        let input = ConnectionInput {
-            name: b.name.unwrap_or(conn.name.clone()),
-            kind: conn.kind.as_str().into(),
-            address: b.address.unwrap_or(conn.address.clone().unwrap_or_default()),
-            // Absent keeps the stored key, while it may go to the (new) address.
-            credential_secret_id: b.credential_secret_id.unwrap_or_default(),
-            new_key: b.new_key,
-            default_runtime: b.default_runtime.unwrap_or(conn.default_runtime.clone().unwrap_or_default()),
-            save_anyway: b.save_anyway.unwrap_or(false),
-        };
-        conn = service::update(&st, &c, &id, input).await?;
-    }
-    if let Some(enabled) = b.is_enabled {
-        conn = service::set_enabled(&st, &c, &id, enabled).await?;
-    }
-    if b.is_default == Some(true) {
-        conn = service::make_default(&st, &c, &id).await?;
-    }
+    let settings = edits.then(|| ConnectionInput {
+        name: b.name.unwrap_or(conn.name.clone()),
+        kind: conn.kind.as_str().into(),
+        address: b.address.unwrap_or(conn.address.clone().unwrap_or_default()),
+        // Absent keeps the stored key, while it may go to the (new) address.
+        credential_secret_id: b.credential_secret_id.unwrap_or_default(),
+        new_key: b.new_key,
+        default_runtime: b.default_runtime.unwrap_or(conn.default_runtime.clone().unwrap_or_default()),
+        save_anyway: b.save_anyway.unwrap_or(false),
+    });
+    let change = service::Change { settings, enabled: b.is_enabled, make_default: b.is_default == Some(true) };
+    let conn = service::change(&st, &c, &id, change).await?;
     Ok(Json(conn))
 }
 

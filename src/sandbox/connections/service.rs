@@ -454,7 +454,77 @@ fn checked_words(probe: &Probe, checked: &Checked) -> String {
 /// saved for that address (a compose address falls back to this deployment's token). The host
 /// is checked first, as for a new connection.
 pub async fn update(st: &AppState, caller: &Caller, id: &str, input: ConnectionInput) -> Result<Connection> {
+    change(st, caller, id, Change { settings: Some(input), ..Change::default() }).await
+}
+
+pub async fn set_enabled(st: &AppState, caller: &Caller, id: &str, enabled: bool) -> Result<Connection> {
+    change(st, caller, id, Change { enabled: Some(enabled), ..Change::default() }).await
+}
+
+pub async fn make_default(st: &AppState, caller: &Caller, id: &str) -> Result<Connection> {
+    change(st, caller, id, Change { make_default: true, ..Change::default() }).await
+}
+
+/// One edit of a connection: its settings, switched on or off, made the default. Whatever it
+/// holds is written in one transaction, each part audited, so a failure anywhere leaves the
+/// connection as it was.
+#[derive(Default)]
+pub struct Change {
+    pub settings: Option<ConnectionInput>,
+    pub enabled: Option<bool>,
+    pub make_default: bool,
+}
+
+/// New settings, checked and their host asked (before the transaction that writes them).
+struct Settings {
+    checked: Checked,
+    input: ConnectionInput,
+    probe: Probe,
+}
+
+/// Applies `change` (see [`Change`]); the host check of new settings comes first and writes
+/// nothing.
+pub async fn change(st: &AppState, caller: &Caller, id: &str, change: Change) -> Result<Connection> {
     ensure_manage(caller)?;
+    let settings = match change.settings {
+        Some(input) => Some(checked_settings(st, caller, id, input).await?),
+        None => None,
+    };
+    let mut tx = st.db.begin().await?;
+    let mut name = existing(&mut tx, caller, id).await?.name;
+    if let Some(s) = &settings {
+        let written = rewrite(st, &mut tx, caller, id, &s.checked, &s.input).await?;
+        let before = written.before.as_ref().map(|b| b.address.clone()).unwrap_or_default();
+        let mut detail = if before != s.checked.address {
+            format!("address {} → {}; ", at(before.as_deref()), at(s.checked.address.as_deref()))
+        } else {
+            String::new()
+        };
+        detail.push_str(&checked_words(&s.probe, &s.checked));
+        name = s.checked.name.clone();
+        audit::record(&mut tx, &caller.org_id, &caller.actor(), "connection.updated", &name, &detail).await?;
+    }
+    if let Some(enabled) = change.enabled {
+        store::set_enabled(&mut tx, &caller.org_id, id, enabled, db::now_ms()).await?;
+        let action = if enabled { "connection.switched_on" } else { "connection.switched_off" };
+        audit::record(&mut tx, &caller.org_id, &caller.actor(), action, &name, "").await?;
+    }
+    if change.make_default {
+        store::make_default(&mut tx, &caller.org_id, id, db::now_ms()).await?;
+        audit::record(&mut tx, &caller.org_id, &caller.actor(), "connection.made_default", &name, "").await?;
+    }
+    let conn = existing(&mut tx, caller, id).await?;
+    tx.commit().await.map_err(DbError::from)?;
+    forget_cached(st, &caller.org_id, id);
+    if let Some(s) = &settings {
+        health::remember(st, &caller.org_id, &conn, &s.probe);
+    }
+    Ok(conn)
+}
+
+/// New settings checked, then the host asked with the key the save would give the connection
+/// (found in a transaction that is rolled back).
+async fn checked_settings(st: &AppState, caller: &Caller, id: &str, input: ConnectionInput) -> Result<Settings> {
     let checked = match check(&input) {
         Ok(c) => c,
         Err(errors) => {
@@ -467,19 +537,7 @@ pub async fn update(st: &AppState, caller: &Caller, id: &str, input: ConnectionI
     let written = rewrite(st, &mut dry, caller, id, &checked, &input).await?;
     let key = key_then_roll_back(st, dry, caller, &written).await?;
     let probe = check_host(st, caller, &checked, &input, key).await?;
-    let mut tx = st.db.begin().await?;
-    let written = rewrite(st, &mut tx, caller, id, &checked, &input).await?;
-    let before = written.before.as_ref().map(|b| b.address.clone()).unwrap_or_default();
-    let mut detail = if before != checked.address {
-        format!("address {} → {}; ", at(before.as_deref()), at(checked.address.as_deref()))
-    } else {
-        String::new()
-    };
-    detail.push_str(&checked_words(&probe, &checked));
-    let conn = commit_audited(tx, caller, id, "connection.updated", &checked.name, &detail).await?;
-    forget_cached(st, &caller.org_id, id);
-    health::remember(st, &caller.org_id, &conn, &probe);
-    Ok(conn)
+    Ok(Settings { checked, input, probe })
 }
 
 async fn rewrite(
@@ -531,27 +589,6 @@ fn key_again(existing: &Connection, checked: &Checked) -> String {
         "The stored key may not be sent to this host (another purpose or another address): paste the host's token."
             .into()
     }
-}
-
-pub async fn set_enabled(st: &AppState, caller: &Caller, id: &str, enabled: bool) -> Result<Connection> {
-    ensure_manage(caller)?;
-    let mut tx = st.db.begin().await?;
-    let existing = existing(&mut tx, caller, id).await?;
-    store::set_enabled(&mut tx, &caller.org_id, id, enabled, db::now_ms()).await?;
-    let action = if enabled { "connection.switched_on" } else { "connection.switched_off" };
-    let conn = commit_audited(tx, caller, id, action, &existing.name, "").await?;
-    forget_cached(st, &caller.org_id, id);
-    Ok(conn)
-}
-
-pub async fn make_default(st: &AppState, caller: &Caller, id: &str) -> Result<Connection> {
-    ensure_manage(caller)?;
-    let mut tx = st.db.begin().await?;
-    let existing = existing(&mut tx, caller, id).await?;
-    store::make_default(&mut tx, &caller.org_id, id, db::now_ms()).await?;
-    let conn = commit_audited(tx, caller, id, "connection.made_default", &existing.name, "").await?;
-    forget_cached(st, &caller.org_id, id);
-    Ok(conn)
 }
 
 /// The key a probe sends, and how the audit log names it (never its value).
