@@ -189,6 +189,18 @@ fn sqlite_path(url: &str) -> Option<String> {
     }
 }
 
+/// `text` matched literally (a search's pattern) by `LIKE … ESCAPE '\'`.
+pub fn like_escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        if matches!(ch, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(ch);
+    }
+    out
+}
+
 /// Now, in UTC epoch milliseconds.
 pub fn now_ms() -> i64 {
     (time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64

@@ -68,7 +68,7 @@ pub async fn page(c: &mut Conn, org_id: &str, filter: &Filter, req: PageRequest)
     );
     let mut q = sqlx::query_as(&sql).bind(org_id);
     if let Some(actor) = &filter.actor {
-        q = q.bind(format!("%{}%", like_escaped(actor)));
+        q = q.bind(format!("%{}%", db::like_escaped(actor)));
     }
     if let Some(event) = &filter.event {
         q = q.bind(event);
@@ -82,22 +82,10 @@ pub async fn page(c: &mut Conn, org_id: &str, filter: &Filter, req: PageRequest)
     Ok(q.bind(req.fetch_limit()).bind(req.offset()).fetch_all(c).await?)
 }
 
-/// `text` matched literally by `LIKE … ESCAPE '\'`.
-fn like_escaped(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for ch in text.chars() {
-        if matches!(ch, '%' | '_' | '\\') {
-            out.push('\\');
-        }
-        out.push(ch);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
     fn like_wildcards_are_taken_literally() {
-        assert_eq!(super::like_escaped(r"50%_a\b"), r"50\%\_a\\b");
+        assert_eq!(crate::db::like_escaped(r"50%_a\b"), r"50\%\_a\\b");
     }
 }

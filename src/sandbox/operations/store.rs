@@ -9,7 +9,7 @@ use super::filter::Filter;
 use super::model::{OperationItem, AGENT_DELETED, COUNT_CAP};
 use sqlx::Row as _;
 
-use crate::db::{Conn, DbKind, DbResult};
+use crate::db::{like_escaped, Conn, DbKind, DbResult};
 
 const COLUMNS: &str = "o.id, o.created_at AS time, o.operation AS op, o.target, o.ok, o.detail, o.duration_ms, \
      o.session_key, o.workspace_id, o.connection_id, c.name AS connection_name, o.agent_id, \
@@ -187,18 +187,6 @@ fn bind_all<'q, O>(
         };
     }
     q
-}
-
-/// `text` matched literally by `LIKE … ESCAPE '\'`.
-pub fn like_escaped(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for ch in text.chars() {
-        if matches!(ch, '%' | '_' | '\\') {
-            out.push('\\');
-        }
-        out.push(ch);
-    }
-    out
 }
 
 /// `text` as one FTS5 phrase: in double quotes, each double quote doubled.
