@@ -13,15 +13,22 @@
 //! (text previews read once) and every later one (cached). The goal (≤ 100 ms ours, p95) is
 //! reported, not enforced.
 
+#[path = "support/console.rs"]
+mod console;
+#[path = "support/flags.rs"]
+mod flags;
+#[path = "support/load_peer.rs"]
+mod load_peer;
 #[path = "../tests/api/peer.rs"]
 mod peer;
 
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use peer::{Peer, PeerOptions};
+use console::{owner_token, start_console};
+use flags::Flags;
+use load_peer::start_load_peer;
 
 struct Args {
     workspaces: usize,
@@ -31,92 +38,21 @@ struct Args {
 
 fn args() -> Args {
     let mut a = Args { workspaces: 200, entries: 2000, rounds: 10 };
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        let mut number = |name: &str| -> usize {
-            it.next().and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{name} takes a positive number"))
-        };
-        match arg.as_str() {
+    let mut flags = Flags::from_env();
+    while let Some(flag) = flags.next() {
+        match flag.as_str() {
             "--quick" => {
                 a.workspaces = 40;
                 a.entries = 500;
                 a.rounds = 3;
             }
-            "--workspaces" => a.workspaces = number("--workspaces").max(1),
-            "--entries" => a.entries = number("--entries").max(1),
-            "--rounds" => a.rounds = number("--rounds").max(1),
+            "--workspaces" => a.workspaces = flags.number("--workspaces", 1) as usize,
+            "--entries" => a.entries = flags.number("--entries", 1) as usize,
+            "--rounds" => a.rounds = flags.number("--rounds", 1) as usize,
             _ => {}
         }
     }
     a
-}
-
-struct Console {
-    child: Child,
-    base: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Console {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-async fn start_console(http: &reqwest::Client) -> Console {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let port = peer::free_port().expect("free port");
-    let child = Command::new(env!("CARGO_BIN_EXE_agenticos"))
-        .arg("serve")
-        .env("AGENTICOS_BIND", format!("127.0.0.1:{port}"))
-        .env("DATABASE_URL", format!("sqlite://{}", dir.path().join("bench.db").display()))
-        .env("AGENTICOS_VAULT_KEY_FILE", dir.path().join("vault.key"))
-        .env("AGENTICOS_CATALOG_DIR", concat!(env!("CARGO_MANIFEST_DIR"), "/catalog"))
-        .env("AGENTICOS_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start agenticos");
-    let base = format!("http://127.0.0.1:{port}");
-    let started = Instant::now();
-    loop {
-        if let Ok(r) = http.get(format!("{base}/readyz")).send().await {
-            if r.status().is_success() {
-                break;
-            }
-        }
-        assert!(started.elapsed() < Duration::from_secs(30), "agenticos not ready within 30 s");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    Console { child, base, _dir: dir }
-}
-
-async fn csrf(c: &reqwest::Client, url: &str) -> String {
-    let body = c.get(url).send().await.expect("page").text().await.expect("body");
-    let html = scraper::Html::parse_document(&body);
-    let sel = scraper::Selector::parse("input[name=csrf_token]").expect("selector");
-    html.select(&sel).next().and_then(|e| e.value().attr("value")).expect("a CSRF field").to_string()
-}
-
-/// The owner through `/setup`, then an API token through the `/tokens` form.
-async fn owner_token(base: &str) -> String {
-    let web =
-        reqwest::Client::builder().cookie_store(true).redirect(reqwest::redirect::Policy::none()).build().expect("c");
-    let setup_csrf = csrf(&web, &format!("{base}/setup")).await;
-    let form = [
-        ("email", "bench@example.com"),
-        ("password", "bench password 1"),
-        ("organization", "Bench"),
-        ("csrf_token", &setup_csrf),
-    ];
-    assert_eq!(web.post(format!("{base}/setup")).form(&form).send().await.expect("setup").status(), 303);
-    let tokens_csrf = csrf(&web, &format!("{base}/tokens")).await;
-    let form = [("name", "documents"), ("role", "owner"), ("csrf_token", &tokens_csrf)];
-    let r = web.post(format!("{base}/tokens")).form(&form).send().await.expect("token form");
-    let html = scraper::Html::parse_document(&r.text().await.expect("body"));
-    let sel = scraper::Selector::parse("#new-token-value").expect("selector");
-    html.select(&sel).next().expect("the new token").text().collect::<String>().trim().to_string()
 }
 
 struct Api {
@@ -172,21 +108,15 @@ async fn main() {
         return;
     }
     let a = args();
-    let peer = Peer::start(
-        PeerOptions::default()
-            .env("SANDBOXD_MAX_SESSIONS", "1000")
-            .env("SANDBOXD_MAX_SESSIONS_PER_TENANT", "1000")
-            .env("PEER_LOG_LEVEL", "warning"),
-    )
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}"));
+    let peer = start_load_peer().await;
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(300))
         .build()
         .expect("client");
     let console = start_console(&http).await;
-    let api = Api { http: http.clone(), base: console.base.clone(), token: owner_token(&console.base).await };
+    let api =
+        Api { http: http.clone(), base: console.base.clone(), token: owner_token(&console.base, "documents").await };
     api.post("/api/v1/sandbox-connections", json!({"name": "peer", "address": peer.url, "new_key": peer.token})).await;
     let agent = api
         .post("/api/v1/agents", json!({"name": "writer", "backend": "service", "scope": "conversation"}))

@@ -9,10 +9,18 @@
 //! SQLite by default (a temporary file); `--postgres URL` uses a fresh database on that server
 //! (created and dropped). Targets (reported, not enforced): p95 ≤ 25 ms PostgreSQL, ≤ 50 ms SQLite.
 
+#[path = "support/flags.rs"]
+mod flags;
+#[path = "support/proc_status.rs"]
+mod proc_status;
+
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use agenticos::startup::Application;
+
+use flags::Flags;
+use proc_status::status_kib;
 
 struct Args {
     rows: usize,
@@ -24,16 +32,16 @@ struct Args {
 
 fn args() -> Args {
     let mut a = Args { rows: 1_000_000, noise: 1_000_000, requests: 200, export_rows: 100_000, postgres: None };
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        match arg.as_str() {
+    let mut flags = Flags::from_env();
+    while let Some(flag) = flags.next() {
+        match flag.as_str() {
             "--quick" => {
                 a.rows = 100_000;
                 a.noise = 100_000;
                 a.export_rows = 20_000;
             }
-            "--requests" => a.requests = it.next().and_then(|v| v.parse().ok()).expect("--requests N"),
-            "--postgres" => a.postgres = Some(it.next().expect("--postgres URL")),
+            "--requests" => a.requests = flags.number("--requests", 1) as usize,
+            "--postgres" => a.postgres = Some(flags.value("--postgres")),
             _ => {}
         }
     }
@@ -45,19 +53,11 @@ const SESSIONS: usize = 2_000;
 const AGENTS: usize = 50;
 
 fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(str::to_string))
-        .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
-        .unwrap_or(0)
+    status_kib("self", "VmHWM")
 }
 
 fn rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).map(str::to_string))
-        .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
-        .unwrap_or(0)
+    status_kib("self", "VmRSS")
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> f64 {

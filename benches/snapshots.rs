@@ -10,6 +10,8 @@
 
 #[path = "../tests/api/peer.rs"]
 mod peer;
+#[path = "support/proc_status.rs"]
+mod proc_status;
 
 use std::time::Instant;
 
@@ -21,13 +23,7 @@ use rand::{rngs::StdRng, Rng as _, SeedableRng as _};
 use secrecy::SecretString;
 
 fn peak_rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
+    proc_status::status_kib("self", "VmHWM")
 }
 
 fn arg(name: &str, default: usize) -> usize {

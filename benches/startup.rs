@@ -2,43 +2,14 @@
 //! the release binary on a fresh SQLite file. Prints a table; asserts nothing (timing goals live
 //! here, not in tests).
 
-use std::process::{Child, Command, Stdio};
+#[path = "support/console.rs"]
+mod console;
+#[path = "support/proc_status.rs"]
+mod proc_status;
+
 use std::time::{Duration, Instant};
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
-}
-
-fn rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status.lines().find(|l| l.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse().ok()
-}
-
-fn start(dir: &std::path::Path, port: u16) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_agenticos"))
-        .arg("serve")
-        .env("AGENTICOS_BIND", format!("127.0.0.1:{port}"))
-        .env("DATABASE_URL", format!("sqlite://{}/bench.db", dir.display()))
-        .env("AGENTICOS_VAULT_KEY_FILE", dir.join("vault.key"))
-        .env("AGENTICOS_CATALOG_DIR", concat!(env!("CARGO_MANIFEST_DIR"), "/catalog"))
-        .env("AGENTICOS_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start agenticos")
-}
-
-async fn wait_ready(client: &reqwest::Client, base: &str, started: Instant) -> Duration {
-    loop {
-        if let Ok(r) = client.get(format!("{base}/readyz")).send().await {
-            if r.status().is_success() {
-                return started.elapsed();
-            }
-        }
-        assert!(started.elapsed() < Duration::from_secs(30), "not ready within 30 s");
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-}
+use console::{browser_like, csrf, set_up_owner, start_console, OWNER_EMAIL, OWNER_PASSWORD};
 
 #[tokio::main]
 async fn main() {
@@ -49,19 +20,13 @@ async fn main() {
     let mut ready = Vec::new();
     let mut rss = Vec::new();
     for run in 0..5 {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let port = free_port();
-        let base = format!("http://127.0.0.1:{port}");
-        let started = Instant::now();
-        let mut child = start(dir.path(), port);
-        ready.push(wait_ready(&client, &base, started).await);
+        let console = start_console(&client).await;
+        ready.push(console.ready_after);
         tokio::time::sleep(Duration::from_secs(1)).await; // idle, by definition of "idle RSS"
-        rss.push(rss_kib(child.id()).unwrap_or(0));
+        rss.push(proc_status::status_kib(&console.child.id().to_string(), "VmRSS"));
         if run == 4 {
-            login_throughput(&base, dir.path()).await;
+            login_throughput(&console.base).await;
         }
-        let _ = child.kill();
-        let _ = child.wait();
     }
     ready.sort();
     rss.sort();
@@ -69,18 +34,8 @@ async fn main() {
     println!("idle RSS after start: median {:.1} MiB, max {:.1} MiB", rss[2] as f64 / 1024.0, rss[4] as f64 / 1024.0);
 }
 
-async fn login_throughput(base: &str, _dir: &std::path::Path) {
-    let setup_client =
-        reqwest::Client::builder().cookie_store(true).redirect(reqwest::redirect::Policy::none()).build().expect("c");
-    let token = csrf(&setup_client, &format!("{base}/setup")).await;
-    let form = [
-        ("email", "bench@example.com"),
-        ("password", "bench password 1"),
-        ("organization", "Bench"),
-        ("csrf_token", &token),
-    ];
-    let r = setup_client.post(format!("{base}/setup")).form(&form).send().await.expect("setup");
-    assert_eq!(r.status(), 303);
+async fn login_throughput(base: &str) {
+    set_up_owner(&browser_like(), base).await;
     let concurrency = 4;
     let duration = Duration::from_secs(5);
     let started = Instant::now();
@@ -90,13 +45,9 @@ async fn login_throughput(base: &str, _dir: &std::path::Path) {
         tasks.push(tokio::spawn(async move {
             let mut done = 0u32;
             while started.elapsed() < duration {
-                let c = reqwest::Client::builder()
-                    .cookie_store(true)
-                    .redirect(reqwest::redirect::Policy::none())
-                    .build()
-                    .expect("c");
+                let c = browser_like();
                 let token = csrf(&c, &format!("{base}/login")).await;
-                let form = [("email", "bench@example.com"), ("password", "bench password 1"), ("csrf_token", &token)];
+                let form = [("email", OWNER_EMAIL), ("password", OWNER_PASSWORD), ("csrf_token", &token)];
                 let r = c.post(format!("{base}/login")).form(&form).send().await.expect("login");
                 assert_eq!(r.status(), 303);
                 done += 1;
@@ -113,10 +64,4 @@ async fn login_throughput(base: &str, _dir: &std::path::Path) {
         "sign-in throughput ({concurrency} clients, {secs:.1} s, argon2id m=19MiB t=2): {:.1} sign-ins/s",
         total as f64 / secs
     );
-}
-
-async fn csrf(c: &reqwest::Client, url: &str) -> String {
-    let body = c.get(url).send().await.expect("page").text().await.expect("body");
-    let start = body.find("name=\"csrf_token\" value=\"").expect("csrf field") + 25;
-    body[start..start + body[start..].find('"').expect("end")].to_string()
 }

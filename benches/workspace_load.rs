@@ -21,17 +21,25 @@
 
 #[path = "support/churn.rs"]
 mod churn;
+#[path = "support/console.rs"]
+mod console;
+#[path = "support/flags.rs"]
+mod flags;
+#[path = "support/load_peer.rs"]
+mod load_peer;
 #[path = "../tests/api/peer.rs"]
 mod peer;
 
 use std::collections::BTreeMap;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rand::{rngs::StdRng, Rng as _, SeedableRng as _};
 use serde_json::{json, Value};
 
-use peer::{Peer, PeerOptions};
+use console::{owner_token, start_console, Console};
+use flags::Flags;
+use load_peer::start_load_peer;
+use peer::Peer;
 
 const FILE_BYTES: usize = 1024;
 /// Files each client writes and reads in its workspace (`load/f0.txt` … ).
@@ -58,22 +66,19 @@ struct Args {
 fn args() -> Args {
     let mut a =
         Args { seconds: 60, clients: 50, reads: 1000, latency_only: false, churn: false, rounds: 10, postgres: None };
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        let mut number = |name: &str| -> u64 {
-            it.next().and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{name} takes a positive number"))
-        };
-        match arg.as_str() {
+    let mut flags = Flags::from_env();
+    while let Some(flag) = flags.next() {
+        match flag.as_str() {
             "--quick" => {
                 a.seconds = 10;
                 a.reads = 300;
             }
-            "--seconds" => a.seconds = number("--seconds").max(1),
-            "--clients" => a.clients = number("--clients").max(1) as usize,
-            "--reads" => a.reads = number("--reads").max(10) as usize,
+            "--seconds" => a.seconds = flags.number("--seconds", 1),
+            "--clients" => a.clients = flags.number("--clients", 1) as usize,
+            "--reads" => a.reads = flags.number("--reads", 10) as usize,
             "--churn" => a.churn = true,
-            "--rounds" => a.rounds = number("--rounds").max(1) as usize,
-            "--postgres" => a.postgres = Some(it.next().expect("--postgres takes a URL")),
+            "--rounds" => a.rounds = flags.number("--rounds", 1) as usize,
+            "--postgres" => a.postgres = Some(flags.value("--postgres")),
             "--latency-only" => {
                 a.latency_only = true;
                 a.clients = 1;
@@ -83,91 +88,6 @@ fn args() -> Args {
         }
     }
     a
-}
-
-// ---------------------------------------------------------------------------------------------
-// The console: the release binary on a fresh SQLite file
-
-struct Console {
-    child: Child,
-    base: String,
-    /// The SQLite file (`bench.db` in `_dir`) unless another database was given.
-    db_path: std::path::PathBuf,
-    database_url: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Console {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-async fn start_console(http: &reqwest::Client) -> Console {
-    start_console_with(http, None, &[]).await
-}
-
-/// The release binary on `database_url` (default: a fresh SQLite file), with `env` added.
-async fn start_console_with(http: &reqwest::Client, database_url: Option<String>, env: &[(&str, &str)]) -> Console {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let port = peer::free_port().expect("free port");
-    let db_path = dir.path().join("bench.db");
-    let database_url = database_url.unwrap_or_else(|| format!("sqlite://{}", db_path.display()));
-    let child = Command::new(env!("CARGO_BIN_EXE_agenticos"))
-        .arg("serve")
-        .env("AGENTICOS_BIND", format!("127.0.0.1:{port}"))
-        .env("DATABASE_URL", &database_url)
-        .env("AGENTICOS_VAULT_KEY_FILE", dir.path().join("vault.key"))
-        .env("AGENTICOS_CATALOG_DIR", concat!(env!("CARGO_MANIFEST_DIR"), "/catalog"))
-        .env("AGENTICOS_LOG", "warn")
-        .envs(env.iter().copied())
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start agenticos");
-    let base = format!("http://127.0.0.1:{port}");
-    let started = Instant::now();
-    loop {
-        if let Ok(r) = http.get(format!("{base}/readyz")).send().await {
-            if r.status().is_success() {
-                break;
-            }
-        }
-        assert!(started.elapsed() < Duration::from_secs(60), "agenticos not ready within 60 s");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    Console { child, base, db_path, database_url, _dir: dir }
-}
-
-/// The owner through `/setup`, then an API token through the `/tokens` form (shown once).
-async fn owner_token(base: &str) -> String {
-    let web =
-        reqwest::Client::builder().cookie_store(true).redirect(reqwest::redirect::Policy::none()).build().expect("c");
-    let setup_csrf = csrf(&web, &format!("{base}/setup")).await;
-    let form = [
-        ("email", "bench@example.com"),
-        ("password", "bench password 1"),
-        ("organization", "Bench"),
-        ("csrf_token", &setup_csrf),
-    ];
-    let r = web.post(format!("{base}/setup")).form(&form).send().await.expect("setup");
-    assert_eq!(r.status(), 303, "setup");
-    let tokens_csrf = csrf(&web, &format!("{base}/tokens")).await;
-    let form = [("name", "workspace-load"), ("role", "owner"), ("csrf_token", &tokens_csrf)];
-    let r = web.post(format!("{base}/tokens")).form(&form).send().await.expect("token form");
-    assert_eq!(r.status(), 200, "token form");
-    let html = scraper::Html::parse_document(&r.text().await.expect("body"));
-    let sel = scraper::Selector::parse("#new-token-value").expect("selector");
-    let token = html.select(&sel).next().expect("the new token is shown once").text().collect::<String>();
-    token.trim().to_string()
-}
-
-async fn csrf(c: &reqwest::Client, url: &str) -> String {
-    let body = c.get(url).send().await.expect("page").text().await.expect("body");
-    let html = scraper::Html::parse_document(&body);
-    let sel = scraper::Selector::parse("input[name=csrf_token]").expect("selector");
-    html.select(&sel).next().and_then(|e| e.value().attr("value")).expect("a CSRF field").to_string()
 }
 
 /// The API with a bearer token.
@@ -490,18 +410,10 @@ async fn main() {
 /// Everything; `false` when the run is not to be trusted. The peer and the console stop when this
 /// returns (their `Drop`s), before the process exits.
 async fn run(a: &Args) -> bool {
-    let peer = Peer::start(
-        PeerOptions::default()
-            .env("SANDBOXD_MAX_SESSIONS", "1000")
-            .env("SANDBOXD_MAX_SESSIONS_PER_TENANT", "1000")
-            // Access lines for every request would cost the peer time on both paths alike.
-            .env("PEER_LOG_LEVEL", "warning"),
-    )
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}"));
+    let peer = start_load_peer().await;
     let plain = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client");
     let console = start_console(&plain).await;
-    let token = owner_token(&console.base).await;
+    let token = owner_token(&console.base, "workspace-load").await;
     let api = Api::new(&console.base, &token);
 
     api.post("/api/v1/sandbox-connections", json!({"name": "peer", "address": peer.url, "new_key": peer.token})).await;

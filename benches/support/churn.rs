@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::{percentile, Console};
+use super::console::{owner_token, start_console_with, Console};
+use super::percentile;
 
 pub struct ChurnArgs {
     pub clients: usize,
@@ -44,7 +45,7 @@ async fn start(http: &reqwest::Client, postgres: Option<&str>, durable: bool) ->
         None => None,
     };
     let durable = if durable { "true" } else { "false" };
-    super::start_console_with(http, database_url, &[("AGENTICOS_RECORDING_DURABLE", durable)]).await
+    start_console_with(http, database_url, &[("AGENTICOS_RECORDING_DURABLE", durable)]).await
 }
 
 #[derive(Clone)]
@@ -100,7 +101,7 @@ impl Rest {
 }
 
 async fn rest_for(console: &Console) -> Rest {
-    let token = super::owner_token(&console.base).await;
+    let token = owner_token(&console.base, "workspace-load").await;
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(120))

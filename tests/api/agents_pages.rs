@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 
 use crate::db_test;
 use crate::helpers::{Client, Resp};
+use crate::support::htmx::hx_get;
 
 /// A form of the agent page, with the fields a person leaves as they are.
 fn agent_form<'a>(extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
@@ -22,11 +23,6 @@ fn agent_form<'a>(extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
         f.push((k, v));
     }
     f
-}
-
-/// A GET as htmx sends it.
-async fn htmx_get(c: &Client, path: &str) -> Resp {
-    c.send(c.http.get(c.url(path)).header("HX-Request", "true")).await
 }
 
 async fn created(r: Resp) -> Value {
@@ -181,11 +177,11 @@ db_test! {
 db_test! {
     async fn choosing_the_agent_scope_says_every_user_shares_the_files(app: TestApp) {
         app.setup_owner().await;
-        let r = htmx_get(&app.web, "/agents/_scope_field?scope=agent").await;
+        let r = hx_get(&app.web, "/agents/_scope_field?scope=agent").await;
         assert_eq!(r.status, 200);
         let warning = r.select_text("#agent-scope-warning").expect("the warning");
         assert!(warning.contains("Every user of this agent shares the files"), "{warning}");
-        let r = htmx_get(&app.web, "/agents/_scope_field?scope=conversation").await;
+        let r = hx_get(&app.web, "/agents/_scope_field?scope=conversation").await;
         assert!(r.select_text("#agent-scope-warning").is_none());
         // Without htmx the fragment endpoint sends people to the page.
         assert_eq!(app.web.get("/agents/_scope_field?scope=agent").await.status, 303);
@@ -217,7 +213,7 @@ db_test! {
         let runtimes = option_values(&edit, "#agent-runtime");
         assert!(runtimes.contains(&"workbench".into()) && runtimes.contains(&"python".into()), "{runtimes:?}");
         assert_eq!(runtimes[0], "", "connection default comes first");
-        let field = htmx_get(&app.web, &format!("/agents/_runtime_field?backend=service&connection_id={conn}")).await;
+        let field = hx_get(&app.web, &format!("/agents/_runtime_field?backend=service&connection_id={conn}")).await;
         assert_eq!(field.status, 200);
         assert_eq!(option_values(&field, "#agent-runtime"), runtimes);
         assert!(!app.web.all_bodies().contains(&peer.token), "the token reached the browser");
@@ -228,14 +224,14 @@ db_test! {
         drop(closed);
         let down = connection(&app.web, "down", &address, "some-key-1234").await;
         let field =
-            htmx_get(&app.web, &format!("/agents/_runtime_field?backend=service&connection_id={down}&runtime=python"))
+            hx_get(&app.web, &format!("/agents/_runtime_field?backend=service&connection_id={down}&runtime=python"))
                 .await;
         assert_eq!(field.status, 200);
         let message = field.select_text("#runtime-unavailable").expect("an inline message");
         assert!(message.contains("did not answer"), "{message}");
         assert_eq!(option_values(&field, "#agent-runtime"), vec!["".to_string(), "python".to_string()]);
         // A state agent asks no host.
-        let field = htmx_get(&app.web, &format!("/agents/_runtime_field?backend=state&connection_id={down}")).await;
+        let field = hx_get(&app.web, &format!("/agents/_runtime_field?backend=state&connection_id={down}")).await;
         assert!(field.select_text("#runtime-unavailable").is_none());
         assert!(field.select_text("#agent-runtime-hint").is_some_and(|t| t.contains("no runtime")));
     }
@@ -267,7 +263,7 @@ db_test! {
         assert!(alert.contains("The sandbox is being prepared"), "{alert}");
         assert!(page.select_attr("#conversation-workspace .alert-info .spinner", "class").is_some());
         assert_eq!(page.select_attr("#conversation-workspace", "hx-trigger").as_deref(), Some("every 3s"));
-        let fragment = htmx_get(&app.web, &format!("/conversations/{conv}/workspace")).await;
+        let fragment = hx_get(&app.web, &format!("/conversations/{conv}/workspace")).await;
         assert_eq!(fragment.status, 200);
         assert!(fragment.select_text(".alert-info").is_some_and(|t| t.contains("The sandbox is being prepared")));
         assert!(!fragment.body.contains("<html"), "a fragment, not a page");
@@ -275,7 +271,7 @@ db_test! {
 
         // Once it changes the fragment stops polling.
         sqlx::query("UPDATE sandbox_workspaces SET state = 'lost'").execute(&mut *c).await.expect("update");
-        let fragment = htmx_get(&app.web, &format!("/conversations/{conv}/workspace")).await;
+        let fragment = hx_get(&app.web, &format!("/conversations/{conv}/workspace")).await;
         assert!(fragment.select_text("#workspace-lost").is_some_and(|t| t.contains("This workspace's files are gone; the next turn starts fresh")));
         assert_eq!(fragment.select_attr("#conversation-workspace", "hx-trigger"), None);
     }
@@ -290,7 +286,7 @@ db_test! {
         for path in [format!("/agents/{agent}"), format!("/conversations/{conv}")] {
             assert_eq!(b.get(&path).await.status, 404, "{path}");
         }
-        assert_eq!(htmx_get(&b, &format!("/conversations/{conv}/workspace")).await.status, 404);
+        assert_eq!(hx_get(&b, &format!("/conversations/{conv}/workspace")).await.status, 404);
         let r = b.post_form(&format!("/agents/{agent}"), &agent_form(&[("name", "stolen")])).await;
         assert_eq!(r.status, 404, "{}", r.body);
         assert!(b.get("/conversations").await.select_text("#conversations-empty").is_some());

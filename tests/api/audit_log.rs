@@ -1,6 +1,7 @@
 use reqwest::Method;
 
 use crate::db_test;
+use crate::support::source_files::source_files;
 
 db_test! {
     async fn the_audit_log_is_paged_newest_first(app: TestApp) {
@@ -121,19 +122,6 @@ db_test! {
 /// Every event code recorded in `src/` has its readable name in the one table.
 #[test]
 fn every_recorded_event_has_a_name() {
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    let mut stack = vec![src];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).expect("read src").flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                files.push(p);
-            }
-        }
-    }
     let subjects = [
         "organization",
         "member",
@@ -148,7 +136,7 @@ fn every_recorded_event_has_a_name() {
         "conversation",
     ];
     let mut missing = Vec::new();
-    for f in files {
+    for f in source_files() {
         let text = std::fs::read_to_string(&f).expect("read");
         // Unit tests name made-up events on purpose.
         let text = text.split("#[cfg(test)]").next().unwrap_or_default();

@@ -6,7 +6,8 @@ use anyhow::Context;
 
 use crate::browser::{self, Browser};
 use crate::db_test;
-use crate::helpers::{OWNER_EMAIL, OWNER_PASSWORD};
+use crate::helpers::OWNER_EMAIL;
+use crate::support::browser_sign_in::{sign_in, submit_sign_in};
 
 async fn active_id(b: &Browser) -> anyhow::Result<String> {
     let v = b.client.execute("return document.activeElement ? document.activeElement.id : '';", vec![]).await?;
@@ -20,13 +21,6 @@ async fn top(b: &Browser, css: &str) -> anyhow::Result<f64> {
     v.as_f64().with_context(|| format!("no top for {css}: {v}"))
 }
 
-async fn sign_in(b: &Browser, base: &str, email: &str, password: &str) -> anyhow::Result<()> {
-    b.goto(&format!("{base}/login")).await?;
-    b.fill("#email", email).await?;
-    b.fill("#password", password).await?;
-    b.click("button[type=submit]").await
-}
-
 db_test! {
     async fn a_first_sign_in_with_a_one_time_password_chooses_a_new_one_in_a_real_browser(app: TestApp) -> anyhow::Result<()> {
         if !browser::browser_or_skip("a_first_sign_in_with_a_one_time_password_chooses_a_new_one_in_a_real_browser") {
@@ -37,7 +31,7 @@ db_test! {
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         let one_time = created.one_time_password.context("a one-time password")?;
         let b = Browser::start().await?;
-        sign_in(&b, &app.address, "ops@example.com", &one_time).await?;
+        submit_sign_in(&b, &app.address, "ops@example.com", &one_time).await?;
         b.wait_for("#new-password").await?;
         assert_eq!(b.current_path().await?, "/account/password");
         assert_eq!(b.text("h1").await?, "Choose your password");
@@ -70,7 +64,7 @@ db_test! {
         // Signed out and in again with the chosen password: straight to the console.
         b.click(".user-menu button[type=submit]").await?;
         b.wait_for("#password").await?;
-        sign_in(&b, &app.address, "ops@example.com", "my own password 1").await?;
+        submit_sign_in(&b, &app.address, "ops@example.com", "my own password 1").await?;
         b.wait_for("nav.sidebar-nav").await?;
         assert_eq!(b.current_path().await?, "/");
         b.close().await
@@ -84,8 +78,7 @@ db_test! {
         }
         app.setup_owner().await;
         let b = Browser::start().await?;
-        sign_in(&b, &app.address, OWNER_EMAIL, OWNER_PASSWORD).await?;
-        b.wait_for("nav.sidebar-nav").await?;
+        sign_in(&b, &app.address).await?;
 
         // A boosted form refused: its messages, the focus on the first invalid field, the row of
         // fields still aligned, and the page's own URL.
@@ -134,8 +127,7 @@ db_test! {
         app.web.create_token_in_page("robot", "operator").await;
         assert_eq!(app.new_client().post_login(OWNER_EMAIL, "wrong password!").await.status, 401);
         let b = Browser::start().await?;
-        sign_in(&b, &app.address, OWNER_EMAIL, OWNER_PASSWORD).await?;
-        b.wait_for("nav.sidebar-nav").await?;
+        sign_in(&b, &app.address).await?;
         b.click("nav.sidebar-nav a[href='/audit']").await?;
         let all = b.wait_for_text("#audit-table tbody", "Sign-in failed").await?;
         assert!(all.contains("API token created"), "{all}");

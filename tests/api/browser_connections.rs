@@ -6,7 +6,7 @@ use fantoccini::Locator;
 
 use crate::browser::{self, Browser};
 use crate::db_test;
-use crate::helpers::{OWNER_EMAIL, OWNER_PASSWORD};
+use crate::support::browser_sign_in::sign_in;
 
 /// The two widths every screen is looked at.
 const WIDE: (u32, u32) = (1440, 1000);
@@ -25,15 +25,6 @@ async fn shots(b: &Browser, name: &str) -> anyhow::Result<()> {
         b.screenshot(format!("target/screenshots/{name}-{w}.png")).await?;
     }
     b.client.set_window_size(WIDE.0, WIDE.1).await?;
-    Ok(())
-}
-
-async fn sign_in(b: &Browser, base: &str) -> anyhow::Result<()> {
-    b.goto(&format!("{base}/login")).await?;
-    b.fill("#email", OWNER_EMAIL).await?;
-    b.fill("#password", OWNER_PASSWORD).await?;
-    b.click("button[type=submit]").await?;
-    b.wait_for("nav.sidebar-nav").await?;
     Ok(())
 }
 

@@ -3,9 +3,8 @@
 
 use crate::browser::{self, Browser};
 use crate::db_test;
-use crate::deletes::conversation_with_files;
-use crate::helpers::{OWNER_EMAIL, OWNER_PASSWORD};
-use crate::workspaces::{service_agent, Org};
+use crate::support::browser_sign_in::sign_in;
+use crate::support::{service_agent, Org};
 
 db_test! {
     async fn the_conversation_delete_dialog_says_what_goes_where_and_confirming_purges_the_sandbox(app: TestApp) -> anyhow::Result<()> {
@@ -16,14 +15,10 @@ db_test! {
         let o = Org::new(&app).await;
         o.connect(peer).await;
         let agent = o.agent(service_agent("talker", "conversation")).await;
-        let (conv, key) = conversation_with_files(&o, &agent).await;
+        let (conv, key) = o.conversation_with_files(&agent).await;
 
         let b = Browser::start_with_args(&["--window-size=1440,1000"]).await?;
-        b.goto(&format!("{}/login", app.address)).await?;
-        b.fill("#email", OWNER_EMAIL).await?;
-        b.fill("#password", OWNER_PASSWORD).await?;
-        b.click("button[type=submit]").await?;
-        b.wait_for("nav.sidebar-nav").await?;
+        sign_in(&b, &app.address).await?;
         b.goto(&format!("{}/conversations/{conv}", app.address)).await?;
         b.click("#conversation-delete").await?;
         let what = b.wait_for_text("dialog#conversation-delete-dialog[open] #conversation-delete-what", "destroyed").await?;

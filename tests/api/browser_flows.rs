@@ -3,6 +3,7 @@
 use crate::browser::{self, Browser};
 use crate::db_test;
 use crate::helpers::{OWNER_EMAIL, OWNER_ORG, OWNER_PASSWORD};
+use crate::support::browser_sign_in::sign_in;
 
 db_test! {
     async fn setup_login_dashboard_logout_in_a_real_browser(app: TestApp) -> anyhow::Result<()> {
@@ -150,12 +151,8 @@ db_test! {
         // A session this organization opened on the host shows in the Running tab.
         let org_id = app.scalar_strings("SELECT id FROM organizations").await.remove(0);
         let session = format!("browser-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
-        let opened = reqwest::Client::new()
-            .post(format!("{}/sessions", peer.url))
-            .header("X-Sandbox-Token", &peer.token)
-            .json(&serde_json::json!({"session_id": session, "tenant": org_id, "reuse": true}))
-            .send()
-            .await?;
+        let body = serde_json::json!({"session_id": session, "tenant": org_id, "reuse": true});
+        let opened = peer.request(reqwest::Method::POST, "/sessions").json(&body).send().await?;
         assert!(opened.status().is_success());
         b.goto(&format!("{}/sandboxes/running", app.address)).await?;
         // The row names whose the session is (here: no workspace's); its key shows on hover.
@@ -165,15 +162,6 @@ db_test! {
         shot(&b, "running").await?;
         b.close().await
     }
-}
-
-async fn sign_in(b: &Browser, base: &str) -> anyhow::Result<()> {
-    b.goto(&format!("{base}/login")).await?;
-    b.fill("#email", OWNER_EMAIL).await?;
-    b.fill("#password", OWNER_PASSWORD).await?;
-    b.click("button[type=submit]").await?;
-    b.wait_for("nav.sidebar-nav").await?;
-    Ok(())
 }
 
 db_test! {

@@ -15,7 +15,8 @@ use crate::browser::{self, Browser};
 use crate::db_test;
 use crate::helpers::{Backend, TestApp, MEMBER_PASSWORD, OWNER_EMAIL, OWNER_PASSWORD};
 use crate::peer::{self, Peer};
-use crate::workspaces::{service_agent, Org};
+use crate::support::browser_sign_in::{sign_in, sign_in_as};
+use crate::support::{service_agent, Org};
 
 /// What the seeded organization holds.
 pub struct Seeded {
@@ -78,15 +79,6 @@ pub async fn seed(app: &TestApp, peer: &Peer) -> Seeded {
         member_password,
         activity_path: format!("/sandboxes/{conn}/sessions/{key}/activity"),
     }
-}
-
-async fn sign_in(b: &Browser, base: &str, email: &str, password: &str) -> anyhow::Result<()> {
-    b.goto(&format!("{base}/login")).await?;
-    b.fill("#email", email).await?;
-    b.fill("#password", password).await?;
-    b.click("button[type=submit]").await?;
-    b.wait_for("nav.sidebar-nav").await?;
-    Ok(())
 }
 
 /// A browser whose page is 390 × 844 (a window opened that narrow is widened to 500 px: it is
@@ -183,7 +175,7 @@ db_test! {
         let peer = peer::shared().await;
         let seeded = seed(&app, peer).await;
         let b = phone().await?;
-        sign_in(&b, &app.address, OWNER_EMAIL, OWNER_PASSWORD).await?;
+        sign_in(&b, &app.address).await?;
 
         // Every top-level page, and a few that open from them.
         let mut pages = nav_targets(&b).await?;
@@ -242,7 +234,7 @@ db_test! {
         b.wait_for("#password").await?;
 
         // A member's navigation has Conversations: their own.
-        sign_in(&b, &app.address, &seeded.member_email, &seeded.member_password).await?;
+        sign_in_as(&b, &app.address, &seeded.member_email, &seeded.member_password).await?;
         b.click("label.menu-button").await?;
         let nav = b.text("nav.sidebar-nav").await?;
         assert!(nav.contains("Conversations") && nav.contains("API reference") && !nav.contains("Members"), "{nav}");
@@ -312,7 +304,7 @@ async fn screenshots() -> anyhow::Result<()> {
         b.goto(&format!("{}/login", app.address)).await?;
         b.wait_for("#password").await?;
         shoot(&b, "login", width, height).await?;
-        sign_in(&b, &app.address, OWNER_EMAIL, OWNER_PASSWORD).await?;
+        sign_in(&b, &app.address).await?;
         for (name, path) in &pages {
             b.goto(&format!("{}{path}", app.address)).await?;
             b.wait_for("main#main").await?;

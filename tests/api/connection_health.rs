@@ -11,7 +11,10 @@ use serde_json::{json, Value};
 
 use crate::db_test;
 use crate::helpers::{Client, Resp, TestApp};
-use crate::peer::{self, free_port};
+use crate::peer;
+use crate::support::connections::same_host_again;
+use crate::support::htmx::hx_get;
+use crate::support::sandbox_hosts::dead_address;
 
 async fn owner_token(app: &TestApp) -> String {
     app.setup_owner().await;
@@ -27,14 +30,9 @@ fn id_of(r: &Resp) -> String {
     r.json()["id"].as_str().expect("id").to_string()
 }
 
-/// An address where nothing listens.
-fn dead_address() -> String {
-    format!("http://127.0.0.1:{}", free_port().expect("a free port"))
-}
-
 /// The Connections table's poll, as htmx sends it.
 async fn health_poll(c: &Client) -> Resp {
-    c.send(c.http.get(c.url("/sandboxes/health")).header("hx-request", "true")).await
+    hx_get(c, "/sandboxes/health").await
 }
 
 fn health_of(r: &Resp, id: &str) -> Option<String> {
@@ -273,20 +271,7 @@ db_test! {
         let (a_id, shared_key) = (id_of(&a), a.json()["credential_secret_id"].as_str().expect("key").to_string());
         // Two connections share a key only in an old database (one address is one connection
         // now, and a key goes to one address): written directly.
-        let b_id = uuid::Uuid::new_v4().to_string();
-        let mut db = app.state.db.conn().await.expect("conn");
-        sqlx::query(
-            "INSERT INTO sandbox_connections (id, organization_id, name, kind, address, credential_secret_id, \
-             default_runtime, is_default, is_enabled, created_at, updated_at) \
-             SELECT $1, organization_id, 'b', kind, address, credential_secret_id, default_runtime, 0, 1, \
-             created_at + 1, updated_at + 1 FROM sandbox_connections WHERE id = $2",
-        )
-        .bind(&b_id)
-        .bind(&a_id)
-        .execute(&mut *db)
-        .await
-        .expect("b");
-        drop(db);
+        let b_id = same_host_again(&app, &a_id, "b").await;
         let localhost = format!("http://localhost:{}", peer.port());
         let c = create(&app, &t, json!({"name": "c", "address": localhost, "new_key": peer.token})).await;
         let (c_id, own_key) = (id_of(&c), c.json()["credential_secret_id"].as_str().expect("key").to_string());

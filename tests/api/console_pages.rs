@@ -58,7 +58,7 @@ db_test! {
         let create = "article#op-create-agent";
         assert!(r.select_text(&format!("{create} .request-body")).is_some_and(|t| t.contains("application/json")));
         // Rendered here, from our own files only.
-        let scripts = crate::sandbox_running::attrs(&r, "script", "src");
+        let scripts = crate::support::htmx::attrs(&r, "script", "src");
         assert!(scripts.iter().all(|s| s.starts_with("/static/")), "{scripts:?}");
         assert!(!r.body.contains("cdn") && !r.body.contains("swagger"));
         // The document itself stays where it was.

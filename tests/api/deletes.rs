@@ -14,19 +14,9 @@ use agenticos::sandbox::workspaces::removal;
 use crate::db_test;
 use crate::helpers::TestApp;
 use crate::peer::{self, Peer, PeerOptions};
-use crate::workspaces::{service_agent, Org};
+use crate::support::{service_agent, Org};
 
 const MINUTE: i64 = 60_000;
-
-/// A conversation of a `conversation`-scoped agent whose workspace holds `a.txt` at the host:
-/// (conversation id, session key).
-pub(crate) async fn conversation_with_files(o: &Org<'_>, agent: &str) -> (String, String) {
-    let conv = o.conversation(agent, json!({})).await;
-    let run = o.run(agent, Some(&conv), json!({})).await;
-    assert_eq!(o.write(&run, "a.txt", "kept").await.status, 204);
-    let state = o.ws(&run, Method::GET, "state", None).await.json();
-    (conv, state["session_key"].as_str().expect("key").to_string())
-}
 
 /// (attempts, next_attempt_at, last_error, created_at) of every tombstone.
 pub(crate) async fn tombstones(app: &TestApp) -> Vec<(i64, i64, Option<String>, i64)> {
@@ -57,7 +47,7 @@ db_test! {
         let o = Org::new(&app).await;
         o.connect(peer).await;
         let agent = o.agent(service_agent("talker", "conversation")).await;
-        let (conv, key) = conversation_with_files(&o, &agent).await;
+        let (conv, key) = o.conversation_with_files(&agent).await;
         // A document workspace is only its row.
         let doc = o.agent(json!({"name": "doc", "backend": "state", "scope": "conversation"})).await;
         let doc_conv = o.conversation(&doc, json!({})).await;
@@ -97,7 +87,7 @@ db_test! {
         let o = Org::new(&app).await;
         o.connect(&peer).await;
         let agent = o.agent(service_agent("talker", "conversation")).await;
-        let (conv, key) = conversation_with_files(&o, &agent).await;
+        let (conv, key) = o.conversation_with_files(&agent).await;
         peer.stop_now();
 
         let r = o.call(Method::DELETE, &format!("/api/v1/conversations/{conv}"), None).await;
@@ -166,7 +156,7 @@ db_test! {
         let o = Org::new(&app).await;
         o.connect(peer).await;
         let agent = o.agent(service_agent("talker", "conversation")).await;
-        let (conv, key) = conversation_with_files(&o, &agent).await;
+        let (conv, key) = o.conversation_with_files(&agent).await;
 
         // The process dies right after the commit, before any destroy: the row is gone and the
         // tombstone is there; the sweep after the restart destroys the sandbox.
@@ -182,7 +172,7 @@ db_test! {
         assert!(tombstones(&app).await.is_empty());
 
         // The transaction fails after the rows and the tombstone were written: neither stays.
-        let (conv, key) = conversation_with_files(&o, &agent).await;
+        let (conv, key) = o.conversation_with_files(&agent).await;
         install_failing_delete_trigger(&app).await;
         let r = o.call(Method::DELETE, &format!("/api/v1/conversations/{conv}"), None).await;
         assert_eq!(r.status, 500, "{}", r.body);
@@ -203,7 +193,7 @@ db_test! {
         let mut keys = Vec::new();
         let mut now = 0;
         for _ in 0..6 {
-            let (conv, key) = conversation_with_files(&o, &agent).await;
+            let (conv, key) = o.conversation_with_files(&agent).await;
             let (_, _, at) = removal::delete_conversation_rows(&app.state, &who, &conv).await.expect("delete");
             now = now.max(at);
             keys.push(key);
@@ -228,8 +218,8 @@ db_test! {
         let o = Org::new(&app).await;
         let connection = o.connect(peer).await;
         let agent = o.agent(service_agent("talker", "conversation")).await;
-        let (conv, key) = conversation_with_files(&o, &agent).await;
-        let (conv2, key2) = conversation_with_files(&o, &agent).await;
+        let (conv, key) = o.conversation_with_files(&agent).await;
+        let (conv2, key2) = o.conversation_with_files(&agent).await;
         let r = o.call(Method::PATCH, &format!("/api/v1/sandbox-connections/{connection}"), Some(json!({"is_enabled": false}))).await;
         assert_eq!(r.status, 200, "{}", r.body);
 
@@ -255,8 +245,8 @@ db_test! {
         let o = Org::new(&app).await;
         let connection = o.connect(&peer).await;
         let agent = o.agent(service_agent("talker", "conversation")).await;
-        let (conv, _) = conversation_with_files(&o, &agent).await;
-        let (_live, _) = conversation_with_files(&o, &agent).await;
+        let (conv, _) = o.conversation_with_files(&agent).await;
+        let (_live, _) = o.conversation_with_files(&agent).await;
         // The agent names the connection only as the default: it is not pinned.
         peer.stop_now();
         let r = o.call(Method::DELETE, &format!("/api/v1/conversations/{conv}"), None).await;
@@ -296,7 +286,7 @@ db_test! {
         assert_eq!(o.write(&run, "a.txt", "x").await.status, 204);
         let key = o.ws(&run, Method::GET, "state", None).await.json()["session_key"].as_str().expect("key").to_string();
         let talker = o.agent(service_agent("talker", "conversation")).await;
-        let (_, other_key) = conversation_with_files(&o, &talker).await;
+        let (_, other_key) = o.conversation_with_files(&talker).await;
 
         let operator = app.web.bearer(&o.token, Method::GET, "/api/v1/me", None).await;
         assert_eq!(operator.status, 200);
@@ -313,13 +303,8 @@ db_test! {
 /// Opens session `id` for `tenant` on `peer` directly, as a crash between open and our row's
 /// commit would leave it.
 async fn open_by_hand(peer: &Peer, id: &str, tenant: &str) {
-    let r = reqwest::Client::new()
-        .post(format!("{}/sessions", peer.url))
-        .header("X-Sandbox-Token", &peer.token)
-        .json(&json!({"session_id": id, "tenant": tenant, "reuse": true}))
-        .send()
-        .await
-        .expect("open");
+    let body = json!({"session_id": id, "tenant": tenant, "reuse": true});
+    let r = peer.request(Method::POST, "/sessions").json(&body).send().await.expect("open");
     assert!(r.status().is_success(), "{}", r.text().await.unwrap_or_default());
 }
 
@@ -333,7 +318,7 @@ db_test! {
         let o = Org::new(&app).await;
         let connection = o.connect(peer).await;
         let agent = o.agent(service_agent("talker", "conversation")).await;
-        let (_, known) = conversation_with_files(&o, &agent).await;
+        let (_, known) = o.conversation_with_files(&agent).await;
         let orphan = format!("xc-{}-{}-{}", hex8(&o.org_id), hex8(&connection), uuid::Uuid::new_v4().simple());
         open_by_hand(peer, &orphan, &o.org_id).await;
         // Ours by tenant, but not a name this platform builds: not touched.
@@ -362,15 +347,7 @@ db_test! {
         let events = o.call(Method::GET, "/api/v1/audit-events?event=sandbox.orphans_purged", None).await.json();
         assert_eq!(events["items"][0]["target"], orphan.as_str(), "{events}");
         // The foreign tenant's session is still there.
-        let all = reqwest::Client::new()
-            .get(format!("{}/sessions", peer.url))
-            .header("X-Sandbox-Token", &peer.token)
-            .send()
-            .await
-            .expect("sessions")
-            .text()
-            .await
-            .expect("text");
+        let all = peer.request(Method::GET, "/sessions").send().await.expect("sessions").text().await.expect("text");
         assert!(all.contains(&foreign));
     }
 }

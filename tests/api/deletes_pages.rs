@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::db_test;
 use crate::peer;
-use crate::workspaces::{service_agent, Org};
+use crate::support::{service_agent, Org};
 
 db_test! {
     async fn the_agent_delete_dialog_names_its_workspaces_and_hosts_and_confirming_removes_them(app: TestApp) {

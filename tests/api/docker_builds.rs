@@ -11,7 +11,7 @@ use serde_json::json;
 use crate::db_test;
 use crate::docker_peer::DockerPeer;
 use crate::docker_support::{self, docker, BUILT_IMAGE_REPOSITORY, BUILT_IMAGE_RUN_ENV};
-use crate::workspaces::Org;
+use crate::support::Org;
 
 /// How long the build may take before the test gives up on seeing it finish.
 const BUILD_TIMEOUT: Duration = Duration::from_secs(600);

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::docker_engine_fixture::{DockerRun, SOCKET};
 use crate::helpers::{spawn_app_with, Backend, TestApp};
+use crate::support::source_files::source_files;
 
 /// Another release than the pin.
 const OTHER_TAG: &str = "0.2.36";
@@ -239,19 +240,11 @@ async fn live_usage_of_a_session_container_comes_from_the_engine() {
 /// bollard is used by `src/docker/` only.
 #[test]
 fn only_the_docker_module_uses_bollard() {
-    fn walk(dir: &Path, out: &mut Vec<String>) {
-        for entry in std::fs::read_dir(dir).expect("src") {
-            let path = entry.expect("entry").path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if std::fs::read_to_string(&path).unwrap_or_default().contains("bollard::") {
-                out.push(path.display().to_string());
-            }
-        }
-    }
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut users = Vec::new();
-    walk(&src, &mut users);
+    let users: Vec<String> = source_files()
+        .into_iter()
+        .filter(|path| std::fs::read_to_string(path).unwrap_or_default().contains("bollard::"))
+        .map(|path| path.display().to_string())
+        .collect();
     let outside: Vec<&String> = users.iter().filter(|p| !p.contains("/src/docker/")).collect();
     assert!(outside.is_empty(), "bollard outside src/docker/: {outside:?}");
     assert!(!users.is_empty());

@@ -11,7 +11,7 @@ use crate::db_test;
 use crate::docker_peer::DockerPeer;
 use crate::docker_support::{self, docker};
 use crate::helpers::Resp;
-use crate::workspaces::Org;
+use crate::support::Org;
 
 /// The Docker peer for `test`, or `None` (SKIPPED) without an engine outside CI.
 async fn docker_peer(test: &str) -> Option<DockerPeer> {

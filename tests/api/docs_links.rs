@@ -6,33 +6,18 @@
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::support::source_files::{files_under, repo_root};
 
 /// README.md and every `.md` file under `docs/`, sorted.
 fn markdown_files() -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for entry in entries {
-            let path = entry.expect("dir entry").path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "md") {
-                out.push(path);
-            }
-        }
-    }
-    let mut files = vec![root().join("README.md")];
-    walk(&root().join("docs"), &mut files);
+    let mut files = vec![repo_root().join("README.md")];
+    files.extend(files_under(&repo_root().join("docs"), Some("md")));
     files.sort();
     files
 }
 
 fn display(path: &Path) -> String {
-    path.strip_prefix(root()).unwrap_or(path).display().to_string()
+    path.strip_prefix(repo_root()).unwrap_or(path).display().to_string()
 }
 
 /// The text with every fenced code block's lines blanked (line breaks kept, so offsets still
@@ -242,7 +227,7 @@ fn every_relative_link_of_the_readme_and_docs_resolves() {
 
 #[test]
 fn the_readme_fits_on_a_screen_and_starts_with_the_two_commands() {
-    let text = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let text = std::fs::read_to_string(repo_root().join("README.md")).expect("README.md");
     let lines = text.lines().count();
     assert!(lines <= 200, "README.md has {lines} lines; at most 200 (move the rest into docs/)");
     let mut blocks = Vec::new();

@@ -9,7 +9,8 @@ use serde_json::{json, Value};
 
 use crate::db_test;
 use crate::peer::{self, Peer, PeerOptions};
-use crate::workspaces::{service_agent, urlencode, Org};
+use crate::support::documents::workspaces_seen_by;
+use crate::support::{service_agent, urlencode, Org};
 
 /// A conversation-scoped service agent's workspace on `peer`, opened through our API (one file,
 /// `hello.txt`), and where its files are on the peer's disk.
@@ -235,17 +236,6 @@ db_test! {
     }
 }
 
-async fn seen(c: &crate::helpers::Client) -> Vec<String> {
-    let r = c.api(Method::GET, "/api/v1/documents", None).await;
-    assert_eq!(r.status, 200, "{}", r.body);
-    r.json()["groups"]
-        .as_array()
-        .expect("groups")
-        .iter()
-        .map(|g| g["workspace"]["id"].as_str().unwrap_or("").to_string())
-        .collect()
-}
-
 db_test! {
     async fn members_see_their_conversations_workspaces_operators_all_other_orgs_none(app: TestApp) {
         let peer = peer::shared().await;
@@ -262,8 +252,8 @@ db_test! {
         assert_eq!(o.write(&run, "notes/plan.md", "the plan").await.status, 204);
         let workspace = workspace_of(&o, &conv).await;
 
-        assert_eq!(seen(&alice).await, std::slice::from_ref(&workspace));
-        assert!(seen(&bob).await.is_empty());
+        assert_eq!(workspaces_seen_by(&alice).await, std::slice::from_ref(&workspace));
+        assert!(workspaces_seen_by(&bob).await.is_empty());
         let one = format!("/api/v1/documents/workspaces/{workspace}");
         assert_eq!(alice.api(Method::GET, &one, None).await.json()["workspace"]["title"], "alice's chat");
         bob.api(Method::GET, &one, None).await.problem(404);

@@ -9,6 +9,7 @@ use serde_json::json;
 use crate::db_test;
 #[allow(unused_imports)]
 use crate::helpers::TestApp;
+use crate::support::source_files::source_files;
 
 /// Every page route (`method path`), as registered by the capabilities' `routes()` functions; a
 /// test below fails when a registration is missing here.
@@ -121,19 +122,7 @@ fn has_params(pattern: &str) -> bool {
 
 #[test]
 fn the_page_list_names_every_registered_page_route() {
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    let mut stack = vec![src];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).expect("read src").flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                files.push(std::fs::read_to_string(&p).expect("read"));
-            }
-        }
-    }
+    let files: Vec<String> = source_files().iter().map(|p| std::fs::read_to_string(p).expect("read")).collect();
     let mut missing = Vec::new();
     for text in &files {
         for (i, _) in text.match_indices(".route(\"") {

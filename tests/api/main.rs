@@ -2,6 +2,7 @@
 
 mod browser;
 mod helpers;
+mod support;
 
 mod account;
 mod accounts;

@@ -12,7 +12,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::db_test;
 use crate::peer;
-use crate::workspaces::{row, Org};
+use crate::support::{row, Org};
 
 /// A bare repository with `README.md` and `src/lib.txt` on branch `main`, served over dumb
 /// HTTP on loopback; `url` is its clone URL.

@@ -8,8 +8,9 @@ use serde_json::{json, Value};
 
 use crate::db_test;
 use crate::helpers::{Resp, TestApp};
-use crate::key_binding::Recorder;
 use crate::peer;
+use crate::support::connections::same_host_again;
+use crate::support::recorder::Recorder;
 
 /// The owner's session (the web client) and a builder's API token.
 struct Org<'a> {
@@ -216,20 +217,7 @@ db_test! {
         let a_id = text(&a, "id");
         let (_, session) = o.run_on(&a_id, "coder").await;
         // An old database: the same host registered again (the same address and key), later.
-        let b_id = uuid::Uuid::new_v4().to_string();
-        let mut c = app.state.db.conn().await.expect("conn");
-        sqlx::query(
-            "INSERT INTO sandbox_connections (id, organization_id, name, kind, address, credential_secret_id, \
-             default_runtime, is_default, is_enabled, created_at, updated_at) \
-             SELECT $1, organization_id, 'eu again', kind, address, credential_secret_id, default_runtime, 0, 1, \
-             created_at + 1, updated_at + 1 FROM sandbox_connections WHERE id = $2",
-        )
-        .bind(&b_id)
-        .bind(&a_id)
-        .execute(&mut *c)
-        .await
-        .expect("a second row");
-        drop(c);
+        let b_id = same_host_again(&app, &a_id, "eu again").await;
 
         // The API and the Running tab list the session once, under the connection it belongs to.
         let listed: Vec<(String, String)> = o.listed().await.into_iter().filter(|(_, s)| *s == session).collect();

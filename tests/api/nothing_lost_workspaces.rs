@@ -6,9 +6,10 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::db_test;
-use crate::helpers::{Client, TestApp};
+use crate::helpers::TestApp;
 use crate::peer;
-use crate::workspaces::{service_agent, Org};
+use crate::support::documents::workspaces_seen_by;
+use crate::support::{service_agent, Org};
 
 async fn workspace_ids(app: &TestApp) -> Vec<String> {
     app.scalar_strings("SELECT id FROM sandbox_workspaces ORDER BY id").await
@@ -20,18 +21,6 @@ async fn user_id(app: &TestApp, email: &str) -> String {
         .into_iter()
         .next()
         .unwrap_or_else(|| panic!("no user {email}"))
-}
-
-/// The workspace ids of the groups `c` sees on Documents.
-async fn seen(c: &Client) -> Vec<String> {
-    let r = c.api(Method::GET, "/api/v1/documents", None).await;
-    assert_eq!(r.status, 200, "{}", r.body);
-    r.json()["groups"]
-        .as_array()
-        .expect("groups")
-        .iter()
-        .map(|g| g["workspace"]["id"].as_str().unwrap_or("").to_string())
-        .collect()
 }
 
 db_test! {
@@ -134,9 +123,9 @@ db_test! {
         assert_eq!(o.write(&run, "minutes.md", "decided").await.status, 204);
         let workspace = o.ws(&run, Method::GET, "state", None).await.json()["workspace_id"].as_str().expect("id").to_string();
 
-        assert_eq!(seen(&alice).await, std::slice::from_ref(&workspace));
-        assert_eq!(seen(&bob).await, std::slice::from_ref(&workspace), "bob's thread shares the channel's workspace");
-        assert!(seen(&carol).await.is_empty(), "another channel's member sees none of it");
+        assert_eq!(workspaces_seen_by(&alice).await, std::slice::from_ref(&workspace));
+        assert_eq!(workspaces_seen_by(&bob).await, std::slice::from_ref(&workspace), "bob's thread shares the channel's workspace");
+        assert!(workspaces_seen_by(&carol).await.is_empty(), "another channel's member sees none of it");
         let one = format!("/api/v1/documents/workspaces/{workspace}");
         let file = bob.api(Method::GET, &format!("{one}/file?path=minutes.md"), None).await;
         assert_eq!((file.status.as_u16(), file.body.as_str()), (200, "decided"));
@@ -149,8 +138,8 @@ db_test! {
         // Alice's thread goes: bob still sees the workspace, alice (in no thread left) no longer.
         let r = o.call(Method::DELETE, &format!("/api/v1/conversations/{first}"), None).await;
         assert_eq!(r.status, 200, "{}", r.body);
-        assert_eq!(seen(&bob).await, std::slice::from_ref(&workspace));
-        assert!(seen(&alice).await.is_empty());
+        assert_eq!(workspaces_seen_by(&bob).await, std::slice::from_ref(&workspace));
+        assert!(workspaces_seen_by(&alice).await.is_empty());
         let value: Value = bob.api(Method::GET, &one, None).await.json();
         assert_eq!(value["workspace"]["title"], "bob's thread", "{value}");
     }

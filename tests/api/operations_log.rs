@@ -736,11 +736,7 @@ db_test! {
         app.execute(&format!("UPDATE sandbox_operations SET conversation_id = '{conversation}'")).await;
 
         let b = Browser::start().await?;
-        b.goto(&format!("{}/login", app.address)).await?;
-        b.fill("#email", crate::helpers::OWNER_EMAIL).await?;
-        b.fill("#password", crate::helpers::OWNER_PASSWORD).await?;
-        b.click("button[type=submit]").await?;
-        b.wait_for("nav.sidebar-nav").await?;
+        crate::support::browser_sign_in::sign_in(&b, &app.address).await?;
         b.goto(&format!("{}/sandboxes/activity", app.address)).await?;
         b.wait_for_text("#oplog-counts", "Rows 1–50 of 120").await?;
 

@@ -164,6 +164,18 @@ impl Peer {
         self.url.rsplit(':').next().and_then(|port| port.parse().ok()).unwrap_or_default()
     }
 
+    /// A request to the peer's own API (`path` from `/`), with its service token: what a test
+    /// asks or does at the host directly, behind the console's back.
+    pub fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        reqwest::Client::new().request(method, format!("{}{path}", self.url)).header("X-Sandbox-Token", &self.token)
+    }
+
+    /// The JSON the peer answers to `GET path`.
+    pub async fn get(&self, path: &str) -> serde_json::Value {
+        let r = self.request(reqwest::Method::GET, path).send().await.unwrap_or_else(|e| panic!("GET {path}: {e}"));
+        r.json().await.unwrap_or_else(|e| panic!("GET {path}: not JSON: {e}"))
+    }
+
     async fn start_once(options: &PeerOptions) -> Result<Peer, StartError> {
         sweep_abandoned();
         let dir =

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::db_test;
 use crate::helpers::{test_config, Client, Resp, TestApp};
-use crate::sandbox_running::{caller_of, capped_peer, connect, host, open, unique};
+use crate::support::sandbox_hosts::{caller_of, capped_peer, connect, host, open, unique};
 
 fn id(r: Resp) -> String {
     assert_eq!(r.status, 201, "{}", r.body);

@@ -11,10 +11,10 @@ use serde_json::{json, Value};
 
 use crate::db_test;
 use crate::helpers::{Resp, TestApp, OWNER_EMAIL};
-use crate::key_binding::Recorder;
 use crate::peer::{self, Peer};
-use crate::sandbox_running::{attrs, hx_get};
-use crate::workspaces::{service_agent, Org};
+use crate::support::htmx::{attrs, hx_get};
+use crate::support::recorder::Recorder;
+use crate::support::{service_agent, Org};
 
 /// The session key a run's workspace opened on the host.
 async fn key_of(o: &Org<'_>, run: &str) -> String {
@@ -29,12 +29,7 @@ fn files_of(peer: &Peer, key: &str) -> PathBuf {
 
 /// Whether the host still has the session open.
 async fn is_open_on(peer: &Peer, key: &str) -> bool {
-    let r = reqwest::Client::new()
-        .get(format!("{}/sessions/{key}", peer.url))
-        .header("X-Sandbox-Token", &peer.token)
-        .send()
-        .await
-        .expect("ask the host");
+    let r = peer.request(Method::GET, &format!("/sessions/{key}")).send().await.expect("ask the host");
     match r.status().as_u16() {
         200 => true,
         404 => false,

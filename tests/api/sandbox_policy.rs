@@ -4,7 +4,8 @@ use reqwest::Method;
 
 use crate::db_test;
 use crate::peer::{Peer, PeerOptions};
-use crate::sandbox_running::{attrs, caller_of, capped_peer, connect, dead_address};
+use crate::support::htmx::attrs;
+use crate::support::sandbox_hosts::{caller_of, capped_peer, connect, dead_address};
 
 fn policy(id: &str) -> String {
     format!("/sandboxes/{id}/policy")

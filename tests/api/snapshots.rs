@@ -16,7 +16,8 @@ use agenticos::sandbox::snapshots::pending;
 use crate::db_test;
 use crate::peer;
 use crate::s3_server;
-use crate::workspaces::{service_agent, urlencode, Org};
+use crate::support::source_files::files_under;
+use crate::support::{service_agent, urlencode, Org};
 
 /// Bytes that are not UTF-8, so "byte-identical" means something.
 fn binary() -> Vec<u8> {
@@ -283,7 +284,7 @@ db_test! {
             agenticos::config::SnapshotStoreConfig::Local(d) => d.clone(),
             other => panic!("{other:?}"),
         };
-        let objects = || walk(&dir.join(&o.org_id));
+        let objects = || files_under(&dir.join(&o.org_id), None);
         assert_eq!(objects().len(), 1, "{:?}", objects());
         // A bad setting names its field.
         let bad = o.call(Method::PUT, &format!("/api/v1/agents/{agent}/snapshot-settings"), Some(json!({"snapshots": "sometimes", "keep_last": 0}))).await;
@@ -297,20 +298,6 @@ db_test! {
         let rows = app.scalar_strings(&format!("SELECT id FROM snapshots WHERE workspace_id = '{workspace}'")).await;
         assert!(rows.is_empty(), "{rows:?}");
     }
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    let Ok(rd) = std::fs::read_dir(dir) else { return out };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 /// An S3 endpoint that accepts connections and never answers (a listener on 127.0.0.1:0, each
@@ -414,13 +401,13 @@ db_test! {
         let dir = app.state.config.snapshots.pending_dir.clone();
         use std::os::unix::fs::PermissionsExt as _;
         assert_eq!(std::fs::metadata(&dir).expect("pending dir").permissions().mode() & 0o777, 0o700);
-        let files = walk(&dir);
+        let files = files_under(&dir, None);
         assert_eq!(files.len(), 1, "{files:?}");
         assert_eq!(std::fs::metadata(&files[0]).expect("archive").permissions().mode() & 0o777, 0o600);
         let d = o.call(Method::DELETE, &format!("/api/v1/conversations/{conv}"), None).await;
         assert_eq!(d.status, 200, "{}", d.body);
         assert!(pending_rows(&app).await.is_empty());
-        assert!(walk(&dir).is_empty(), "{:?}", walk(&dir));
+        assert!(files_under(&dir, None).is_empty(), "{:?}", files_under(&dir, None));
     }
 }
 
@@ -442,7 +429,7 @@ db_test! {
         };
         use std::os::unix::fs::PermissionsExt as _;
         let mode = |p: &std::path::Path| std::fs::metadata(p).expect("metadata").permissions().mode() & 0o777;
-        let files = walk(&dir.join(&o.org_id));
+        let files = files_under(&dir.join(&o.org_id), None);
         assert_eq!(files.len(), 1, "{files:?}");
         assert_eq!(mode(&files[0]), 0o600, "the archive");
         let mut folder = files[0].parent().expect("folder").to_path_buf();

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use crate::db_test;
 use crate::helpers::TestApp;
-use crate::workspaces::Org;
+use crate::support::Org;
 
 async fn state_agent(o: &Org<'_>, name: &str) -> String {
     o.agent(json!({"name": name, "backend": "state", "scope": "agent"})).await

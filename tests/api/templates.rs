@@ -3,7 +3,9 @@
 //! a URL attribute holds a hand-written path: `href="/agents"`, `hx-get="/x/{{ id }}"`,
 //! `action="{{ base }}/delete"`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+use crate::support::source_files::{files_under, repo_root};
 
 /// Attributes whose value is a URL the console serves.
 const URL_ATTRIBUTES: &[&str] = &[
@@ -21,19 +23,7 @@ const URL_ATTRIBUTES: &[&str] = &[
 ];
 
 fn templates_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("templates")
-}
-
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir).expect("read templates").flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            collect(&p, out);
-        } else if p.extension().is_some_and(|e| e == "html") {
-            out.push(p);
-        }
-    }
+    repo_root().join("templates")
 }
 
 /// One URL attribute: its name, its value as written, and the value's text outside askama tags.
@@ -121,8 +111,7 @@ fn is_hand_written(a: &UrlAttribute) -> bool {
 
 #[test]
 fn templates_take_every_link_and_form_action_from_web_paths() {
-    let mut files = Vec::new();
-    collect(&templates_dir(), &mut files);
+    let files = files_under(&templates_dir(), Some("html"));
     assert!(files.len() > 20, "found only {} templates under {:?}", files.len(), templates_dir());
     let mut seen = 0;
     let mut offenders = Vec::new();

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use crate::db_test;
 use crate::helpers::Resp;
 use crate::peer::{self, Peer, PeerOptions};
-use crate::workspaces::{row, service_agent, urlencode, Org};
+use crate::support::{row, service_agent, urlencode, Org};
 
 /// `PUT …/workspace/files` with raw bytes.
 async fn put_bytes(o: &Org<'_>, run: &str, path: &str, bytes: Vec<u8>) -> Resp {
@@ -152,15 +152,7 @@ db_test! {
         assert_eq!(at("nothing left"), "0\n");
         for env in [("SANDBOXD_NATIVE_FILES", "false"), ("SANDBOXD_MAX_READ_BYTES", "1000")] {
             let peer = Peer::start(PeerOptions::default().env(env.0, env.1)).await.expect("peer");
-            let policy: Value = reqwest::Client::new()
-                .get(format!("{}/policy", peer.url))
-                .header("X-Sandbox-Token", &peer.token)
-                .send()
-                .await
-                .expect("policy")
-                .json()
-                .await
-                .expect("json");
+            let policy = peer.get("/policy").await;
             assert_eq!((policy["native_files"].clone(), policy["max_read_bytes"].clone()),
                 if env.1 == "false" { (json!(false), json!(8_388_608)) } else { (json!(true), json!(1000)) });
             let (shell, shell_rows) = scenario(&o, &peer).await;

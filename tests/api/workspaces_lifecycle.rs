@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use crate::db_test;
 use crate::peer::{self, Peer, PeerOptions};
-use crate::workspaces::{row, service_agent, Org};
+use crate::support::{row, service_agent, Org};
 
 /// Requests the peer has answered so far (its access log).
 fn requests(peer: &Peer) -> usize {
@@ -255,15 +255,7 @@ db_test! {
     async fn preparing_is_never_left_behind_by_a_failure_after_opening(app: TestApp) {
         // `@coding` is a runtime the host builds on first use; the peer opens it at once.
         let peer = Peer::start(PeerOptions::default().env("SANDBOXD_RUNTIMES", "workbench=@coding")).await.expect("peer");
-        let policy: Value = reqwest::Client::new()
-            .get(format!("{}/policy", peer.url))
-            .header("X-Sandbox-Token", &peer.token)
-            .send()
-            .await
-            .expect("policy")
-            .json()
-            .await
-            .expect("json");
+        let policy = peer.get("/policy").await;
         assert_eq!(policy["runtimes"][0]["builds"], true, "{policy}");
         let o = Org::new(&app).await;
         o.connect(&peer).await;

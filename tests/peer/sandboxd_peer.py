@@ -54,7 +54,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from importlib import metadata
@@ -100,16 +100,25 @@ def _group_alive(pgid: int) -> bool:
     return _kill_group(pgid, 0)
 
 
-def _terminate_group_blocking(pgid: int) -> None:
-    """TERM a process group, then KILL what is left after a grace period."""
+def _terminating_group(pgid: int) -> Iterator[float]:
+    """TERM a process group, then KILL what is left after a grace period.
+
+    Yields each pause to take before looking again whether the group is gone,
+    so that one sequence serves the blocking and the async caller alike.
+    """
     if not _kill_group(pgid, signal.SIGTERM):
         return
     deadline = time.monotonic() + KILL_GRACE_SECONDS
     while time.monotonic() < deadline:
         if not _group_alive(pgid):
             return
-        time.sleep(0.05)
+        yield 0.05
     _kill_group(pgid, signal.SIGKILL)
+
+
+def _terminate_group_blocking(pgid: int) -> None:
+    for pause in _terminating_group(pgid):
+        time.sleep(pause)
 
 
 async def _exit_status(proc: asyncio.subprocess.Process) -> int:
@@ -128,14 +137,8 @@ async def _exit_status(proc: asyncio.subprocess.Process) -> int:
 
 
 async def _terminate_group(pgid: int) -> None:
-    if not _kill_group(pgid, signal.SIGTERM):
-        return
-    deadline = time.monotonic() + KILL_GRACE_SECONDS
-    while time.monotonic() < deadline:
-        if not _group_alive(pgid):
-            return
-        await asyncio.sleep(0.05)
-    _kill_group(pgid, signal.SIGKILL)
+    for pause in _terminating_group(pgid):
+        await asyncio.sleep(pause)
 
 
 def _proc_groups_usage(pgids: set[int]) -> tuple[int, int]:

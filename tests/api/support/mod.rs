@@ -1,0 +1,25 @@
+//! Fixtures several test files share. The harness they stand on lives beside this folder:
+//! `helpers.rs` (an app per test and database, its client, `db_test!`), `peer.rs` (the real
+//! sandboxd peer), `browser.rs` (headless Chromium), `s3_server.rs` and the `docker_*` harness.
+//!
+//! - [`org`]: the `Org` fixture (an organization with an owner's API token, connections, agents,
+//!   conversations, runs and their workspaces) and the rows a run recorded.
+//! - [`browser_sign_in`]: signing in through the real sign-in page of a browser.
+//! - [`connections`]: connection rows no route writes any more (an old database's).
+//! - [`documents`]: what a person sees on Documents.
+//! - [`htmx`]: pages as htmx asks for them and reads them.
+//! - [`recorder`]: a listener that records the requests that reach it.
+//! - [`sandbox_hosts`]: a shared peer with small session caps, connections saved through the
+//!   service, sessions opened at the host directly.
+//! - [`source_files`]: the files below a folder of this repository (`src/`, `templates/`, …).
+
+pub(crate) mod browser_sign_in;
+pub(crate) mod connections;
+pub(crate) mod documents;
+pub(crate) mod htmx;
+pub(crate) mod org;
+pub(crate) mod recorder;
+pub(crate) mod sandbox_hosts;
+pub(crate) mod source_files;
+
+pub(crate) use org::{row, service_agent, urlencode, Org};
