@@ -196,6 +196,14 @@ impl FakeDaytona {
         serde_json::from_str(json).unwrap_or_else(|e| panic!("{method} {path}: {e}: {json}"))
     }
 
+    /// Asserts, with contract.py, that every request in this fake's log (the SDK's, our client's)
+    /// matches an operation of Daytona's documents and every answer validates against them.
+    pub fn assert_log_matches_the_documents(&self) {
+        let log = self.log_path.to_string_lossy().into_owned();
+        let out = self.run_script("contract.py", &["check-log", &log]);
+        assert_ran("contract.py check-log (the requests in the fake's log and its answers)", &out, self);
+    }
+
     /// The request log's lines.
     pub fn log_lines(&self) -> Vec<serde_json::Value> {
         read(&self.log_path).lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
@@ -289,8 +297,9 @@ fn daytona_specs_are_the_pinned_ones() {
 
 /// Daytona's official SDK creates a sandbox by name with labels, gets it by name, lists by
 /// labels (following the cursor), runs commands, uploads and downloads files, stops, starts and
-/// deletes it against the fake; then every request the SDK sent matches a documented operation
-/// and every answer validates against the documents.
+/// deletes it against the fake, and meets what the hooks produce (a failed build, a start that
+/// fails, an old daemon, a stopped sandbox); then every request the SDK sent matches a documented
+/// operation and every answer validates against the documents.
 #[test]
 fn daytona_sdk_agrees_with_the_fake() {
     let fake = FakeDaytona::start(&[]);
@@ -308,9 +317,7 @@ fn daytona_sdk_agrees_with_the_fake() {
     ] {
         assert!(counts.get(route).copied().unwrap_or(0) > 0, "the SDK never called {route}: {counts:?}");
     }
-    let log = fake.log_path.to_string_lossy().into_owned();
-    let out = fake.run_script("contract.py", &["check-log", &log]);
-    assert_ran("contract.py check-log (the SDK's requests and the fake's answers)", &out, &fake);
+    fake.assert_log_matches_the_documents();
 }
 
 /// Every route the fake serves, error paths and test hooks included, answers as asserted, and
@@ -320,8 +327,6 @@ fn daytona_fake_routes_match_the_documents() {
     let fake = FakeDaytona::start(&[]);
     let out = fake.run_script("contract.py", &["drive", &fake.url, &fake.api_key]);
     assert_ran("contract.py drive", &out, &fake);
-    let log = fake.log_path.to_string_lossy().into_owned();
-    let out = fake.run_script("contract.py", &["check-log", &log]);
-    assert_ran("contract.py check-log (every route's answers)", &out, &fake);
+    fake.assert_log_matches_the_documents();
     assert!(fake.log_lines().len() > 100, "the drive logged too little: {}", fake.log_lines().len());
 }

@@ -897,10 +897,11 @@ def log_line(entry: dict):
 
 
 def take_fail(route: str) -> int | None:
-    for rule in HOOKS.get("fail") or []:
-        if rule.get("route") == route and rule.get("times", 1) > 0:
-            rule["times"] = rule.get("times", 1) - 1
-            return int(rule.get("status", 500))
+    with LOCK:
+        for rule in HOOKS.get("fail") or []:
+            if rule.get("route") == route and rule.get("times", 1) > 0:
+                rule["times"] = rule.get("times", 1) - 1
+                return int(rule.get("status", 500))
     return None
 
 

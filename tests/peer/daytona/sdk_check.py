@@ -3,8 +3,9 @@
 
 The official Python SDK (`daytona==0.226.1`, tests/peer/daytona-requirements.txt) is pointed at the
 fake and does what issue 28's backend will do: create a sandbox by name with labels, get it by name,
-list by labels, run commands, upload and download files, and delete it. Where the SDK and the fake
-disagree, the fake is wrong. Exits non-zero, saying which step failed, on any disagreement.
+list by labels, run commands, upload and download files, and delete it; then it meets what the
+fake's test hooks produce (a failed build, a start that fails, an old daemon's empty error bodies, a
+stopped sandbox). Where the SDK and the fake disagree, the fake is wrong. Exits non-zero, saying which step failed, on any disagreement.
 
     sdk_check.py                      reads DAYTONA_API_URL and DAYTONA_API_KEY
     sdk_check.py API_URL API_KEY
@@ -16,8 +17,10 @@ serve; the SDK's own polling fallback is what a REST client does.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import urllib.request
 import traceback
 import uuid
 import warnings
@@ -42,6 +45,22 @@ def check(what: str, ok: bool, detail: object = ""):
     print(("ok   " if ok else "FAIL ") + what + (f": {detail}" if detail != "" and not ok else ""))
     if not ok:
         FAILURES.append(f"{what}: {detail}")
+
+
+def control(path: str, body: dict, root: str) -> dict:
+    """The fake's own test hooks (fake_daytona.py header)."""
+    req = urllib.request.Request(root + path, data=json.dumps(body).encode(), method="POST",
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())
+
+
+def hooks(body: dict, root: str) -> dict:
+    return control("/_fake/hooks", body, root)
+
+
+def set_sandbox(id_or_name: str, body: dict, root: str) -> dict:
+    return control(f"/_fake/sandbox/{id_or_name}", body, root)
 
 
 def main() -> int:
@@ -149,11 +168,48 @@ def main() -> int:
     sandbox.set_autostop_interval(30)  # 201 on Daytona, 200 in the documents: the SDK takes both
     check("set_autostop_interval", daytona.get(sandbox.id).auto_stop_interval == 30)
 
-    # A build that fails, from an image: build_failed, with its reason, surfaces as an error.
-    # (Nothing configures the fake here; an image create just builds.)
+    # From an image: the create answers pending_build and the SDK polls until started.
     built = daytona.create(CreateSandboxFromImageParams(name=f"{name}-img", image="python:3.12-slim"), timeout=60)
     check("create from an image: started", built.state == "started", built.state)
     daytona.delete(built)
+
+    # What the fake's hooks produce, as the SDK sees it (the hooks are the fake's, not Daytona's).
+    root = api_url.removesuffix("/api")
+    hooks({"names": {f"{name}-bad": {"buildSeconds": 0.3, "buildFail": "FROM image not found"},
+                     f"{name}-nostart": {"buildSeconds": 0.1, "buildFail": "no runner available"}}}, root)
+    try:
+        daytona.create(CreateSandboxFromImageParams(name=f"{name}-bad", image="nope:1"), timeout=30)
+        check("a failing build fails the create", False, "it was created")
+    except DaytonaError as e:
+        check("a failing build fails the create, with its reason", "FROM image not found" in str(e), str(e))
+    bad = daytona.get(f"{name}-bad")
+    check("the failed build: build_failed with errorReason", (bad.state, bad.error_reason)
+          == ("build_failed", "FROM image not found"), (bad.state, bad.error_reason))
+    daytona.delete(bad, wait=True, timeout=30)
+    try:
+        daytona.create(CreateSandboxFromSnapshotParams(name=f"{name}-nostart"), timeout=30)
+        check("a snapshot create that fails to start fails", False, "it was created")
+    except DaytonaError as e:
+        check("a snapshot create that fails to start: 400 Sandbox failed to start",
+              getattr(e, "status_code", None) == 400 and "Sandbox failed to start: no runner available" in str(e),
+              f"{getattr(e, 'status_code', None)}: {e}")
+    daytona.delete(daytona.get(f"{name}-nostart"), wait=True, timeout=30)
+    hooks({"names": None, "oldDaemon": True}, root)
+    old = daytona.create(CreateSandboxFromSnapshotParams(name=f"{name}-old"), timeout=60)
+    hooks({"oldDaemon": None}, root)
+    try:
+        old.fs.get_file_info("missing.txt")
+        check("old daemon: a missing file (empty 404 body) is not found", False, "found")
+    except DaytonaNotFoundError:
+        check("old daemon: a missing file (empty 404 body) is not found", True)
+    except DaytonaError as e:
+        check("old daemon: a missing file (empty 404 body) is not found", False, f"{type(e).__name__}: {e}")
+    set_sandbox(old.id, {"state": "stopped"}, root)
+    again_old = daytona.get(old.id)
+    check("a sandbox the hook stopped reads as stopped", again_old.state == "stopped", again_old.state)
+    again_old.start(timeout=30)
+    check("and the SDK starts it", again_old.state == "started", again_old.state)
+    daytona.delete(again_old, wait=True, timeout=30)
 
     # Delete: the name is free at once; get answers not found once destroyed.
     daytona.delete(sandbox, wait=True, timeout=30)
