@@ -142,6 +142,9 @@ def main() -> int:
     blob = bytes(range(256)) * 64
     sandbox.fs.upload_file(blob, "bin/blob.dat")
     check("binary upload/download round trip", sandbox.fs.download_file("bin/blob.dat") == blob)
+    big = bytes(range(251)) * 2000  # streamed up with chunked transfer encoding
+    sandbox.fs.upload_file_stream(big, "stream/big.bin")
+    check("streamed upload, streamed download", b"".join(sandbox.fs.download_file_stream("stream/big.bin")) == big)
     sandbox.process.exec("mkdir -p made && printf made-by-exec > made/x.txt", timeout=30)
     check("download of a file a command wrote", sandbox.fs.download_file("made/x.txt") == b"made-by-exec")
     names = sorted(f.name for f in sandbox.fs.list_files("notes/deep"))
