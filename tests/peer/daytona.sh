@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Start the FAKE Daytona (tests/peer/daytona/fake_daytona.py; not Daytona) for the Daytona tests,
+# in a venv that also holds what checks it: Daytona's official Python SDK and jsonschema, pinned in
+# daytona-requirements.txt.
+#
+#   daytona.sh [--install-only] [VENV_DIR]
+#
+# VENV_DIR (or $DAYTONA_PEER_VENV; default ${TMPDIR:-/tmp}/daytona-peer-venv) is created if missing
+# and given daytona-requirements.txt; reinstalled only when that file changes; creating and
+# installing hold an exclusive lock on VENV_DIR.lock, so tests that start while .ci/run still
+# installs wait for that one install. `--install-only` stops there (.ci/run prepares the venv
+# before the tests). Otherwise the fake listens on 127.0.0.1:${PORT:-0} (0: a free port), prints
+# DAYTONA_URL=..., DAYTONA_API_URL=... and DAYTONA_API_KEY=... on standard output, and serves until
+# standard input reaches end of file (the test binary holding its other end exits). Its other
+# settings (DAYTONA_FAKE_LOG, DAYTONA_FAKE_API_KEY, ...) are described in fake_daytona.py.
+set -euo pipefail
+
+install_only=false
+if [ "${1:-}" = "--install-only" ]; then
+    install_only=true
+    shift
+fi
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+venv="${1:-${DAYTONA_PEER_VENV:-${TMPDIR:-/tmp}/daytona-peer-venv}}"
+python="${PYTHON:-python3}"
+requirements="$here/daytona-requirements.txt"
+
+mkdir -p "$(dirname "$venv")"
+exec 9>"$venv.lock"
+flock 9
+if ! "$venv/bin/python" -m pip --version >/dev/null 2>&1; then
+    # Missing, or left half-made by an interrupted run: (re)create it in place.
+    echo "daytona fake: creating venv $venv" >&2
+    "$python" -m venv "$venv"
+fi
+if ! cmp -s "$requirements" "$venv/.requirements"; then
+    echo "daytona fake: installing $(grep -v '^#' "$requirements" | tr '\n' ' ')into $venv" >&2
+    "$venv/bin/python" -m pip install --disable-pip-version-check -q -r "$requirements"
+    cp "$requirements" "$venv/.requirements"
+fi
+exec 9>&-
+if [ "$install_only" = true ]; then
+    exit 0
+fi
+
+exec "$venv/bin/python" "$here/daytona/fake_daytona.py" "${PORT:-0}"
