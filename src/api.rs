@@ -4,7 +4,8 @@
 use actix_web::{web, HttpResponse};
 use utoipa::OpenApi;
 
-use crate::web::error::Problem;
+use crate::web::error::{Kind, Problem};
+use crate::web::openapi_errors::problem_response;
 use crate::web::route::ApiRoute;
 
 /// Every API route of the product.
@@ -111,6 +112,7 @@ async fn openapi_json() -> HttpResponse {
         crate::sandbox::snapshots::api::put_snapshot_settings,
     ),
     components(schemas(Problem)),
+    tags((name = "workspace", description = "The workspace of a run, for agent runtimes: every route needs a token or session with the operator role or above (403). Paths are relative to the workspace root or absolute under `/workspace`; one that leaves it is 400 before anything reaches a host. A finished run's routes answer 409 and reach no host, as do a switched-off or unusable connection and a scope that gives the run no workspace. A workspace whose files are gone (the host's workspace TTL removed them, or the host was rebuilt) answers 410 once, to the run that met the loss; the next run opens fresh. A host at its per-organization session cap answers 429 in its own words.")),
     modifiers(&BearerAuth, &Unauthenticated),
 )]
 struct ApiDoc;
@@ -131,20 +133,14 @@ impl utoipa::Modify for BearerAuth {
 }
 
 /// What every operation's entry carries even where a handler's annotation leaves it out: the 401
-/// every `/api/v1` route answers without a valid token or session, and a description (a handler's
+/// every `/api/v1` route answers without a valid token or session (its error responses come from
+/// its error type, `Problems<E>`: web/openapi_errors.rs), and a description (a handler's
 /// one-paragraph doc comment becomes only the summary).
 struct Unauthenticated;
 
 impl utoipa::Modify for Unauthenticated {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
-        let response = ResponseBuilder::new()
-            .description("No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.")
-            .content(
-                "application/problem+json",
-                ContentBuilder::new().schema(Some(Ref::from_schema_name("Problem"))).build(),
-            )
-            .build();
+        let response = problem_response(&[Kind::Unauthenticated]);
         for item in openapi.paths.paths.values_mut() {
             let operations = [&mut item.get, &mut item.put, &mut item.post, &mut item.delete, &mut item.patch];
             for op in operations.into_iter().flatten() {

@@ -7,12 +7,14 @@ use serde::{Deserialize, Serialize};
 
 use super::check::AgentInput;
 use super::conversations::service::{self as conversations, ConversationInput};
+use super::error::AgentError;
 use super::model::{Agent, AgentSummary, Conversation, ConversationList, Paging, Run, RunList};
 use super::runs::service::{self as runs, RunInput, RunsQuery};
 use super::service;
 use crate::api_route;
+use crate::sandbox::connections::error::ConnectionError;
 use crate::state::AppState;
-use crate::web::error::Problem;
+use crate::web::openapi_errors::Problems;
 use crate::web::route::ApiRoute;
 use crate::web::{ApiCaller, ApiError};
 
@@ -32,6 +34,31 @@ pub fn routes() -> Vec<ApiRoute> {
     ]
 }
 
+crate::error_subset! {
+    /// The agents: operators and above.
+    pub struct Listing: AgentError only AgentError::Forbidden | AgentError::Internal(_)
+}
+
+crate::error_subset! {
+    /// One agent, read: no input to refuse.
+    pub struct Reading: AgentError except AgentError::Invalid(_)
+}
+
+crate::error_subset! {
+    /// A page of conversations or runs: whatever the caller may see, only the query is checked.
+    pub struct Page: AgentError only AgentError::Invalid(_) | AgentError::Internal(_)
+}
+
+crate::error_subset! {
+    /// A new conversation or run: what it names is checked as input (an unknown agent is 422).
+    pub struct Starting: AgentError except AgentError::NotFound
+}
+
+crate::error_subset! {
+    /// One conversation or run: one the caller may not see is not found.
+    pub struct Visible: AgentError only AgentError::NotFound | AgentError::Internal(_)
+}
+
 /// 201 with what was created.
 fn created(body: impl Serialize) -> HttpResponse {
     HttpResponse::Created().json(body)
@@ -41,8 +68,7 @@ fn created(body: impl Serialize) -> HttpResponse {
 /// one's sandbox settings as a summary, without the contents of its skills and manifest files —
 /// `GET /api/v1/agents/{id}` answers the whole agent.
 #[utoipa::path(get, path = "/api/v1/agents", tag = "agents", responses((status = 200, body = [AgentSummary]),
-    (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-    (status = 403, description = "A member may not see the agents: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json")))]
+        Problems<Listing>))]
 pub async fn list_agents(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result<Json<Vec<AgentSummary>>, ApiError> {
     Ok(Json(service::list(&st, &c).await?))
 }
@@ -50,9 +76,7 @@ pub async fn list_agents(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result<
 /// Creates (publishes) an agent with its sandbox settings (builders and above); settings that
 /// could never work are refused.
 #[utoipa::path(post, path = "/api/v1/agents", tag = "agents", request_body = AgentInput,
-    responses((status = 201, body = Agent), (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-    (status = 403, description = "Only builders and above edit agents: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-    (status = 422, description = "A name taken or missing, an unknown backend or scope, a connection that cannot serve, a runtime neither the catalog nor the host knows, `shell_enabled` on `state`, a bad file: `https://agenticos.dev/problems/invalid-input`, each message at its field.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 201, body = Agent), Problems<AgentError>))]
 pub async fn create_agent(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -64,9 +88,7 @@ pub async fn create_agent(
 /// One agent with its settings, skills and manifest files included (operators and above, as the
 /// agents page; a member is refused like the list).
 #[utoipa::path(get, path = "/api/v1/agents/{id}", tag = "agents", params(("id" = String, Path, description = "agent id")),
-    responses((status = 200, body = Agent), (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-    (status = 403, description = "A member may not see agents: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-    (status = 404, description = "No such agent in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = Agent), Problems<Reading>))]
 pub async fn get_agent(st: Data<AppState>, ApiCaller(c): ApiCaller, id: Path<String>) -> Result<Json<Agent>, ApiError> {
     Ok(Json(service::get(&st, &c, &id).await?))
 }
@@ -74,10 +96,7 @@ pub async fn get_agent(st: Data<AppState>, ApiCaller(c): ApiCaller, id: Path<Str
 /// Replaces an agent's sandbox settings (builders and above); the same checks as creating one.
 #[utoipa::path(put, path = "/api/v1/agents/{id}", tag = "agents", request_body = AgentInput,
     params(("id" = String, Path, description = "agent id")),
-    responses((status = 200, body = Agent), (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-    (status = 403, description = "Only builders and above edit agents: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-    (status = 404, description = "No such agent in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-    (status = 422, description = "As for creating an agent: `https://agenticos.dev/problems/invalid-input`, each message at its field.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = Agent), Problems<AgentError>))]
 pub async fn update_agent(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -101,10 +120,7 @@ pub struct Runtimes {
 
 /// The runtimes the agent's connection's host allows right now (asked live).
 #[utoipa::path(get, path = "/api/v1/agents/{id}/runtimes", tag = "agents", params(("id" = String, Path, description = "agent id"), RuntimesQuery),
-    responses((status = 200, body = Runtimes), (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-    (status = 403, description = "A member may not see agents or hosts: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-    (status = 404, description = "No such agent or connection in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-    (status = 502, description = "The host could not be asked or did not answer well: `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = Runtimes), Problems<(Reading, ConnectionError)>))]
 pub async fn agent_runtimes(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -119,9 +135,7 @@ pub async fn agent_runtimes(
 /// The conversations the caller may see, newest first, one page at a time: all of the
 /// organization's for operators and above, only those a member is in otherwise.
 #[utoipa::path(get, path = "/api/v1/conversations", tag = "agents", params(Paging),
-    responses((status = 200, body = ConversationList),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "`limit` outside 1 to 200: `https://agenticos.dev/problems/invalid-input`, naming `limit`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = ConversationList), Problems<Page>))]
 pub async fn list_conversations(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -133,9 +147,7 @@ pub async fn list_conversations(
 /// Starts a conversation with an agent, owned by the caller and shared with the members named
 /// (operators and above).
 #[utoipa::path(post, path = "/api/v1/conversations", tag = "agents", request_body = ConversationInput,
-    responses((status = 201, body = Conversation), (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-    (status = 403, description = "A member may not start conversations here: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-    (status = 422, description = "An unknown agent, a title missing, a person who is not a member, a channel key too long: `https://agenticos.dev/problems/invalid-input`, each message at its field.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 201, body = Conversation), Problems<Starting>))]
 pub async fn create_conversation(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -146,8 +158,7 @@ pub async fn create_conversation(
 
 /// One conversation: for operators and above, or a member who is in it (as its page).
 #[utoipa::path(get, path = "/api/v1/conversations/{id}", tag = "agents", params(("id" = String, Path, description = "conversation id")),
-    responses((status = 200, body = Conversation), (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-    (status = 404, description = "No such conversation in this organization, or a member who is not in it: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = Conversation), Problems<Visible>))]
 pub async fn get_conversation(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -160,9 +171,7 @@ pub async fn get_conversation(
 /// and status: all of the organization's for operators and above; for a member, only the runs of
 /// the conversations they are in (as those conversations' pages show them).
 #[utoipa::path(get, path = "/api/v1/runs", tag = "agents", params(RunsQuery),
-    responses((status = 200, body = RunList),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "`limit` outside 1 to 200 or an unknown `status`: `https://agenticos.dev/problems/invalid-input`, naming the field.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = RunList), Problems<Page>))]
 pub async fn list_runs(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -175,9 +184,7 @@ pub async fn list_runs(
 /// workspace is refused: a `conversation` or `channel` scope needs its conversation (of a
 /// channel), a `user` scope a signed-in person (no widget run; a trigger only as its creator).
 #[utoipa::path(post, path = "/api/v1/runs", tag = "agents", request_body = RunInput,
-    responses((status = 201, body = Run), (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-    (status = 403, description = "A member may not start runs here: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-    (status = 422, description = "An unknown agent or conversation, a person who is not a member, a scope without its subject: `https://agenticos.dev/problems/invalid-input`, each message at its field.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 201, body = Run), Problems<Starting>))]
 pub async fn create_run(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -188,8 +195,7 @@ pub async fn create_run(
 
 /// One run: for operators and above, or a member of its conversation (as the conversation's page).
 #[utoipa::path(get, path = "/api/v1/runs/{id}", tag = "agents", params(("id" = String, Path, description = "run id")),
-    responses((status = 200, body = Run), (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-    (status = 404, description = "No such run in this organization, or a member who is not in its conversation: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = Run), Problems<Visible>))]
 pub async fn get_run(st: Data<AppState>, ApiCaller(c): ApiCaller, id: Path<String>) -> Result<Json<Run>, ApiError> {
     Ok(Json(runs::get(&st, &c, &id).await?))
 }

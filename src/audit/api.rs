@@ -3,12 +3,13 @@
 use actix_web::web::{Data, Json, Query};
 use serde::{Deserialize, Serialize};
 
+use super::error::AuditError;
 use super::filter::FilterInput;
 use super::model::AuditEvent;
 use super::service;
 use crate::api_route;
 use crate::state::AppState;
-use crate::web::error::Problem;
+use crate::web::openapi_errors::Problems;
 use crate::web::route::ApiRoute;
 use crate::web::{ApiCaller, ApiError};
 
@@ -55,12 +56,7 @@ pub struct AuditPage {
 
 /// The organization's audit log, newest first, filtered by actor, event and time (admins and owners).
 #[utoipa::path(get, path = "/api/v1/audit-events", tag = "audit", params(AuditQuery),
-    responses((status = 200, body = AuditPage),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, body = Problem, content_type = "application/problem+json",
-            description = "The caller is below admin: `https://agenticos.dev/problems/forbidden`."),
-        (status = 422, body = Problem, content_type = "application/problem+json",
-            description = "A filter was refused (`page`, `actor`, `event` not a known code, `from` or `to` not a time, `to` before `from`): `https://agenticos.dev/problems/invalid-input`, each message at its field.")))]
+    responses((status = 200, body = AuditPage), Problems<AuditError>))]
 pub async fn list_events(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,

@@ -5,12 +5,13 @@ use actix_web::web::{Data, Json, Path, Query};
 use actix_web::HttpResponse;
 use serde::Deserialize;
 
+use super::error::DocumentError;
 use super::model::{DocumentsPage, WorkspaceDocuments};
 use super::service::{self, ListQuery};
 use super::serving;
 use crate::api_route;
 use crate::state::AppState;
-use crate::web::error::Problem;
+use crate::web::openapi_errors::Problems;
 use crate::web::route::ApiRoute;
 use crate::web::{ApiCaller, ApiError};
 
@@ -20,6 +21,16 @@ pub fn routes() -> Vec<ApiRoute> {
         api_route!(GET "/api/v1/documents/workspaces/{id}" => workspace_documents),
         api_route!(GET "/api/v1/documents/workspaces/{id}/file" => document_file),
     ]
+}
+
+crate::error_subset! {
+    /// Listing: a host that does not answer leaves its workspaces' listings empty, not refused.
+    pub struct Listing: DocumentError only DocumentError::Invalid(_) | DocumentError::Internal(_)
+}
+
+crate::error_subset! {
+    /// One workspace's tree: as listing, for a workspace the caller may see.
+    pub struct Reading: DocumentError only DocumentError::NotFound(_) | DocumentError::Internal(_)
 }
 
 /// `?q=&who=&cursor=`.
@@ -79,8 +90,7 @@ pub struct DocumentBytes(pub Vec<u8>);
 /// `listing.note`, and a workspace that cannot be read carries `listing.unreadable`.
 #[utoipa::path(get, path = "/api/v1/documents", tag = "documents", params(DocumentsQuery),
     responses((status = 200, body = DocumentsPage, headers(("Server-Timing" = String, description = "`host;dur=…` the milliseconds spent waiting for hosts' listings, `app;dur=…` the rest"))),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "A `q` over 200 characters or with control characters, a `who` other than anyone, person or agent, or a `cursor` this API did not give, named in `errors`: `https://agenticos.dev/problems/invalid-input`.", body = Problem, content_type = "application/problem+json")))]
+        Problems<Listing>))]
 pub async fn list_documents(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -105,9 +115,7 @@ fn server_timing(total: std::time::Duration, host: std::time::Duration) -> Strin
 /// its bytes used and limit.
 #[utoipa::path(get, path = "/api/v1/documents/workspaces/{id}", tag = "documents",
     params(("id" = String, Path, description = "the workspace's id")),
-    responses((status = 200, body = WorkspaceDocuments),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such workspace the caller may see (another organization's alike): `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = WorkspaceDocuments), Problems<Reading>))]
 pub async fn workspace_documents(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -123,12 +131,7 @@ pub async fn workspace_documents(
 #[utoipa::path(get, path = "/api/v1/documents/workspaces/{id}/file", tag = "documents",
     params(("id" = String, Path, description = "the workspace's id"), FileQuery),
     responses((status = 200, body = DocumentBytes, content_type = "application/octet-stream", description = "the file's bytes"),
-        (status = 400, description = "A path that leaves the workspace (`..`, an absolute path outside `/workspace`, a symbolic link), or the workspace root: `https://agenticos.dev/problems/bad-request`.", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such workspace the caller may see (another organization's alike), or no such file: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "The file is larger than the host's read limit: `https://agenticos.dev/problems/payload-too-large`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "No `path`, or a control character in it, named in `errors`: `https://agenticos.dev/problems/invalid-input`.", body = Problem, content_type = "application/problem+json"),
-        (status = 502, description = "The host could not be asked or did not answer well: `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
+        Problems<DocumentError>))]
 pub async fn document_file(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,

@@ -4,6 +4,8 @@ use actix_web::web::{Data, Json, Path};
 use actix_web::HttpResponse;
 use serde::{Deserialize, Serialize};
 
+use super::error::OrgError;
+use super::invitations::error::InvitationError;
 use super::invitations::model::Invitation;
 use super::invitations::service::{self as invitations, NewInvitation};
 use super::model::{Member, OrgChoice, Organization, Role};
@@ -11,7 +13,7 @@ use super::service;
 use crate::access::Via;
 use crate::api_route;
 use crate::state::AppState;
-use crate::web::error::Problem;
+use crate::web::openapi_errors::Problems;
 use crate::web::route::ApiRoute;
 use crate::web::{paths, ApiCaller, ApiError};
 
@@ -25,6 +27,35 @@ pub fn routes() -> Vec<ApiRoute> {
         api_route!(PATCH "/api/v1/members/{id}" => change_member_role),
         api_route!(DELETE "/api/v1/members/{id}" => remove_member),
     ]
+}
+
+crate::error_subset! {
+    /// The caller's organizations: rows only.
+    pub struct Choosing: OrgError only OrgError::Internal(_)
+}
+
+crate::error_subset! {
+    /// A new organization: anyone may found one; only its name is checked.
+    pub struct Founding: OrgError only OrgError::Invalid(_) | OrgError::Internal(_)
+}
+
+crate::error_subset! {
+    /// The members: admins and owners.
+    pub struct Listing: OrgError only OrgError::Forbidden | OrgError::Internal(_)
+}
+
+crate::error_subset! {
+    /// An invitation: its address and role are checked, and a pending one above the caller's role
+    /// is not replaced; accepting it is another route.
+    pub struct Inviting: InvitationError only InvitationError::Forbidden
+        | InvitationError::Invalid(_)
+        | InvitationError::Outranked { .. }
+        | InvitationError::Internal(_)
+}
+
+crate::error_subset! {
+    /// Removing a member takes no input to refuse.
+    pub struct Removing: OrgError except OrgError::Invalid(_) | OrgError::AboveOwnRole(_)
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -55,8 +86,7 @@ pub struct Me {
 
 /// Who is calling: the account, the organization acted on, the role, and how they authenticated.
 #[utoipa::path(get, path = "/api/v1/me", tag = "account",
-    responses((status = 200, body = Me),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = Me)))]
 pub async fn me(ApiCaller(c): ApiCaller) -> Result<Json<Me>, ApiError> {
     let (by, token_name) = match &c.via {
         Via::Session { .. } | Via::CommandLine => ("session", None),
@@ -74,8 +104,7 @@ pub async fn me(ApiCaller(c): ApiCaller) -> Result<Json<Me>, ApiError> {
 
 /// The caller's organizations (a token sees only its own).
 #[utoipa::path(get, path = "/api/v1/organizations", tag = "account",
-    responses((status = 200, body = [OrgChoice]),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = [OrgChoice]), Problems<Choosing>))]
 pub async fn list_organizations(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result<Json<Vec<OrgChoice>>, ApiError> {
     match c.via {
         Via::Session { .. } | Via::CommandLine => Ok(Json(service::choices(&st.db, &c.user_id).await?)),
@@ -95,10 +124,7 @@ pub struct NewOrganization {
 /// Creates another organization with the caller as its owner. One person's organizations have
 /// different names, compared without regard to case.
 #[utoipa::path(post, path = "/api/v1/organizations", tag = "account", request_body = NewOrganization,
-    responses((status = 201, body = Organization),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, body = Problem, content_type = "application/problem+json",
-            description = "The name is missing, too long, has control characters, or names one of the caller's organizations already (any case): `https://agenticos.dev/problems/invalid-input` naming `name`.")))]
+    responses((status = 201, body = Organization), Problems<Founding>))]
 pub async fn create_organization(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -110,9 +136,7 @@ pub async fn create_organization(
 
 /// The organization's members and their roles (admins and owners).
 #[utoipa::path(get, path = "/api/v1/members", tag = "members",
-    responses((status = 200, body = [Member]),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Only admins and owners manage members: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = [Member]), Problems<Listing>))]
 pub async fn list_members(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result<Json<Vec<Member>>, ApiError> {
     Ok(Json(service::members(&st.db, &c).await?))
 }
@@ -151,13 +175,7 @@ pub struct CreatedInvitationBody {
 /// invitation (the old code stops working). An address that is already a member is 422 on
 /// `email`; a role above the caller's is 422 on `role`.
 #[utoipa::path(post, path = "/api/v1/members", tag = "members", request_body = NewMemberBody,
-    responses((status = 201, body = CreatedInvitationBody),
-        (status = 403, body = Problem, content_type = "application/problem+json",
-            description = "The caller is below admin: `https://agenticos.dev/problems/forbidden`."),
-        (status = 409, body = Problem, content_type = "application/problem+json",
-            description = "The address's pending invitation carries a role above the caller's: `https://agenticos.dev/problems/conflict`."),
-        (status = 422, body = Problem, content_type = "application/problem+json",
-            description = "A field was refused (`email`, `role`): `https://agenticos.dev/problems/invalid-input`.")))]
+    responses((status = 201, body = CreatedInvitationBody), Problems<Inviting>))]
 pub async fn add_member(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -185,12 +203,7 @@ pub struct RoleBody {
 /// role, never the last owner away from owner.
 #[utoipa::path(patch, path = "/api/v1/members/{id}", tag = "members", request_body = RoleBody,
     params(("id" = String, Path, description = "membership id")),
-    responses((status = 200, body = Member),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Only admins and owners manage members: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such membership in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The member outranks the caller, the role is above the caller's own, or they are the last owner: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "An unknown role: `https://agenticos.dev/problems/invalid-input`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = Member), Problems<OrgError>))]
 pub async fn change_member_role(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -204,10 +217,7 @@ pub async fn change_member_role(
 #[utoipa::path(delete, path = "/api/v1/members/{id}", tag = "members",
     params(("id" = String, Path, description = "membership id")),
     responses((status = 200, body = crate::sandbox::workspaces::removal::Removal, description = "removed, with their `user` workspaces: how many, how many sandboxes at a host, destroyed now and still pending removal"),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Only admins and owners manage members: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such membership in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The member outranks the caller, or they are the last owner: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json")))]
+        Problems<Removing>))]
 pub async fn remove_member(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,

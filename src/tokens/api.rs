@@ -4,11 +4,12 @@ use actix_web::web::{Data, Json, Path};
 use actix_web::HttpResponse;
 use serde::{Deserialize, Serialize};
 
+use super::error::TokenError;
 use super::model::ApiToken;
 use super::service::{self, NewToken};
 use crate::api_route;
 use crate::state::AppState;
-use crate::web::error::Problem;
+use crate::web::openapi_errors::Problems;
 use crate::web::route::ApiRoute;
 use crate::web::{ApiCaller, ApiError};
 
@@ -20,11 +21,24 @@ pub fn routes() -> Vec<ApiRoute> {
     ]
 }
 
+crate::error_subset! {
+    /// The tokens: admins and owners.
+    pub struct Listing: TokenError only TokenError::Forbidden | TokenError::Internal(_)
+}
+
+crate::error_subset! {
+    /// A new token: nothing to find.
+    pub struct Creating: TokenError except TokenError::NotFound
+}
+
+crate::error_subset! {
+    /// Revoking takes no input to refuse.
+    pub struct Revoking: TokenError except TokenError::Invalid(_)
+}
+
 /// The organization's API tokens, revoked ones included; never their values (admins and owners).
 #[utoipa::path(get, path = "/api/v1/tokens", tag = "tokens",
-    responses((status = 200, body = [ApiToken]),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Only admins and owners manage API tokens: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = [ApiToken]), Problems<Listing>))]
 pub async fn list_tokens(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result<Json<Vec<ApiToken>>, ApiError> {
     Ok(Json(service::list(&st.db, &c).await?))
 }
@@ -51,10 +65,7 @@ pub struct CreatedTokenBody {
 /// Creates an API token carrying a role no higher than the caller's; its value is in this
 /// response only (admins and owners).
 #[utoipa::path(post, path = "/api/v1/tokens", tag = "tokens", request_body = NewTokenBody,
-    responses((status = 201, body = CreatedTokenBody),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Only admins and owners manage API tokens: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "A name missing or too long, an unknown role or one above the caller's: `https://agenticos.dev/problems/invalid-input`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 201, body = CreatedTokenBody), Problems<Creating>))]
 pub async fn create_token(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -68,10 +79,7 @@ pub async fn create_token(
 /// Revokes a token at once (admins and owners); revoking twice answers the same.
 #[utoipa::path(delete, path = "/api/v1/tokens/{id}", tag = "tokens",
     params(("id" = String, Path, description = "token id")),
-    responses((status = 200, body = ApiToken, description = "the revoked token"),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Only admins and owners manage API tokens: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such token in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = ApiToken, description = "the revoked token"), Problems<Revoking>))]
 pub async fn revoke_token(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,

@@ -5,11 +5,12 @@ use actix_web::HttpResponse;
 use secrecy::SecretString;
 use serde::Deserialize;
 
+use super::error::VaultError;
 use super::model::Secret;
 use super::service::{self, NewSecret};
 use crate::api_route;
 use crate::state::AppState;
-use crate::web::error::Problem;
+use crate::web::openapi_errors::Problems;
 use crate::web::route::ApiRoute;
 use crate::web::{ApiCaller, ApiError};
 
@@ -24,12 +25,30 @@ pub fn routes() -> Vec<ApiRoute> {
     ]
 }
 
+crate::error_subset! {
+    /// The secrets: builders and above.
+    pub struct Listing: VaultError only VaultError::Forbidden | VaultError::Internal(_)
+}
+
+crate::error_subset! {
+    /// One secret: no input to refuse, and it is not deleted.
+    pub struct Reading: VaultError except VaultError::Invalid(_) | VaultError::InUse(_)
+}
+
+crate::error_subset! {
+    /// A secret created or changed, never deleted.
+    pub struct Changing: VaultError except VaultError::InUse(_)
+}
+
+crate::error_subset! {
+    /// Deleting: refused while a connection or a manifest uses the secret.
+    pub struct Deleting: VaultError except VaultError::Invalid(_)
+}
+
 /// The organization's vault secrets by name (builders and above): each one's purpose, a hint of
 /// its value and the address it is bound to, never a value.
 #[utoipa::path(get, path = "/api/v1/vault/secrets", tag = "vault",
-    responses((status = 200, body = [Secret]),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Only builders and above manage vault keys: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = [Secret]), Problems<Listing>))]
 pub async fn list_secrets(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result<Json<Vec<Secret>>, ApiError> {
     Ok(Json(service::list(&st, &c).await?))
 }
@@ -56,10 +75,7 @@ pub struct NewSecretBody {
 
 /// Stores a secret, encrypted (builders and above); audited without its value.
 #[utoipa::path(post, path = "/api/v1/vault/secrets", tag = "vault", request_body = NewSecretBody,
-    responses((status = 201, body = Secret),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Only builders and above manage vault keys: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "A name taken or missing, an unknown purpose, an empty or too long value, a line break (CR or LF) in a host's key (purpose `sandboxd` or `daytona`), a bad or blocked address: `https://agenticos.dev/problems/invalid-input`, each message at its field.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 201, body = Secret), Problems<Changing>))]
 pub async fn create_secret(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -74,10 +90,7 @@ pub async fn create_secret(
 /// One secret, without its value (builders and above).
 #[utoipa::path(get, path = "/api/v1/vault/secrets/{id}", tag = "vault",
     params(("id" = String, Path, description = "secret id")),
-    responses((status = 200, body = Secret),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Only builders and above manage vault keys: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such secret in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = Secret), Problems<Reading>))]
 pub async fn get_secret(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -99,11 +112,7 @@ pub struct RotateBody {
 /// connections using it send the new value from now on. Audited without the value.
 #[utoipa::path(post, path = "/api/v1/vault/secrets/{id}/rotate", tag = "vault", request_body = RotateBody,
     params(("id" = String, Path, description = "secret id")),
-    responses((status = 200, body = Secret),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Only builders and above manage vault keys: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such secret in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "An empty or too long value, or a line break (CR or LF) in a host's key (purpose `sandboxd` or `daytona`): `https://agenticos.dev/problems/invalid-input`, at `value`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = Secret), Problems<Changing>))]
 pub async fn rotate_secret(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -127,11 +136,7 @@ pub struct BindBody {
 /// `vault.secret_bound`. A bound key is never moved.
 #[utoipa::path(post, path = "/api/v1/vault/secrets/{id}/bind", tag = "vault", request_body = BindBody,
     params(("id" = String, Path, description = "secret id")),
-    responses((status = 200, body = Secret),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Only admins and owners bind a stored key to an address: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such secret in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "A bad or blocked address, or a key bound already (it is never moved): `https://agenticos.dev/problems/invalid-input`, at `address`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = Secret), Problems<Changing>))]
 pub async fn bind_secret(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -145,11 +150,7 @@ pub async fn bind_secret(
 /// (builders and above).
 #[utoipa::path(delete, path = "/api/v1/vault/secrets/{id}", tag = "vault",
     params(("id" = String, Path, description = "secret id")),
-    responses((status = 204, description = "deleted"),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Only builders and above manage vault keys: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such secret in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "A connection uses the secret as its key, or an agent's manifest gives it to its commands (an `env` entry): the detail names them. `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 204, description = "deleted"), Problems<Deleting>))]
 pub async fn delete_secret(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,

@@ -181,9 +181,10 @@ impl From<askama::Error> for AppError {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Problem {
     /// The problem type, `https://agenticos.dev/problems/<kind>`: `bad-request`, `unauthenticated`,
-    /// `forbidden`, `no-organization`, `not-found`, `conflict`, `gone`, `payload-too-large`,
-    /// `invalid-input`, `too-many-requests`, `bad-gateway`, `store-failed`, `store-timeout`,
-    /// `unavailable` or `internal`.
+    /// `forbidden`, `no-organization`, `password-change-required`, `not-found`, `conflict`, `gone`,
+    /// `payload-too-large`, `invalid-input`, `host-check-failed`, `too-many-requests`,
+    /// `bad-gateway`, `store-failed`, `store-timeout`, `unavailable` or `internal`. Each operation
+    /// lists those it can answer.
     #[serde(rename = "type")]
     pub kind: String,
     /// The type's short title.

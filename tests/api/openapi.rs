@@ -1,6 +1,12 @@
 //! The OpenAPI document: every registered `/api/v1` route is in it and nothing else is; every
-//! operation is described and lists its error responses as problems naming their type; every field
-//! is described, every time field with its unit; the file routes carry `application/octet-stream`.
+//! operation is described and lists its error responses as problems naming their type, exactly the
+//! statuses its error type comes to through the table in `src/web/error.rs`; every field is
+//! described, every time field with its unit; the file routes carry `application/octet-stream`.
+
+use std::collections::BTreeSet;
+
+use agenticos::web::openapi_errors::{ErrorType, Input, ERROR_TYPE};
+use agenticos::web::Kind;
 
 #[test]
 fn every_api_route_is_documented() {
@@ -183,4 +189,157 @@ fn the_new_list_routes_are_documented_with_their_parameters() {
         names("/api/v1/sandbox-sessions/{connection_id}/{session_id}/events"),
         ["connection_id", "session_id", "after"]
     );
+}
+
+/// The kinds of the error type an operation's responses name (`x-error-type`): every type an
+/// operation names is here once, so a new one fails the test below until it is added.
+fn kinds_named(name: &str) -> Option<Vec<Kind>> {
+    use agenticos::agents::error::AgentError;
+    use agenticos::audit::error::AuditError;
+    use agenticos::documents::error::DocumentError;
+    use agenticos::orgs::error::OrgError;
+    use agenticos::sandbox::connections::error::ConnectionError;
+    use agenticos::sandbox::operations::error::OperationsError;
+    use agenticos::sandbox::policy::error::PolicyError;
+    use agenticos::sandbox::running::error::RunningError;
+    use agenticos::sandbox::workspaces::error::WorkspaceError;
+    use agenticos::sandbox::{connections, running, snapshots, workspaces};
+    use agenticos::{agents, documents, orgs, tokens, vault};
+    macro_rules! lookup {
+        ($($t:ty),+ $(,)?) => {{
+            $(if name == <$t as ErrorType>::name() {
+                return Some(<$t as ErrorType>::kinds());
+            })+
+            None
+        }};
+    }
+    lookup!(
+        AgentError,
+        AuditError,
+        ConnectionError,
+        DocumentError,
+        OrgError,
+        PolicyError,
+        RunningError,
+        WorkspaceError,
+        (OperationsError, Input),
+        OperationsError,
+        (RunningError, Input),
+        (agents::api::Reading, ConnectionError),
+        (snapshots::api::Configuring, snapshots::api::OfAgent),
+        (snapshots::api::Viewing, snapshots::api::OfAgent),
+        agents::api::Listing,
+        agents::api::Page,
+        agents::api::Reading,
+        agents::api::Starting,
+        agents::api::Visible,
+        connections::api::Deleting,
+        connections::api::Listing,
+        connections::api::Reading,
+        documents::api::Listing,
+        documents::api::Reading,
+        orgs::api::Choosing,
+        orgs::api::Founding,
+        orgs::api::Inviting,
+        orgs::api::Listing,
+        orgs::api::Removing,
+        orgs::invitations::api::Listing,
+        orgs::invitations::api::Revoking,
+        running::api::Listing,
+        snapshots::api::Archive,
+        snapshots::api::Listing,
+        tokens::api::Creating,
+        tokens::api::Listing,
+        tokens::api::Revoking,
+        vault::api::Changing,
+        vault::api::Deleting,
+        vault::api::Listing,
+        vault::api::Reading,
+        workspaces::api::Finishing,
+        workspaces::api::Resolving,
+        workspaces::removal_api::Removing,
+    )
+}
+
+/// The 4xx and 5xx statuses an operation documents.
+fn error_statuses(op: &serde_json::Value) -> BTreeSet<u16> {
+    let responses = op["responses"].as_object().expect("responses");
+    responses.keys().filter_map(|s| s.parse::<u16>().ok()).filter(|s| *s >= 400).collect()
+}
+
+#[test]
+fn every_operation_documents_exactly_the_statuses_its_error_type_comes_to() {
+    let doc = serde_json::to_value(agenticos::api::document()).expect("serialises");
+    let mut wrong = Vec::new();
+    let mut without_type = Vec::new();
+    for (path, item) in doc["paths"].as_object().expect("paths") {
+        for (method, op) in item.as_object().expect("a path item") {
+            let name = format!("{method} {path}");
+            // Every error response but the guard's 401 was derived from one error type.
+            let mut named = BTreeSet::new();
+            for (status, r) in op["responses"].as_object().expect("responses") {
+                if status.as_str() < "400" || status == "401" {
+                    continue;
+                }
+                match r[ERROR_TYPE].as_str() {
+                    Some(t) => named.insert(t.to_string()),
+                    None => named.insert(format!("a hand-written {status} row")),
+                };
+            }
+            let expected: BTreeSet<u16> = match named.iter().collect::<Vec<_>>().as_slice() {
+                [] => {
+                    without_type.push(name.clone());
+                    BTreeSet::new()
+                }
+                [one] => match kinds_named(one) {
+                    Some(kinds) => kinds.iter().map(|k| k.status().as_u16()).collect(),
+                    None => {
+                        wrong.push(format!("{name}: names {one}, which kinds_named does not know"));
+                        continue;
+                    }
+                },
+                many => {
+                    wrong.push(format!("{name}: more than one error type: {many:?}"));
+                    continue;
+                }
+            };
+            let expected: BTreeSet<u16> = expected.into_iter().chain([401]).collect();
+            let documented = error_statuses(op);
+            if documented != expected {
+                wrong.push(format!(
+                    "{name} ({named:?}): documents {documented:?}, its error type comes to {expected:?}"
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "operations whose error responses are not their error type's: {wrong:#?}");
+    // Only `me` answers nothing but the guard's 401.
+    assert_eq!(without_type, ["get /api/v1/me"], "operations that name no error type");
+}
+
+#[test]
+fn an_operation_documents_only_what_its_handler_can_meet() {
+    let doc = serde_json::to_value(agenticos::api::document()).expect("serialises");
+    let statuses = |method: &str, path: &str| error_statuses(&doc["paths"][path][method]);
+    // Finishing a run touches no file and asks no host: refused for the caller's role (403), a run
+    // that does not exist (404), and what fails (500) — no file's 400, 409, 410, 413 or 422, no
+    // host's 429 or 502, no snapshot store's 504.
+    assert_eq!(statuses("post", "/api/v1/runs/{run_id}/finish"), BTreeSet::from([401, 403, 404, 500]));
+    // Reading the run's briefing or state: also refused for a run that gets no workspace (409).
+    for path in ["/api/v1/runs/{run_id}/workspace/briefing", "/api/v1/runs/{run_id}/workspace/state"] {
+        assert_eq!(statuses("get", path), BTreeSet::from([401, 403, 404, 409, 500]), "{path}");
+    }
+    // A file operation meets everything a workspace can come to.
+    let read = statuses("get", "/api/v1/runs/{run_id}/workspace/files");
+    for status in [400, 403, 404, 409, 410, 413, 429, 502, 504] {
+        assert!(read.contains(&status), "reading a file can answer {status}: {read:?}");
+    }
+    let files = &doc["paths"]["/api/v1/runs/{run_id}/workspace/files"]["get"]["responses"];
+    assert!(files["404"]["description"].as_str().is_some_and(|d| d.contains("/problems/not-found`")));
+    // Its 502 names both problem types of that status (the host's and the snapshot store's).
+    let bad_gateway = files["502"]["description"].as_str().unwrap_or_default();
+    assert!(bad_gateway.contains("/problems/bad-gateway`") && bad_gateway.contains("/problems/store-failed`"));
+    // Listing tokens has no id to miss and no input to refuse; revoking one has an id.
+    assert_eq!(statuses("get", "/api/v1/tokens"), BTreeSet::from([401, 403, 500]));
+    assert!(statuses("delete", "/api/v1/tokens/{id}").contains(&404));
 }

@@ -3,11 +3,12 @@
 
 use actix_web::web::{Data, Json, Path};
 
+use super::error::InvitationError;
 use super::model::Invitation;
 use super::service;
 use crate::api_route;
 use crate::state::AppState;
-use crate::web::error::Problem;
+use crate::web::openapi_errors::Problems;
 use crate::web::route::ApiRoute;
 use crate::web::{ApiCaller, ApiError};
 
@@ -20,15 +21,27 @@ pub fn routes() -> Vec<ApiRoute> {
     ]
 }
 
+crate::error_subset! {
+    /// The pending invitations: admins and owners.
+    pub struct Listing: InvitationError only InvitationError::Forbidden | InvitationError::Internal(_)
+}
+
+crate::error_subset! {
+    /// Revoking: never one accepted already, or one above the caller's role.
+    pub struct Revoking: InvitationError only InvitationError::NotFound
+        | InvitationError::Forbidden
+        | InvitationError::AlreadyAccepted
+        | InvitationError::Outranked { .. }
+        | InvitationError::Internal(_)
+}
+
 /// The organization's pending invitations, newest first (admins and owners).
 ///
 /// Pending means neither accepted nor revoked; one past its `expires_at` is listed with status
 /// `expired` until it is revoked or the address is invited again. Codes are never listed: each is
 /// shown once, in the answer of `POST /api/v1/members`.
 #[utoipa::path(get, path = "/api/v1/members/invitations", tag = "members",
-    responses((status = 200, body = [Invitation]),
-        (status = 403, body = Problem, content_type = "application/problem+json",
-            description = "The caller is below admin: `https://agenticos.dev/problems/forbidden`.")))]
+    responses((status = 200, body = [Invitation]), Problems<Listing>))]
 pub async fn list_invitations(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result<Json<Vec<Invitation>>, ApiError> {
     Ok(Json(service::list(&st.db, &c).await?))
 }
@@ -40,13 +53,7 @@ pub async fn list_invitations(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Re
 /// an invitation carrying a role above the caller's.
 #[utoipa::path(delete, path = "/api/v1/members/invitations/{id}", tag = "members",
     params(("id" = String, Path, description = "invitation id")),
-    responses((status = 200, body = Invitation, description = "the revoked invitation"),
-        (status = 403, body = Problem, content_type = "application/problem+json",
-            description = "The caller is below admin: `https://agenticos.dev/problems/forbidden`."),
-        (status = 404, body = Problem, content_type = "application/problem+json",
-            description = "No such invitation in this organization: `https://agenticos.dev/problems/not-found`."),
-        (status = 409, body = Problem, content_type = "application/problem+json",
-            description = "Accepted already, or it carries a role above the caller's: `https://agenticos.dev/problems/conflict`.")))]
+    responses((status = 200, body = Invitation, description = "the revoked invitation"), Problems<Revoking>))]
 pub async fn revoke_invitation(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,

@@ -5,11 +5,12 @@ use actix_web::HttpResponse;
 use secrecy::SecretString;
 use serde::Deserialize;
 
+use super::error::ConnectionError;
 use super::model::Connection;
 use super::service::{self, ConnectionInput, Probe, ProbeInput};
 use crate::api_route;
 use crate::state::AppState;
-use crate::web::error::Problem;
+use crate::web::openapi_errors::Problems;
 use crate::web::route::ApiRoute;
 use crate::web::{ApiCaller, ApiError};
 
@@ -27,13 +28,32 @@ pub fn routes() -> Vec<ApiRoute> {
     ]
 }
 
+crate::error_subset! {
+    /// Listing reads our rows only: no host is asked.
+    pub struct Listing: ConnectionError only ConnectionError::Forbidden | ConnectionError::Internal(_)
+}
+
+crate::error_subset! {
+    /// Reading one connection reads our rows only: no host is asked.
+    pub struct Reading: ConnectionError only
+        ConnectionError::NotFound | ConnectionError::Forbidden | ConnectionError::Internal(_)
+}
+
+crate::error_subset! {
+    /// Deleting asks no host: refused while an agent is pinned to the connection or its key is
+    /// used, or while sandboxes may still run there.
+    pub struct Deleting: ConnectionError only ConnectionError::NotFound
+        | ConnectionError::Forbidden
+        | ConnectionError::InUse(_)
+        | ConnectionError::SandboxesLeft { .. }
+        | ConnectionError::Internal(_)
+}
+
 /// The organization's sandbox connections, the default first, then by name (operators and
 /// above, as the Sandboxes page): each host's kind, address, key (its vault name, never a value),
 /// default runtime, and whether it is switched on.
 #[utoipa::path(get, path = "/api/v1/sandbox-connections", tag = "sandbox connections",
-    responses((status = 200, body = [Connection]),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A member may not see sandbox hosts: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = [Connection]), Problems<Listing>))]
 pub async fn list_connections(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result<Json<Vec<Connection>>, ApiError> {
     Ok(Json(service::list(&st, &c).await?))
 }
@@ -77,10 +97,7 @@ pub struct NewConnection {
 /// default. A vault key given is checked (its purpose, the address it was saved for); one bound to
 /// no address yet is bound to this one.
 #[utoipa::path(post, path = "/api/v1/sandbox-connections", tag = "sandbox connections", request_body = NewConnection,
-    responses((status = 201, body = Connection),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Only builders and above add connections: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "A name taken or missing, an unknown kind (a Daytona connection is refused at `kind`: not supported yet), a bad or blocked address, a runtime alias that is not one, a blank `new_key`, a vault key of another purpose or saved for another address (at `credential_secret_id`): `https://agenticos.dev/problems/invalid-input`, each message at its field. Or the host's check failed: `https://agenticos.dev/problems/host-check-failed`, the reason at `address`, `new_key`, `credential_secret_id` or `default_runtime`; send `save_anyway: true` to save it anyway.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 201, body = Connection), Problems<ConnectionError>))]
 pub async fn create_connection(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -103,10 +120,7 @@ pub async fn create_connection(
 /// One connection (operators and above).
 #[utoipa::path(get, path = "/api/v1/sandbox-connections/{id}", tag = "sandbox connections",
     params(("id" = String, Path, description = "connection id")),
-    responses((status = 200, body = Connection),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A member may not see sandbox hosts: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such connection in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = Connection), Problems<Reading>))]
 pub async fn get_connection(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -147,11 +161,7 @@ pub struct ConnectionPatch {
 /// (`new_key`) or a vault key saved for it. An address change is audited with both addresses.
 #[utoipa::path(patch, path = "/api/v1/sandbox-connections/{id}", tag = "sandbox connections", request_body = ConnectionPatch,
     params(("id" = String, Path, description = "connection id")),
-    responses((status = 200, body = Connection),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Only builders and above edit connections: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such connection in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "As for adding a connection, and a new address without its key (at `new_key`): `https://agenticos.dev/problems/invalid-input`, each message at its field; or the host's check failed: `https://agenticos.dev/problems/host-check-failed`, the reason at its field (`save_anyway: true` saves it anyway).", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = Connection), Problems<ConnectionError>))]
 pub async fn update_connection(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -201,11 +211,7 @@ pub struct DeleteQuery {
 /// was the default, the oldest remaining connection becomes the default.
 #[utoipa::path(delete, path = "/api/v1/sandbox-connections/{id}", tag = "sandbox connections",
     params(("id" = String, Path, description = "connection id"), DeleteQuery),
-    responses((status = 204, description = "deleted"),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Only builders and above delete connections: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such connection in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Agents are pinned to the connection (the detail names them), or sandboxes may still run at its host and `forget_sandboxes` does not repeat their count (the detail names it and what to do): `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 204, description = "deleted"), Problems<Deleting>))]
 pub async fn delete_connection(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -240,9 +246,7 @@ pub struct ProbeBody {
 /// its address and outcome, a refused one with the reason; never a key.
 #[utoipa::path(post, path = "/api/v1/sandbox-connections/probe", tag = "sandbox connections", request_body = ProbeBody,
     responses((status = 200, body = Probe, description = "`status` says whether the host was asked and what it answered"),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Only builders and above probe hosts: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "A bad or blocked address (also one whose name resolves to a link-local or cloud-metadata address), a vault key of another purpose or saved for another address (at `credential_secret_id`): `https://agenticos.dev/problems/invalid-input`; no request was sent.", body = Problem, content_type = "application/problem+json")))]
+        Problems<ConnectionError>))]
 pub async fn probe_address(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -264,11 +268,7 @@ pub async fn probe_address(
 #[utoipa::path(post, path = "/api/v1/sandbox-connections/{id}/probe", tag = "sandbox connections",
     params(("id" = String, Path, description = "connection id")),
     responses((status = 200, body = Probe, description = "`status` says whether the host was asked and what it answered"),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Only builders and above probe hosts: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such connection in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The stored key may not go to the connection's address (another purpose, saved for another address, gone from the vault): `https://agenticos.dev/problems/conflict`; no request was sent.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "The connection has no address (Daytona), or its name now resolves to a blocked address: `https://agenticos.dev/problems/invalid-input`, at `address`; no request was sent.", body = Problem, content_type = "application/problem+json")))]
+        Problems<ConnectionError>))]
 pub async fn probe_connection(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,

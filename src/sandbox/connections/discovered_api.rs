@@ -2,8 +2,10 @@
 
 use actix_web::web::{Data, Json};
 
+use super::api::Listing;
 use super::discovered::{self, Discovery};
 use crate::state::AppState;
+use crate::web::openapi_errors::Problems;
 use crate::web::{ApiCaller, ApiError};
 
 /// The sandboxd containers this deployment's Docker engine runs, by image name (any tag), for
@@ -13,9 +15,7 @@ use crate::web::{ApiCaller, ApiError};
 /// engine's container list only: no container's environment is read. Without a configured engine
 /// (`AGENTICOS_DOCKER_SOCKET`, `DOCKER_HOST`): `engine_enabled` false and an empty list.
 #[utoipa::path(get, path = "/api/v1/sandbox-connections/discovered", tag = "sandbox connections",
-    responses((status = 200, body = Discovery),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = crate::web::error::Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Only builders and above add connections: `https://agenticos.dev/problems/forbidden`.", body = crate::web::error::Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = Discovery), Problems<Listing>))]
 pub async fn discovered_containers(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result<Json<Discovery>, ApiError> {
     Ok(Json(discovered::discover(&st, &c).await?))
 }

@@ -5,13 +5,14 @@ use actix_web::web::{Data, Json};
 use actix_web::{HttpRequest, HttpResponse};
 use serde::Deserialize;
 
+use super::error::OperationsError;
 use super::export::{self, Format};
 use super::filter::FilterInput;
 use super::model::OperationsPage;
 use super::service;
 use crate::api_route;
 use crate::state::AppState;
-use crate::web::error::Problem;
+use crate::web::openapi_errors::{Input, Problems};
 use crate::web::route::ApiRoute;
 use crate::web::{ApiCaller, ApiError, AppError, FieldErrors};
 
@@ -77,10 +78,7 @@ pub struct ExportQuery {
 /// so any page costs what the first does. Operators and above; members get 403. Another
 /// organization's rows never appear.
 #[utoipa::path(get, path = "/api/v1/operations", tag = "sandboxes", params(OperationsQuery),
-    responses((status = 200, body = OperationsPage),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A member may not read the operation log: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "A filter, `limit` (1–200) or `cursor` was refused, each message at its field: `https://agenticos.dev/problems/invalid-input`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = OperationsPage), Problems<OperationsError>))]
 pub async fn list_operations(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -95,9 +93,7 @@ pub async fn list_operations(
 /// Operators and above; members get 403.
 #[utoipa::path(get, path = "/api/v1/operations/export", tag = "sandboxes", params(OperationsQuery, ExportQuery),
     responses((status = 200, description = "The rows, streamed: `application/x-ndjson` or `text/csv`.", content((String = "application/x-ndjson"), (String = "text/csv"))),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A member may not read the operation log: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "A filter or `format` was refused, each message at its field: `https://agenticos.dev/problems/invalid-input`.", body = Problem, content_type = "application/problem+json")))]
+        Problems<(OperationsError, Input)>))]
 pub async fn export_operations(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,

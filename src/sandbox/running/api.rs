@@ -3,12 +3,13 @@
 use actix_web::web::{Data, Json, Path, Query};
 
 use super::activity::Activity;
+use super::error::RunningError;
 use super::model::{ClosedSession, RunningSessions};
 use super::service;
 use super::{AfterQuery, CloseQuery, UsageQuery};
 use crate::api_route;
 use crate::state::AppState;
-use crate::web::error::Problem;
+use crate::web::openapi_errors::{Input, Problems};
 use crate::web::route::ApiRoute;
 use crate::web::{ApiCaller, ApiError, AppError};
 
@@ -20,14 +21,17 @@ pub fn routes() -> Vec<ApiRoute> {
     ]
 }
 
+crate::error_subset! {
+    /// The list: a host that cannot be asked is listed as unavailable, not refused.
+    pub struct Listing: RunningError except RunningError::HostUnavailable(_)
+}
+
 /// This organization's sessions on each sandboxd connection, switched-off ones too (`is_enabled`
 /// false: what still runs there can be closed), never another tenant's; a host registered twice
 /// shows each session once, under the connection it belongs to (`same_host_as`),
 /// with the host-wide counts. A host that cannot be read carries a `problem` instead of sessions.
 #[utoipa::path(get, path = "/api/v1/sandbox-sessions", tag = "sandboxes", params(UsageQuery),
-    responses((status = 200, body = RunningSessions),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A member may not see sandbox hosts: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = RunningSessions), Problems<Listing>))]
 pub async fn list_sandbox_sessions(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -42,11 +46,7 @@ pub async fn list_sandbox_sessions(
 #[utoipa::path(get, path = "/api/v1/sandbox-sessions/{connection_id}/{session_id}/events", tag = "sandboxes",
     params(("connection_id" = String, Path, description = "the connection whose host holds the session"),
         ("session_id" = String, Path, description = "the session's name on the host"), AfterQuery),
-    responses((status = 200, body = Activity),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A member may not see sandbox hosts: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such connection of this organization, or no such session of this organization on its host (another tenant's alike): `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 502, description = "The host could not be asked or did not answer well: `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = Activity), Problems<RunningError>))]
 pub async fn session_events(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -68,12 +68,7 @@ pub async fn session_events(
     params(("connection_id" = String, Path, description = "the connection whose host holds the session"),
         ("session_id" = String, Path, description = "the session's name on the host"), CloseQuery),
     responses((status = 200, description = "The session is closed (and its files deleted with `delete_files=true`).", body = ClosedSession),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A member may not see or close sandbox sessions: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such connection of this organization, or no such open session of this organization on its host (another tenant's alike): `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The connection's key is bound to another address, or it has no key or address: nothing was sent. `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "A `delete_files` other than `true` or `false`, named in `errors`: `https://agenticos.dev/problems/invalid-input`.", body = Problem, content_type = "application/problem+json"),
-        (status = 502, description = "The host could not be asked or did not answer well: `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
+        Problems<(RunningError, Input)>))]
 pub async fn close_sandbox_session(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,

@@ -10,11 +10,12 @@ use serde::Deserialize;
 
 use super::model::{Settings, Snapshot};
 use super::service;
+use crate::agents::error::AgentError;
 use crate::agents::service as agents;
 use crate::api_route;
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::state::AppState;
-use crate::web::error::Problem;
+use crate::web::openapi_errors::Problems;
 use crate::web::route::ApiRoute;
 use crate::web::{ApiCaller, ApiError};
 
@@ -28,12 +29,39 @@ pub fn routes() -> Vec<ApiRoute> {
     ]
 }
 
+crate::error_subset! {
+    /// A workspace's snapshots: our rows only.
+    pub struct Listing: WorkspaceError only WorkspaceError::NotFound(_) | WorkspaceError::Internal(_)
+}
+
+crate::error_subset! {
+    /// One snapshot's archive, read from the snapshot store.
+    pub struct Archive: WorkspaceError only WorkspaceError::NotFound(_)
+        | WorkspaceError::StoreNoAnswer { .. }
+        | WorkspaceError::StoreFailed { .. }
+        | WorkspaceError::Internal(_)
+}
+
+crate::error_subset! {
+    /// The agent whose snapshot settings these are: one of another organization is not found.
+    pub struct OfAgent: AgentError except AgentError::Invalid(_)
+}
+
+crate::error_subset! {
+    /// Reading an agent's snapshot settings: operators and above.
+    pub struct Viewing: WorkspaceError only WorkspaceError::Forbidden(_) | WorkspaceError::Internal(_)
+}
+
+crate::error_subset! {
+    /// Setting them: roles that edit agents, and settings in range.
+    pub struct Configuring: WorkspaceError only
+        WorkspaceError::Forbidden(_) | WorkspaceError::Invalid(_) | WorkspaceError::Internal(_)
+}
+
 /// The workspace's snapshots, newest first: time, size and file count each.
 #[utoipa::path(get, path = "/api/v1/workspaces/{id}/snapshots", tag = "snapshots",
     params(("id" = String, Path, description = "workspace id (a run's workspace `state` names it)")),
-    responses((status = 200, body = [Snapshot]),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such workspace in this organization, or one the caller may not see: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = [Snapshot]), Problems<Listing>))]
 pub async fn list_snapshots(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -48,13 +76,7 @@ pub async fn list_snapshots(
 /// beyond the agent's `keep_last` are deleted.
 #[utoipa::path(post, path = "/api/v1/workspaces/{id}/snapshots", tag = "snapshots",
     params(("id" = String, Path, description = "workspace id")),
-    responses((status = 201, body = Snapshot),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such workspace in this organization, or one the caller may not see: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Nothing to save: a document workspace (the state backend), one never opened, or its host gone: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
-        (status = 410, description = "The host no longer has the workspace's files: `https://agenticos.dev/problems/gone`.", body = Problem, content_type = "application/problem+json"),
-        (status = 502, description = "The host could not be asked or did not answer well: `https://agenticos.dev/problems/bad-gateway`; or the snapshot store failed: `https://agenticos.dev/problems/store-failed`.", body = Problem, content_type = "application/problem+json"),
-        (status = 504, description = "The snapshot store did not answer within its deadlines (`AGENTICOS_SNAPSHOT_*_TIMEOUT_SECONDS`), or the whole snapshot took longer than its own: `https://agenticos.dev/problems/store-timeout`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 201, body = Snapshot), Problems<WorkspaceError>))]
 pub async fn take_snapshot(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -68,10 +90,7 @@ pub async fn take_snapshot(
 #[utoipa::path(get, path = "/api/v1/snapshots/{id}/archive", tag = "snapshots",
     params(("id" = String, Path, description = "snapshot id")),
     responses((status = 200, description = "the archive", content_type = "application/gzip", body = Vec<u8>),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such snapshot in this organization, or of a workspace the caller may not see: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 502, description = "The snapshot store failed: `https://agenticos.dev/problems/store-failed`.", body = Problem, content_type = "application/problem+json"),
-        (status = 504, description = "The snapshot store did not answer in time: `https://agenticos.dev/problems/store-timeout`.", body = Problem, content_type = "application/problem+json")))]
+        Problems<Archive>))]
 pub async fn snapshot_archive(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -106,10 +125,7 @@ async fn agent_of_org(st: &AppState, caller: &crate::access::Caller, id: &str) -
 /// When the agent's runs take a snapshot at their end, and how many are kept.
 #[utoipa::path(get, path = "/api/v1/agents/{id}/snapshot-settings", tag = "snapshots",
     params(("id" = String, Path, description = "agent id")),
-    responses((status = 200, body = Settings),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A role below operator: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such agent in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = Settings), Problems<(Viewing, OfAgent)>))]
 pub async fn get_snapshot_settings(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -125,11 +141,7 @@ pub async fn get_snapshot_settings(
 /// Sets when the agent's runs take a snapshot at their end, and how many are kept.
 #[utoipa::path(put, path = "/api/v1/agents/{id}/snapshot-settings", tag = "snapshots", request_body = SettingsBody,
     params(("id" = String, Path, description = "agent id")),
-    responses((status = 200, body = Settings),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A role that may not edit agents: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such agent in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "A setting out of range, naming it: `https://agenticos.dev/problems/invalid-input`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = Settings), Problems<(Configuring, OfAgent)>))]
 pub async fn put_snapshot_settings(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,

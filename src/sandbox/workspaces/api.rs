@@ -10,13 +10,14 @@ use actix_web::HttpResponse;
 use serde::{Deserialize, Serialize};
 
 use super::command::{ExecInput, OutputEncoding};
+use super::error::WorkspaceError;
 use super::model::{Entry, ExecResult, WorkspaceState};
 use super::service;
 use crate::agents::model::Run;
 use crate::api_route;
 use crate::sandbox::snapshots::session_state;
 use crate::state::AppState;
-use crate::web::error::Problem;
+use crate::web::openapi_errors::Problems;
 use crate::web::route::ApiRoute;
 use crate::web::{ApiCaller, ApiError};
 
@@ -33,6 +34,21 @@ pub fn routes() -> Vec<ApiRoute> {
         api_route!(GET "/api/v1/runs/{run_id}/workspace/state" => workspace_state),
         api_route!(POST "/api/v1/runs/{run_id}/finish" => finish_run),
     ]
+}
+
+crate::error_subset! {
+    /// Resolving the run's workspace from our rows: no file is touched and no host is asked.
+    pub struct Resolving: WorkspaceError only WorkspaceError::NotFound(_)
+        | WorkspaceError::Forbidden(_)
+        | WorkspaceError::Refused(_)
+        | WorkspaceError::Internal(_)
+}
+
+crate::error_subset! {
+    /// Finishing a run: refused only for the caller's role or a run that does not exist; what
+    /// fails after the run is marked finished is logged, not answered.
+    pub struct Finishing: WorkspaceError only
+        WorkspaceError::NotFound(_) | WorkspaceError::Forbidden(_) | WorkspaceError::Internal(_)
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -59,19 +75,11 @@ pub struct ExecBody {
 /// before anything reaches the host). The host's output limit: a command whose standard output
 /// and error together pass 10 MiB is stopped there (`output_limited`, only the first 64 KiB of
 /// each kept); with base64 output the limit counts the encoded text. A non-zero exit, a timeout
-/// and the output limit are answered 200 and recorded as failed operations.
+/// and the output limit are answered 200 and recorded as failed operations. A `state` workspace
+/// runs no commands (400), nor does an agent whose shell is off (409).
 #[utoipa::path(post, path = "/api/v1/runs/{run_id}/workspace/exec", tag = "workspace", request_body = ExecBody,
     params(("run_id" = String, Path, description = "run id")),
-    responses((status = 200, body = ExecResult),
-        (status = 400, description = "Bad input: no command, a NUL byte, a bad `env` name, over the length a sandbox can start, a timeout out of range; or a `state` workspace, which runs no commands: `https://agenticos.dev/problems/bad-request`.", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A token or session below the operator role (agent runtimes use one with the operator role or above), or the sandbox refused the file operation (permission denied, or a remove that leads through a symbolic link to the workspace root): `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such run in this organization (or its agent was deleted): `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The run is finished, the agent's shell is off, its connection is switched off or cannot be used, or the scope gives this run no workspace: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
-        (status = 410, description = "The workspace's files are gone: reported to this run once, the next run opens fresh: `https://agenticos.dev/problems/gone`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "A body that is not an exec request (an unknown field, a wrong type, naming it): `https://agenticos.dev/problems/invalid-input`.", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "The host's per-organization session cap is reached: `https://agenticos.dev/problems/too-many-requests`.", body = Problem, content_type = "application/problem+json"),
-        (status = 502, description = "The host could not be asked or did not answer well: `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = ExecResult), Problems<WorkspaceError>))]
 pub async fn exec(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -106,15 +114,7 @@ pub struct PathQuery {
 /// Recorded as a `read`.
 #[utoipa::path(get, path = "/api/v1/runs/{run_id}/workspace/files", tag = "workspace", params(("run_id" = String, Path, description = "run id"), PathQuery),
     responses((status = 200, body = FileBytes, content_type = "application/octet-stream", description = "the file's bytes"),
-        (status = 400, description = "A path that leaves the workspace (`..`, an absolute path outside `/workspace`), or one where a folder or file is expected to be the other kind, or a folder: `https://agenticos.dev/problems/bad-request`.", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A token or session below the operator role (agent runtimes use one with the operator role or above), or the sandbox refused the file operation (permission denied, or a remove that leads through a symbolic link to the workspace root): `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such run in this organization, or no such file or folder: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The run is finished (`This run is finished.`: nothing reaches a host), its connection is switched off, gone or of a kind without workspaces, its key may not be sent there, or the agent's scope gives this run no workspace: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
-        (status = 410, description = "The workspace's files are gone (the host's workspace TTL removed them, or the host was rebuilt): reported to this run once, the next run opens fresh: `https://agenticos.dev/problems/gone`.", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "The file is larger than 8 MiB, the most a read returns: `https://agenticos.dev/problems/payload-too-large`.", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "The host's per-organization session cap is reached (its words in `detail`): `https://agenticos.dev/problems/too-many-requests`.", body = Problem, content_type = "application/problem+json"),
-        (status = 502, description = "The host could not be asked or did not answer well (unreachable, timed out, refused the key, another release): `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
+        Problems<WorkspaceError>))]
 pub async fn read_file(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -127,19 +127,12 @@ pub async fn read_file(
 
 /// Writes a file of the run's workspace from the request body (`application/octet-stream`, at
 /// most 8 MiB), replacing what was there and creating its parent folders. Recorded as a `write`.
+/// A `state` workspace that the write would take past its storage limit
+/// (`AGENTICOS_STATE_LIMIT_BYTES`) is 413 and nothing is written; one over a lowered limit accepts
+/// only writes that make it smaller.
 #[utoipa::path(put, path = "/api/v1/runs/{run_id}/workspace/files", tag = "workspace", params(("run_id" = String, Path, description = "run id"), PathQuery),
     request_body(content = FileBytes, content_type = "application/octet-stream", description = "the file's new bytes, at most 8 MiB"),
-    responses((status = 204, description = "written; parent folders are created"),
-        (status = 400, description = "A path that leaves the workspace (`..`, an absolute path outside `/workspace`), or one where a folder or file is expected to be the other kind, or the workspace root itself: `https://agenticos.dev/problems/bad-request`.", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A token or session below the operator role (agent runtimes use one with the operator role or above), or the sandbox refused the file operation (permission denied, or a remove that leads through a symbolic link to the workspace root): `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such run in this organization (or its agent was deleted): `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The run is finished (`This run is finished.`: nothing reaches a host), its connection is switched off, gone or of a kind without workspaces, its key may not be sent there, or the agent's scope gives this run no workspace: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
-        (status = 410, description = "The workspace's files are gone (the host's workspace TTL removed them, or the host was rebuilt): reported to this run once, the next run opens fresh: `https://agenticos.dev/problems/gone`.", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "The body is larger than 8 MiB, or a `state` workspace would pass its storage limit (`AGENTICOS_STATE_LIMIT_BYTES`; a document over a lowered limit accepts only writes that make it smaller): nothing was written: `https://agenticos.dev/problems/payload-too-large`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "No `path`, an empty one, or a control character in it (naming the field): `https://agenticos.dev/problems/invalid-input`.", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "The host's per-organization session cap is reached (its words in `detail`): `https://agenticos.dev/problems/too-many-requests`.", body = Problem, content_type = "application/problem+json"),
-        (status = 502, description = "The host could not be asked or did not answer well (unreachable, timed out, refused the key, another release): `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 204, description = "written; parent folders are created"), Problems<WorkspaceError>))]
 pub async fn write_file(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -155,15 +148,7 @@ pub async fn write_file(
 /// natively (one holding a symbolic link) is listed through the sandbox's shell, links marked and
 /// not followed. Recorded as an `ls`.
 #[utoipa::path(get, path = "/api/v1/runs/{run_id}/workspace/ls", tag = "workspace", params(("run_id" = String, Path, description = "run id"), PathQuery),
-    responses((status = 200, body = [Entry], description = "the folder's entries"),
-        (status = 400, description = "A path that leaves the workspace (`..`, an absolute path outside `/workspace`), or one where a folder or file is expected to be the other kind, or a file: `https://agenticos.dev/problems/bad-request`.", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A token or session below the operator role (agent runtimes use one with the operator role or above), or the sandbox refused the file operation (permission denied, or a remove that leads through a symbolic link to the workspace root): `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such run in this organization, or no such file or folder: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The run is finished (`This run is finished.`: nothing reaches a host), its connection is switched off, gone or of a kind without workspaces, its key may not be sent there, or the agent's scope gives this run no workspace: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
-        (status = 410, description = "The workspace's files are gone (the host's workspace TTL removed them, or the host was rebuilt): reported to this run once, the next run opens fresh: `https://agenticos.dev/problems/gone`.", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "The host's per-organization session cap is reached (its words in `detail`): `https://agenticos.dev/problems/too-many-requests`.", body = Problem, content_type = "application/problem+json"),
-        (status = 502, description = "The host could not be asked or did not answer well (unreachable, timed out, refused the key, another release): `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = [Entry], description = "the folder's entries"), Problems<WorkspaceError>))]
 pub async fn list_dir(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -184,17 +169,7 @@ pub struct PathBody {
 /// Makes a folder in the run's workspace, with its parents. Recorded as a `mkdir`.
 #[utoipa::path(post, path = "/api/v1/runs/{run_id}/workspace/mkdir", tag = "workspace", request_body = PathBody,
     params(("run_id" = String, Path, description = "run id")),
-    responses((status = 204, description = "the folder exists"),
-        (status = 400, description = "A path that leaves the workspace (`..`, an absolute path outside `/workspace`), or one where a folder or file is expected to be the other kind, or the root: `https://agenticos.dev/problems/bad-request`.", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A token or session below the operator role (agent runtimes use one with the operator role or above), or the sandbox refused the file operation (permission denied, or a remove that leads through a symbolic link to the workspace root): `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such run in this organization (or its agent was deleted): `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The run is finished (`This run is finished.`: nothing reaches a host), its connection is switched off, gone or of a kind without workspaces, its key may not be sent there, or the agent's scope gives this run no workspace; or a file is at the path: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
-        (status = 410, description = "The workspace's files are gone (the host's workspace TTL removed them, or the host was rebuilt): reported to this run once, the next run opens fresh: `https://agenticos.dev/problems/gone`.", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "A `state` workspace would pass its storage limit: nothing was written: `https://agenticos.dev/problems/payload-too-large`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "A body that is not a JSON object with a string `path`, an empty `path`, or a NUL in it (each naming the field): `https://agenticos.dev/problems/invalid-input`.", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "The host's per-organization session cap is reached (its words in `detail`): `https://agenticos.dev/problems/too-many-requests`.", body = Problem, content_type = "application/problem+json"),
-        (status = 502, description = "The host could not be asked or did not answer well (unreachable, timed out, refused the key, another release): `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 204, description = "the folder exists"), Problems<WorkspaceError>))]
 pub async fn make_dir(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -209,16 +184,7 @@ pub async fn make_dir(
 /// `remove`.
 #[utoipa::path(post, path = "/api/v1/runs/{run_id}/workspace/remove", tag = "workspace", request_body = PathBody,
     params(("run_id" = String, Path, description = "run id")),
-    responses((status = 204, description = "removed"),
-        (status = 400, description = "A path that leaves the workspace (`..`, an absolute path outside `/workspace`), or one where a folder or file is expected to be the other kind, or the workspace root: `https://agenticos.dev/problems/bad-request`.", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A token or session below the operator role (agent runtimes use one with the operator role or above), or the sandbox refused the file operation (permission denied, or a remove that leads through a symbolic link to the workspace root): `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such run in this organization, or no such file or folder: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The run is finished (`This run is finished.`: nothing reaches a host), its connection is switched off, gone or of a kind without workspaces, its key may not be sent there, or the agent's scope gives this run no workspace: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
-        (status = 410, description = "The workspace's files are gone (the host's workspace TTL removed them, or the host was rebuilt): reported to this run once, the next run opens fresh: `https://agenticos.dev/problems/gone`.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "A body that is not a JSON object with a string `path`, an empty `path`, or a NUL in it (each naming the field): `https://agenticos.dev/problems/invalid-input`.", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "The host's per-organization session cap is reached (its words in `detail`): `https://agenticos.dev/problems/too-many-requests`.", body = Problem, content_type = "application/problem+json"),
-        (status = 502, description = "The host could not be asked or did not answer well (unreachable, timed out, refused the key, another release): `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 204, description = "removed"), Problems<WorkspaceError>))]
 pub async fn remove_path(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -232,15 +198,7 @@ pub async fn remove_path(
 /// Whether a path of the run's workspace exists, and what it is. A question, not an operation:
 /// not recorded.
 #[utoipa::path(get, path = "/api/v1/runs/{run_id}/workspace/stat", tag = "workspace", params(("run_id" = String, Path, description = "run id"), PathQuery),
-    responses((status = 200, body = Entry, description = "what is at the path"),
-        (status = 400, description = "A path that leaves the workspace (`..`, an absolute path outside `/workspace`), or one where a folder or file is expected to be the other kind: `https://agenticos.dev/problems/bad-request`.", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A token or session below the operator role (agent runtimes use one with the operator role or above), or the sandbox refused the file operation (permission denied, or a remove that leads through a symbolic link to the workspace root): `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such run in this organization, or nothing at the path: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The run is finished (`This run is finished.`: nothing reaches a host), its connection is switched off, gone or of a kind without workspaces, its key may not be sent there, or the agent's scope gives this run no workspace: `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json"),
-        (status = 410, description = "The workspace's files are gone (the host's workspace TTL removed them, or the host was rebuilt): reported to this run once, the next run opens fresh: `https://agenticos.dev/problems/gone`.", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "The host's per-organization session cap is reached (its words in `detail`): `https://agenticos.dev/problems/too-many-requests`.", body = Problem, content_type = "application/problem+json"),
-        (status = 502, description = "The host could not be asked or did not answer well (unreachable, timed out, refused the key, another release): `https://agenticos.dev/problems/bad-gateway`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = Entry, description = "what is at the path"), Problems<WorkspaceError>))]
 pub async fn stat_path(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -262,11 +220,7 @@ pub struct Briefing {
 /// run's instructions. Read from our rows and the catalog: no host is asked.
 #[utoipa::path(get, path = "/api/v1/runs/{run_id}/workspace/briefing", tag = "workspace",
     params(("run_id" = String, Path, description = "run id")),
-    responses((status = 200, body = Briefing),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A token or session below the operator role (agent runtimes use one with the operator role or above), or the sandbox refused the file operation (permission denied, or a remove that leads through a symbolic link to the workspace root): `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such run in this organization (or its agent was deleted): `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The run is finished, or it gets no workspace (no connection, a Daytona connection, a scope without its subject): `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = Briefing), Problems<Resolving>))]
 pub async fn briefing(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -300,11 +254,7 @@ pub struct StateBody {
 /// Where the run's workspace stands, from our rows only (no host is asked, nothing is opened).
 #[utoipa::path(get, path = "/api/v1/runs/{run_id}/workspace/state", tag = "workspace",
     params(("run_id" = String, Path, description = "run id")),
-    responses((status = 200, body = StateBody),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A token or session below the operator role (agent runtimes use one with the operator role or above), or the sandbox refused the file operation (permission denied, or a remove that leads through a symbolic link to the workspace root): `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such run in this organization (or its agent was deleted): `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The run gets no workspace (no connection, a Daytona connection, a scope without its subject): `https://agenticos.dev/problems/conflict`.", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = StateBody), Problems<Resolving>))]
 pub async fn workspace_state(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -335,9 +285,7 @@ pub async fn workspace_state(
 #[utoipa::path(post, path = "/api/v1/runs/{run_id}/finish", tag = "workspace",
     params(("run_id" = String, Path, description = "run id")),
     responses((status = 200, body = Finished, description = "the run, finished, with its `session_state`"),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A token or session below the operator role (agent runtimes use one with the operator role or above), or the sandbox refused the file operation (permission denied, or a remove that leads through a symbolic link to the workspace root): `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such run in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json")))]
+        Problems<Finishing>))]
 pub async fn finish_run(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,

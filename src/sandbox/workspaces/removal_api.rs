@@ -2,10 +2,11 @@
 
 use actix_web::web::{Data, Json, Path};
 
+use super::error::WorkspaceError;
 use super::removal::{self, Removal};
 use crate::api_route;
 use crate::state::AppState;
-use crate::web::error::Problem;
+use crate::web::openapi_errors::Problems;
 use crate::web::route::ApiRoute;
 use crate::web::{ApiCaller, ApiError};
 
@@ -14,6 +15,13 @@ pub fn routes() -> Vec<ApiRoute> {
         api_route!(DELETE "/api/v1/conversations/{id}" => delete_conversation),
         api_route!(DELETE "/api/v1/agents/{id}" => delete_agent),
     ]
+}
+
+crate::error_subset! {
+    /// Removing rows: the sandboxes are destroyed afterwards, and one a host does not destroy now
+    /// is left pending, not refused.
+    pub struct Removing: WorkspaceError only
+        WorkspaceError::NotFound(_) | WorkspaceError::Forbidden(_) | WorkspaceError::Internal(_)
 }
 
 /// Deletes a conversation with its runs and workspaces (operators and above, or its owner). The
@@ -25,9 +33,7 @@ pub fn routes() -> Vec<ApiRoute> {
 #[utoipa::path(delete, path = "/api/v1/conversations/{id}", tag = "agents",
     params(("id" = String, Path, description = "conversation id")),
     responses((status = 200, body = Removal, description = "what was removed, and how many sandboxes are still pending removal"),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A member who does not own the conversation: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such conversation in this organization, or a member who is not in it: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json")))]
+        Problems<Removing>))]
 pub async fn delete_conversation(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
@@ -42,9 +48,7 @@ pub async fn delete_conversation(
 #[utoipa::path(delete, path = "/api/v1/agents/{id}", tag = "agents",
     params(("id" = String, Path, description = "agent id")),
     responses((status = 200, body = Removal, description = "what was removed, and how many sandboxes are still pending removal"),
-        (status = 401, description = "No valid API token or session: `https://agenticos.dev/problems/unauthenticated`.", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Only builders and above delete agents: `https://agenticos.dev/problems/forbidden`.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such agent in this organization: `https://agenticos.dev/problems/not-found`.", body = Problem, content_type = "application/problem+json")))]
+        Problems<Removing>))]
 pub async fn delete_agent(
     st: Data<AppState>,
     ApiCaller(c): ApiCaller,
