@@ -21,5 +21,6 @@ pub mod telemetry;
 pub mod tokens;
 pub mod validate;
 pub mod vault;
+pub mod vocabulary;
 pub mod web;
 pub mod words;

@@ -1,4 +1,4 @@
-//! Small wording helpers shared by messages and templates.
+//! Small wording helpers shared by messages, exports and templates.
 
 /// `1 runtime`, `3 runtimes`, `0 runtimes`: a count with its noun, never `runtime(s)`.
 pub fn count(n: usize, one: &str, many: &str) -> String {
@@ -16,6 +16,16 @@ pub fn utc_time(ms: i64) -> String {
         .ok()
         .and_then(|t| t.format(fmt).ok())
         .unwrap_or_default()
+}
+
+/// Epoch milliseconds exactly, as `2026-11-29T21:12:05.123Z` (`-` for a time out of range): the
+/// operation log's export and a page's `<time>` (web/filters.rs).
+pub fn timestamp_utc(ms: i64) -> String {
+    let fmt = time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
+    time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+        .ok()
+        .and_then(|t| t.format(&fmt).ok())
+        .unwrap_or_else(|| "-".to_string())
 }
 
 #[cfg(test)]

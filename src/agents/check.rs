@@ -1,20 +1,22 @@
 //! What an agent may be saved with: its settings, checked for coherence (saving an agent publishes
-//! it, so incoherent settings are refused with a clear message at their field).
+//! it, so incoherent settings are refused with a clear message at their field), and the
+//! organization's connections and runtimes that check reads. Below `service.rs`, which calls it:
+//! this file never calls the agents service.
 
 use serde::Deserialize;
 
 use super::error::AgentError;
-use super::manifest::{self, Manifest};
-use super::model::{Backend, WorkspaceFile};
+use super::manifest::{self, Manifest, WorkspaceFile};
+use super::model::Backend;
 use super::store::AgentValues;
 use crate::access::Caller;
 use crate::sandbox::connections::error::ConnectionError;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service as connections;
-use crate::sandbox::workspaces::key::Scope;
-use crate::sandbox::workspaces::paths;
 use crate::state::AppState;
 use crate::validate::{self, FieldErrors};
+use crate::vocabulary::paths;
+use crate::vocabulary::scope::Scope;
 
 type Result<T> = std::result::Result<T, AgentError>;
 
@@ -202,7 +204,7 @@ async fn check_runtime(
     if st.catalog.get(runtime).is_some() {
         return Ok(());
     }
-    match super::service::live_runtimes(st, caller, connection_id).await {
+    match live_runtimes(st, caller, connection_id).await {
         Ok(offered) if offered.iter().any(|r| r == runtime) => {}
         Ok(offered) => errors.add(
             "runtime",
@@ -257,4 +259,27 @@ async fn default_connection(st: &AppState, caller: &Caller) -> Result<Option<Con
 
 pub(super) async fn org_connections(st: &AppState, caller: &Caller) -> Result<Vec<Connection>> {
     Ok(connections::list(st, caller).await?)
+}
+
+/// The runtimes the connection's host allows right now (read live; the host is right): the
+/// chosen connection, else the organization's default. Its failures are the connection's.
+pub async fn live_runtimes(
+    st: &AppState,
+    caller: &Caller,
+    connection_id: Option<&str>,
+) -> std::result::Result<Vec<String>, ConnectionError> {
+    if !caller.role.can_see_sandboxes() {
+        return Err(ConnectionError::Forbidden);
+    }
+    let id = match connection_id.filter(|c| !c.is_empty()) {
+        Some(id) => id.to_string(),
+        None => connections::list(st, caller)
+            .await?
+            .into_iter()
+            .find(|c| c.is_default)
+            .map(|c| c.id)
+            .ok_or_else(|| ConnectionError::NoneYet)?,
+    };
+    let (_, policy) = connections::policy(st, caller, &id).await?;
+    Ok(policy.runtimes.into_iter().map(|r| r.alias).collect())
 }

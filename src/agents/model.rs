@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::manifest::Manifest;
-use crate::sandbox::workspaces::key::Scope;
+use super::manifest::{Manifest, WorkspaceFile};
+use crate::vocabulary::scope::Scope;
 
 /// Where an agent's workspace lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -29,20 +29,6 @@ impl Backend {
             Backend::Service => "service",
         }
     }
-}
-
-/// A file (or empty folder) written into a workspace: a skill, or one the manifest declares.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WorkspaceFile {
-    /// Relative to the workspace root.
-    pub path: String,
-    /// The file's text (empty for a folder).
-    #[serde(default)]
-    pub content: String,
-    /// An empty folder rather than a file.
-    #[serde(default)]
-    pub is_dir: bool,
 }
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]

@@ -1,6 +1,7 @@
 //! Agents and their sandbox settings, and what the agent form offers. Saving an agent publishes
 //! it, so incoherent settings are refused with a clear message.
 
+pub use super::check::live_runtimes;
 use super::check::{check, org_connections, AgentInput};
 use super::error::AgentError;
 use super::model::{Agent, AgentSummary, Backend};
@@ -10,7 +11,6 @@ use crate::audit::service as audit;
 use crate::db::{self, DbError};
 use crate::sandbox::connections::error::ConnectionError;
 use crate::sandbox::connections::model::Connection;
-use crate::sandbox::connections::service as connections;
 use crate::state::AppState;
 use crate::validate::NameTaken as _;
 
@@ -69,29 +69,6 @@ pub async fn update(st: &AppState, caller: &Caller, id: &str, input: AgentInput)
     let agent = store::get_agent(&mut tx, &caller.org_id, id).await?.ok_or(AgentError::NotFound)?;
     tx.commit().await.map_err(DbError::from)?;
     Ok(agent)
-}
-
-/// The runtimes the connection's host allows right now (read live; the host is right): the
-/// chosen connection, else the organization's default. Its failures are the connection's.
-pub async fn live_runtimes(
-    st: &AppState,
-    caller: &Caller,
-    connection_id: Option<&str>,
-) -> std::result::Result<Vec<String>, ConnectionError> {
-    if !caller.role.can_see_sandboxes() {
-        return Err(ConnectionError::Forbidden);
-    }
-    let id = match connection_id.filter(|c| !c.is_empty()) {
-        Some(id) => id.to_string(),
-        None => connections::list(st, caller)
-            .await?
-            .into_iter()
-            .find(|c| c.is_default)
-            .map(|c| c.id)
-            .ok_or_else(|| ConnectionError::NoneYet)?,
-    };
-    let (_, policy) = connections::policy(st, caller, &id).await?;
-    Ok(policy.runtimes.into_iter().map(|r| r.alias).collect())
 }
 
 // -- what the console pages show ------------------------------------------------------------
@@ -162,7 +139,7 @@ pub async fn form_options(
     let connections = org_connections(st, caller).await?;
     let runtimes = runtime_choice(st, caller, backend, connection_id).await?;
     let secrets = crate::vault::service::list(st, caller).await.unwrap_or_default();
-    let secrets = super::pages::manifest_rows::env_secrets(secrets);
+    let secrets = super::manifest::check::env_secrets(secrets);
     Ok(FormOptions { connections, runtimes, secrets })
 }
 

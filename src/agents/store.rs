@@ -4,10 +4,10 @@
 use sqlx::any::AnyRow;
 use sqlx::FromRow;
 
-use super::manifest::Manifest;
-use super::model::{Agent, AgentSummary, Backend, WorkspaceFile};
+use super::manifest::{Manifest, WorkspaceFile};
+use super::model::{Agent, AgentSummary, Backend};
 use crate::db::{Conn, DbResult};
-use crate::sandbox::workspaces::key::Scope;
+use crate::vocabulary::scope::Scope;
 
 /// The rows `sql` selects, its `$1`, `$2`, … bound to `binds`.
 pub(super) async fn fetch_all<R>(c: &mut Conn, sql: &str, binds: &[&str]) -> DbResult<Vec<R>>

@@ -1,9 +1,8 @@
 //! HTML: first-run setup, sign-in, sign-out.
 
 use actix_web::cookie::{time::Duration as CookieDuration, Cookie, SameSite};
-use actix_web::http::StatusCode;
 use actix_web::web::{Data, Form, Query};
-use actix_web::{HttpRequest, HttpResponse};
+use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
 use askama::Template;
 use secrecy::SecretString;
 use serde::Deserialize;
@@ -13,7 +12,7 @@ use super::service::{self, LoginInput, NewSession, SetupInput};
 use crate::state::AppState;
 use crate::web::csrf;
 use crate::web::error::AppError;
-use crate::web::{paths, FieldErrors, PageError};
+use crate::web::{paths, FieldErrors, FormRefusal, PageError};
 
 #[derive(Template)]
 #[template(path = "auth/setup.html")]
@@ -35,8 +34,7 @@ pub struct LoginPage {
     pub errors: FieldErrors,
 }
 
-fn html(status: StatusCode, body: String, cookie: Option<Cookie<'static>>) -> HttpResponse {
-    let mut res = HttpResponse::build(status);
+fn html(mut res: HttpResponseBuilder, body: String, cookie: Option<Cookie<'static>>) -> HttpResponse {
     res.content_type("text/html; charset=utf-8");
     if let Some(c) = cookie {
         res.cookie(c);
@@ -68,7 +66,7 @@ pub async fn setup_form(st: Data<AppState>, req: HttpRequest) -> Result<HttpResp
     }
     let (csrf_token, cookie) = csrf::token_for_page(&st.csrf_key, &req, st.config.http.secure_cookies());
     let page = SetupPage { csrf_token, email: String::new(), organization: String::new(), errors: FieldErrors::new() };
-    Ok(html(StatusCode::OK, page.render().map_err(AppError::from)?, cookie))
+    Ok(html(HttpResponse::Ok(), page.render().map_err(AppError::from)?, cookie))
 }
 
 #[derive(Deserialize)]
@@ -90,10 +88,12 @@ pub async fn setup(st: Data<AppState>, req: HttpRequest, form: Form<SetupForm>) 
     };
     match service::setup(&st, input).await {
         Ok(session) => Ok(signed_in_redirect(&st, &session, paths::HOME)),
-        Err(AuthError::Invalid(errors)) => {
+        Err(e @ AuthError::Invalid(_)) => {
+            let refusal = FormRefusal::of(e);
             let (csrf_token, cookie) = csrf::token_for_page(&st.csrf_key, &req, st.config.http.secure_cookies());
-            let page = SetupPage { csrf_token, email: f.email, organization: f.organization, errors };
-            Ok(html(StatusCode::UNPROCESSABLE_ENTITY, page.render().map_err(AppError::from)?, cookie))
+            let res = refusal.response();
+            let page = SetupPage { csrf_token, email: f.email, organization: f.organization, errors: refusal.errors };
+            Ok(html(res, page.render().map_err(AppError::from)?, cookie))
         }
         Err(e) => Err(AppError::from(e).into()),
     }
@@ -122,7 +122,7 @@ pub async fn login_form(
     let (csrf_token, cookie) = csrf::token_for_page(&st.csrf_key, &req, st.config.http.secure_cookies());
     let next = checked_next(&query.next);
     let page = LoginPage { csrf_token, next, email: String::new(), message: None, errors: FieldErrors::new() };
-    Ok(html(StatusCode::OK, page.render().map_err(AppError::from)?, cookie))
+    Ok(html(HttpResponse::Ok(), page.render().map_err(AppError::from)?, cookie))
 }
 
 #[derive(Deserialize)]
@@ -139,24 +139,19 @@ pub async fn login(st: Data<AppState>, req: HttpRequest, form: Form<LoginForm>) 
     let f = form.into_inner();
     let result =
         service::login(&st, LoginInput { email: f.email.clone(), password: SecretString::from(f.password) }).await;
-    let (status, message, errors, retry) = match result {
+    // The form shows these refusals itself, with the table's status and words (web/error.rs).
+    let refusal = match result {
         Ok(session) => return Ok(signed_in_redirect(&st, &session, &f.next)),
-        Err(AuthError::Invalid(errors)) => (StatusCode::UNPROCESSABLE_ENTITY, None, errors, None),
-        Err(e @ AuthError::BadCredentials) => (StatusCode::UNAUTHORIZED, Some(e.to_string()), FieldErrors::new(), None),
-        Err(e @ AuthError::LockedOut { retry_after }) => {
-            (StatusCode::TOO_MANY_REQUESTS, Some(e.to_string()), FieldErrors::new(), Some(retry_after))
+        Err(e @ (AuthError::Invalid(_) | AuthError::BadCredentials | AuthError::LockedOut { .. })) => {
+            FormRefusal::of(e)
         }
         Err(e) => return Err(AppError::from(e).into()),
     };
     let (csrf_token, cookie) = csrf::token_for_page(&st.csrf_key, &req, st.config.http.secure_cookies());
+    let res = refusal.response();
+    let FormRefusal { message, errors, .. } = refusal;
     let page = LoginPage { csrf_token, next: checked_next(&f.next), email: f.email, message, errors };
-    let mut res = html(status, page.render().map_err(AppError::from)?, cookie);
-    if let Some(s) = retry {
-        if let Ok(v) = actix_web::http::header::HeaderValue::from_str(&s.to_string()) {
-            res.headers_mut().insert(actix_web::http::header::RETRY_AFTER, v);
-        }
-    }
-    Ok(res)
+    Ok(html(res, page.render().map_err(AppError::from)?, cookie))
 }
 
 pub async fn logout(st: Data<AppState>, req: HttpRequest) -> Result<HttpResponse, PageError> {

@@ -5,7 +5,7 @@ use secrecy::{ExposeSecret, SecretString};
 use super::error::AuthError;
 use super::{password, secrets, store};
 use crate::audit::service::{self as audit, Actor};
-use crate::db::{self, Db, DbKind};
+use crate::db::{self, Db};
 use crate::orgs::model::Role;
 use crate::orgs::service as orgs;
 use crate::state::AppState;
@@ -38,9 +38,7 @@ pub async fn setup(st: &AppState, input: SetupInput) -> Result<NewSession, AuthE
 
     let hash = password::hash(input.password).await?;
     let mut tx = st.db.begin().await?;
-    if st.db.kind() == DbKind::Postgres {
-        sqlx::query("SELECT pg_advisory_xact_lock(7311001)").execute(&mut *tx).await.map_err(db::DbError::from)?;
-    }
+    store::lock_setup(&mut tx, st.db.kind()).await?;
     if store::count_users(&mut tx).await? > 0 {
         return Err(AuthError::SetupDone);
     }

@@ -1,7 +1,7 @@
 //! SQL for users, sign-in sessions and sign-in failures.
 
 use super::model::SessionInfo;
-use crate::db::{Conn, DbResult};
+use crate::db::{Conn, DbKind, DbResult};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct UserRow {
@@ -25,6 +25,16 @@ pub struct SessionRow {
 
 pub async fn count_users(c: &mut Conn) -> DbResult<i64> {
     Ok(sqlx::query_scalar("SELECT COUNT(*) FROM users").fetch_one(c).await?)
+}
+
+/// Holds first-run setup to one at a time until the transaction ends: on PostgreSQL a
+/// transaction-scoped advisory lock; a SQLite transaction (`BEGIN IMMEDIATE`) holds the write
+/// lock from its start already.
+pub async fn lock_setup(c: &mut Conn, kind: DbKind) -> DbResult<()> {
+    if kind == DbKind::Postgres {
+        sqlx::query("SELECT pg_advisory_xact_lock(7311001)").execute(c).await?;
+    }
+    Ok(())
 }
 
 pub async fn insert_user(c: &mut Conn, id: &str, email: &str, password_hash: &str, now: i64) -> DbResult<()> {

@@ -6,7 +6,7 @@ use bollard::container::ListContainersOptions;
 use bollard::models::{ContainerSummary, Port, PortTypeEnum};
 use serde::Serialize;
 
-use super::{bounded, Engine, EngineError};
+use super::engine::{bounded, Engine, EngineError};
 
 /// The port sandboxd listens on in its image (`SANDBOXD_PORT`'s default).
 const SANDBOXD_PORT: u16 = 8080;

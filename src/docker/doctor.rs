@@ -5,7 +5,7 @@
 use bollard::container::InspectContainerOptions;
 
 use super::containers::{SandboxdContainer, VersionCheck};
-use super::{bounded, Engine, EngineError};
+use super::engine::{bounded, Engine, EngineError};
 
 /// One sandboxd container as doctor prints it.
 #[derive(Debug, Clone)]

@@ -8,7 +8,7 @@ use std::time::Duration;
 use bollard::container::{MemoryStatsStats, Stats, StatsOptions};
 use futures_util::StreamExt as _;
 
-use super::Engine;
+use super::engine::Engine;
 
 /// How long one container's sample may take (the engine itself waits about a second).
 pub const SAMPLE_TIMEOUT: Duration = Duration::from_secs(3);

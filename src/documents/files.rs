@@ -12,8 +12,8 @@ use super::store::{self, VisibleRow};
 use crate::sandbox::client::SandboxdClient;
 use crate::sandbox::connections::{host, service as connections};
 use crate::sandbox::workspaces::document::Document;
-use crate::sandbox::workspaces::paths::WorkspacePath;
 use crate::state::AppState;
+use crate::vocabulary::paths::WorkspacePath;
 
 type Result<T> = std::result::Result<T, DocumentError>;
 

@@ -424,7 +424,7 @@ mod tests {
         let summary = || WorkspaceSummary {
             id: "w".into(),
             backend: "sandboxd".into(),
-            scope: crate::sandbox::workspaces::key::Scope::Conversation,
+            scope: crate::vocabulary::scope::Scope::Conversation,
             kind_label: String::new(),
             access_label: String::new(),
             owner_name: None,

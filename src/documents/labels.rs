@@ -4,9 +4,9 @@
 use super::listing::Listing;
 use super::model::WorkspaceSummary;
 use super::store::VisibleRow;
-use crate::sandbox::workspaces::key::Scope;
 use crate::sandbox::workspaces::model::recovery_label;
 use crate::state::AppState;
+use crate::vocabulary::scope::Scope;
 
 /// The kind of a `state` workspace's recovery copy (DESIGN.md §11).
 pub const RECOVERY_COPY: &str = "recovery copy";

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::sandbox::workspaces::key::Scope;
+use crate::vocabulary::scope::Scope;
 
 /// Who put a file there, as far as a path tells (DESIGN.md §9: a host records no author).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]

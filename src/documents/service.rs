@@ -14,9 +14,9 @@ use super::model::{AddedBy, Cost, DocumentsPage, FileItem, Tile, WorkspaceDocume
 use super::store::{self, After, VisibleRow};
 use super::tiles::tiles;
 use crate::access::Caller;
-use crate::sandbox::workspaces::paths::{self, WorkspacePath};
 use crate::state::AppState;
 use crate::validate::FieldErrors;
+use crate::vocabulary::paths::{self, WorkspacePath};
 
 type Result<T> = std::result::Result<T, DocumentError>;
 

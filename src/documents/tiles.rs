@@ -13,8 +13,8 @@ use super::listing::HostCounter;
 use super::model::{Cost, FileItem, Tile};
 use super::store::VisibleRow;
 use super::thumbnails;
-use crate::sandbox::workspaces::paths;
 use crate::state::AppState;
+use crate::vocabulary::paths;
 
 /// `files` as tiles, in order; `cost` counts the images read from a host.
 pub async fn tiles(

@@ -26,13 +26,10 @@ pub fn datetime_seconds(ms: &i64) -> String {
         .unwrap_or_else(|| "-".to_string())
 }
 
-/// Epoch milliseconds exactly, as `2026-11-29T21:12:05.123Z` (a `<time>`'s `datetime` and title).
+/// Epoch milliseconds exactly, as `2026-11-29T21:12:05.123Z` (a `<time>`'s `datetime` and title;
+/// see [`crate::words::timestamp_utc`]).
 pub fn timestamp_utc(ms: &i64) -> String {
-    let fmt = time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
-    time::OffsetDateTime::from_unix_timestamp_nanos(*ms as i128 * 1_000_000)
-        .ok()
-        .and_then(|t| t.format(&fmt).ok())
-        .unwrap_or_else(|| "-".to_string())
+    crate::words::timestamp_utc(*ms)
 }
 
 pub fn datetime_opt(ms: &Option<i64>) -> String {

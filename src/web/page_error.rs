@@ -5,11 +5,11 @@
 use std::fmt;
 
 use actix_web::http::{header, StatusCode};
-use actix_web::{HttpResponse, ResponseError};
+use actix_web::{HttpResponse, HttpResponseBuilder, ResponseError};
 use askama::Template;
 
 use super::context;
-use super::error::{AppError, Kind};
+use super::error::{AppError, FieldErrors, Kind};
 
 #[derive(Template)]
 #[template(path = "errors/error.html")]
@@ -91,6 +91,38 @@ impl ResponseError for PageError {
     }
     fn error_response(&self) -> HttpResponse {
         page_error_response(&self.0)
+    }
+}
+
+/// A refusal a form answers by showing itself again (sign-in, first-run setup, joining by
+/// invitation) rather than the error page: its status, the words above the form and a lock-out's
+/// `Retry-After` are the table's ([`super::error`]); field messages sit at their fields.
+pub struct FormRefusal {
+    /// Shown above the form; none for field errors (422), which sit at their fields.
+    pub message: Option<String>,
+    pub errors: FieldErrors,
+    status: StatusCode,
+    retry_after: Option<u64>,
+}
+
+impl FormRefusal {
+    pub fn of(err: impl Into<AppError>) -> Self {
+        let err = err.into();
+        FormRefusal {
+            message: (err.kind != Kind::Invalid).then(|| err.public_detail()),
+            status: err.kind.status(),
+            retry_after: err.retry_after,
+            errors: err.fields,
+        }
+    }
+
+    /// The response to render the form into: the table's status and, for a lock-out, `Retry-After`.
+    pub fn response(&self) -> HttpResponseBuilder {
+        let mut res = HttpResponse::build(self.status);
+        if let Some(s) = self.retry_after {
+            res.insert_header((header::RETRY_AFTER, s.to_string()));
+        }
+        res
     }
 }
 

@@ -1,8 +1,10 @@
 //! The layers of `src/` point one way (README.md, Architecture; docs/architecture.md). This reads the sources as text,
 //! builds the graph of which file imports which (following `pub use` re-exports to the file that
-//! defines a name), and fails naming the offending files when a rule is broken.
+//! defines a name, and `super::` inside an inline `mod name { … }` to the right module), and fails
+//! naming the offending files when a rule is broken. The last test proves each rule fails on the
+//! shapes it forbids.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 
 /// One source file: its module path (`sandbox::workspaces::service`) and text.
@@ -39,8 +41,12 @@ fn module_of(rel: &str) -> String {
     parts.join("::")
 }
 
-/// The text without comments, string contents and `#[cfg(test)]` modules (their `super::` is
-/// one level deeper, and tests may reach anywhere).
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The text without comments, string contents (raw strings included) and `#[cfg(test)] mod tests`
+/// at a file's end (its `super::` is one level deeper, and tests may reach anywhere).
 fn code_of(text: &str) -> String {
     let text = match text.find("#[cfg(test)]\nmod tests") {
         Some(i) => &text[..i],
@@ -50,6 +56,26 @@ fn code_of(text: &str) -> String {
     let b: Vec<char> = text.chars().collect();
     let mut i = 0;
     while i < b.len() {
+        let prev = if i > 0 { Some(b[i - 1]) } else { None };
+        // `r"…"`, `r#"…"#`, `br#"…"#`: up to the same number of `#` after a quote.
+        let raw_start =
+            b[i] == 'r' && (prev.is_none_or(|c| !is_ident(c)) || (prev == Some('b') && (i < 2 || !is_ident(b[i - 2]))));
+        if raw_start {
+            let mut j = i + 1;
+            while b.get(j) == Some(&'#') {
+                j += 1;
+            }
+            if b.get(j) == Some(&'"') {
+                let hashes = j - i - 1;
+                let mut k = j + 1;
+                while k < b.len() && !(b[k] == '"' && (1..=hashes).all(|h| b.get(k + h) == Some(&'#'))) {
+                    k += 1;
+                }
+                out.push_str("\"\"");
+                i = k + 1 + hashes;
+                continue;
+            }
+        }
         if b[i] == '/' && b.get(i + 1) == Some(&'/') {
             while i < b.len() && b[i] != '\n' {
                 i += 1;
@@ -118,51 +144,109 @@ fn expand(tree: &str) -> Vec<String> {
         .collect()
 }
 
-struct Graph {
-    modules: BTreeSet<String>,
-    /// `pub use` re-exports: (module, name) → the module the name comes from.
-    reexports: BTreeMap<(String, String), String>,
-    edges: BTreeMap<String, BTreeSet<String>>,
-    files: BTreeMap<String, String>,
+/// The inline modules of a file's code (`mod lean { … }`): the byte range of each body, and
+/// whether it is `#[cfg(test)]`.
+fn inline_modules(code: &str) -> Vec<(usize, usize, bool)> {
+    let mut out = Vec::new();
+    // For each open brace: where it opened and, for a module's, whether it is a test module.
+    let mut open: Vec<(usize, Option<bool>)> = Vec::new();
+    for (i, c) in code.char_indices() {
+        match c {
+            '{' => {
+                let before = code[..i].trim_end();
+                let name_len = before.chars().rev().take_while(|c| is_ident(*c)).map(char::len_utf8).sum::<usize>();
+                let rest = before[..before.len() - name_len].trim_end();
+                let is_mod = name_len > 0
+                    && rest.ends_with("mod")
+                    && rest[..rest.len() - 3].chars().last().is_none_or(|c| !is_ident(c));
+                let is_test = is_mod && {
+                    // The item's attributes and visibility: back to the previous item's end.
+                    let head = &rest[..rest.len() - 3];
+                    let start = head.rfind([';', '{', '}']).map_or(0, |p| p + 1);
+                    head[start..].contains("#[cfg(test)]")
+                };
+                open.push((i, is_mod.then_some(is_test)));
+            }
+            '}' => {
+                if let Some((start, Some(is_test))) = open.pop() {
+                    out.push((start, i, is_test));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
-/// Paths a file names: its `use` trees and every inline `crate::…`/`super::…` path.
+/// A path as the file's own module reads it, given how many inline modules enclose it; none when
+/// it names something inside the file itself, or outside the crate.
+fn from_file_module(path: &str, depth: usize) -> Option<String> {
+    if depth == 0 {
+        return Some(path.to_string());
+    }
+    let segs: Vec<&str> = path.split("::").collect();
+    match segs.first().copied() {
+        Some("crate") | Some("$crate") => Some(path.to_string()),
+        Some("super") => {
+            let supers = segs.iter().take_while(|s| **s == "super").count();
+            if supers < depth {
+                return None;
+            }
+            let rest = &segs[depth..];
+            Some(if supers == depth { format!("self::{}", rest.join("::")) } else { rest.join("::") })
+        }
+        // `self::…` and a bare name inside an inline module: the module itself, or another crate.
+        _ => None,
+    }
+}
+
+/// Paths a file names: its `use` trees and every inline `crate::…`/`super::…` path, each as the
+/// file's module reads it (inside `mod x { … }`, `super::` is the file itself). Nothing inside a
+/// `#[cfg(test)]` module.
 fn paths_in(code: &str) -> Vec<String> {
+    let mods = inline_modules(code);
+    let at = |offset: usize| -> Option<usize> {
+        let enclosing: Vec<_> = mods.iter().filter(|(s, e, _)| *s < offset && offset < *e).collect();
+        if enclosing.iter().any(|(_, _, is_test)| *is_test) {
+            return None;
+        }
+        Some(enclosing.len())
+    };
     let mut out = Vec::new();
-    let mut rest = code;
-    while let Some(i) = rest.find("use ") {
-        let before = rest[..i].chars().last();
-        let after = &rest[i + 4..];
-        rest = after;
-        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+    let mut from = 0;
+    while let Some(i) = code[from..].find("use ") {
+        let at_use = from + i;
+        from = at_use + 4;
+        let before = code[..at_use].chars().last();
+        if before.is_some_and(is_ident) {
             continue;
         }
+        let after = &code[at_use + 4..];
         let Some(end) = after.find(';') else { break };
         let tree = &after[..end];
         if tree.contains('\n') && !tree.contains('{') {
             continue;
         }
-        for p in expand(tree) {
-            out.push(p);
-        }
+        let Some(depth) = at(at_use) else { continue };
+        out.extend(expand(tree).iter().filter_map(|p| from_file_module(p, depth)));
     }
-    let text = code;
     for start in ["crate::", "super::"] {
         let mut from = 0;
-        while let Some(i) = text[from..].find(start) {
-            let at = from + i;
-            from = at + start.len();
-            let prev = text[..at].chars().last();
-            if prev.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+        while let Some(i) = code[from..].find(start) {
+            let at_path = from + i;
+            from = at_path + start.len();
+            let prev = code[..at_path].chars().last();
+            // `pub(in crate::a)` names where an item is seen, not what it uses.
+            if prev.is_some_and(|c| is_ident(c) || c == ':') || code[..at_path].trim_end().ends_with("(in") {
                 continue;
             }
-            let path: String =
-                text[at..].chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':').collect();
+            let path: String = code[at_path..].chars().take_while(|c| is_ident(*c) || *c == ':').collect();
             // `crate::a::{b, c}` is a use tree: its expansion above already counted it.
-            if text[at + path.len()..].starts_with('{') {
+            if code[at_path + path.len()..].starts_with('{') {
                 continue;
             }
-            out.push(path.trim_end_matches(':').to_string());
+            let Some(depth) = at(at_path) else { continue };
+            out.extend(from_file_module(path.trim_end_matches(':'), depth));
         }
     }
     out
@@ -199,6 +283,18 @@ fn absolute(module: &str, path: &str, modules: &BTreeSet<String>) -> Option<Stri
     Some(base.join("::"))
 }
 
+struct Graph {
+    modules: BTreeSet<String>,
+    /// `pub use` re-exports: (module, name) → the module the name comes from.
+    reexports: BTreeMap<(String, String), String>,
+    edges: BTreeMap<String, BTreeSet<String>>,
+    files: BTreeMap<String, String>,
+    /// Each module's code (comments and string contents left out), for the rules on text.
+    code: BTreeMap<String, String>,
+    /// The `mod.rs` files that register a capability's routes (`web::ServiceConfig`).
+    routes: BTreeSet<String>,
+}
+
 impl Graph {
     fn build() -> Graph {
         let root = src_dir();
@@ -215,9 +311,34 @@ impl Graph {
                 }
             })
             .collect();
+        Graph::of(sources)
+    }
+
+    /// A graph of files given as (path under `src/`, text): the rules' own test.
+    fn of_files(files: &[(&str, &str)]) -> Graph {
+        Graph::of(
+            files
+                .iter()
+                .map(|(rel, text)| Source {
+                    module: module_of(rel),
+                    file: format!("src/{rel}"),
+                    text: text.to_string(),
+                })
+                .collect(),
+        )
+    }
+
+    fn of(sources: Vec<Source>) -> Graph {
         let modules: BTreeSet<String> = sources.iter().map(|s| s.module.clone()).collect();
         let files = sources.iter().map(|s| (s.module.clone(), s.file.clone())).collect();
-        let mut g = Graph { modules, reexports: BTreeMap::new(), edges: BTreeMap::new(), files };
+        let mut g = Graph {
+            modules,
+            reexports: BTreeMap::new(),
+            edges: BTreeMap::new(),
+            files,
+            code: BTreeMap::new(),
+            routes: BTreeSet::new(),
+        };
         let parsed: Vec<(String, Vec<String>, String)> = sources
             .iter()
             .map(|s| {
@@ -239,7 +360,7 @@ impl Graph {
                 }
             }
         }
-        for (module, found, _) in &parsed {
+        for (module, found, code) in &parsed {
             let mut deps = BTreeSet::new();
             for p in found {
                 let Some(abs) = absolute(module, p, &g.modules) else { continue };
@@ -250,6 +371,11 @@ impl Graph {
                 }
             }
             g.edges.insert(module.clone(), deps);
+            let file = g.file(module);
+            if file.ends_with("/mod.rs") && code.contains("ServiceConfig") {
+                g.routes.insert(module.clone());
+            }
+            g.code.insert(module.clone(), code.clone());
         }
         g
     }
@@ -275,7 +401,11 @@ impl Graph {
         self.files.get(module).cloned().unwrap_or_else(|| module.to_string())
     }
 
-    /// Strongly connected components with more than one module (Tarjan).
+    fn deps(&self, module: &str) -> BTreeSet<String> {
+        self.edges.get(module).cloned().unwrap_or_default()
+    }
+
+    /// Strongly connected components with more than one module (Tarjan): every import loop.
     fn loops(&self) -> Vec<Vec<String>> {
         struct T<'a> {
             g: &'a Graph,
@@ -335,12 +465,126 @@ impl Graph {
                 visit(&mut t, m);
             }
         }
+        t.out.sort();
         t.out
+    }
+
+    /// The HTTP layer (docs/architecture.md, "The layers"): `web/`, the entry points (`main.rs`,
+    /// `lib.rs`, `startup.rs`, `cli.rs`, the top-level `api.rs`), every `pages` and `api` module
+    /// (and `*_api`, and what sits under a `pages/` folder), and a capability's `mod.rs` that
+    /// registers its routes. Everything else is the service layer or below it.
+    fn is_http(&self, module: &str) -> bool {
+        let segs: Vec<&str> = module.split("::").collect();
+        let last = segs.last().copied().unwrap_or_default();
+        is_web(module)
+            || matches!(module, "" | "startup" | "cli" | "api")
+            || matches!(last, "pages" | "api")
+            || last.ends_with("_api")
+            || segs[..segs.len() - 1].contains(&"pages")
+            || self.routes.contains(module)
+    }
+
+    /// The files below the HTTP layer that reach it, directly or through other files: each with
+    /// the shortest chain of imports that does.
+    fn reaching_the_http_layer(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for m in self.edges.keys().filter(|m| !self.is_http(m)) {
+            let mut came_from: BTreeMap<String, String> = BTreeMap::new();
+            let mut queue = VecDeque::from([m.clone()]);
+            let mut hit = None;
+            while let Some(v) = queue.pop_front() {
+                if self.is_http(&v) {
+                    hit = Some(v);
+                    break;
+                }
+                for w in self.deps(&v) {
+                    if w != *m && !came_from.contains_key(&w) {
+                        came_from.insert(w.clone(), v.clone());
+                        queue.push_back(w);
+                    }
+                }
+            }
+            if let Some(mut v) = hit {
+                let mut chain = vec![self.file(&v)];
+                while let Some(prev) = came_from.get(&v) {
+                    chain.push(self.file(prev));
+                    v = prev.clone();
+                }
+                chain.reverse();
+                out.push(chain.join(" → "));
+            }
+        }
+        out
+    }
+
+    /// Files that import another capability's SQL (`store.rs`, `*_store.rs`).
+    fn reaching_into_another_store(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (m, deps) in &self.edges {
+            for d in deps.iter().filter(|d| is_store(d) && capability(d) != capability(m)) {
+                out.push(format!("{} reaches into {}", self.file(m), self.file(d)));
+            }
+        }
+        out
+    }
+
+    /// Modules of `agents` below its pages that import `sandbox::workspaces` (which sits above
+    /// agents: the workspaces service calls the agents services, never the reverse).
+    fn agents_reaching_up_into_workspaces(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (m, deps) in self.edges.iter().filter(|(m, _)| in_folder(m, "agents") && !self.is_http(m)) {
+            for d in deps.iter().filter(|d| in_folder(d, "sandbox::workspaces")) {
+                out.push(format!("{} imports {}", self.file(m), self.file(d)));
+            }
+        }
+        out
+    }
+
+    /// Vocabulary modules that import anything of the crate outside `vocabulary`.
+    fn vocabulary_reaching_out(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (m, deps) in self.edges.iter().filter(|(m, _)| in_folder(m, "vocabulary")) {
+            for d in deps.iter().filter(|d| !in_folder(d, "vocabulary")) {
+                out.push(format!("{} imports {}", self.file(m), self.file(d)));
+            }
+        }
+        out
+    }
+
+    /// Files other than stores (and `db.rs`, which owns the pool) that run SQL.
+    fn sql_outside_stores(&self) -> Vec<String> {
+        let markers = ["sqlx::query", "sqlx::raw_sql", "query_as::<", "query_scalar::<"];
+        self.code
+            .iter()
+            .filter(|(m, code)| !is_store(m) && m.as_str() != "db" && markers.iter().any(|s| code.contains(s)))
+            .map(|(m, _)| self.file(m))
+            .collect()
+    }
+
+    /// HTTP-layer files outside `web/` that choose a sign-in refusal's status (401, 429) or its
+    /// `Retry-After` themselves instead of taking them from the table in `web/error.rs`.
+    fn choosing_refusal_statuses(&self) -> Vec<String> {
+        let markers = ["StatusCode::UNAUTHORIZED", "StatusCode::TOO_MANY_REQUESTS", "RETRY_AFTER"];
+        self.code
+            .iter()
+            .filter(|(m, code)| self.is_http(m) && !is_web(m) && markers.iter().any(|s| code.contains(s)))
+            .map(|(m, _)| self.file(m))
+            .collect()
     }
 }
 
-fn is_capability_store_or_service(module: &str) -> bool {
-    module.ends_with("::service") || module.ends_with("::store")
+fn is_web(module: &str) -> bool {
+    in_folder(module, "web")
+}
+
+/// `module` is `folder` or inside it.
+fn in_folder(module: &str, folder: &str) -> bool {
+    module == folder || module.starts_with(&format!("{folder}::"))
+}
+
+fn is_store(module: &str) -> bool {
+    let last = module.rsplit("::").next().unwrap_or_default();
+    last == "store" || last.ends_with("_store")
 }
 
 /// The capability a module belongs to: `sandbox::workspaces::store` → `sandbox::workspaces`.
@@ -363,20 +607,18 @@ fn only_the_entry_points_import_startup() {
 }
 
 #[test]
-fn services_and_stores_import_no_web_module_and_no_other_capabilitys_store() {
+fn nothing_below_the_http_layer_reaches_it_not_even_through_another_file() {
+    // A service, store, model or any other module of the service layer never reaches `web`, a
+    // page, an API module or a routes `mod.rs`: not itself, and not through a model it returns.
     let g = Graph::build();
-    let mut offenders = Vec::new();
-    for (m, deps) in &g.edges {
-        for d in deps {
-            if is_capability_store_or_service(m) && (d == "web" || d.starts_with("web::")) {
-                offenders.push(format!("{} imports {}", g.file(m), g.file(d)));
-            }
-            // No file of one capability (pages, API, service, store) reaches into another's SQL.
-            if d.ends_with("::store") && capability(d) != capability(m) {
-                offenders.push(format!("{} reaches into {}", g.file(m), g.file(d)));
-            }
-        }
-    }
+    let offenders = g.reaching_the_http_layer();
+    assert!(offenders.is_empty(), "below the HTTP layer, these reach it:\n{}", offenders.join("\n"));
+}
+
+#[test]
+fn no_file_reaches_into_another_capabilitys_store() {
+    let g = Graph::build();
+    let offenders = g.reaching_into_another_store();
     assert!(offenders.is_empty(), "layering broken:\n{}", offenders.join("\n"));
 }
 
@@ -384,40 +626,120 @@ fn services_and_stores_import_no_web_module_and_no_other_capabilitys_store() {
 fn the_low_layers_import_no_pages_api_service_or_web_module() {
     let g = Graph::build();
     let mut offenders = Vec::new();
-    for low in ["state", "access", "config", "db"] {
-        for d in g.edges.get(low).into_iter().flatten() {
+    for low in ["state", "access", "config", "db", "validate", "words", "cache"] {
+        for d in g.deps(low) {
             let last = d.rsplit("::").next().unwrap_or_default();
-            if d == "web"
-                || d.starts_with("web::")
-                || matches!(last, "pages" | "api" | "service")
-                || d.contains("::pages::")
-            {
-                offenders.push(format!("{} imports {}", g.file(low), g.file(d)));
+            if is_web(&d) || matches!(last, "pages" | "api" | "service") || d.contains("::pages::") {
+                offenders.push(format!("{} imports {}", g.file(low), g.file(&d)));
             }
         }
     }
+    offenders.extend(g.vocabulary_reaching_out());
     assert!(offenders.is_empty(), "{}", offenders.join("\n"));
 }
 
 #[test]
-fn the_import_graph_has_no_loop_of_more_than_two_files() {
+fn agents_below_their_pages_import_nothing_of_the_workspaces() {
     let g = Graph::build();
-    let big: Vec<Vec<String>> =
-        g.loops().into_iter().filter(|c| c.len() > 2).map(|c| c.iter().map(|m| g.file(m)).collect()).collect();
-    assert!(big.is_empty(), "import loops: {big:#?}");
+    let offenders = g.agents_reaching_up_into_workspaces();
+    assert!(offenders.is_empty(), "agents reach up into sandbox/workspaces:\n{}", offenders.join("\n"));
+}
+
+#[test]
+fn the_import_graph_has_no_loop() {
+    let g = Graph::build();
+    let loops: Vec<Vec<String>> = g.loops().into_iter().map(|c| c.iter().map(|m| g.file(m)).collect()).collect();
+    assert!(loops.is_empty(), "import loops: {loops:#?}");
+}
+
+#[test]
+fn sql_lives_only_in_stores() {
+    let g = Graph::build();
+    let offenders = g.sql_outside_stores();
+    assert!(offenders.is_empty(), "SQL outside a store.rs: {offenders:?}");
+}
+
+#[test]
+fn pages_take_sign_in_refusal_statuses_from_the_error_table() {
+    let g = Graph::build();
+    let offenders = g.choosing_refusal_statuses();
+    assert!(offenders.is_empty(), "these pick 401/429 or Retry-After themselves: {offenders:?}");
 }
 
 #[test]
 fn the_graph_reader_sees_the_imports_it_checks() {
     // The checks above pass trivially if the reader finds nothing: prove it finds known edges.
     let g = Graph::build();
-    let deps = |m: &str| g.edges.get(m).cloned().unwrap_or_default();
+    let deps = |m: &str| g.deps(m);
     assert!(deps("startup").contains("state"), "startup → state: {:?}", deps("startup"));
     assert!(deps("state").contains("config"), "state → config: {:?}", deps("state"));
     assert!(deps("web::guard").contains("access"), "web::guard → access: {:?}", deps("web::guard"));
-    assert!(g.loops().iter().all(|c| c.len() >= 2));
+    let workspaces = deps("sandbox::workspaces::service");
+    assert!(workspaces.contains("sandbox::snapshots::lifecycle"), "workspaces → snapshots: {workspaces:?}");
+    // `pub use` is followed to the file that defines the name.
+    assert!(deps("state").contains("docker::engine"), "state → docker::engine: {:?}", deps("state"));
+    assert!(g.is_http("sandbox::running") && g.is_http("agents::pages::delete") && !g.is_http("agents::check"));
     assert_eq!(
         expand("crate::a::{b, c::{d, e as f}, self}"),
         vec!["crate::a::b", "crate::a::c::d", "crate::a::c::e", "crate::a"]
     );
+}
+
+#[test]
+fn each_rule_fails_on_the_shapes_it_forbids() {
+    // The shapes the rules were written against (issue 27): two sibling services calling each
+    // other, a service reaching `web` through a model, a service importing a page module, agents
+    // importing a workspaces file, SQL in a service, a page choosing 401 itself, and an inline
+    // module whose `super::` must not count as its file's parent.
+    let g = Graph::of_files(&[
+        ("sandbox/snapshots/service.rs", "use crate::sandbox::workspaces::service as workspaces;"),
+        ("sandbox/workspaces/service.rs", "use crate::sandbox::snapshots::service as snapshots;"),
+        ("sandbox/workspaces/key.rs", "pub enum Scope {}"),
+        ("sandbox/workspaces/store.rs", ""),
+        ("sandbox/running/model.rs", "use crate::web::paths;"),
+        ("sandbox/running/mod.rs", "pub fn routes(cfg: &mut web::ServiceConfig) {}"),
+        ("dashboard/service.rs", "use crate::sandbox::running::model::HostSessions;"),
+        ("web/paths.rs", ""),
+        ("agents/service.rs", "fn f() { let s = super::pages::manifest_rows::env_secrets(v); }"),
+        ("agents/pages/manifest_rows.rs", ""),
+        ("agents/model.rs", "use crate::sandbox::workspaces::key::Scope;"),
+        ("agents/store.rs", "fn f() { crate::sandbox::workspaces::store::get(c); }"),
+        ("auth/service.rs", "fn f() { sqlx::query(\"SELECT pg_advisory_xact_lock(1)\"); }"),
+        ("auth/pages.rs", "fn f() { let s = StatusCode::UNAUTHORIZED; }"),
+        ("vocabulary/scope.rs", "use crate::agents::model::Agent;"),
+        ("sandbox/client/mod.rs", "use transport::lean;"),
+        ("sandbox/client/error.rs", ""),
+        (
+            "sandbox/client/transport.rs",
+            "use super::error::E;\npub(super) struct Answer;\npub(super) mod lean {\n    use super::Answer;\n    \
+             use crate::sandbox::client::error::E;\n    pub(in crate::sandbox::client) const MAX: u8 = 4;\n    #[cfg(test)]\n    mod tests {\n        use super::super::super::mod_x;\n    }\n}\n",
+        ),
+    ]);
+    assert_eq!(g.loops(), vec![vec!["sandbox::snapshots::service".to_string(), "sandbox::workspaces::service".into()]]);
+    assert_eq!(
+        g.reaching_the_http_layer(),
+        vec![
+            "src/agents/service.rs → src/agents/pages/manifest_rows.rs",
+            "src/dashboard/service.rs → src/sandbox/running/model.rs → src/web/paths.rs",
+            "src/sandbox/running/model.rs → src/web/paths.rs",
+        ]
+    );
+    assert_eq!(
+        g.agents_reaching_up_into_workspaces(),
+        vec![
+            "src/agents/model.rs imports src/sandbox/workspaces/key.rs",
+            "src/agents/store.rs imports src/sandbox/workspaces/store.rs",
+        ]
+    );
+    assert_eq!(
+        g.reaching_into_another_store(),
+        vec!["src/agents/store.rs reaches into src/sandbox/workspaces/store.rs"]
+    );
+    assert_eq!(g.vocabulary_reaching_out(), vec!["src/vocabulary/scope.rs imports src/agents/model.rs"]);
+    assert_eq!(g.sql_outside_stores(), vec!["src/auth/service.rs"]);
+    assert_eq!(g.choosing_refusal_statuses(), vec!["src/auth/pages.rs"]);
+    // Inside `mod lean { … }`, `super::Answer` is the transport file itself: no edge to the client's
+    // `mod.rs`, so no loop with it; neither is `pub(in crate::sandbox::client)`, a visibility, and
+    // what its test module names is not read.
+    assert_eq!(g.deps("sandbox::client::transport"), BTreeSet::from(["sandbox::client::error".to_string()]));
 }

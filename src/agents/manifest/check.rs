@@ -9,9 +9,9 @@ use base64::Engine as _;
 
 use super::{Manifest, ManifestEntry, ENTRIES_MAX, FILE_BYTES_MAX, TOTAL_BYTES_MAX};
 use crate::db;
-use crate::sandbox::workspaces::command::{is_variable_name, ARG_MAX_BYTES};
-use crate::sandbox::workspaces::paths;
 use crate::validate::FieldErrors;
+use crate::vocabulary::command::{is_variable_name, ARG_MAX_BYTES};
+use crate::vocabulary::paths;
 
 /// The vault purpose an `env` secret must have: a host's key (`sandboxd`, `daytona`) never
 /// reaches a sandbox's commands.
@@ -192,6 +192,11 @@ fn is_ref(r: &str) -> bool {
         && !r.contains("//")
         && !r.ends_with(".lock")
         && r.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '/' | '-'))
+}
+
+/// The secrets an environment variable may take (purpose [`ENV_SECRET_PURPOSE`]).
+pub fn env_secrets(secrets: Vec<crate::vault::model::Secret>) -> Vec<crate::vault::model::Secret> {
+    secrets.into_iter().filter(|s| s.purpose == ENV_SECRET_PURPOSE).collect()
 }
 
 /// Each `env` entry's secret exists in the organization with purpose [`ENV_SECRET_PURPOSE`].

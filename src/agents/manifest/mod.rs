@@ -8,8 +8,6 @@ pub mod check;
 
 use serde::{Deserialize, Serialize};
 
-use super::model::WorkspaceFile;
-
 /// The most entries one manifest holds.
 pub const ENTRIES_MAX: usize = 200;
 /// The most bytes one `file` entry's content takes (decoded).
@@ -18,6 +16,20 @@ pub const FILE_BYTES_MAX: usize = 256 * 1024;
 pub const TOTAL_BYTES_MAX: usize = 4 * 1024 * 1024;
 /// How many of a manifest's writes go to a workspace at once.
 pub const WRITE_CONCURRENCY: usize = 4;
+
+/// A file (or empty folder) written into a workspace: a skill, or one the manifest declares.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceFile {
+    /// Relative to the workspace root.
+    pub path: String,
+    /// The file's text (empty for a folder).
+    #[serde(default)]
+    pub content: String,
+    /// An empty folder rather than a file.
+    #[serde(default)]
+    pub is_dir: bool,
+}
 
 /// What a new workspace starts with.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]

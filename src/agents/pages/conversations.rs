@@ -13,10 +13,10 @@ use crate::agents::conversations::service::{self as conversations, ConversationS
 use crate::agents::model::{Agent, Conversation, Run};
 use crate::documents::pages::TilesPartial;
 use crate::documents::service as documents;
-use crate::sandbox::workspaces::key::Scope;
 use crate::sandbox::workspaces::model::{RunWorkspace, WorkspaceState};
 use crate::sandbox::workspaces::service as workspaces;
 use crate::state::AppState;
+use crate::vocabulary::scope::Scope;
 use crate::web::htmx::wants_fragment;
 use crate::web::{page, paths, render_status, see_other, AppError, PageCaller, PageError, Shell};
 

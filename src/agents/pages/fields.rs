@@ -8,8 +8,8 @@ use askama::Template;
 use serde::Deserialize;
 
 use crate::agents::service::{self, RuntimeChoice};
-use crate::sandbox::workspaces::key::Scope;
 use crate::state::AppState;
+use crate::vocabulary::scope::Scope;
 use crate::web::htmx::wants_fragment;
 use crate::web::{paths, render_status, see_other, AppError, PageCaller, PageError};
 

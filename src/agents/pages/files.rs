@@ -1,6 +1,6 @@
 //! The textarea format of an agent's skills and manifest files.
 
-use crate::agents::model::WorkspaceFile;
+use crate::agents::manifest::WorkspaceFile;
 
 /// The textarea format of an agent's skills and manifest files: each file starts with a line
 /// `--- path` and the lines below it, up to the next such line, are its content (trailing blank
@@ -64,7 +64,7 @@ pub fn files_text(files: &[WorkspaceFile]) -> String {
 #[cfg(test)]
 mod tests {
     use super::{files_text, parse_files};
-    use crate::agents::model::WorkspaceFile;
+    use crate::agents::manifest::WorkspaceFile;
 
     fn file(path: &str, content: &str) -> WorkspaceFile {
         WorkspaceFile { path: path.into(), content: content.into(), is_dir: false }

@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 
 use crate::agents::manifest::{Manifest, ManifestEntry};
 use crate::validate::FieldErrors;
-use crate::vault::model::Secret;
 
 /// One entry as the form shows and posts it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -165,12 +164,6 @@ pub fn fields_of(rows: &[EntryRow]) -> BTreeMap<String, String> {
         }
     }
     fields
-}
-
-/// The secrets an environment variable may take (purpose `other`).
-pub fn env_secrets(secrets: Vec<Secret>) -> Vec<Secret> {
-    let purpose = crate::agents::manifest::check::ENV_SECRET_PURPOSE;
-    secrets.into_iter().filter(|s| s.purpose == purpose).collect()
 }
 
 #[cfg(test)]

@@ -1,9 +1,8 @@
 //! HTML: the agents table at `/agents` and the agent form (server-rendered; htmx refreshes the
 //! *Runtime* and *Session scope* fields); the conversations pages in [`conversations`].
 
-pub mod agent_delete;
-pub mod conversation_delete;
 pub mod conversations;
+pub mod delete;
 pub mod fields;
 pub mod files;
 pub mod manifest_rows;
@@ -26,9 +25,9 @@ use super::service::{self, FormOptions};
 use crate::sandbox::connections::model::Connection;
 use crate::sandbox::snapshots::model::Settings as SnapshotSettings;
 use crate::sandbox::snapshots::service as snapshots;
-use crate::sandbox::workspaces::key::Scope;
 use crate::state::AppState;
 use crate::validate::FieldErrors;
+use crate::vocabulary::scope::Scope;
 use crate::web::htmx::wants_fragment;
 use crate::web::{page, page_status, paths, redirect_with_flash, render_status, PageCaller, PageError, Shell};
 

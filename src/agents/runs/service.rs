@@ -14,9 +14,9 @@ use crate::agents::service::ensure_see;
 use crate::agents::store as agents;
 use crate::db::{self, Conn, DbError};
 use crate::sandbox::snapshots::starts;
-use crate::sandbox::workspaces::key::Scope;
 use crate::state::AppState;
 use crate::validate::FieldErrors;
+use crate::vocabulary::scope::Scope;
 
 type Result<T> = std::result::Result<T, AgentError>;
 

@@ -2,7 +2,7 @@
 //! the notice of their pending invitations.
 
 use actix_web::cookie::Cookie;
-use actix_web::http::{header, StatusCode};
+use actix_web::http::header;
 use actix_web::web::{Data, Form, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
@@ -16,7 +16,9 @@ use crate::auth::joining;
 use crate::auth::pages::session_cookie;
 use crate::state::AppState;
 use crate::web::error::AppError;
-use crate::web::{csrf, paths, redirect_with_flash, see_other, FieldErrors, MaybeSignedIn, PageError, SignedIn};
+use crate::web::{
+    csrf, paths, redirect_with_flash, see_other, FieldErrors, FormRefusal, MaybeSignedIn, PageError, SignedIn,
+};
 
 /// Who is looking at an invitation link.
 pub enum Viewer {
@@ -47,33 +49,23 @@ fn viewer(who: &Option<SignedIn>, invitation: &InvitationRecord) -> Viewer {
     }
 }
 
-/// How the page answers: its status, and a refusal to show above the form.
-struct Answer {
-    status: StatusCode,
-    message: Option<String>,
-    errors: FieldErrors,
-}
-
-impl Answer {
-    fn ok() -> Self {
-        Answer { status: StatusCode::OK, message: None, errors: FieldErrors::new() }
-    }
-}
-
-/// The page; never cached, since its address carries the code.
+/// The page (with a refusal of the join form, shown on it); never cached, since its address
+/// carries the code.
 fn invitation_page(
     st: &AppState,
     req: &HttpRequest,
     who: &Option<SignedIn>,
     code: String,
     invitation: InvitationRecord,
-    answer: Answer,
+    refusal: Option<FormRefusal>,
 ) -> Result<HttpResponse, PageError> {
     let (csrf_token, cookie) = csrf::token_for_page(&st.csrf_key, req, st.config.http.secure_cookies());
     let viewer = viewer(who, &invitation);
-    let Answer { status, message, errors } = answer;
+    let (mut res, message, errors) = match refusal {
+        Some(r) => (r.response(), r.message, r.errors),
+        None => (HttpResponse::Ok(), None, FieldErrors::new()),
+    };
     let page = InvitationPage { csrf_token, code, invitation, viewer, message, errors };
-    let mut res = HttpResponse::build(status);
     res.content_type("text/html; charset=utf-8").insert_header((header::CACHE_CONTROL, "no-store"));
     if let Some(c) = cookie {
         res.cookie(c);
@@ -89,7 +81,7 @@ pub async fn show(
 ) -> Result<HttpResponse, PageError> {
     let code = code.into_inner();
     let invitation = service::by_code(&st.db, &code).await?;
-    invitation_page(&st, &req, &who.0, code, invitation, Answer::ok())
+    invitation_page(&st, &req, &who.0, code, invitation, None)
 }
 
 #[derive(Deserialize)]
@@ -121,28 +113,19 @@ pub async fn accept(
         return Ok(redirect_with_flash(paths::HOME, "success", joined_message(&i)));
     }
     let password = SecretString::from(form.into_inner().password);
-    let (status, message, errors, retry) = match joining::join_with_password(&st, &code, password).await {
+    // The form shows these refusals itself, with the table's status and words (web/error.rs).
+    let refusal = match joining::join_with_password(&st, &code, password).await {
         Ok(joined) => {
             let mut res = redirect_with_flash(paths::HOME, "success", joined_message(&joined.invitation));
             let cookie: Cookie<'static> = session_cookie(&st, &joined.session);
             let _ = res.add_cookie(&cookie);
             return Ok(res);
         }
-        Err(AuthError::Invalid(errors)) => (StatusCode::UNPROCESSABLE_ENTITY, None, errors, None),
-        Err(e @ AuthError::WrongPassword) => (StatusCode::UNAUTHORIZED, Some(e.to_string()), FieldErrors::new(), None),
-        Err(e @ AuthError::LockedOut { retry_after }) => {
-            (StatusCode::TOO_MANY_REQUESTS, Some(e.to_string()), FieldErrors::new(), Some(retry_after))
-        }
+        Err(e @ (AuthError::Invalid(_) | AuthError::WrongPassword | AuthError::LockedOut { .. })) => FormRefusal::of(e),
         Err(e) => return Err(AppError::from(e).into()),
     };
     let invitation = service::by_code(&st.db, &code).await?;
-    let mut res = invitation_page(&st, &req, &who.0, code, invitation, Answer { status, message, errors })?;
-    if let Some(s) = retry {
-        if let Ok(v) = header::HeaderValue::from_str(&s.to_string()) {
-            res.headers_mut().insert(header::RETRY_AFTER, v);
-        }
-    }
-    Ok(res)
+    invitation_page(&st, &req, &who.0, code, invitation, Some(refusal))
 }
 
 /// Accepts one of the signed-in person's pending invitations (the home page's notice).

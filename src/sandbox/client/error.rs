@@ -2,8 +2,6 @@
 
 use reqwest::StatusCode;
 
-use super::routes::Route;
-
 /// Why a sandboxd call failed. `Display` is written for the person using the
 /// platform: it never contains the host's address or the token.
 #[derive(Debug, thiserror::Error)]
@@ -146,8 +144,10 @@ impl SandboxdError {
         Self::Unreachable { reason: error_chain(&error.without_url()) }
     }
 
-    /// The error for a status and detail the host sent, before any version check.
-    pub(super) fn from_answer(status: StatusCode, detail: Detail, route: &Route<'_>) -> Self {
+    /// The error for a status and detail the host sent, before any version check. `native_file`:
+    /// the call was one of the native file routes (`Route::is_native_file`), where a 409 says
+    /// the host cannot do it natively.
+    pub(super) fn from_answer(status: StatusCode, detail: Detail, native_file: bool) -> Self {
         let (detail, file) = match detail {
             Detail::File { error, message } => (message, Some(error)),
             Detail::Text(text) => (text, None),
@@ -160,7 +160,7 @@ impl SandboxdError {
         match status.as_u16() {
             401 => Self::CredentialRefused,
             404 => Self::NotFound { detail },
-            409 if route.is_native_file() => Self::NotNative { detail },
+            409 if native_file => Self::NotNative { detail },
             409 => Self::Conflict { detail },
             410 => Self::Gone { detail },
             429 => Self::Capacity { detail },
@@ -264,7 +264,7 @@ impl SandboxdError {
 
 #[cfg(test)]
 mod tests {
-    use super::super::routes::FileOp;
+    use super::super::routes::{FileOp, Route};
     use super::*;
 
     #[test]
@@ -294,24 +294,28 @@ mod tests {
     #[test]
     fn answers_map_to_errors_by_status_and_route() {
         let text = |s: &str| Detail::Text(s.to_owned());
-        let session = Route::Session("x");
-        let file = Route::File("x", FileOp::Read);
+        let session = Route::Session("x").is_native_file();
+        let file = Route::File("x", FileOp::Read).is_native_file();
         assert!(matches!(
-            SandboxdError::from_answer(StatusCode::UNAUTHORIZED, text("Invalid or missing sandbox token"), &session),
+            SandboxdError::from_answer(StatusCode::UNAUTHORIZED, text("Invalid or missing sandbox token"), session),
             SandboxdError::CredentialRefused
         ));
         assert!(matches!(
-            SandboxdError::from_answer(StatusCode::CONFLICT, text("link is a symbolic link"), &file),
+            SandboxdError::from_answer(StatusCode::CONFLICT, text("link is a symbolic link"), file),
             SandboxdError::NotNative { .. }
         ));
         assert!(matches!(
-            SandboxdError::from_answer(StatusCode::CONFLICT, text("Session exists: x"), &Route::Sessions),
+            SandboxdError::from_answer(
+                StatusCode::CONFLICT,
+                text("Session exists: x"),
+                Route::Sessions.is_native_file()
+            ),
             SandboxdError::Conflict { .. }
         ));
         let file_error = SandboxdError::from_answer(
             StatusCode::BAD_REQUEST,
             Detail::File { error: "IsADirectoryError".to_owned(), message: "notes is a directory".to_owned() },
-            &file,
+            file,
         );
         assert!(matches!(&file_error, SandboxdError::File { kind: FileErrorKind::IsADirectory, .. }));
         assert_eq!(file_error.to_string(), "notes is a directory");
@@ -319,11 +323,14 @@ mod tests {
         let capacity = SandboxdError::from_answer(
             StatusCode::TOO_MANY_REQUESTS,
             text("Tenant 't' already holds 1 of 1 sessions."),
-            &Route::Sessions,
+            Route::Sessions.is_native_file(),
         );
         assert_eq!(capacity.to_string(), "Tenant 't' already holds 1 of 1 sessions.");
-        let other =
-            SandboxdError::from_answer(StatusCode::BAD_GATEWAY, text("Could not start sandbox: x"), &Route::Sessions);
+        let other = SandboxdError::from_answer(
+            StatusCode::BAD_GATEWAY,
+            text("Could not start sandbox: x"),
+            Route::Sessions.is_native_file(),
+        );
         assert_eq!(other.to_string(), "The sandbox service answered 502: Could not start sandbox: x");
     }
 

@@ -698,7 +698,7 @@ impl SandboxdClient {
         };
         let is_bare_not_found = status == StatusCode::NOT_FOUND && detail == Detail::Text(BARE_NOT_FOUND.to_owned());
         let is_reattach_conflict = status == StatusCode::CONFLICT && call.reattach;
-        let error = SandboxdError::from_answer(status, detail, &call.route);
+        let error = SandboxdError::from_answer(status, detail, call.route.is_native_file());
         if is_bare_not_found || is_reattach_conflict {
             return Err(Failure::SkewSignal(error));
         }

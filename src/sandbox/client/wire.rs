@@ -331,7 +331,11 @@ impl<E> TreeResult<E> {
             .and_then(|code| StatusCode::from_u16(code).ok())
             .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let detail = self.error.clone().unwrap_or_else(|| "no tree and no reason given".to_owned());
-        SandboxdError::from_answer(status, Detail::Text(detail), &Route::Workspace(&self.session_id, WorkspaceOp::Tree))
+        SandboxdError::from_answer(
+            status,
+            Detail::Text(detail),
+            Route::Workspace(&self.session_id, WorkspaceOp::Tree).is_native_file(),
+        )
     }
 }
 

@@ -1,9 +1,9 @@
 //! Deleting a connection, and with it (when asked) its key: never a key another connection
 //! uses, and never a connection agents are pinned to (they keep their pin; the refusal names them).
 
+use super::common::{at, ensure_manage, existing, forget_cached};
 use super::error::ConnectionError;
 use super::model::Connection;
-use super::service::{at, ensure_manage, existing, forget_cached};
 use super::store;
 use crate::access::Caller;
 use crate::agents::pins;

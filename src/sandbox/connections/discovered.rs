@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 
+use super::common::ensure_manage;
 use super::error::ConnectionError;
-use super::service::ensure_manage;
 use crate::access::Caller;
 use crate::docker::SandboxdContainer;
 use crate::state::AppState;

@@ -6,6 +6,7 @@
 use secrecy::{ExposeSecret, SecretString};
 
 use super::address;
+use super::common::{at, ensure_manage, existing, forget_cached};
 pub use super::delete::{delete, delete_preview, DeletePreview, Deleted, KeyOutcome};
 use super::error::{ConnectionError, HostCheck};
 use super::health;
@@ -40,19 +41,6 @@ fn ensure_see(caller: &Caller) -> Result<()> {
     } else {
         Err(ConnectionError::Forbidden)
     }
-}
-
-pub(super) fn ensure_manage(caller: &Caller) -> Result<()> {
-    if caller.role.can_manage_connections() {
-        Ok(())
-    } else {
-        Err(ConnectionError::Forbidden)
-    }
-}
-
-/// A connection of the caller's organization; another organization's is `NotFound`.
-pub(super) async fn existing(c: &mut db::Conn, caller: &Caller, id: &str) -> Result<Connection> {
-    store::get(c, &caller.org_id, id).await?.ok_or(ConnectionError::NotFound)
 }
 
 pub async fn list(st: &AppState, caller: &Caller) -> Result<Vec<Connection>> {
@@ -257,17 +245,6 @@ async fn store_key(
     Ok(secret.id)
 }
 
-/// Forgets what this replica keeps about connection `connection_id` of `org_id` (its client, its
-/// health, the runs resolved to it) once it was edited, switched on or off, or deleted: the next
-/// request reads it again, so switching it off stops new work here at once. Other replicas
-/// read it again within the caches' lifetimes (a resolved run: one second).
-pub(super) fn forget_cached(st: &AppState, org_id: &str, connection_id: &str) {
-    let key = format!("{org_id}/{connection_id}");
-    st.client_cache.forget(&key);
-    st.health_cache.forget(&key);
-    st.resolve_cache.forget_connection(org_id, connection_id);
-}
-
 /// Records `action` on connection `id` and commits: the connection as it is now.
 async fn commit_audited(
     mut tx: db::Tx,
@@ -281,11 +258,6 @@ async fn commit_audited(
     let conn = existing(&mut tx, caller, id).await?;
     tx.commit().await.map_err(DbError::from)?;
     Ok(conn)
-}
-
-/// Where a connection is, for the audit log (never its key).
-pub(super) fn at(address: Option<&str>) -> &str {
-    address.unwrap_or("no address")
 }
 
 /// A connection as a save writes it, before the commit: its id and the key it was given.

@@ -67,7 +67,7 @@ fn csv_field(out: &mut String, v: &str) {
 
 fn csv_row(out: &mut String, r: &OperationItem) {
     let opt = |v: &Option<String>| v.clone().unwrap_or_default();
-    let time = crate::web::filters::timestamp_utc(&r.time);
+    let time = crate::words::timestamp_utc(r.time);
     let fields = [
         time,
         r.op.clone(),

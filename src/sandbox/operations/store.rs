@@ -541,6 +541,23 @@ pub async fn has_operation(c: &mut Conn, org_id: &str, op: &str) -> DbResult<boo
     Ok(row.is_some())
 }
 
+/// Retention (`sweep.rs`): deletes at most `batch` rows created before `cutoff_ms`, by id, in one
+/// short statement; on PostgreSQL the rows it takes are locked `FOR UPDATE SKIP LOCKED`, so
+/// replicas sweeping at once share the work. Returns how many it deleted.
+pub async fn delete_batch_before(c: &mut Conn, kind: DbKind, cutoff_ms: i64, batch: i64) -> DbResult<u64> {
+    let sql = match kind {
+        DbKind::Postgres => format!(
+            "DELETE FROM sandbox_operations WHERE id IN (SELECT id FROM sandbox_operations \
+             WHERE created_at < $1 LIMIT {batch} FOR UPDATE SKIP LOCKED)"
+        ),
+        DbKind::Sqlite => format!(
+            "DELETE FROM sandbox_operations WHERE id IN (SELECT id FROM sandbox_operations \
+             WHERE created_at < $1 LIMIT {batch})"
+        ),
+    };
+    Ok(sqlx::query(&sql).bind(cutoff_ms).execute(c).await?.rows_affected())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

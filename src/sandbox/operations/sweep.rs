@@ -3,27 +3,18 @@
 //! PostgreSQL each batch locks the rows it takes with `FOR UPDATE SKIP LOCKED`: several replicas
 //! sweeping at once share the work and delete each row once.
 
-use crate::db::{Db, DbKind, DbResult};
+use super::store;
+use crate::db::{Db, DbResult};
 
 pub const BATCH: i64 = 1_000;
 pub const DAY_MS: i64 = 86_400_000;
 
 /// Deletes the rows created before `cutoff_ms` (epoch milliseconds); returns how many it deleted.
 pub async fn sweep_before(db: &Db, cutoff_ms: i64) -> DbResult<u64> {
-    let sql = match db.kind() {
-        DbKind::Postgres => format!(
-            "DELETE FROM sandbox_operations WHERE id IN (SELECT id FROM sandbox_operations \
-             WHERE created_at < $1 LIMIT {BATCH} FOR UPDATE SKIP LOCKED)"
-        ),
-        DbKind::Sqlite => format!(
-            "DELETE FROM sandbox_operations WHERE id IN (SELECT id FROM sandbox_operations \
-             WHERE created_at < $1 LIMIT {BATCH})"
-        ),
-    };
     let mut total = 0u64;
     loop {
         let mut c = db.conn().await?;
-        let n = sqlx::query(&sql).bind(cutoff_ms).execute(&mut *c).await?.rows_affected();
+        let n = store::delete_batch_before(&mut c, db.kind(), cutoff_ms, BATCH).await?;
         drop(c);
         total += n;
         if n == 0 {

@@ -117,11 +117,6 @@ impl Activity {
             missed,
         }
     }
-
-    /// The next poll: entries after the latest one seen.
-    pub fn poll_path(&self) -> String {
-        super::activity_path(&self.connection.id, &self.session.session_id, self.latest_seq)
-    }
 }
 
 #[cfg(test)]

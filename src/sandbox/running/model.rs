@@ -2,11 +2,10 @@
 
 use serde::Serialize;
 
-use crate::sandbox::client::{is_session_id, SessionInfo, SessionList, SessionState};
+use crate::sandbox::client::{SessionInfo, SessionList, SessionState};
 use crate::sandbox::connections::model::Connection;
 use crate::sandbox::policy::model::duration;
 use crate::sandbox::workspaces::sessions::SessionOwner;
-use crate::web::paths;
 
 /// What a session is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -129,26 +128,6 @@ impl RunningSession {
         }
     }
 
-    /// The operation log of this session's workspace; none for a session no workspace names.
-    pub fn log_path(&self) -> Option<String> {
-        self.workspace.as_ref().map(|w| paths::operations_of_workspace(&w.workspace_id))
-    }
-
-    /// The live activity page; none for an id that is not a session id.
-    pub fn activity_path(&self) -> Option<String> {
-        is_session_id(&self.session_id).then(|| super::activity_path(&self.connection_id, &self.session_id, 0))
-    }
-
-    /// Where "Close" posts; none for an id that is not a session id.
-    pub fn close_path(&self) -> Option<String> {
-        is_session_id(&self.session_id).then(|| paths::session_close(&self.connection_id, &self.session_id))
-    }
-
-    /// The confirmation of "Close and delete files" (and where it posts).
-    pub fn delete_path(&self) -> Option<String> {
-        is_session_id(&self.session_id).then(|| paths::session_delete(&self.connection_id, &self.session_id))
-    }
-
     /// The agent's name, or what is known instead.
     pub fn agent_words(&self) -> String {
         match &self.workspace {
@@ -177,17 +156,6 @@ impl RunningSession {
     pub fn run_short(&self) -> &str {
         let id = self.run_id();
         id.get(..8).unwrap_or(id)
-    }
-
-    /// The conversation's page and title, when there is one.
-    pub fn conversation(&self) -> Option<(String, &str)> {
-        let w = self.workspace.as_ref()?;
-        Some((paths::conversation(w.conversation_id.as_deref()?), w.conversation_title.as_deref()?))
-    }
-
-    /// The page of this session's workspace's files (Documents), when a workspace names it.
-    pub fn files_path(&self) -> Option<String> {
-        Some(paths::document_workspace(&self.workspace.as_ref()?.workspace_id))
     }
 }
 
@@ -295,10 +263,6 @@ impl HostSessions {
     pub fn has_tenant_limit(&self) -> bool {
         self.host.as_ref().is_some_and(|h| h.tenant_limit.is_some())
     }
-
-    pub fn policy_path(&self) -> String {
-        crate::sandbox::policy::page_path(&self.connection_id)
-    }
 }
 
 /// The Running tab: every sandboxd connection of the organization, switched-off ones marked.
@@ -320,10 +284,6 @@ pub struct RunningSessions {
 impl RunningSessions {
     pub fn session_count(&self) -> usize {
         self.connections.iter().map(|c| c.sessions.len()).sum()
-    }
-    /// The URL this view polls: itself, with the same sampling choice.
-    pub fn poll_path(&self) -> String {
-        super::page_path(self.usage_sampled)
     }
 }
 

@@ -9,9 +9,10 @@ use askama::Template;
 
 use super::activity::Activity;
 use super::error::RunningError;
-use super::model::{RunningSession, RunningSessions};
+use super::model::{HostSessions, RunningSession, RunningSessions};
 use super::service;
 use super::{AfterQuery, UsageQuery};
+use crate::sandbox::client::is_session_id;
 use crate::sandbox::connections::model::Connection;
 use crate::state::AppState;
 use crate::web::{
@@ -181,4 +182,63 @@ fn varying(res: Result<HttpResponse, PageError>) -> Result<HttpResponse, PageErr
         r.headers_mut().insert(VARY, HeaderValue::from_static("HX-Request"));
         r
     })
+}
+
+// ---------------------------------------------------------------------------------------------
+// The links the Running tab's templates put on a session, a host, the tab and an activity view:
+// built here, in the HTTP layer (web/paths.rs), so the model and the services that return it
+// never reach `web`.
+
+impl RunningSession {
+    /// The operation log of this session's workspace; none for a session no workspace names.
+    pub fn log_path(&self) -> Option<String> {
+        self.workspace.as_ref().map(|w| paths::operations_of_workspace(&w.workspace_id))
+    }
+
+    /// The live activity page; none for an id that is not a session id.
+    pub fn activity_path(&self) -> Option<String> {
+        is_session_id(&self.session_id).then(|| super::activity_path(&self.connection_id, &self.session_id, 0))
+    }
+
+    /// Where "Close" posts; none for an id that is not a session id.
+    pub fn close_path(&self) -> Option<String> {
+        is_session_id(&self.session_id).then(|| paths::session_close(&self.connection_id, &self.session_id))
+    }
+
+    /// The confirmation of "Close and delete files" (and where it posts).
+    pub fn delete_path(&self) -> Option<String> {
+        is_session_id(&self.session_id).then(|| paths::session_delete(&self.connection_id, &self.session_id))
+    }
+
+    /// The conversation's page and title, when there is one.
+    pub fn conversation(&self) -> Option<(String, &str)> {
+        let w = self.workspace.as_ref()?;
+        Some((paths::conversation(w.conversation_id.as_deref()?), w.conversation_title.as_deref()?))
+    }
+
+    /// The page of this session's workspace's files (Documents), when a workspace names it.
+    pub fn files_path(&self) -> Option<String> {
+        Some(paths::document_workspace(&self.workspace.as_ref()?.workspace_id))
+    }
+}
+
+impl HostSessions {
+    /// The host's policy page.
+    pub fn policy_path(&self) -> String {
+        crate::sandbox::policy::page_path(&self.connection_id)
+    }
+}
+
+impl RunningSessions {
+    /// The URL this view polls: itself, with the same sampling choice.
+    pub fn poll_path(&self) -> String {
+        super::page_path(self.usage_sampled)
+    }
+}
+
+impl Activity {
+    /// The next poll: entries after the latest one seen.
+    pub fn poll_path(&self) -> String {
+        super::activity_path(&self.connection.id, &self.session.session_id, self.latest_seq)
+    }
 }

@@ -17,7 +17,7 @@ use crate::documents::exclusions::is_excluded;
 use crate::sandbox::client::{SandboxdClient, SandboxdError};
 use crate::sandbox::workspaces::backend::READ_MAX;
 use crate::sandbox::workspaces::error::WorkspaceError;
-use crate::sandbox::workspaces::paths::{self, WorkspacePath};
+use crate::vocabulary::paths::{self, WorkspacePath};
 
 type Result<T> = std::result::Result<T, WorkspaceError>;
 

@@ -7,6 +7,7 @@
 pub mod api;
 pub mod archive;
 pub mod keep;
+pub mod lifecycle;
 pub mod model;
 pub mod objects;
 pub mod pages;

@@ -2,6 +2,8 @@
 //! through the stored-workspace routes (so a finished run's workspace, or a closed session, can be
 //! saved too), writes the archive to a temporary file and uploads it in parts; then the row, then
 //! retention (the agent's `keep_last`: older ones are deleted from the store and their rows).
+//! This service reads workspace rows through the workspaces service; what the workspaces service
+//! needs of snapshots (a run's end, a bound run, a delete) is `lifecycle.rs`, below both.
 
 use super::keep::{self, Uploader};
 use super::model::{Mode, Settings, Snapshot, TakenBy, KEEP_MAX};
@@ -12,7 +14,7 @@ use crate::db;
 use crate::documents::error::DocumentError;
 use crate::documents::service as documents;
 use crate::sandbox::workspaces::error::WorkspaceError;
-use crate::sandbox::workspaces::model::{Resolved, Workspace};
+use crate::sandbox::workspaces::model::Workspace;
 use crate::sandbox::workspaces::service as workspaces;
 use crate::state::AppState;
 use crate::validate::FieldErrors;
@@ -82,54 +84,12 @@ pub async fn take(st: &AppState, org_id: &str, w: &Workspace, by: TakenBy) -> Re
     .await
 }
 
-/// What a run's end does: a snapshot when the agent says so (and, for
-/// `on_finish_when_changed`, when something changed since the latest one, stored or on its way).
-/// Called before the workspace is ended (a `run`-scoped session is purged after): the workspace
-/// is read now, and stored in the background ([`pending`]), so a store that does not answer never
-/// holds the finish. A failure is recorded and retried: the run finishes either way.
-pub async fn at_finish(st: &AppState, r: &Resolved) {
-    if r.workspace.backend != "sandboxd" || r.workspace.session_ref.is_none() {
-        return;
-    }
-    let decided = async {
-        let mut c = st.db.conn().await?;
-        let settings = store::settings(&mut c, &r.agent.id).await?;
-        let take = match settings.snapshots {
-            Mode::Never => false,
-            Mode::OnFinish => true,
-            Mode::OnFinishWhenChanged => {
-                let stored =
-                    store::of_workspace(&mut c, &r.org_id, &r.workspace.id).await?.first().map(|s| s.created_at);
-                let waiting = store::latest_pending(&mut c, &r.org_id, &r.workspace.id).await?;
-                let latest = stored.into_iter().chain(waiting).max();
-                store::changed_since(&mut c, &r.org_id, &r.workspace.id, latest.unwrap_or(0)).await?
-            }
-        };
-        Ok::<bool, WorkspaceError>(take)
-    };
-    let outcome = match decided.await {
-        Ok(false) => return,
-        Ok(true) => pending::hand_over(st, r).await,
-        Err(e) => Err(e),
-    };
-    if let Err(e) = outcome {
-        tracing::warn!(event = "snapshot_failed", run_id = %r.run.id, workspace_id = %r.workspace.id, error = %e,
-            "the snapshot at a run's end could not be taken");
-    }
-}
-
 /// The snapshots taken when a run finished that have not reached the store yet (with the last
 /// error of each), for someone who may see the workspace; oldest first.
 pub async fn pending_of(st: &AppState, caller: &Caller, workspace_id: &str) -> Result<Vec<store::Pending>> {
     visible(st, caller, workspace_id).await?;
     let mut c = st.db.conn().await?;
     Ok(store::pending_of(&mut c, &caller.org_id, workspace_id).await?)
-}
-
-/// The workspace a `session_state` bound the run to.
-pub async fn bound_workspace(st: &AppState, run_id: &str) -> Result<Option<String>> {
-    let mut c = st.db.conn().await?;
-    Ok(store::bound_workspace(&mut c, run_id).await?)
 }
 
 /// An agent's snapshot settings.
@@ -180,38 +140,12 @@ pub async fn save_settings(st: &AppState, org_id: &str, agent_id: &str, s: &Sett
     Ok(())
 }
 
-// ---------------------------------------------------------------------------------------------
-// Deleting: with their workspace, through tombstones (doomed rows) the sweep retries.
-
-/// Dooms the workspace's snapshots, in the transaction that deletes the workspace.
-pub async fn doom_with_workspace(c: &mut db::Conn, org_id: &str, workspace_id: &str, now: i64) -> Result<()> {
-    store::doom_workspace(c, org_id, workspace_id, now).await?;
-    Ok(())
-}
-
-/// After the delete's commit: each doomed snapshot of these workspaces is deleted from the store
-/// once now; a failure is left to the sweep.
-pub async fn delete_now(st: &AppState, workspace_ids: &[String]) {
-    pending::forget_workspaces(st, workspace_ids);
-    let now = db::now_ms();
-    for w in workspace_ids {
-        let doomed = match st.db.conn().await {
-            Ok(mut c) => store::doomed_of(&mut c, w).await.unwrap_or_default(),
-            Err(_) => continue,
-        };
-        for (id, key, attempts) in doomed {
-            if let Err(e) = keep::delete_object(&Uploader::of(st), &id, &key, attempts, now).await {
-                tracing::warn!(error = %e, snapshot_id = %id, "deleting a snapshot failed; the sweep retries it");
-            }
-        }
-    }
-}
-
 /// The sweep: every doomed snapshot due at `now`, and every snapshot taken at a run's end still
 /// waiting for the store. Returns how many doomed ones were deleted.
 pub async fn sweep(st: &AppState, now: i64) -> Result<usize> {
     // The sweep re-reads a workspace whose archive is not on this disk: it is looked up here, so
-    // the background path never asks the workspaces service (which calls this module).
+    // the background path (`pending`, which `lifecycle.rs` hands over to, which the workspaces
+    // service calls) never asks the workspaces service itself.
     let row_of = |org: String, id: String| async move { workspaces::row(st, &org, &id).await };
     match pending::retry(st, now, row_of).await {
         Ok(0) => {}

@@ -8,7 +8,7 @@ use futures_util::future::BoxFuture;
 use super::command::Command;
 use super::error::WorkspaceError;
 use super::model::{Entry, ExecResult};
-use super::paths::WorkspacePath;
+use crate::vocabulary::paths::WorkspacePath;
 
 pub type Result<T> = std::result::Result<T, WorkspaceError>;
 

@@ -9,15 +9,10 @@ use serde::Deserialize;
 
 use super::error::WorkspaceError;
 use super::model::ExecResult;
+use crate::vocabulary::command::{is_variable_name, ARG_MAX_BYTES};
 
 pub const EXEC_TIMEOUT_DEFAULT: u64 = 120;
 pub const EXEC_TIMEOUT_MAX: u64 = 3600;
-
-/// The longest single argument (a `command` line is one) and the longest `NAME=value`
-/// environment entry, in bytes, that a host can start: Linux's `MAX_ARG_STRLEN` (128 KiB, its
-/// terminating NUL included). Measured against the pinned sandboxd release (docs/workspaces.md, "Command
-/// limits"): 131,071 bytes start, 131,072 answer 410 "Argument list too long".
-pub const ARG_MAX_BYTES: usize = 131_071;
 
 /// The most the whole argument list and environment may take, counted as the kernel does (each
 /// string's bytes, its NUL and an 8-byte pointer): the measured 2,095,000-odd bytes of the pinned
@@ -186,13 +181,6 @@ fn reencode(text: &str) -> String {
             Err(_) => return String::new(),
         }
     }
-}
-
-/// A name a shell takes as a variable's: letters, digits and `_`, not starting with a digit.
-pub fn is_variable_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 #[cfg(test)]

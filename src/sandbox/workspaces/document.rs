@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::WorkspaceError;
 use super::model::Entry;
-use super::paths::WorkspacePath;
+use crate::vocabulary::paths::WorkspacePath;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Document {
@@ -206,7 +206,7 @@ fn not_found(p: &WorkspacePath) -> WorkspaceError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox::workspaces::paths::normalise;
+    use crate::vocabulary::paths::normalise;
 
     fn p(s: &str) -> WorkspacePath {
         normalise(s).expect("path")

@@ -8,58 +8,24 @@
 
 use sha2::{Digest, Sha256};
 
-/// Whose files a workspace holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Scope {
-    Run,
-    Conversation,
-    Channel,
-    User,
-    Agent,
-}
-
-impl Scope {
-    pub const ALL: [Scope; 5] = [Scope::Run, Scope::Conversation, Scope::Channel, Scope::User, Scope::Agent];
-
-    pub fn parse(s: &str) -> Option<Scope> {
-        Scope::ALL.into_iter().find(|x| x.as_str() == s.trim())
-    }
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::Run => "run",
-            Scope::Conversation => "conversation",
-            Scope::Channel => "channel",
-            Scope::User => "user",
-            Scope::Agent => "agent",
-        }
-    }
-    fn letter(self) -> char {
-        match self {
-            Scope::Run => 'r',
-            Scope::Conversation => 'c',
-            Scope::Channel => 'h',
-            Scope::User => 'u',
-            Scope::Agent => 'a',
-        }
-    }
-    /// The scope in words, for people choosing it or reading a workspace's row.
-    pub fn access_label(self) -> &'static str {
-        match self {
-            Scope::Run => "this run only",
-            Scope::Conversation => "whoever is in this conversation",
-            Scope::Channel => "everyone in this channel",
-            Scope::User => "one person, across their conversations",
-            Scope::Agent => "anyone who talks to this agent",
-        }
-    }
-}
+use crate::vocabulary::scope::Scope;
 
 /// What carries the files: a container service (sandboxd, Daytona) or a document (state).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Carrier {
     Container,
     Document,
+}
+
+/// The scope's letter in a key.
+fn letter(scope: Scope) -> char {
+    match scope {
+        Scope::Run => 'r',
+        Scope::Conversation => 'c',
+        Scope::Channel => 'h',
+        Scope::User => 'u',
+        Scope::Agent => 'a',
+    }
 }
 
 /// The part of the key that names the subject.
@@ -105,9 +71,9 @@ pub fn session_key(
     };
     match (carrier, host_id) {
         (Carrier::Container, Some(host)) => {
-            format!("{backend}{}-{}-{}-{subject}", scope.letter(), hex8(org_id), hex8(host))
+            format!("{backend}{}-{}-{}-{subject}", letter(scope), hex8(org_id), hex8(host))
         }
-        _ => format!("{backend}{}-{}-{subject}", scope.letter(), hex8(org_id)),
+        _ => format!("{backend}{}-{}-{subject}", letter(scope), hex8(org_id)),
     }
 }
 
@@ -161,7 +127,7 @@ mod tests {
                         Carrier::Container => 'x',
                         Carrier::Document => 'd',
                     }));
-                    assert_eq!(k.chars().nth(1), Some(scope.letter()));
+                    assert_eq!(k.chars().nth(1), Some(letter(scope)));
                 }
             }
         }

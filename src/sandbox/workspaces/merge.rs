@@ -83,7 +83,7 @@ fn add_missing_folders(out: &mut BTreeMap<String, DocEntry>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox::workspaces::paths::normalise;
+    use crate::vocabulary::paths::normalise;
 
     fn doc(files: &[(&str, &str)]) -> Document {
         let mut d = Document::default();

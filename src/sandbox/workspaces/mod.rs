@@ -13,7 +13,6 @@ pub mod live;
 pub mod manifest;
 pub mod merge;
 pub mod model;
-pub mod paths;
 pub mod recorded;
 pub mod recovery;
 pub mod removal;

@@ -1,9 +1,9 @@
 use serde::Serialize;
 
 use super::error::WorkspaceError;
-use super::key::Scope;
 use crate::agents::model::{Agent, Run};
 use crate::sandbox::connections::model::Connection;
+use crate::vocabulary::scope::Scope;
 
 /// What every workspace route of a finished run answers (409): nothing it asks reaches a host.
 pub const FINISHED: &str = "This run is finished.";

@@ -17,10 +17,10 @@ use super::backend::{Result, WorkspaceBackend};
 use super::command::Command;
 use super::error::WorkspaceError;
 use super::model::{Entry, ExecResult, Resolved};
-use super::paths::WorkspacePath;
 use crate::db;
 use crate::sandbox::client::SandboxdError;
 use crate::sandbox::recording::{clip_target, Operation, Record, Recorder};
+use crate::vocabulary::paths::WorkspacePath;
 
 /// What every row of one run's workspace carries.
 pub struct RowKeys {

@@ -7,11 +7,11 @@
 //! Documents lists a copy as [`super::model::recovery_label`] of its source (`recovery_of`).
 
 use super::error::WorkspaceError;
-use super::key::Scope;
 use super::model::Workspace;
 use super::state_store;
 use crate::access::{Caller, Role};
 use crate::state::AppState;
+use crate::vocabulary::scope::Scope;
 
 /// The recovery copy `copy_id`, if the caller may open it.
 pub async fn recovery_copy(st: &AppState, caller: &Caller, copy_id: &str) -> Result<Workspace, WorkspaceError> {

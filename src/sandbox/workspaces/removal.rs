@@ -18,7 +18,7 @@ use crate::agents::service as agents;
 use crate::audit::service as audit;
 use crate::db::{self, Conn, DbError};
 use crate::sandbox::connections::service as connections;
-use crate::sandbox::snapshots::service as snapshots;
+use crate::sandbox::snapshots::lifecycle as snapshots;
 use crate::sandbox::tombstones::model::Reason;
 use crate::sandbox::tombstones::service::{self as tombstones, Removed};
 use crate::sandbox::tombstones::sweep;

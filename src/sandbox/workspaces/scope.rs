@@ -4,8 +4,9 @@
 //! visitor's run and a trigger's run get none (unless the trigger runs as its creator).
 
 use super::error::WorkspaceError;
-use super::key::{Scope, Subject};
+use super::key::Subject;
 use crate::agents::model::{Run, StartedBy};
+use crate::vocabulary::scope::Scope;
 
 /// The subject of a session key, owned: an id, or an identity hashed with the agent id.
 #[derive(Debug, Clone, PartialEq, Eq)]

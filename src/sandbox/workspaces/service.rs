@@ -5,9 +5,8 @@
 use super::backend::WorkspaceBackend;
 use super::command::{Command, ExecInput};
 use super::error::WorkspaceError;
-use super::key::{self, Carrier, Scope};
+use super::key::{self, Carrier};
 use super::model::{is_finished, Entry, ExecResult, Resolved, RunWorkspace, Workspace, WorkspaceState, FINISHED};
-use super::paths::{self, WorkspacePath};
 use super::recorded::{Recorded, RowKeys};
 use super::sandboxd::SandboxdBackend;
 use super::scope;
@@ -20,11 +19,13 @@ use crate::agents::runs::service as runs;
 use crate::db;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service as connections;
-use crate::sandbox::snapshots::service as snapshot_service;
+use crate::sandbox::snapshots::lifecycle as snapshots;
 use crate::sandbox::tombstones::model::Reason;
 use crate::sandbox::tombstones::service::{self as tombstones, Removed};
 use crate::state::AppState;
 use crate::validate::FieldErrors;
+use crate::vocabulary::paths::{self, WorkspacePath};
+use crate::vocabulary::scope::Scope;
 
 type Result<T> = std::result::Result<T, WorkspaceError>;
 
@@ -136,7 +137,7 @@ async fn resolve_or_plan(st: &AppState, org_id: &str, run_id: &str, create: bool
 /// The workspace a `session_state` bound the run to (instead of its scope's), if any; one deleted
 /// since is refused.
 async fn bound_workspace(st: &AppState, org_id: &str, run_id: &str) -> Result<Option<Workspace>> {
-    let Some(id) = snapshot_service::bound_workspace(st, run_id).await? else { return Ok(None) };
+    let Some(id) = snapshots::bound_workspace(st, run_id).await? else { return Ok(None) };
     let mut c = st.db.conn().await?;
     match store::get(&mut c, org_id, &id).await? {
         Some(w) => Ok(Some(w)),
@@ -331,7 +332,7 @@ pub async fn finish(st: &AppState, caller: &Caller, run_id: &str) -> Result<(Run
             let workspace_id = r.workspace.id.clone();
             ended = Some(workspace_id.clone());
             // A snapshot, when the agent says so, before a run-scoped session is purged.
-            snapshot_service::at_finish(st, &r).await;
+            snapshots::at_finish(st, &r).await;
             match end_of_run(st, r, run_id).await {
                 Ok(None) => {}
                 Ok(Some(rec)) => {

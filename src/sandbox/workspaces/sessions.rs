@@ -6,7 +6,6 @@
 use serde::Serialize;
 
 use super::error::WorkspaceError;
-use super::key::Scope;
 use super::store::{self, SessionRow};
 use crate::access::Caller;
 use crate::agents::conversations::service as conversations;
@@ -15,6 +14,7 @@ use crate::agents::runs::service as runs;
 use crate::agents::service as agents;
 use crate::db;
 use crate::state::AppState;
+use crate::vocabulary::scope::Scope;
 
 type Result<T> = std::result::Result<T, WorkspaceError>;
 

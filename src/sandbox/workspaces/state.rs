@@ -15,14 +15,14 @@ use super::backend::{within_read_max, Result, WorkspaceBackend};
 use super::command::Command;
 use super::document::Document;
 use super::error::WorkspaceError;
-use super::key::Scope;
 use super::manifest::{self, Target};
 use super::model::{is_finished, Entry, ExecResult, Resolved, WorkspaceState, FINISHED};
-use super::paths::WorkspacePath;
 use super::{state_store, store};
 use crate::agents::runs::service as runs;
 use crate::db;
 use crate::state::AppState;
+use crate::vocabulary::paths::WorkspacePath;
+use crate::vocabulary::scope::Scope;
 
 /// How often a change is tried against a document others keep changing.
 pub(super) const ATTEMPTS: usize = 8;

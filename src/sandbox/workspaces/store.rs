@@ -1,8 +1,8 @@
 //! SQL for workspace rows and the state backend's document.
 
-use super::key::Scope;
 use super::model::{Workspace, WorkspaceState};
 use crate::db::{Conn, DbResult};
+use crate::vocabulary::scope::Scope;
 
 #[derive(sqlx::FromRow)]
 pub(super) struct Row {

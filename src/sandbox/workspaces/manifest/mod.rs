@@ -15,11 +15,11 @@ use futures_util::{StreamExt as _, TryStreamExt as _};
 use super::backend::Result;
 use super::error::WorkspaceError;
 use super::model::Resolved;
-use super::paths::{self, WorkspacePath};
 use super::recorded::{bytes_detail, record, RowKeys};
 use crate::agents::manifest::{Manifest, ManifestEntry};
 use crate::sandbox::recording::{Operation, Recorder};
 use crate::state::AppState;
+use crate::vocabulary::paths::{self, WorkspacePath};
 
 pub use crate::agents::manifest::WRITE_CONCURRENCY;
 

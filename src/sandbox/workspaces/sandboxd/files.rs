@@ -7,7 +7,7 @@ use super::{shell, Session};
 use crate::sandbox::client::{FileEntry, SandboxdError};
 use crate::sandbox::workspaces::backend::{within_read_max, Result};
 use crate::sandbox::workspaces::model::Entry;
-use crate::sandbox::workspaces::paths::{self, WorkspacePath};
+use crate::vocabulary::paths::{self, WorkspacePath};
 
 /// The host handed `op` back: it goes through the shell.
 fn handed_back(op: &str, path: &WorkspacePath, detail: &str) {

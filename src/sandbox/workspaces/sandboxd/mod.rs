@@ -18,11 +18,11 @@ use super::command::Command;
 use super::error::WorkspaceError;
 use super::manifest;
 use super::model::{Entry, ExecResult, Resolved};
-use super::paths::WorkspacePath;
 use crate::agents::runs::service as runs;
 use crate::sandbox::client::{RunRequest, SandboxdClient, SandboxdError};
 use crate::sandbox::connections::service as connections;
 use crate::state::AppState;
+use crate::vocabulary::paths::WorkspacePath;
 
 pub struct SandboxdBackend<'a> {
     st: &'a AppState,

@@ -31,7 +31,7 @@ use crate::sandbox::client::{RunRequest, RunResponse};
 use crate::sandbox::workspaces::backend::{Result, READ_MAX};
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::sandbox::workspaces::model::Entry;
-use crate::sandbox::workspaces::paths::{WorkspacePath, WORK_DIR};
+use crate::vocabulary::paths::{WorkspacePath, WORK_DIR};
 
 /// How long one command of a file operation done through the shell may take.
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -249,7 +249,7 @@ fn entries(out: &str, dir: &WorkspacePath) -> Vec<Entry> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox::workspaces::paths::normalise;
+    use crate::vocabulary::paths::normalise;
 
     #[test]
     fn listing_records_become_sorted_entries_with_links_marked() {
