@@ -82,7 +82,7 @@ pub async fn create_agent(
     ApiCaller(c): ApiCaller,
     body: Json<AgentInput>,
 ) -> Result<HttpResponse, ApiError> {
-    Ok(created(service::create(&st, &c, body.into_inner()).await?))
+    Ok(created(service::create(&st, &c, body.into_inner(), None).await?))
 }
 
 /// One agent with its settings, skills and manifest files included (operators and above, as the
@@ -103,7 +103,7 @@ pub async fn update_agent(
     id: Path<String>,
     body: Json<AgentInput>,
 ) -> Result<Json<Agent>, ApiError> {
-    Ok(Json(service::update(&st, &c, &id, body.into_inner()).await?))
+    Ok(Json(service::update(&st, &c, &id, body.into_inner(), None).await?))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]

@@ -11,6 +11,8 @@ use crate::audit::service as audit;
 use crate::db::{self, DbError};
 use crate::sandbox::connections::error::ConnectionError;
 use crate::sandbox::connections::model::Connection;
+use crate::sandbox::snapshots::model::Settings as SnapshotSettings;
+use crate::sandbox::snapshots::settings as snapshot_settings;
 use crate::state::AppState;
 use crate::validate::NameTaken as _;
 
@@ -40,7 +42,13 @@ pub async fn get(st: &AppState, caller: &Caller, id: &str) -> Result<Agent> {
     store::get_agent(&mut c, &caller.org_id, id).await?.ok_or(AgentError::NotFound)
 }
 
-pub async fn create(st: &AppState, caller: &Caller, input: AgentInput) -> Result<Agent> {
+/// Saves a new agent, with its snapshot settings when given (the form's), in one transaction.
+pub async fn create(
+    st: &AppState,
+    caller: &Caller,
+    input: AgentInput,
+    settings: Option<&SnapshotSettings>,
+) -> Result<Agent> {
     ensure_edit(caller)?;
     let checked = check(st, caller, &input).await?;
     let id = db::new_id();
@@ -49,6 +57,7 @@ pub async fn create(st: &AppState, caller: &Caller, input: AgentInput) -> Result
     store::insert_agent(&mut tx, &id, &caller.org_id, &values, &caller.user_id, db::now_ms())
         .await
         .or_name_taken("An agent", AgentError::Invalid)?;
+    save_settings(&mut tx, caller, &id, settings).await?;
     let detail = format!("{} scope", checked.scope.as_str());
     audit::record(&mut tx, &caller.org_id, &caller.actor(), "agent.created", &checked.name, &detail).await?;
     let agent = store::get_agent(&mut tx, &caller.org_id, &id).await?.ok_or(AgentError::NotFound)?;
@@ -56,7 +65,15 @@ pub async fn create(st: &AppState, caller: &Caller, input: AgentInput) -> Result
     Ok(agent)
 }
 
-pub async fn update(st: &AppState, caller: &Caller, id: &str, input: AgentInput) -> Result<Agent> {
+/// Saves an agent's settings, with its snapshot settings when given (the form's), in one
+/// transaction.
+pub async fn update(
+    st: &AppState,
+    caller: &Caller,
+    id: &str,
+    input: AgentInput,
+    settings: Option<&SnapshotSettings>,
+) -> Result<Agent> {
     ensure_edit(caller)?;
     get(st, caller, id).await?;
     let checked = check(st, caller, &input).await?;
@@ -64,11 +81,20 @@ pub async fn update(st: &AppState, caller: &Caller, id: &str, input: AgentInput)
     store::update_agent(&mut tx, &caller.org_id, id, &checked.values(), db::now_ms())
         .await
         .or_name_taken("An agent", AgentError::Invalid)?;
+    save_settings(&mut tx, caller, id, settings).await?;
     let action = "agent.sandbox_settings_changed";
     audit::record(&mut tx, &caller.org_id, &caller.actor(), action, &checked.name, "").await?;
     let agent = store::get_agent(&mut tx, &caller.org_id, id).await?.ok_or(AgentError::NotFound)?;
     tx.commit().await.map_err(DbError::from)?;
     Ok(agent)
+}
+
+/// The agent's snapshot settings, when the action carries them, in its transaction.
+async fn save_settings(c: &mut db::Conn, caller: &Caller, id: &str, settings: Option<&SnapshotSettings>) -> Result<()> {
+    if let Some(s) = settings {
+        snapshot_settings::save_in(c, &caller.org_id, id, s).await?;
+    }
+    Ok(())
 }
 
 // -- what the console pages show ------------------------------------------------------------

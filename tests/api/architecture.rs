@@ -5,29 +5,12 @@
 //! shapes it forbids.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::path::{Path, PathBuf};
 
 /// One source file: its module path (`sandbox::workspaces::service`) and text.
 struct Source {
     module: String,
     file: String,
     text: String,
-}
-
-fn src_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-}
-
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir).expect("read src").flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            collect(&p, out);
-        } else if p.extension().is_some_and(|e| e == "rs") {
-            out.push(p);
-        }
-    }
 }
 
 fn module_of(rel: &str) -> String {
@@ -297,9 +280,8 @@ struct Graph {
 
 impl Graph {
     fn build() -> Graph {
-        let root = src_dir();
-        let mut paths = Vec::new();
-        collect(&root, &mut paths);
+        let root = crate::support::source_files::repo_root().join("src");
+        let paths = crate::support::source_files::source_files();
         let sources: Vec<Source> = paths
             .iter()
             .map(|p| {

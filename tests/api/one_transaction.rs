@@ -74,3 +74,38 @@ db_test! {
         assert_eq!(r.json()["is_default"], json!(true));
     }
 }
+
+db_test! {
+    async fn an_agent_saved_with_snapshot_settings_that_fail_is_not_saved(app: TestApp) {
+        app.setup_owner().await;
+        let host = app.insert_idle_sandboxd_connection("host-a").await;
+        let form = |name: &'static str, keep: &'static str| {
+            vec![
+                ("name", name),
+                ("backend", "service"),
+                ("connection_id", host.as_str()),
+                ("scope", "conversation"),
+                ("runtime", ""),
+                ("shell_enabled", "on"),
+                ("skills", ""),
+                ("snapshots", "on_finish"),
+                ("keep_last", keep),
+            ]
+        };
+        // The agent (the first write) and its snapshot settings (the second, refused).
+        refuse(&app, "agent_snapshot_settings", "INSERT", "NEW.keep_last = 7").await;
+        let r = app.web.post_form("/agents", &form("coder", "7")).await;
+        assert_eq!(r.status, 500, "the refused write fails the save: {}", r.body);
+        assert_eq!(app.count("agents").await, 0, "the agent went with its refused settings");
+
+        // An edit likewise: the agent keeps its name when its new settings are refused.
+        let r = app.web.post_form("/agents", &form("coder", "3")).await;
+        assert_eq!(r.status, 303, "{}", r.body);
+        let id = app.scalar_strings("SELECT id FROM agents").await.remove(0);
+        let r = app.web.post_form(&format!("/agents/{id}"), &form("renamed", "7")).await;
+        assert_eq!(r.status, 500, "{}", r.body);
+        assert_eq!(app.scalar_strings("SELECT name FROM agents").await, ["coder"]);
+        let kept = app.scalar_strings("SELECT CAST(keep_last AS TEXT) FROM agent_snapshot_settings").await;
+        assert_eq!(kept, ["3"], "the settings saved before stay");
+    }
+}

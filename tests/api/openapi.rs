@@ -234,6 +234,7 @@ fn kinds_named(name: &str) -> Option<Vec<Kind>> {
         agents::api::Starting,
         agents::api::Visible,
         connections::api::Deleting,
+        connections::discovered_api::Discovering,
         connections::api::Listing,
         connections::api::Reading,
         documents::api::Listing,

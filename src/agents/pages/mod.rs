@@ -379,20 +379,6 @@ async fn rows_edited(
     show_form(caller, req, StatusCode::OK, form)
 }
 
-/// The agent just saved, with its snapshot settings saved too.
-async fn with_settings(
-    st: &AppState,
-    caller: &PageCaller,
-    saved: Result<Agent, AgentError>,
-    settings: SnapshotSettings,
-) -> Result<Agent, AgentError> {
-    let agent = saved?;
-    snapshots::save_settings(st, &caller.org_id, &agent.id, &settings)
-        .await
-        .map_err(|e| AgentError::Internal(e.into()))?;
-    Ok(agent)
-}
-
 pub async fn create(
     st: Data<AppState>,
     caller: PageCaller,
@@ -404,9 +390,7 @@ pub async fn create(
         return rows_edited(&st, &caller, &req, f, None).await;
     }
     let result = match f.checked() {
-        Ok((input, settings)) => {
-            with_settings(&st, &caller, service::create(&st, &caller, input).await, settings).await
-        }
+        Ok((input, settings)) => service::create(&st, &caller, input, Some(&settings)).await,
         Err(errors) => Err(AgentError::Invalid(errors)),
     };
     saved_or_form(&st, &caller, &req, f, None, result).await
@@ -424,9 +408,7 @@ pub async fn update(
         return rows_edited(&st, &caller, &req, f, Some(id.into_inner())).await;
     }
     let result = match f.checked() {
-        Ok((input, settings)) => {
-            with_settings(&st, &caller, service::update(&st, &caller, &id, input).await, settings).await
-        }
+        Ok((input, settings)) => service::update(&st, &caller, &id, input, Some(&settings)).await,
         Err(errors) => Err(AgentError::Invalid(errors)),
     };
     saved_or_form(&st, &caller, &req, f, Some(id.into_inner()), result).await

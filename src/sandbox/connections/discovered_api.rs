@@ -2,11 +2,16 @@
 
 use actix_web::web::{Data, Json};
 
-use super::api::Listing;
 use super::discovered::{self, Discovery};
+use super::error::ConnectionError;
 use crate::state::AppState;
 use crate::web::openapi_errors::Problems;
 use crate::web::{ApiCaller, ApiError};
+
+crate::error_subset! {
+    /// Discovering asks the local Docker engine, not a host through a connection.
+    pub struct Discovering: ConnectionError only ConnectionError::Forbidden | ConnectionError::Internal(_)
+}
 
 /// The sandboxd containers this deployment's Docker engine runs, by image name (any tag), for
 /// builders and above (those who add connections): each one's name, state, image tag against
@@ -15,7 +20,7 @@ use crate::web::{ApiCaller, ApiError};
 /// engine's container list only: no container's environment is read. Without a configured engine
 /// (`AGENTICOS_DOCKER_SOCKET`, `DOCKER_HOST`): `engine_enabled` false and an empty list.
 #[utoipa::path(get, path = "/api/v1/sandbox-connections/discovered", tag = "sandbox connections",
-    responses((status = 200, body = Discovery), Problems<Listing>))]
+    responses((status = 200, body = Discovery), Problems<Discovering>))]
 pub async fn discovered_containers(st: Data<AppState>, ApiCaller(c): ApiCaller) -> Result<Json<Discovery>, ApiError> {
     Ok(Json(discovered::discover(&st, &c).await?))
 }

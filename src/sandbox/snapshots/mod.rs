@@ -15,5 +15,6 @@ pub mod pending;
 pub mod restore;
 pub mod service;
 pub mod session_state;
+pub mod settings;
 pub mod starts;
 pub mod store;

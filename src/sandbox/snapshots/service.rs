@@ -8,6 +8,7 @@
 use super::keep::{self, Uploader};
 use super::model::{Mode, Settings, Snapshot, TakenBy, KEEP_MAX};
 use super::pending;
+use super::settings;
 use super::store;
 use crate::access::Caller;
 use crate::db;
@@ -136,7 +137,7 @@ pub fn keep_last_message() -> String {
 /// Saves settings already checked, for an agent of `org_id`.
 pub async fn save_settings(st: &AppState, org_id: &str, agent_id: &str, s: &Settings) -> Result<()> {
     let mut c = st.db.conn().await?;
-    store::put_settings(&mut c, org_id, agent_id, s, db::now_ms()).await?;
+    settings::save_in(&mut c, org_id, agent_id, s).await?;
     Ok(())
 }
 
