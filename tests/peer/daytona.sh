@@ -25,20 +25,8 @@ venv="${1:-${DAYTONA_PEER_VENV:-${TMPDIR:-/tmp}/daytona-peer-venv}}"
 python="${PYTHON:-python3}"
 requirements="$here/daytona-requirements.txt"
 
-mkdir -p "$(dirname "$venv")"
-exec 9>"$venv.lock"
-flock 9
-if ! "$venv/bin/python" -m pip --version >/dev/null 2>&1; then
-    # Missing, or left half-made by an interrupted run: (re)create it in place.
-    echo "daytona fake: creating venv $venv" >&2
-    "$python" -m venv "$venv"
-fi
-if ! cmp -s "$requirements" "$venv/.requirements"; then
-    echo "daytona fake: installing $(grep -v '^#' "$requirements" | tr '\n' ' ')into $venv" >&2
-    "$venv/bin/python" -m pip install --disable-pip-version-check -q -r "$requirements"
-    cp "$requirements" "$venv/.requirements"
-fi
-exec 9>&-
+. "$here/venv.sh"
+prepare_venv "daytona fake" "$venv" "$python" "$requirements"
 if [ "$install_only" = true ]; then
     exit 0
 fi

@@ -24,20 +24,8 @@ python="${PYTHON:-python3}"
 port="${PORT:-19000}"
 requirements="$here/s3-requirements.txt"
 
-mkdir -p "$(dirname "$venv")"
-exec 9>"$venv.lock"
-flock 9
-if ! "$venv/bin/python" -m pip --version >/dev/null 2>&1; then
-    # Missing, or left half-made by an interrupted run: (re)create it in place.
-    echo "s3 peer: creating venv $venv" >&2
-    "$python" -m venv "$venv"
-fi
-if [ ! -x "$venv/bin/moto_server" ] || ! cmp -s "$requirements" "$venv/.requirements"; then
-    echo "s3 peer: installing $(grep -v '^#' "$requirements" | tr '\n' ' ')into $venv" >&2
-    "$venv/bin/python" -m pip install --disable-pip-version-check -q -r "$requirements"
-    cp "$requirements" "$venv/.requirements"
-fi
-exec 9>&-
+. "$here/venv.sh"
+prepare_venv "s3 peer" "$venv" "$python" "$requirements" moto_server
 if [ "$install_only" = true ]; then
     exit 0
 fi
