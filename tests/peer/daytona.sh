@@ -15,17 +15,13 @@
 # settings (DAYTONA_FAKE_LOG, DAYTONA_FAKE_API_KEY, ...) are described in fake_daytona.py.
 set -euo pipefail
 
-install_only=false
-if [ "${1:-}" = "--install-only" ]; then
-    install_only=true
-    shift
-fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-venv="${1:-${DAYTONA_PEER_VENV:-${TMPDIR:-/tmp}/daytona-peer-venv}}"
+. "$here/venv.sh"
+peer_options "$@"
+venv="${venv_arg:-${DAYTONA_PEER_VENV:-${TMPDIR:-/tmp}/daytona-peer-venv}}"
 python="${PYTHON:-python3}"
 requirements="$here/daytona-requirements.txt"
 
-. "$here/venv.sh"
 prepare_venv "daytona fake" "$venv" "$python" "$requirements"
 if [ "$install_only" = true ]; then
     exit 0

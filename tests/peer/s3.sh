@@ -13,18 +13,14 @@
 # other end exits), then stops.
 set -euo pipefail
 
-install_only=false
-if [ "${1:-}" = "--install-only" ]; then
-    install_only=true
-    shift
-fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-venv="${1:-${S3_PEER_VENV:-${TMPDIR:-/tmp}/s3-peer-venv}}"
+. "$here/venv.sh"
+peer_options "$@"
+venv="${venv_arg:-${S3_PEER_VENV:-${TMPDIR:-/tmp}/s3-peer-venv}}"
 python="${PYTHON:-python3}"
 port="${PORT:-19000}"
 requirements="$here/s3-requirements.txt"
 
-. "$here/venv.sh"
 prepare_venv "s3 peer" "$venv" "$python" "$requirements" moto_server
 if [ "$install_only" = true ]; then
     exit 0

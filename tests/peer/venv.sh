@@ -1,4 +1,18 @@
-# Sourced by the peer launchers (s3.sh, daytona.sh): one venv per peer, made and filled once.
+# Sourced by the peer launchers (s3.sh, daytona.sh): their options, and one venv per peer, made
+# and filled once.
+#
+#   peer_options [--install-only] [VENV_DIR]
+#
+# Sets install_only (true or false) and venv_arg (VENV_DIR, or empty).
+peer_options() {
+    install_only=false
+    if [ "${1:-}" = "--install-only" ]; then
+        install_only=true
+        shift
+    fi
+    venv_arg="${1:-}"
+}
+
 #
 #   prepare_venv LABEL VENV_DIR PYTHON REQUIREMENTS [EXECUTABLE]
 #
