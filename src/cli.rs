@@ -1,5 +1,6 @@
 //! The `agenticos` command line: `serve` (default), `migrate`, `admin create-owner`,
-//! `admin create-token`, `sandbox-runtimes`, `sandbox-token`, `doctor`, `sweep`.
+//! `admin create-token`, `sandbox-runtimes`, `sandbox-token`, `doctor`, `sweep`, `backup`,
+//! `docker-proxy`.
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -48,6 +49,16 @@ USAGE:
                                       lists each organization's host sessions that no
                                       workspace or tombstone names; --purge purges them
                                       (audited). Exits 1 when something failed
+    agenticos backup --to FILE        copy the SQLite database, consistently, while the console
+                                      serves, into FILE (a new file: an existing one is never
+                                      written over); on PostgreSQL it says to use pg_dump.
+                                      Back up the vault key too (docs/operating.md, Backups)
+    agenticos docker-proxy --listen ADDR [--engine SOCKET]
+                                      pass only the console's Docker read calls (container
+                                      list, inspect, stats) from ADDR (host:port or a socket
+                                      path) to the engine at SOCKET (default
+                                      /var/run/docker.sock); everything else is refused with
+                                      403. Point DOCKER_HOST of the console at ADDR
     agenticos help                    this text
 
 Configuration comes from the environment; see docs/operating.md (Configuration).";
@@ -81,6 +92,20 @@ pub async fn run(args: Vec<String>) -> i32 {
             Err(e) => return usage_error(&e),
         },
         ["doctor"] => doctor(config).await,
+        ["backup", rest @ ..] => match Flags::parse(rest, &[], &["--to"]) {
+            Ok(flags) => match flags.value("--to") {
+                Some(to) => backup(config, Path::new(to)).await.map(|()| 0),
+                None => return usage_error("backup needs --to FILE"),
+            },
+            Err(e) => return usage_error(&e),
+        },
+        ["docker-proxy", rest @ ..] => match Flags::parse(rest, &[], &["--listen", "--engine"]) {
+            Ok(flags) => match docker_proxy_options(&flags) {
+                Ok((listen, engine)) => docker_proxy(config, listen, engine).await.map(|()| 0),
+                Err(e) => return usage_error(&e),
+            },
+            Err(e) => return usage_error(&e),
+        },
         ["sweep", rest @ ..] => match Flags::parse(rest, &["--orphans", "--purge"], &[]) {
             Ok(flags) if flags.has("--purge") && !flags.has("--orphans") => {
                 return usage_error("--purge goes with --orphans")
@@ -378,4 +403,30 @@ async fn doctor(config: Config) -> anyhow::Result<i32> {
     let report = crate::sandbox::doctor::run(&state).await?;
     print!("{}", report.render());
     Ok(if report.is_healthy() { 0 } else { 1 })
+}
+
+/// `backup --to FILE`: the SQLite database copied, and what else to keep.
+async fn backup(config: Config, to: &Path) -> anyhow::Result<()> {
+    crate::telemetry::init(&config.log, std::io::stderr);
+    let done = crate::backup::backup(&config, to).await?;
+    println!("backed up {} to {} ({} bytes, a consistent copy)", done.database.display(), to.display(), done.bytes);
+    println!("keep the vault key with it ({}): without it the vault's secrets cannot be read", done.vault_key);
+    if let Some(dir) = done.snapshots {
+        println!("workspace snapshots are files in {}: copy that folder too", dir.display());
+    }
+    Ok(())
+}
+
+/// `docker-proxy`'s `--listen` (required) and `--engine` (default `/var/run/docker.sock`).
+fn docker_proxy_options(flags: &Flags<'_>) -> Result<(crate::docker_proxy::Listen, PathBuf), String> {
+    use crate::docker_proxy::{socket_path, Listen, DEFAULT_ENGINE};
+    let listen = Listen::parse(flags.value("--listen").ok_or("docker-proxy needs --listen ADDR")?)?;
+    let engine = flags.value("--engine").unwrap_or(DEFAULT_ENGINE);
+    let engine = socket_path(engine).ok_or_else(|| format!("--engine `{engine}` is not an absolute socket path"))?;
+    Ok((listen, engine))
+}
+
+async fn docker_proxy(config: Config, listen: crate::docker_proxy::Listen, engine: PathBuf) -> anyhow::Result<()> {
+    crate::telemetry::init(&config.log, std::io::stderr);
+    crate::docker_proxy::serve(listen, &engine).await
 }

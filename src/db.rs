@@ -158,6 +158,21 @@ impl Db {
     pub async fn close(&self) {
         self.pool.close().await;
     }
+
+    /// Writes a consistent copy of this SQLite database into `into`, which must be an empty file:
+    /// `VACUUM INTO` reads the database in one read transaction while other connections keep
+    /// writing (WAL), so the copy is the database at one moment, compacted.
+    pub async fn sqlite_copy_into(&self, into: &std::path::Path) -> anyhow::Result<()> {
+        anyhow::ensure!(self.kind == DbKind::Sqlite, "only a SQLite database is copied with VACUUM INTO");
+        let into = into.to_str().ok_or_else(|| anyhow::anyhow!("{} is not a UTF-8 path", into.display()))?;
+        sqlx::query("VACUUM INTO ?").bind(into).execute(&self.pool).await?;
+        Ok(())
+    }
+}
+
+/// The file of a `sqlite:` database URL (none for another database or an in-memory one).
+pub fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
+    sqlite_path(url).map(std::path::PathBuf::from)
 }
 
 /// Creates the database's folder (0700) and file (0600) before SQLite does, so neither is

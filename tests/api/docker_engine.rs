@@ -17,7 +17,7 @@ use crate::support::source_files::source_files;
 /// Another release than the pin.
 const OTHER_TAG: &str = "0.2.36";
 
-fn pin() -> String {
+pub(crate) fn pin() -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("catalog/sandboxd.version"))
         .expect("the pin")
         .trim()
@@ -28,7 +28,7 @@ async fn app_with_engine(backend: Backend, run: &DockerRun) -> Option<TestApp> {
     spawn_app_with(backend, &[("AGENTICOS_DOCKER_SOCKET", SOCKET), ("AGENTICOS_SANDBOXD_IMAGE", &run.image_name)]).await
 }
 
-fn container<'a>(answer: &'a Value, name: &str) -> &'a Value {
+pub(crate) fn container<'a>(answer: &'a Value, name: &str) -> &'a Value {
     answer["containers"]
         .as_array()
         .expect("a list")
@@ -123,7 +123,7 @@ async fn discovery_lists_the_pinned_container_and_flags_another_tag_without_aski
 }
 
 /// `agenticos doctor` on the app's database with `extra` environment.
-async fn doctor(app: &TestApp, extra: &[(&str, &str)]) -> (i32, String) {
+pub(crate) async fn doctor(app: &TestApp, extra: &[(&str, &str)]) -> (i32, String) {
     let VaultKeySource::Inline(key) = &app.state.config.vault.key else { panic!("inline vault key") };
     let dir = tempfile::tempdir().expect("tempdir");
     let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_agenticos"));

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use agenticos::startup::Application;
 use reqwest::Method;
 use serde_json::{json, Value};
-use tokio::io::AsyncBufReadExt;
 
 use crate::db_test;
-use crate::helpers::{test_config, TestApp, TestDatabase};
+use crate::helpers::{test_config, TestApp};
+use crate::support::console_process::{agenticos, printed_token, run_ok, serve};
 
 /// A REST client of one organization: an API token and one kept connection.
 #[derive(Clone)]
@@ -242,48 +242,14 @@ db_test! {
 // ---------------------------------------------------------------------------------------------
 // `kill -9` under load
 
-fn agenticos(database: &TestDatabase) -> std::process::Command {
-    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_agenticos"));
-    c.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("DATABASE_URL", &database.url)
-        .env("AGENTICOS_VAULT_KEY_FILE", database.dir.path().join("vault.key"))
-        .env("AGENTICOS_CATALOG_DIR", format!("{}/catalog", env!("CARGO_MANIFEST_DIR")))
-        .env("AGENTICOS_LOG", "warn");
-    c
-}
-
-fn run_ok(c: &mut std::process::Command) -> String {
-    let out = c.output().expect("runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 db_test! {
     async fn a_console_killed_under_load_loses_no_acknowledged_operation(database: TestDatabase) {
         run_ok(agenticos(&database).arg("migrate"));
         run_ok(agenticos(&database).args(["admin", "create-owner", "--email", "ops@example.com", "--organization", "Ops"]));
         let text = run_ok(agenticos(&database).args(["admin", "create-token", "--organization", "Ops", "--role", "admin", "--name", "load"]));
-        let token = text.lines().find_map(|l| l.strip_prefix("API token (shown once): ")).expect("a token").to_string();
-        let port = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port").local_addr().expect("addr").port();
-        let mut console = tokio::process::Command::from(agenticos(&database));
-        console
-            .arg("serve")
-            .env("AGENTICOS_BIND", format!("127.0.0.1:{port}"))
-            .env("AGENTICOS_LOG", "info")
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null());
-        let mut child = console.spawn().expect("the console starts");
-        // It listens before it says it serves.
-        let mut lines = tokio::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
-        loop {
-            let line = lines.next_line().await.expect("read").expect("the console said it serves before it ended");
-            if line.contains("is serving") {
-                break;
-            }
-        }
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        let rest = Rest::new(&format!("http://127.0.0.1:{port}"), &token);
+        let token = printed_token(&text);
+        let mut console = serve(agenticos(&database)).await;
+        let rest = Rest::new(&console.address, &token);
         let agent = rest.created("/api/v1/agents", json!({"name": "load", "backend": "state", "scope": "run"})).await;
         let runs: Vec<String> = {
             let mut v = Vec::new();
@@ -318,7 +284,7 @@ db_test! {
             })
             .collect();
         enough.notified().await;
-        child.kill().await.expect("kill -9");
+        console.child.kill().await.expect("kill -9");
         let mut acknowledged = HashSet::new();
         for w in writers {
             acknowledged.extend(w.await.expect("writer"));

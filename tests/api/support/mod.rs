@@ -6,6 +6,7 @@
 //!   conversations, runs and their workspaces) and the rows a run recorded.
 //! - [`browser_sign_in`]: signing in through the real sign-in page of a browser.
 //! - [`connections`]: connection rows no route writes any more (an old database's).
+//! - [`console_process`]: a console as its own process (`agenticos serve`) on a test's database.
 //! - [`documents`]: what a person sees on Documents.
 //! - [`htmx`]: pages as htmx asks for them and reads them.
 //! - [`recorder`]: a listener that records the requests that reach it.
@@ -15,6 +16,7 @@
 
 pub(crate) mod browser_sign_in;
 pub(crate) mod connections;
+pub(crate) mod console_process;
 pub(crate) mod documents;
 pub(crate) mod htmx;
 pub(crate) mod org;
