@@ -12,6 +12,8 @@ pub mod dashboard;
 pub mod db;
 pub mod docker;
 pub mod documents;
+pub mod instruments;
+pub mod monitoring;
 pub mod orgs;
 pub mod reference;
 pub mod sandbox;

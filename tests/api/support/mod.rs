@@ -8,6 +8,7 @@
 //! - [`connections`]: connection rows no route writes any more (an old database's).
 //! - [`documents`]: what a person sees on Documents.
 //! - [`htmx`]: pages as htmx asks for them and reads them.
+//! - [`metrics`]: `/metrics` on behind a token, a scrape, and workspace operations to count.
 //! - [`recorder`]: a listener that records the requests that reach it.
 //! - [`sandbox_hosts`]: a shared peer with small session caps, connections saved through the
 //!   service, sessions opened at the host directly.
@@ -17,6 +18,7 @@ pub(crate) mod browser_sign_in;
 pub(crate) mod connections;
 pub(crate) mod documents;
 pub(crate) mod htmx;
+pub(crate) mod metrics;
 pub(crate) mod org;
 pub(crate) mod recorder;
 pub(crate) mod sandbox_hosts;
