@@ -1,5 +1,6 @@
 use crate::db_test;
 use crate::helpers::TestApp;
+use crate::support::metrics::pending_delete;
 
 db_test! {
     async fn healthz_and_readyz_answer_without_authentication(app: TestApp) {
@@ -53,14 +54,7 @@ async fn failed_operation(app: &TestApp, org_id: &str, ago_ms: i64) {
 /// A pending delete on `connection` whose last attempt failed (as the sweep leaves one).
 async fn failing_tombstone(app: &TestApp, org_id: &str, connection: &str) {
     let now = agenticos::db::now_ms();
-    app.execute(&format!(
-        "INSERT INTO sandbox_tombstones (id, organization_id, connection_id, session_key, session_id, reason, \
-         attempts, next_attempt_at, last_attempt_at, last_error, created_at) VALUES ('{}', '{org_id}', \
-         '{connection}', 'k', 'k', 'conversation_deleted', 1, {}, {now}, 'The sandbox service did not answer', {now})",
-        uuid::Uuid::new_v4(),
-        now + 120_000
-    ))
-    .await;
+    pending_delete(app, org_id, connection, Some("The sandbox service did not answer"), now + 120_000).await;
 }
 
 db_test! {

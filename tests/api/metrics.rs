@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use crate::db_test;
 use crate::helpers::{fresh_database, test_config, Backend};
 use crate::peer;
-use crate::support::metrics::{scrape, scrape_with, workload, METRICS_TOKEN, WITH_TOKEN};
+use crate::support::metrics::{pending_delete, scrape, scrape_with, workload, METRICS_TOKEN, WITH_TOKEN};
 
 db_test! {
     async fn metrics_are_off_by_default(app: TestApp) {
@@ -93,6 +93,27 @@ db_test! {
         let text = scrape(&app).await;
         assert!(!text.contains(&w.run), "an unknown path leaked into a label:\n{text}");
         assert!(text.contains(r#"route="unmatched""#), "{text}");
+    }
+}
+
+db_test! {
+    async fn destroy_attempts_and_sweep_runs_are_counted(app: TestApp) settings(WITH_TOKEN) {
+        let peer = peer::shared().await;
+        let w = workload(&app, peer).await;
+        // A removed sandbox the host no longer knows: the sweep's destroy confirms it gone.
+        pending_delete(&app, &w.org.org_id, &w.connection, None, agenticos::db::now_ms()).await;
+        let before = scrape(&app).await;
+        agenticos::monitoring::sweeps::destroy_retry(&app.state, agenticos::db::now_ms()).await;
+        let after = scrape(&app).await;
+        let destroyed = r#"agenticos_tombstone_destroy_attempts_total{outcome="destroyed"}"#;
+        assert!(value(&after, destroyed) >= value(&before, destroyed) + 1.0, "{after}");
+        let runs = r#"agenticos_sweep_runs_total{sweep="sandbox-destroy-retry",outcome="ok"}"#;
+        assert!(value(&after, runs) >= value(&before, runs) + 1.0, "{after}");
+        let removed = r#"agenticos_sweep_rows_removed_total{sweep="sandbox-destroy-retry"}"#;
+        assert!(value(&after, removed) >= value(&before, removed) + 1.0, "{after}");
+        let gauge = format!(r#"agenticos_tombstones_pending{{connection="{}"}} 0"#, w.connection);
+        assert!(after.lines().any(|l| l == gauge), "{gauge} in:\n{after}");
+        assert_eq!(app.count("sandbox_tombstones").await, 0);
     }
 }
 

@@ -59,3 +59,27 @@ impl Workload<'_> {
         }
     }
 }
+
+/// A tombstone of `org_id` on `connection` naming a session the host does not know, due at
+/// `due_at`, with `last_error` from an earlier attempt (a row in a state no route reaches at once).
+pub(crate) async fn pending_delete(
+    app: &TestApp,
+    org_id: &str,
+    connection: &str,
+    last_error: Option<&str>,
+    due_at: i64,
+) {
+    let now = agenticos::db::now_ms();
+    let (attempts, error) = match last_error {
+        Some(e) => (1, format!("'{e}'")),
+        None => (0, "NULL".to_string()),
+    };
+    let session = format!("gone-{}", uuid::Uuid::new_v4().simple());
+    app.execute(&format!(
+        "INSERT INTO sandbox_tombstones (id, organization_id, connection_id, session_key, session_id, reason, \
+         attempts, next_attempt_at, last_attempt_at, last_error, created_at) VALUES ('{}', '{org_id}', \
+         '{connection}', '{session}', '{session}', 'conversation_deleted', {attempts}, {due_at}, {now}, {error}, {now})",
+        uuid::Uuid::new_v4()
+    ))
+    .await;
+}
