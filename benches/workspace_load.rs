@@ -12,7 +12,10 @@
 //!    the peer, interleaved, after a warm-up; medians, p99 and their ratios (goal ≤ 1.10), with
 //!    `/healthz`, `/api/v1/me` and `/workspace/state` beside them to show where our time goes.
 //!
-//! 4. `--churn` (instead of 1–3; `--postgres URL` adds PostgreSQL): 50 clients creating, finishing
+//! 4. Metrics cost: console CPU per operation with `/metrics` on and off, two consoles driven in
+//!    interleaved blocks (`support/metrics_cost.rs`; goal under 5 %). `--metrics-cost` runs only this.
+//!
+//! 5. `--churn` (instead of 1–3; `--postgres URL` adds PostgreSQL): 50 clients creating, finishing
 //!    and deleting conversations and runs, and the added latency of the durable recording
 //!    (`support/churn.rs`).
 //!
@@ -27,6 +30,8 @@ mod console;
 mod flags;
 #[path = "support/load_peer.rs"]
 mod load_peer;
+#[path = "support/metrics_cost.rs"]
+mod metrics_cost;
 #[path = "../tests/api/peer.rs"]
 mod peer;
 
@@ -42,6 +47,8 @@ use load_peer::start_load_peer;
 use peer::Peer;
 
 const FILE_BYTES: usize = 1024;
+/// Operations per block in the metrics cost comparison.
+const COST_BLOCK: usize = 300;
 /// Files each client writes and reads in its workspace (`load/f0.txt` … ).
 const FILES: usize = 8;
 
@@ -61,18 +68,34 @@ struct Args {
     rounds: usize,
     /// The PostgreSQL server the churn also runs on (a fresh database is created there).
     postgres: Option<String>,
+    /// Only the metrics cost comparison.
+    metrics_cost_only: bool,
+    /// Blocks per console in the metrics cost comparison.
+    cost_blocks: usize,
 }
 
 fn args() -> Args {
-    let mut a =
-        Args { seconds: 60, clients: 50, reads: 1000, latency_only: false, churn: false, rounds: 10, postgres: None };
+    let mut a = Args {
+        seconds: 60,
+        clients: 50,
+        reads: 1000,
+        latency_only: false,
+        churn: false,
+        rounds: 10,
+        postgres: None,
+        metrics_cost_only: false,
+        cost_blocks: 20,
+    };
     let mut flags = Flags::from_env();
     while let Some(flag) = flags.next() {
         match flag.as_str() {
             "--quick" => {
                 a.seconds = 10;
                 a.reads = 300;
+                a.cost_blocks = 6;
             }
+            "--metrics-cost" => a.metrics_cost_only = true,
+            "--cost-blocks" => a.cost_blocks = flags.number("--cost-blocks", 2) as usize,
             "--seconds" => a.seconds = flags.number("--seconds", 1),
             "--clients" => a.clients = flags.number("--clients", 1) as usize,
             "--reads" => a.reads = flags.number("--reads", 10) as usize,
@@ -398,6 +421,10 @@ async fn main() {
         let c =
             churn::ChurnArgs { clients: a.clients, rounds: a.rounds, writes: a.reads, postgres: a.postgres.clone() };
         churn::run(&c).await
+    } else if a.metrics_cost_only {
+        let peer = start_load_peer().await;
+        metrics_cost::compare(&peer, a.cost_blocks, COST_BLOCK).await;
+        true
     } else {
         run(&a).await
     };
@@ -466,6 +493,8 @@ async fn run(a: &Args) -> bool {
     compare_latency(&api, &peer, &run, a.reads).await;
     api.post(&format!("/api/v1/runs/{run}/finish"), json!({})).await;
     drop(console);
+    // The goal is reported, not enforced (like the latency's).
+    metrics_cost::compare(&peer, a.cost_blocks, COST_BLOCK).await;
     drop(peer);
     trustworthy
 }

@@ -18,6 +18,7 @@ pub struct Config {
     pub sandboxd: SandboxdConfig,
     pub docker: DockerConfig,
     pub snapshots: SnapshotConfig,
+    pub metrics: MetricsConfig,
 }
 
 /// The Docker engine the console reads (discovery, doctor, live usage); see docs/operating.md, "The Docker
@@ -88,6 +89,18 @@ impl SnapshotConfig {
             pending_dir: dir.join("pending"),
         }
     }
+}
+
+/// `GET /metrics` (docs/operating.md, "Metrics"): off unless `AGENTICOS_METRICS=1`, and then never
+/// public by accident: on its own address, or on the main one behind a bearer token.
+#[derive(Debug, Clone, Default)]
+pub struct MetricsConfig {
+    /// `AGENTICOS_METRICS=1`.
+    pub enabled: bool,
+    /// `AGENTICOS_METRICS_BIND`: a second listener that serves only `/metrics` (no token there).
+    pub bind: Option<SocketAddr>,
+    /// `AGENTICOS_METRICS_TOKEN`: the bearer token `/metrics` on the main address asks for.
+    pub token: Option<SecretString>,
 }
 
 #[derive(Debug, Clone)]
@@ -301,6 +314,7 @@ impl Config {
             VaultKeySource::Inline(_) => PathBuf::from("./data"),
         };
         let snapshots = snapshot_config(&get, &data_dir, &mut problems);
+        let metrics = metrics_config(&get, &mut problems);
 
         if !problems.is_empty() {
             return Err(ConfigError { problems });
@@ -322,6 +336,7 @@ impl Config {
             },
             docker,
             snapshots,
+            metrics,
         })
     }
 }
@@ -349,6 +364,36 @@ fn docker_host(get: &impl Fn(&str) -> Option<String>, problems: &mut Vec<String>
         return None;
     }
     Some(host)
+}
+
+fn metrics_config(get: &impl Fn(&str) -> Option<String>, problems: &mut Vec<String>) -> MetricsConfig {
+    let enabled = match get("AGENTICOS_METRICS").as_deref() {
+        None | Some("0" | "false") => false,
+        Some("1" | "true") => true,
+        Some(other) => {
+            problems.push(format!("AGENTICOS_METRICS: `{other}` is neither 1 nor 0"));
+            false
+        }
+    };
+    let bind = get("AGENTICOS_METRICS_BIND").and_then(|v| match v.parse::<SocketAddr>() {
+        Ok(a) => Some(a),
+        Err(_) => {
+            problems.push(format!("AGENTICOS_METRICS_BIND: `{v}` is not an address like 127.0.0.1:9100"));
+            None
+        }
+    });
+    let token = get("AGENTICOS_METRICS_TOKEN");
+    if token.as_ref().is_some_and(|t| t.len() < 16) {
+        problems.push("AGENTICOS_METRICS_TOKEN: must be at least 16 characters".to_string());
+    }
+    if enabled && bind.is_none() && token.is_none() {
+        problems.push(
+            "AGENTICOS_METRICS=1 needs AGENTICOS_METRICS_BIND (an address of its own) or AGENTICOS_METRICS_TOKEN \
+             (a bearer token on the main address): /metrics is never public by accident"
+                .to_string(),
+        );
+    }
+    MetricsConfig { enabled, bind, token: token.map(SecretString::from) }
 }
 
 fn snapshot_config(
@@ -429,6 +474,18 @@ mod tests {
         assert!(matches!(c.vault.key, VaultKeySource::File(ref p) if p == &PathBuf::from("./data/vault.key")));
         assert!(!c.http.secure_cookies());
         assert_eq!(c.sandboxd.operation_retention_days, 30);
+    }
+
+    #[test]
+    fn metrics_are_off_by_default_and_never_on_without_a_bind_or_a_token() {
+        assert!(!Config::from_vars(&HashMap::new()).expect("defaults").metrics.enabled);
+        let err = Config::from_vars(&vars(&[("AGENTICOS_METRICS", "1")])).expect_err("public by accident");
+        assert!(err.to_string().contains("AGENTICOS_METRICS_BIND"), "{err}");
+        let short = Config::from_vars(&vars(&[("AGENTICOS_METRICS", "1"), ("AGENTICOS_METRICS_TOKEN", "short")]));
+        assert!(short.expect_err("short token").to_string().contains("16 characters"));
+        let c = Config::from_vars(&vars(&[("AGENTICOS_METRICS", "1"), ("AGENTICOS_METRICS_BIND", "127.0.0.1:9100")]))
+            .expect("valid");
+        assert_eq!(c.metrics.bind.map(|a| a.port()), Some(9100));
     }
 
     #[test]

@@ -147,7 +147,10 @@ impl Db {
     }
 
     pub async fn conn(&self) -> DbResult<sqlx::pool::PoolConnection<sqlx::Any>> {
-        Ok(self.pool.acquire().await?)
+        let started = std::time::Instant::now();
+        let conn = self.pool.acquire().await;
+        crate::instruments::db_pool_wait(started.elapsed());
+        Ok(conn?)
     }
 
     /// `SELECT 1`, for `/readyz`.

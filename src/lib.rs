@@ -14,6 +14,8 @@ pub mod db;
 pub mod docker;
 pub mod docker_proxy;
 pub mod documents;
+pub mod instruments;
+pub mod monitoring;
 pub mod orgs;
 pub mod reference;
 pub mod sandbox;

@@ -11,6 +11,7 @@ use crate::auth::secrets::CsrfKey;
 use crate::catalog::RuntimeCatalog;
 use crate::config::{Config, VaultKeySource};
 use crate::db::Db;
+use crate::monitoring::sweeps;
 use crate::sandbox::client::SandboxdClient;
 use crate::sandbox::recording::Recorder;
 pub use crate::state::AppState;
@@ -32,6 +33,9 @@ impl AppState {
         let recorder = Recorder::new(db.clone(), config.sandboxd.recording_durable);
         let docker = crate::docker::Engine::from_config(&config.docker)?;
         let snapshots = crate::sandbox::snapshots::objects::Objects::from_config(&config.snapshots)?;
+        if config.metrics.enabled {
+            crate::instruments::install()?;
+        }
         Ok(AppState {
             config,
             db,
@@ -50,6 +54,7 @@ impl AppState {
             documents_cache: Default::default(),
             docker,
             snapshots,
+            sweeps: Default::default(),
         })
     }
 }
@@ -67,6 +72,8 @@ pub fn load_vault_key(config: &Config) -> anyhow::Result<MasterKey> {
 pub struct Application {
     port: u16,
     server: Server,
+    /// `/metrics` on its own address (`AGENTICOS_METRICS_BIND`), and that address's port.
+    metrics: Option<(u16, Server)>,
     state: Data<AppState>,
 }
 
@@ -114,11 +121,17 @@ impl Application {
             server = server.workers(n);
         }
         let server = server.listen(listener)?.run();
-        Ok(Application { port, server, state })
+        let metrics = metrics_server(&state)?;
+        Ok(Application { port, server, metrics, state })
     }
 
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The port `/metrics` is served on by itself, when `AGENTICOS_METRICS_BIND` is set.
+    pub fn metrics_port(&self) -> Option<u16> {
+        self.metrics.as_ref().map(|(port, _)| *port)
     }
 
     pub fn state(&self) -> Data<AppState> {
@@ -126,8 +139,40 @@ impl Application {
     }
 
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
-        self.server.await
+        match self.metrics {
+            Some((_, metrics)) => {
+                let metrics_handle = metrics.handle();
+                let served = tokio::select! {
+                    served = self.server => served,
+                    served = metrics => served,
+                };
+                metrics_handle.stop(true).await;
+                served
+            }
+            None => self.server.await,
+        }
     }
+}
+
+/// The listener of `/metrics` alone, when metrics are on and `AGENTICOS_METRICS_BIND` is set.
+fn metrics_server(state: &Data<AppState>) -> anyhow::Result<Option<(u16, Server)>> {
+    let metrics = &state.config.metrics;
+    let Some(bind) = metrics.bind.filter(|_| metrics.enabled) else { return Ok(None) };
+    let listener =
+        TcpListener::bind(bind).map_err(|e| anyhow::anyhow!("AGENTICOS_METRICS_BIND: cannot listen on {bind}: {e}"))?;
+    let port = listener.local_addr()?.port();
+    let app_state = state.clone();
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(app_state.clone())
+            .configure(crate::monitoring::own_address_routes)
+            .default_service(web::to(HttpResponse::NotFound))
+    })
+    .workers(1)
+    .shutdown_timeout(5)
+    .listen(listener)?
+    .run();
+    Ok(Some((port, server)))
 }
 
 /// Every route of the product.
@@ -151,6 +196,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     crate::documents::routes(cfg);
     crate::sandbox::snapshots::pages::routes(cfg);
     crate::reference::routes(cfg);
+    crate::monitoring::routes(cfg);
 }
 
 async fn healthz() -> HttpResponse {
@@ -174,55 +220,31 @@ async fn not_found(req: HttpRequest) -> Result<HttpResponse, w::PageError> {
 
 /// Hourly housekeeping while serving: expired sign-ins and stale failure records.
 pub fn spawn_sweeps(state: Data<AppState>) {
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(std::time::Duration::from_secs(3600));
-        loop {
-            tick.tick().await;
-            match crate::auth::service::sweep(&state.db, state.config.auth.login_window_minutes).await {
-                Ok(n) => tracing::debug!(expired_sessions = n, "sweep done"),
-                Err(e) => tracing::warn!(error = %e, "sweep failed"),
-            }
-        }
-    });
+    every(state, 3600, |st| async move { sweeps::sign_ins(&st, crate::db::now_ms()).await });
 }
 
 /// Daily while serving (first right after start-up): the operation log's retention sweep.
 pub fn spawn_operation_sweep(state: Data<AppState>) {
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(std::time::Duration::from_secs(86_400));
-        loop {
-            tick.tick().await;
-            let days = state.config.sandboxd.operation_retention_days;
-            if let Err(e) = crate::sandbox::operations::sweep::sweep(&state.db, days, crate::db::now_ms()).await {
-                tracing::warn!(error = %e, "operation log sweep failed");
-            }
-        }
-    });
+    every(state, 86_400, |st| async move { sweeps::operation_log(&st, crate::db::now_ms()).await });
 }
 
 /// The `sandbox-destroy-retry` sweep every minute while serving: each due tombstone this replica
-/// can claim is destroyed or rescheduled (DESIGN.md §10).
+/// can claim is destroyed or rescheduled (DESIGN.md §10), then the snapshot store's.
 pub fn spawn_destroy_retry(state: Data<AppState>) {
+    every(state, 60, |st| async move { sweeps::destroy_retry(&st, crate::db::now_ms()).await });
+}
+
+/// Runs `sweep` every `seconds` (the first right away); each run is kept as the sweep's last.
+fn every<F, Fut>(state: Data<AppState>, seconds: u64, sweep: F)
+where
+    F: Fn(Data<AppState>) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(seconds));
         loop {
             tick.tick().await;
-            match crate::sandbox::tombstones::sweep::sweep(&state, crate::db::now_ms()).await {
-                Ok(r) if r.claimed > 0 => tracing::info!(
-                    sweep = "sandbox-destroy-retry",
-                    destroyed = r.destroyed,
-                    failed = r.failed,
-                    "sweep done"
-                ),
-                Ok(_) => {}
-                Err(e) => tracing::warn!(sweep = "sandbox-destroy-retry", error = %e, "sweep failed"),
-            }
-            // The store's tombstones: snapshots of deleted workspaces whose delete failed.
-            match crate::sandbox::snapshots::service::sweep(&state, crate::db::now_ms()).await {
-                Ok(0) => {}
-                Ok(n) => tracing::info!(sweep = "sandbox-destroy-retry", snapshots_deleted = n, "sweep done"),
-                Err(e) => tracing::warn!(sweep = "sandbox-destroy-retry", error = %e, "snapshot sweep failed"),
-            }
+            sweep(state.clone()).await;
         }
     });
 }

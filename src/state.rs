@@ -44,4 +44,6 @@ pub struct AppState {
     pub docker: Option<crate::docker::Engine>,
     /// Where workspace snapshots are stored (a local folder or an S3-compatible store).
     pub snapshots: crate::sandbox::snapshots::objects::Objects,
+    /// Each sweep's last run on this console (the health report).
+    pub sweeps: crate::instruments::SweepRuns,
 }

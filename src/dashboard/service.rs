@@ -1,10 +1,13 @@
 //! What the home page shows: where the console keeps its records and, for those who may see
 //! sandboxes, the capacity this organization uses on each host (switched-off ones marked), and the caller's
-//! pending invitations.
+//! pending invitations, and "is everything OK?": hosts by state, pending deletes, failed sweeps and
+//! failed operations in the last hour (the figures `GET /api/v1/health` answers).
 
 use super::error::DashboardError;
 use crate::access::Caller;
 use crate::db::DbKind;
+use crate::monitoring::model::HealthReport;
+use crate::monitoring::service as monitoring;
 use crate::orgs::invitations::model::InvitationRecord;
 use crate::orgs::invitations::service as invitations;
 use crate::sandbox::running::model::HostSessions;
@@ -18,6 +21,8 @@ pub struct Home {
     pub capacity: Option<Vec<HostSessions>>,
     /// The caller's pending invitations to other organizations, to accept or decline.
     pub invitations: Vec<InvitationRecord>,
+    /// Is everything OK? `None` for a role that may not see sandboxes.
+    pub health: Option<HealthReport>,
 }
 
 pub async fn home(st: &AppState, caller: &Caller) -> Result<Home, DashboardError> {
@@ -26,6 +31,10 @@ pub async fn home(st: &AppState, caller: &Caller) -> Result<Home, DashboardError
         DbKind::Postgres => "PostgreSQL",
     };
     let capacity = if caller.role.can_see_sandboxes() { Some(running::capacity(st, caller).await?) } else { None };
+    let health = match caller.role.can_see_sandboxes() {
+        true => Some(monitoring::health(st, caller, crate::db::now_ms()).await?),
+        false => None,
+    };
     let invitations = invitations::pending_for(&st.db, &caller.email).await?;
-    Ok(Home { database, capacity, invitations })
+    Ok(Home { database, capacity, invitations, health })
 }

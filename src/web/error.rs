@@ -300,6 +300,7 @@ impl From<DashboardError> for AppError {
         match e {
             DashboardError::Capacity(e) => e.into(),
             DashboardError::Invitations(e) => e.into(),
+            DashboardError::Health(e) => e.into(),
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Request middleware: request id and log span, CSRF, security headers.
+//! Request middleware: request id, log span and request metrics, CSRF, security headers.
 
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
@@ -37,7 +37,15 @@ pub async fn request_context(
     let fut = REQUEST.scope(ctx, next.call(req));
     let mut res = fut.instrument(span.clone()).await?;
     let status = res.status().as_u16();
-    span.in_scope(|| tracing::info!(status, elapsed_ms = started.elapsed().as_millis() as u64, "request done"));
+    let elapsed = started.elapsed();
+    span.in_scope(|| tracing::info!(status, elapsed_ms = elapsed.as_millis() as u64, "request done"));
+    // By the route's pattern, never its path (ids, file names and invitation codes stay out).
+    crate::instruments::http_request(
+        res.request().method().as_str(),
+        res.request().match_pattern().as_deref(),
+        status,
+        elapsed,
+    );
     if let Ok(v) = header::HeaderValue::from_str(&request_id) {
         res.headers_mut().insert(header::HeaderName::from_static("x-request-id"), v);
     }

@@ -38,6 +38,8 @@ pub const SANDBOXES_HEALTH: &str = "/sandboxes/health";
 pub const RUNNING: &str = "/sandboxes/running";
 /// The Activity tab of the Sandboxes section: the operation log.
 pub const OPERATIONS: &str = "/sandboxes/activity";
+/// The Activity tab showing failed operations only.
+pub const OPERATIONS_FAILED: &str = "/sandboxes/activity?failed_only=true";
 /// The Activity tab's poll for rows newer than the first page's.
 pub const OPERATIONS_NEW: &str = "/sandboxes/activity/new";
 

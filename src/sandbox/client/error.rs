@@ -118,6 +118,25 @@ impl SandboxdError {
         matches!(self, Self::Unreachable { .. } | Self::Timeout)
     }
 
+    /// The outcome word of this error for metrics (bounded, no detail).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Unreachable { .. } => "unreachable",
+            Self::Timeout => "timeout",
+            Self::CredentialRefused => "credential_refused",
+            Self::VersionMismatch { .. } => "version_mismatch",
+            Self::NotFound { .. } => "not_found",
+            Self::Conflict { .. } => "conflict",
+            Self::NotNative { .. } => "not_native",
+            Self::Capacity { .. } => "capacity",
+            Self::Gone { .. } => "gone",
+            Self::Invalid { .. } => "invalid",
+            Self::File { .. } => "file_error",
+            Self::Status { .. } => "status",
+            Self::NotJson => "not_json",
+        }
+    }
+
     /// The HTTP status behind this error, when the host answered with one.
     pub fn status(&self) -> Option<u16> {
         match self {

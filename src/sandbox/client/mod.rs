@@ -105,6 +105,8 @@ pub struct SandboxdClient {
     timeouts: Timeouts,
     /// The missing routes last logged, so a mismatch is logged once, not per call.
     warned: Arc<Mutex<Option<Vec<String>>>>,
+    /// The saved connection this client calls, for the metrics' `connection` label.
+    connection: Option<Arc<str>>,
 }
 
 impl fmt::Debug for SandboxdClient {
@@ -194,7 +196,14 @@ impl SandboxdClient {
             expected_version: Arc::from(SANDBOXD_VERSION),
             timeouts: Timeouts::default(),
             warned: Arc::new(Mutex::new(None)),
+            connection: None,
         }
+    }
+
+    /// Label this client's calls with the saved connection `id` (metrics).
+    pub fn for_connection(mut self, id: &str) -> Self {
+        self.connection = Some(Arc::from(id));
+        self
     }
 
     /// The HTTP client this module expects: no redirects (reqwest would carry
@@ -625,6 +634,15 @@ impl SandboxdClient {
     /// Sends a call; a 2xx answer is returned, anything else becomes its error
     /// (after the version check the answer calls for).
     async fn send(&self, call: Call<'_>) -> Result<Answer, SandboxdError> {
+        let started = std::time::Instant::now();
+        let operation = call.route.operation(&call.method);
+        let answer = self.send_unmeasured(call).await;
+        let outcome = answer.as_ref().map_or_else(SandboxdError::kind, |_| "ok");
+        crate::instruments::host_call(self.connection.as_deref(), operation, outcome, started.elapsed());
+        answer
+    }
+
+    async fn send_unmeasured(&self, call: Call<'_>) -> Result<Answer, SandboxdError> {
         let route = call.route;
         match self.exchange(call).await {
             Ok(response) => Ok(response),

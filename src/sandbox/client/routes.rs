@@ -86,6 +86,40 @@ impl Route<'_> {
         }
     }
 
+    /// The call's name for metrics: bounded, no id in it (a session is `session`, not its id).
+    pub(super) fn operation(&self, method: &reqwest::Method) -> &'static str {
+        let deleting = method == reqwest::Method::DELETE;
+        match self {
+            Route::Index => "index",
+            Route::Health => "health",
+            Route::Policy if method == reqwest::Method::GET => "policy",
+            Route::Policy => "update_policy",
+            Route::Sessions if method == reqwest::Method::POST => "open_session",
+            Route::Sessions => "sessions",
+            Route::Session(_) if deleting => "delete_session",
+            Route::Session(_) => "session",
+            Route::Events(_) => "events",
+            Route::Run(_) => "run",
+            Route::StopRun(..) => "stop_run",
+            Route::File(_, op) => match op {
+                FileOp::Read => "files_read",
+                FileOp::Write => "files_write",
+                FileOp::Stat => "files_stat",
+                FileOp::Realpath => "files_realpath",
+                FileOp::List => "files_list",
+                FileOp::Mkdir => "files_mkdir",
+                FileOp::Remove => "files_remove",
+            },
+            Route::Trees => "workspace_trees",
+            Route::Workspace(_, op) => match op {
+                WorkspaceOp::Ls => "workspace_ls",
+                WorkspaceOp::Tree => "workspace_tree",
+                WorkspaceOp::Read => "workspace_read",
+                WorkspaceOp::ReadBytes => "workspace_read_bytes",
+            },
+        }
+    }
+
     /// The path segments of this call, ids included (each becomes one
     /// percent-encoded segment).
     pub(super) fn segments(&self) -> Vec<&str> {

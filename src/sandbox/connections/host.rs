@@ -49,7 +49,7 @@ pub async fn client_for(st: &AppState, org_id: &str, conn: &Connection) -> Resul
     if let Ok(url) = address::parse(address) {
         address::check_resolved(&url).await.map_err(ConnectionError::AddressRefused)?;
     }
-    let client = client(st, address, token)?;
+    let client = client(st, address, token)?.for_connection(&conn.id);
     st.client_cache.put(cache_key, version, client.clone());
     Ok(client)
 }

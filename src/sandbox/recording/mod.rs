@@ -201,13 +201,29 @@ impl Inner {
             let n = rows.len();
             let written = std::panic::AssertUnwindSafe(store::insert_batch(&self.db, &rows)).catch_unwind().await;
             match written {
-                Ok(Ok(())) => {}
+                Ok(Ok(())) => count_recorded(&rows),
                 Ok(Err(e)) => {
+                    crate::instruments::recording_dropped(n as u64);
                     tracing::error!(error = %e, rows = n, event = "operations_not_recorded", "failed to record workspace operations")
                 }
-                Err(_) => tracing::error!(rows = n, event = "operations_not_recorded", "recording panicked"),
+                Err(_) => {
+                    crate::instruments::recording_dropped(n as u64);
+                    tracing::error!(rows = n, event = "operations_not_recorded", "recording panicked")
+                }
             }
             self.committed.send_replace(batch);
+        }
+    }
+}
+
+/// Counts a committed batch's rows by operation (metrics).
+fn count_recorded(rows: &[Record]) {
+    const ALL: [Operation; 6] =
+        [Operation::Read, Operation::Write, Operation::Ls, Operation::Mkdir, Operation::Remove, Operation::Execute];
+    for op in ALL {
+        let n = rows.iter().filter(|r| r.operation == op).count() as u64;
+        if n > 0 {
+            crate::instruments::operations_recorded(op.as_str(), n);
         }
     }
 }

@@ -63,6 +63,7 @@ async fn attempt_claimed(st: &AppState, ids: &[String], token: &str, now: i64) -
         let mut c = st.db.conn().await?;
         match outcome {
             Ok(()) => {
+                crate::instruments::destroy_attempt("destroyed");
                 store::remove(&mut c, &t.id, token).await?;
                 tracing::info!(event = "sandbox_destroyed", tombstone_id = %t.id, connection_id = %t.connection_id,
                     session_key = %t.session_key, attempts = t.attempts + 1, "a removed sandbox was destroyed at its host");
@@ -70,6 +71,7 @@ async fn attempt_claimed(st: &AppState, ids: &[String], token: &str, now: i64) -
                 report.destroyed_ids.push(t.id.clone());
             }
             Err(why) => {
+                crate::instruments::destroy_attempt("failed");
                 let attempts = t.attempts + 1;
                 let next = now + pause_after(attempts);
                 store::failed(&mut c, &t.id, token, next, &why, now).await?;

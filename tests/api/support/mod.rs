@@ -9,6 +9,7 @@
 //! - [`console_process`]: a console as its own process (`agenticos serve`) on a test's database.
 //! - [`documents`]: what a person sees on Documents.
 //! - [`htmx`]: pages as htmx asks for them and reads them.
+//! - [`metrics`]: `/metrics` on behind a token, a scrape, and workspace operations to count.
 //! - [`recorder`]: a listener that records the requests that reach it.
 //! - [`sandbox_hosts`]: a shared peer with small session caps, connections saved through the
 //!   service, sessions opened at the host directly.
@@ -19,6 +20,7 @@ pub(crate) mod connections;
 pub(crate) mod console_process;
 pub(crate) mod documents;
 pub(crate) mod htmx;
+pub(crate) mod metrics;
 pub(crate) mod org;
 pub(crate) mod recorder;
 pub(crate) mod sandbox_hosts;
