@@ -48,6 +48,7 @@ mod nothing_lost_workspaces;
 mod one_transaction;
 mod openapi;
 mod operations_log;
+mod operations_log_compact;
 mod peer;
 mod recording_durable;
 mod rest_client;

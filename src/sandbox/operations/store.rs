@@ -11,9 +11,48 @@ use sqlx::Row as _;
 
 use crate::db::{like_escaped, Conn, DbKind, DbResult};
 
-const COLUMNS: &str = "o.id, o.created_at AS time, o.operation AS op, o.target, o.ok, o.detail, o.duration_ms, \
+/// The columns of an item after its id ([`columns`]).
+const COLUMNS_AFTER_ID: &str = "o.created_at AS time, o.operation AS op, o.target, o.ok, o.detail, o.duration_ms, \
      o.session_key, o.workspace_id, o.connection_id, c.name AS connection_name, o.agent_id, \
      COALESCE(a.name, 'agent deleted') AS agent_name, o.run_id, o.conversation_id";
+
+/// An item's columns: the id as text (a `uuid` on PostgreSQL, shown as the same hyphenated,
+/// lower-case string), then the rest.
+fn columns(kind: DbKind) -> String {
+    format!("{}, {COLUMNS_AFTER_ID}", id_text(kind))
+}
+
+/// `o.id` as text.
+fn id_text(kind: DbKind) -> &'static str {
+    match kind {
+        DbKind::Postgres => "o.id::text AS id",
+        DbKind::Sqlite => "o.id",
+    }
+}
+
+/// A bound id (text) as the id column's type.
+fn as_id(kind: DbKind, placeholder: &str) -> String {
+    match kind {
+        DbKind::Postgres => format!("{placeholder}::uuid"),
+        DbKind::Sqlite => placeholder.to_string(),
+    }
+}
+
+/// The organization's rows: on PostgreSQL the time index is keyed on the organization's
+/// `hashtext` (4 bytes, not its 37; migration `20261230090000_operation_log_compact`), so a
+/// statement names it as well as the organization itself, which drops another organization's
+/// row of the same hash.
+fn of_organization(kind: DbKind, placeholder: &str) -> String {
+    match kind {
+        DbKind::Postgres => {
+            format!("hashtext(o.organization_id) = hashtext({placeholder}) AND o.organization_id = {placeholder}")
+        }
+        DbKind::Sqlite => format!("o.organization_id = {placeholder}"),
+    }
+}
+
+/// The text a PostgreSQL search's trigram index holds: both columns, lower-cased, in one value.
+const SEARCHED_TEXT: &str = "(LOWER(o.target) || ' ' || LOWER(o.detail))";
 
 /// A value to bind, in the order of the `$n` written.
 #[derive(Debug, Clone)]
@@ -42,6 +81,7 @@ pub enum Narrowing {
 
 /// A WHERE clause and its arguments (`$1` is the organization).
 struct Clause {
+    kind: DbKind,
     /// The FROM list: the table `o`, read first (a search of SQLite's trigram index) or alone.
     from: &'static str,
     conditions: Vec<String>,
@@ -54,10 +94,11 @@ struct Clause {
 }
 
 impl Clause {
-    fn new(org_id: &str) -> Clause {
+    fn new(kind: DbKind, org_id: &str) -> Clause {
         Clause {
+            kind,
             from: "sandbox_operations o",
-            conditions: vec!["o.organization_id = $1".into()],
+            conditions: vec![of_organization(kind, "$1")],
             args: vec![Arg::Text(org_id.into())],
             narrowed: false,
         }
@@ -77,7 +118,7 @@ impl Clause {
     }
 
     fn of(kind: DbKind, org_id: &str, f: &Filter, narrowing: Option<&Narrowing>) -> Clause {
-        let mut w = Clause::new(org_id);
+        let mut w = Clause::new(kind, org_id);
         w.eq("o.session_key", &f.session_key);
         w.eq("o.workspace_id", &f.workspace_id);
         w.eq("o.connection_id", &f.connection_id);
@@ -117,18 +158,14 @@ impl Clause {
     /// term has no trigram and is only the LIKEs, along the organization's index.
     fn search(&mut self, kind: DbKind, q: &str, narrowing: Option<&Narrowing>) {
         if let (DbKind::Postgres, Some(Narrowing::Grams(grams))) = (kind, narrowing) {
-            let mut holds = |column: &str| {
-                let likes: Vec<String> = grams
-                    .iter()
-                    .map(|g| {
-                        let p = self.arg(Arg::Text(format!("%{}%", like_escaped(g))));
-                        format!("LOWER(o.{column}) LIKE {p} ESCAPE '\\'")
-                    })
-                    .collect();
-                format!("({})", likes.join(" AND "))
-            };
-            let (target, detail) = (holds("target"), holds("detail"));
-            self.conditions.push(format!("({target} OR {detail})"));
+            let likes: Vec<String> = grams
+                .iter()
+                .map(|g| {
+                    let p = self.arg(Arg::Text(format!("%{}%", like_escaped(g))));
+                    format!("{SEARCHED_TEXT} LIKE {p} ESCAPE '\\'")
+                })
+                .collect();
+            self.conditions.push(format!("({})", likes.join(" AND ")));
             let (a, b) = (self.arg(Arg::Text(q.to_string())), self.arg(Arg::Text(q.to_string())));
             self.conditions.push(format!("(strpos(LOWER(o.target), {a}) > 0 OR strpos(LOWER(o.detail), {b}) > 0)"));
             self.narrowed = true;
@@ -156,6 +193,11 @@ impl Clause {
                 .push(format!("sandbox_operations_search MATCH {p} AND o.rowid = sandbox_operations_search.rowid"));
         }
         let pattern = format!("%{}%", like_escaped(q));
+        if kind == DbKind::Postgres && q.chars().count() >= 3 {
+            // The trigram index's candidates (both columns in one value), checked column by column below.
+            let p = self.arg(Arg::Text(pattern.clone()));
+            self.conditions.push(format!("{SEARCHED_TEXT} LIKE {p} ESCAPE '\\'"));
+        }
         let (a, b) = (self.arg(Arg::Text(pattern.clone())), self.arg(Arg::Text(pattern)));
         self.conditions.push(format!("(LOWER(o.target) LIKE {a} ESCAPE '\\' OR LOWER(o.detail) LIKE {b} ESCAPE '\\')"));
     }
@@ -163,8 +205,9 @@ impl Clause {
     /// Rows older (`After`) or newer (`Before`) than the position. Written so that both databases
     /// turn the first comparison into the index range and check the tie on the id.
     fn position(&mut self, c: &Cursor) {
-        let (t1, t2, i) =
-            (self.arg(Arg::Int(c.created_at)), self.arg(Arg::Int(c.created_at)), self.arg(Arg::Text(c.id.clone())));
+        let (t1, t2) = (self.arg(Arg::Int(c.created_at)), self.arg(Arg::Int(c.created_at)));
+        let i = self.arg(Arg::Text(c.id.clone()));
+        let i = as_id(self.kind, &i);
         self.conditions.push(match c.direction {
             Direction::After => format!("o.created_at <= {t1} AND (o.created_at < {t2} OR o.id < {i})"),
             Direction::Before => format!("o.created_at >= {t1} AND (o.created_at > {t2} OR o.id > {i})"),
@@ -219,14 +262,15 @@ pub fn page_sql_matching(
         _ => format!("{time} DESC, o.id DESC"),
     };
     let sql = format!(
-        "SELECT {COLUMNS} FROM {} \
+        "SELECT {} FROM {} \
          LEFT JOIN sandbox_connections c ON c.id = o.connection_id \
          LEFT JOIN agents a ON a.id = o.agent_id \
          WHERE {} ORDER BY {order} LIMIT {fetch}",
+        columns(kind),
         w.from,
         w.sql()
     );
-    debug_assert!(COLUMNS.contains(AGENT_DELETED));
+    debug_assert!(COLUMNS_AFTER_ID.contains(AGENT_DELETED));
     (sql, w.args)
 }
 
@@ -278,14 +322,15 @@ pub fn first_page_counted_sql(org_id: &str, f: &Filter, narrowing: &Narrowing, f
     let sql = format!(
         "WITH hits AS MATERIALIZED (SELECT o.id, o.created_at FROM {} WHERE {} LIMIT {}), \
          newest AS (SELECT h.id FROM hits h ORDER BY h.created_at DESC, h.id DESC LIMIT {fetch}) \
-         SELECT {COLUMNS}, (SELECT COUNT(*) FROM hits) AS matched FROM newest \
+         SELECT {}, (SELECT COUNT(*) FROM hits) AS matched FROM newest \
          JOIN sandbox_operations o ON o.id = newest.id \
          LEFT JOIN sandbox_connections c ON c.id = o.connection_id \
          LEFT JOIN agents a ON a.id = o.agent_id \
          ORDER BY o.created_at DESC, o.id DESC",
         w.from,
         w.sql(),
-        COUNT_CAP + 1
+        COUNT_CAP + 1,
+        columns(DbKind::Postgres)
     );
     (sql, w.args)
 }
@@ -453,9 +498,10 @@ pub async fn search_narrowing(c: &mut Conn, org_id: &str, f: &Filter) -> DbResul
                 (0..grams.len()).map(|i| format!("COUNT(*) FILTER (WHERE strpos(s.t, ${}) > 0)", i + 2)).collect();
             let sql = format!(
                 "SELECT COUNT(*), {} FROM (SELECT LOWER(o.target) || ' ' || LOWER(o.detail) AS t \
-                 FROM sandbox_operations o WHERE o.organization_id = $1 \
+                 FROM sandbox_operations o WHERE {} \
                  ORDER BY o.created_at DESC, o.id DESC LIMIT {PROBE_WINDOW}) AS s",
-                counts.join(", ")
+                counts.join(", "),
+                of_organization(DbKind::Postgres, "$1")
             );
             let mut query = sqlx::query(&sql).bind(org_id.to_string());
             for (_, g) in &grams {
@@ -476,12 +522,16 @@ pub async fn search_narrowing(c: &mut Conn, org_id: &str, f: &Filter) -> DbResul
 /// Whether at least 1 in [`COMMON_SHARE`] of the organization's newest [`PROBE_WINDOW`] rows
 /// holds `term` (lower-cased): then a page of them is found by walking the rows newest first.
 async fn term_is_common(c: &mut Conn, org_id: &str, term: &str) -> DbResult<bool> {
-    let function = match kind_of(c) {
+    let kind = kind_of(c);
+    let function = match kind {
         DbKind::Postgres => "strpos",
         DbKind::Sqlite => "instr",
     };
     let sql = format!(
-        "SELECT COUNT(*), COALESCE(SUM(CASE WHEN {function}(s.t, $2) > 0 THEN 1 ELSE 0 END), 0) FROM          (SELECT LOWER(o.target) || ' ' || LOWER(o.detail) AS t FROM sandbox_operations o          WHERE o.organization_id = $1 ORDER BY o.created_at DESC, o.id DESC LIMIT {PROBE_WINDOW}) AS s"
+        "SELECT COUNT(*), COALESCE(SUM(CASE WHEN {function}(s.t, $2) > 0 THEN 1 ELSE 0 END), 0) FROM \
+         (SELECT LOWER(o.target) || ' ' || LOWER(o.detail) AS t FROM sandbox_operations o \
+         WHERE {} ORDER BY o.created_at DESC, o.id DESC LIMIT {PROBE_WINDOW}) AS s",
+        of_organization(kind, "$1")
     );
     let (probed, holding): (i64, i64) =
         sqlx::query_as(&sql).bind(org_id.to_string()).bind(term.to_string()).fetch_one(&mut *c).await?;
@@ -532,12 +582,11 @@ pub async fn explain(c: &mut Conn, kind: DbKind, sql: &str, args: &[Arg]) -> DbR
 
 /// Whether the organization's log holds `op` (one index probe).
 pub async fn has_operation(c: &mut Conn, org_id: &str, op: &str) -> DbResult<bool> {
-    let row: Option<(i64,)> =
-        sqlx::query_as("SELECT 1 FROM sandbox_operations WHERE organization_id = $1 AND operation = $2 LIMIT 1")
-            .bind(org_id)
-            .bind(op)
-            .fetch_optional(c)
-            .await?;
+    let sql = format!(
+        "SELECT 1 FROM sandbox_operations o WHERE {} AND o.operation = $2 LIMIT 1",
+        of_organization(kind_of(c), "$1")
+    );
+    let row: Option<(i64,)> = sqlx::query_as(&sql).bind(org_id).bind(op).fetch_optional(c).await?;
     Ok(row.is_some())
 }
 
