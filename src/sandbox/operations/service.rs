@@ -181,5 +181,5 @@ pub async fn batch(
 ) -> Result<Vec<OperationItem>> {
     let mut c = st.db.conn().await?;
     let narrowing = narrowing(st, &mut c, org_id, f).await?;
-    Ok(store::page(&mut c, org_id, f, narrowing.as_ref(), after, n).await?)
+    Ok(store::ranked_page(&mut c, org_id, f, narrowing.as_ref(), after, n).await?.0)
 }

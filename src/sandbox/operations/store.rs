@@ -311,21 +311,9 @@ struct Ranked {
     arrived: i64,
 }
 
-/// Up to `fetch` rows, in the order [`page_sql`] reads them; `narrowing` is the filter's
-/// [`search_narrowing`] (asked once for a page and its counts).
-pub async fn page(
-    c: &mut Conn,
-    org_id: &str,
-    f: &Filter,
-    narrowing: Option<&Narrowing>,
-    cursor: Option<&Cursor>,
-    fetch: u32,
-) -> DbResult<Vec<OperationItem>> {
-    Ok(ranked_page(c, org_id, f, narrowing, cursor, fetch).await?.0)
-}
-
-/// [`page`] in one statement, with how many matching rows arrived above a ranked cursor's top
-/// row (at most 10,001; 0 when the cursor has no rank or the page is empty).
+/// Up to `fetch` rows in one statement, in the order [`page_sql`] reads them (`narrowing` is the
+/// filter's [`search_narrowing`]), with how many matching rows arrived above a ranked cursor's
+/// top row (at most 10,001; 0 when the cursor has no rank or the page is empty).
 pub async fn ranked_page(
     c: &mut Conn,
     org_id: &str,
