@@ -1,13 +1,19 @@
 //! `cargo bench --bench operations_log [-- --quick] [-- --postgres URL]`: the operation log on a
 //! large table, through the HTTP API of the application (in this process, one worker).
 //!
-//! Fills a fresh database with 1,000,000 rows of one organization over 30 days (2,000 sessions,
-//! 50 agents, ~3% failures) and 1,000,000 rows of noise in 20 other organizations (`--quick`:
-//! 100,000 and 100,000), then reports p50/p95 over `--requests` (200) requests each of: the first
-//! page, page 200 by cursor, a search term, failed-only, one session, one agent; and the export of
-//! 100,000 rows (`--quick`: 20,000): rows/s and the process's peak RSS before and after.
+//! Fills a fresh database with 200,000 rows of one organization over 30 days (2,000 sessions,
+//! 50 agents, ~3% failures) and as many rows of noise in 20 other organizations, measures, then
+//! grows both to 1,000,000 and measures again (`--quick`: 20,000 then 100,000). At each size it
+//! reports p50/p95 over `--requests` (200) requests each, every one sent with
+//! `Accept-Encoding: gzip` as real clients send it, of: the first page, page 200 by cursor, the
+//! searches of the issue (a rare word, words in about 1 % and 17 % of rows, two characters, a
+//! path fragment, a search with failed-only, with a session, with a time range), failed-only,
+//! one session, one agent — with each case's match count —, the table's bytes per row (table and
+//! indexes on PostgreSQL; the whole file on SQLite) and, at the second size, the growth of each
+//! p50/p95. Then the export of 100,000 rows (`--quick`: 20,000): rows/s and the process's RSS.
 //! SQLite by default (a temporary file); `--postgres URL` uses a fresh database on that server
-//! (created and dropped). Targets (reported, not enforced): p95 ≤ 25 ms PostgreSQL, ≤ 50 ms SQLite.
+//! (created and dropped). Targets (reported, not enforced): p95 ≤ 25 ms PostgreSQL, ≤ 50 ms
+//! SQLite at 1,000,000 rows; growth ≤ 1.5×; ≤ 425 bytes a row on PostgreSQL.
 
 #[path = "support/flags.rs"]
 mod flags;
@@ -23,21 +29,20 @@ use flags::Flags;
 use proc_status::status_kib;
 
 struct Args {
-    rows: usize,
-    noise: usize,
+    /// The sizes measured, rows of the organization (as many of noise).
+    sizes: [usize; 2],
     requests: usize,
     export_rows: usize,
     postgres: Option<String>,
 }
 
 fn args() -> Args {
-    let mut a = Args { rows: 1_000_000, noise: 1_000_000, requests: 200, export_rows: 100_000, postgres: None };
+    let mut a = Args { sizes: [200_000, 1_000_000], requests: 200, export_rows: 100_000, postgres: None };
     let mut flags = Flags::from_env();
     while let Some(flag) = flags.next() {
         match flag.as_str() {
             "--quick" => {
-                a.rows = 100_000;
-                a.noise = 100_000;
+                a.sizes = [20_000, 100_000];
                 a.export_rows = 20_000;
             }
             "--requests" => a.requests = flags.number("--requests", 1) as usize,
@@ -52,6 +57,14 @@ const DAY: i64 = 86_400_000;
 const SESSIONS: usize = 2_000;
 const AGENTS: usize = 50;
 
+/// A case at one size: its name, p50 and p95 (ms), the rows of its page and its matches.
+type Measured = (String, f64, f64, usize, i64);
+
+/// The rows whose lower-cased target or detail holds `word` (lower-case, no quote).
+fn term(word: &str) -> String {
+    format!("(LOWER(target) LIKE '%{word}%' OR LOWER(detail) LIKE '%{word}%')")
+}
+
 fn peak_rss_kib() -> u64 {
     status_kib("self", "VmHWM")
 }
@@ -65,7 +78,8 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
     sorted[i].as_secs_f64() * 1000.0
 }
 
-/// Inserts `n` rows of `org` (its `agents`) in multi-row statements, in transactions of 50,000.
+/// Inserts `n` rows of `org` (its `agents`) in multi-row statements, in transactions of 50,000;
+/// `salt` picks the rows (a second fill of the same organization takes another).
 async fn fill(db: &agenticos::db::Db, org: &str, agents: &[String], n: usize, now: i64, salt: u64) {
     let ops = ["read", "write", "ls", "mkdir", "remove", "execute"];
     let mut done = 0;
@@ -171,25 +185,11 @@ async fn main() {
     let base = format!("http://127.0.0.1:{port}");
     let now = agenticos::db::now_ms();
 
-    let started = Instant::now();
     let (org, agents) = owner_with_agents(&state, "Bench", AGENTS).await;
-    fill(&state.db, &org, &agents, a.rows, now, 1).await;
+    let mut noise = Vec::new();
     for i in 0..20 {
-        let (o, ag) = owner_with_agents(&state, &format!("Noise{i}"), 2).await;
-        fill(&state.db, &o, &ag, a.noise / 20, now, 100 + i).await;
+        noise.push(owner_with_agents(&state, &format!("Noise{i}"), 2).await);
     }
-    if a.postgres.is_some() {
-        let mut c = state.db.conn().await.expect("conn");
-        sqlx::query("VACUUM ANALYZE sandbox_operations").execute(&mut *c).await.expect("analyze");
-    }
-    println!(
-        "filled {} rows (+{} noise) on {} in {:.1} s",
-        a.rows,
-        a.noise,
-        if a.postgres.is_some() { "PostgreSQL" } else { "SQLite" },
-        started.elapsed().as_secs_f64()
-    );
-
     let caller = agenticos::orgs::service::command_line_caller(&state.db, "Bench", None).await.expect("caller");
     let token = agenticos::tokens::service::create(
         &state.db,
@@ -204,42 +204,149 @@ async fn main() {
         let (http, token, base) = (http.clone(), token.clone(), base.clone());
         async move {
             let t = Instant::now();
-            let r = http.get(format!("{base}/api/v1/operations{q}")).bearer_auth(&token).send().await.expect("send");
+            let r = http
+                .get(format!("{base}/api/v1/operations{q}"))
+                .bearer_auth(&token)
+                .header(reqwest::header::ACCEPT_ENCODING, "gzip")
+                .send()
+                .await
+                .expect("send");
             assert_eq!(r.status(), 200, "{q}");
-            let v: serde_json::Value = r.json().await.expect("json");
-            (t.elapsed(), v)
+            let gzipped = r.headers().get(reqwest::header::CONTENT_ENCODING).is_some_and(|v| v == "gzip");
+            let body = r.bytes().await.expect("body");
+            let elapsed = t.elapsed();
+            let body = if gzipped {
+                let mut out = Vec::new();
+                std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&body[..]), &mut out).expect("gunzip");
+                out
+            } else {
+                body.to_vec()
+            };
+            let v: serde_json::Value = serde_json::from_slice(&body).expect("json");
+            (elapsed, v)
         }
     };
-    // Page 200's cursor: follow 199 next cursors once.
-    let mut cursor = String::new();
-    for _ in 0..199 {
-        let (_, v) = get(format!("?cursor={cursor}")).await;
-        cursor = v["next_cursor"].as_str().expect("next").to_string();
-    }
-    let cases = [
-        ("first page", String::new()),
-        ("page 200 by cursor", format!("?cursor={cursor}")),
-        ("search term", "?q=module42/file1".to_string()),
-        ("failed only", "?failed_only=true".to_string()),
-        ("one session", "?session_key=session-1234".to_string()),
-        ("one agent", format!("?agent_id={}", agents[7])),
-    ];
-    println!("{:<22} {:>9} {:>9} {:>8}", "request", "p50 ms", "p95 ms", "rows");
-    for (name, q) in &cases {
-        get(q.clone()).await;
-        let mut times = Vec::with_capacity(a.requests);
-        let mut rows = 0;
-        for _ in 0..a.requests {
-            let (t, v) = get(q.clone()).await;
-            rows = v["items"].as_array().map(Vec::len).unwrap_or(0);
-            times.push(t);
+
+    let postgres = a.postgres.is_some();
+    let mut filled = 0;
+    let mut results: Vec<Vec<Measured>> = Vec::new();
+    for (step, &size) in a.sizes.iter().enumerate() {
+        let started = Instant::now();
+        fill(&state.db, &org, &agents, size - filled, now, 1 + step as u64 * 1000).await;
+        for (i, (o, ag)) in noise.iter().enumerate() {
+            fill(&state.db, o, ag, (size - filled) / 20, now, 100 + i as u64 + step as u64 * 1000).await;
         }
-        times.sort();
-        println!("{name:<22} {:>9.2} {:>9.2} {rows:>8}", percentile(&times, 0.5), percentile(&times, 0.95));
+        filled = size;
+        let mut c = state.db.conn().await.expect("conn");
+        if postgres {
+            sqlx::query("VACUUM ANALYZE sandbox_operations").execute(&mut *c).await.expect("analyze");
+        }
+        let (rows,): (i64,) =
+            sqlx::query_as("SELECT COUNT(*) FROM sandbox_operations").fetch_one(&mut *c).await.expect("rows");
+        let bytes: i64 = if postgres {
+            sqlx::query_as::<_, (i64,)>("SELECT pg_total_relation_size('sandbox_operations')::bigint")
+                .fetch_one(&mut *c)
+                .await
+                .expect("size")
+                .0
+        } else {
+            let (pages,): (i64,) = sqlx::query_as("PRAGMA page_count").fetch_one(&mut *c).await.expect("pages");
+            let (page,): (i64,) = sqlx::query_as("PRAGMA page_size").fetch_one(&mut *c).await.expect("page size");
+            pages * page
+        };
+        drop(c);
+        println!(
+            "filled {size} rows (+{size} noise) on {} in {:.1} s; {} bytes a row ({}, {rows} rows)",
+            if postgres { "PostgreSQL" } else { "SQLite" },
+            started.elapsed().as_secs_f64(),
+            bytes / rows.max(1),
+            if postgres { "table + indexes" } else { "whole file" },
+        );
+
+        // Page 200's cursor: follow 199 next cursors once.
+        let mut cursor = String::new();
+        for _ in 0..199 {
+            let (_, v) = get(format!("?cursor={cursor}")).await;
+            cursor = v["next_cursor"].as_str().expect("next").to_string();
+        }
+        let day_ago = now - DAY;
+        // (name, query, the matching rows as SQL, for their count)
+        let cases = [
+            ("first page", String::new(), String::new()),
+            ("page 200 by cursor", format!("?cursor={cursor}"), String::new()),
+            ("rare word", "?q=crate123".to_string(), term("crate123")),
+            ("word in ~1%", "?q=module42".to_string(), term("module42")),
+            ("word in ~17%", "?q=cargo".to_string(), term("cargo")),
+            ("two characters", "?q=42".to_string(), term("42")),
+            ("path fragment", "?q=module42/file1".to_string(), term("module42/file1")),
+            ("failed + word", "?q=cargo&failed_only=true".to_string(), format!("{} AND ok = 0", term("cargo"))),
+            (
+                "session + word",
+                "?q=module&session_key=session-1234".to_string(),
+                format!("{} AND session_key = 'session-1234'", term("module")),
+            ),
+            (
+                "time range + word",
+                format!("?q=module42&since={day_ago}"),
+                format!("{} AND created_at >= {day_ago}", term("module42")),
+            ),
+            ("failed only", "?failed_only=true".to_string(), "ok = 0".to_string()),
+            ("one session", "?session_key=session-1234".to_string(), "session_key = 'session-1234'".to_string()),
+            ("one agent", format!("?agent_id={}", agents[7]), format!("agent_id = '{}'", agents[7])),
+        ];
+        println!("{:<20} {:>9} {:>9} {:>6} {:>9}", "request", "p50 ms", "p95 ms", "rows", "matches");
+        let mut measured = Vec::new();
+        for (name, q, matching) in &cases {
+            let mut c = state.db.conn().await.expect("conn");
+            let condition = if matching.is_empty() { "1 = 1" } else { matching.as_str() };
+            let (matches,): (i64,) = sqlx::query_as(&format!(
+                "SELECT COUNT(*) FROM sandbox_operations WHERE organization_id = '{org}' AND {condition}"
+            ))
+            .fetch_one(&mut *c)
+            .await
+            .expect("matches");
+            drop(c);
+            get(q.clone()).await;
+            let mut times = Vec::with_capacity(a.requests);
+            let mut rows = 0;
+            for _ in 0..a.requests {
+                let (t, v) = get(q.clone()).await;
+                rows = v["items"].as_array().map(Vec::len).unwrap_or(0);
+                times.push(t);
+            }
+            times.sort();
+            let (p50, p95) = (percentile(&times, 0.5), percentile(&times, 0.95));
+            println!("{name:<20} {p50:>9.2} {p95:>9.2} {rows:>6} {matches:>9}");
+            measured.push((name.to_string(), p50, p95, rows, matches));
+        }
+        results.push(measured);
     }
+    if let [small, large] = results.as_slice() {
+        println!(
+            "\n{:<20} {:>16} {:>16} {:>9} {:>9}",
+            "growth",
+            format!("p50 {}k→{}k", a.sizes[0] / 1000, a.sizes[1] / 1000),
+            "p95",
+            "x p50",
+            "x p95"
+        );
+        for (s, l) in small.iter().zip(large) {
+            println!(
+                "{:<20} {:>7.2} → {:>6.2} {:>7.2} → {:>6.2} {:>8.2}x {:>8.2}x",
+                s.0,
+                s.1,
+                l.1,
+                s.2,
+                l.2,
+                l.1 / s.1,
+                l.2 / s.2
+            );
+        }
+    }
+    let rows_total = a.sizes[1];
 
     // Export: rows of the newest `export_rows` (a `since` that takes in about that many).
-    let span = (30 * DAY) as f64 * a.export_rows as f64 / a.rows as f64;
+    let span = (30 * DAY) as f64 * a.export_rows as f64 / rows_total as f64;
     let since = now - span as i64;
     let rss_before = rss_kib();
     let t = Instant::now();

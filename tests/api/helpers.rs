@@ -279,15 +279,20 @@ pub async fn fresh_database(backend: Backend) -> Option<TestDatabase> {
 }
 
 pub async fn spawn_app_with(backend: Backend, extra: &[(&str, &str)]) -> Option<TestApp> {
+    Some(spawn_app_on(backend, fresh_database(backend).await?, extra).await)
+}
+
+/// The application on `database` as it is (migrated on start, like a release upgrade).
+pub async fn spawn_app_on(backend: Backend, database: TestDatabase, extra: &[(&str, &str)]) -> TestApp {
     log_sink();
-    let TestDatabase { url, name: database, dir } = fresh_database(backend).await?;
+    let TestDatabase { url, name: database, dir } = database;
     let config = test_config(&url, dir.path(), extra);
     let app = Application::build(config).await.expect("the application builds");
     let port = app.port();
     let state = app.state();
     tokio::spawn(app.run_until_stopped());
     let address = format!("http://127.0.0.1:{port}");
-    Some(TestApp { web: Client::new(&address), address, port, backend, state, database, _dir: dir })
+    TestApp { web: Client::new(&address), address, port, backend, state, database, _dir: dir }
 }
 
 impl TestApp {

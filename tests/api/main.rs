@@ -51,6 +51,7 @@ mod nothing_lost_workspaces;
 mod one_transaction;
 mod openapi;
 mod operations_log;
+mod operations_log_compact;
 mod peer;
 mod prometheus;
 mod recording_durable;

@@ -160,7 +160,7 @@ db_test! {
         same(written(&app, &tenant).await, churn, "the deleting tenant");
         let dangling = app
             .scalar_strings(&format!(
-                "SELECT id FROM sandbox_operations WHERE organization_id = '{tenant}' \
+                "SELECT CAST(id AS TEXT) FROM sandbox_operations WHERE organization_id = '{tenant}' \
                  AND (conversation_id IS NOT NULL OR run_id IS NOT NULL OR workspace_id IS NOT NULL)"
             ))
             .await;

@@ -52,23 +52,27 @@ impl OperationItem {
     }
 }
 
-/// How many rows match the filters: exact up to 10,000.
+/// How many rows match the filters, as far as the pages read so far tell: exact once the last
+/// page is reached, else at least `count` (no statement reads every match to count them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct Total {
-    /// The count, at most 10,000.
+    /// The rows known to match: through this page's last row.
     pub count: u64,
-    /// Whether more than `count` rows match (the count stopped at 10,000).
+    /// Whether more than `count` rows match (older pages follow).
     pub more: bool,
 }
 
+/// Rows that arrived above a deep page's first page counted at most this many (beyond it, the
+/// page's position is not told).
 pub const COUNT_CAP: u64 = 10_000;
 
 impl Total {
-    pub fn of(counted: u64) -> Total {
-        Total { count: counted.min(COUNT_CAP), more: counted > COUNT_CAP }
+    /// `count` rows known, and whether more follow.
+    pub fn at_least(count: u64, more: bool) -> Total {
+        Total { count, more }
     }
 
-    /// `1,234` or `10,000+`.
+    /// `1,234` or `50+`.
     pub fn label(&self) -> String {
         format!("{}{}", thousands(self.count), if self.more { "+" } else { "" })
     }
@@ -93,10 +97,11 @@ pub struct OperationsPage {
     pub items: Vec<OperationItem>,
     /// The rows matching the filters (not only this page's).
     pub total: Total,
-    /// `total` in words: `1,234` or `10,000+`.
+    /// `total` in words: `1,234`, or `50+` while older pages follow.
     pub total_label: String,
-    /// The 1-based position of this page's first row among the matching rows, when it is within
-    /// the first 10,000; null further down or on an empty page.
+    /// The 1-based position of this page's first row among the matching rows (the rows that
+    /// arrived since the first page included); null on an empty page, from a cursor written
+    /// without a rank, or when more than 10,000 rows arrived since.
     pub first_position: Option<u64>,
     /// The page size asked for.
     pub limit: u32,
@@ -117,9 +122,9 @@ pub struct OperationsPage {
 mod tests {
     #[test]
     fn totals_say_when_they_stopped_counting() {
-        assert_eq!(super::Total::of(1234).label(), "1,234");
-        assert_eq!(super::Total::of(10_000).label(), "10,000");
-        assert_eq!(super::Total::of(10_001).label(), "10,000+");
+        assert_eq!(super::Total::at_least(1234, false).label(), "1,234");
+        assert_eq!(super::Total::at_least(50, true).label(), "50+");
+        assert_eq!(super::Total::at_least(10_050, true).label(), "10,050+");
         assert_eq!(super::thousands(7), "7");
         assert_eq!(super::thousands(1_000_000), "1,000,000");
     }

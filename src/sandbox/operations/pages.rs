@@ -138,7 +138,7 @@ impl Results {
                 super::model::thousands(first + n - 1),
                 v.total_label
             ),
-            _ if n > 0 => format!("{n} rows, past the first 10,000 of {}", v.total_label),
+            _ if n > 0 => format!("{n} rows of {}", v.total_label),
             _ => format!("0 of {}", v.total_label),
         }
     }

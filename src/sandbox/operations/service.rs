@@ -1,7 +1,7 @@
 //! The operation log: one organization's recorded workspace operations, paged by keyset,
 //! filtered in SQL, for operators and above.
 
-use super::cursor::{Cursor, Direction};
+use super::cursor::{Cursor, Direction, Rank};
 use super::error::OperationsError;
 use super::filter::{self, Filter, FilterInput, PageQuery, OPERATIONS};
 use super::model::{OperationItem, OperationsPage, Total, COUNT_CAP};
@@ -38,56 +38,43 @@ async fn read_page(st: &AppState, caller: &Caller, query: &PageQuery) -> Result<
     let limit = query.limit;
     let mut c = st.db.conn().await?;
     let narrowing = narrowing(st, &mut c, org, &query.filter).await?;
-    let narrowing = narrowing.as_ref();
-    // A narrowed search's first page comes with its count (PostgreSQL: one read of the candidates).
-    let counted = match (narrowing, &query.cursor) {
-        (Some(n), None) => store::first_page_counted(&mut c, org, &query.filter, n, limit + 1).await?,
-        _ => None,
-    };
-    let (mut rows, counted) = match counted {
-        Some((rows, n)) => (rows, Some(n)),
-        None => (store::page(&mut c, org, &query.filter, narrowing, query.cursor.as_ref(), limit + 1).await?, None),
-    };
+    let cursor = query.cursor.as_ref();
+    // One statement: the page, and what arrived above a ranked cursor's top row.
+    let (mut rows, arrived) =
+        store::ranked_page(&mut c, org, &query.filter, narrowing.as_ref(), cursor, limit + 1).await?;
+    drop(c);
     let more = rows.len() > limit as usize;
     rows.truncate(limit as usize);
-    let backward = matches!(query.cursor.as_ref().map(|c| c.direction), Some(Direction::Before));
+    let backward = matches!(cursor.map(|c| c.direction), Some(Direction::Before));
     if backward {
         rows.reverse();
     }
     // Older rows follow when this page read forward and found more, or read backward from a
     // position (whose older rows are the page it came from); newer rows, the other way round.
-    let (has_older, has_newer) = match &query.cursor {
+    let (has_older, has_newer) = match cursor {
         None => (more, false),
         Some(c) if c.direction == Direction::After => (more, true),
         Some(_) => (!rows.is_empty(), more),
     };
+    let ranks = Ranks::of(cursor, &rows, arrived);
     let (first, last) = (rows.first(), rows.last());
-    let next_cursor = last.filter(|_| has_older).map(|r| Cursor::after(r.time, &r.id).encode());
-    let prev_cursor = first.filter(|_| has_newer).map(|r| Cursor::before(r.time, &r.id).encode());
+    let next_cursor =
+        last.filter(|_| has_older).map(|r| Cursor::after(r.time, &r.id).ranked(ranks.rank(rows.len() - 1)).encode());
+    let prev_cursor = first.filter(|_| has_newer).map(|r| Cursor::before(r.time, &r.id).ranked(ranks.rank(0)).encode());
     let poll_cursor = match first {
-        Some(r) => Some(Cursor::before(r.time, &r.id).encode()),
+        Some(r) => Some(Cursor::before(r.time, &r.id).ranked(ranks.rank(0)).encode()),
         // An empty page of new rows keeps asking from where it was.
-        None if backward => query.cursor.as_ref().map(Cursor::encode),
+        None if backward => cursor.map(Cursor::encode),
         None => None,
     };
-    // A first page that holds every match needs no count.
-    let total = if query.cursor.is_none() && !more {
-        Total::of(rows.len() as u64)
-    } else if let Some(n) = counted {
-        Total::of(n)
-    } else {
-        Total::of(store::count(&mut c, org, &query.filter, narrowing, None).await?)
+    // A page's position: the first page's is 1; a deep page's, its cursor's rank plus the rows
+    // that arrived above the first page since. The total is what that tells: exact on the last
+    // page, else "at least" through this page.
+    let first_position = ranks.position(0);
+    let total = match (first_position, rows.len()) {
+        (Some(p), n) if n > 0 => Total::at_least(p + n as u64 - 1, has_older),
+        (_, n) => Total::at_least(n as u64, has_older),
     };
-    let first_position = match (first, query.cursor.is_some()) {
-        (None, _) => None,
-        (Some(_), false) => Some(1),
-        (Some(r), true) => {
-            let newer =
-                store::count(&mut c, org, &query.filter, narrowing, Some(&Cursor::before(r.time, &r.id))).await?;
-            (newer <= COUNT_CAP).then_some(newer + 1)
-        }
-    };
-    drop(c);
     Ok(OperationsPage {
         items: rows,
         total_label: total.label(),
@@ -100,6 +87,47 @@ async fn read_page(st: &AppState, caller: &Caller, query: &PageQuery) -> Result<
         vocabulary: vocabulary(st, org).await?,
         retention_days: st.config.sandboxd.operation_retention_days,
     })
+}
+
+/// The ranks of a page's rows (`cursor.rs`): counted from the first page's newest row, which a
+/// ranked cursor carries on.
+struct Ranks {
+    /// The rank of the page's first (newest) row and the top row it is counted from.
+    first: Option<(i64, i64, String)>,
+    /// Rows that arrived above the top row since.
+    arrived: u64,
+}
+
+impl Ranks {
+    fn of(cursor: Option<&Cursor>, rows: &[OperationItem], arrived: u64) -> Ranks {
+        let first = match (cursor, rows.first()) {
+            (_, None) => None,
+            (None, Some(r)) => Some((1, r.time, r.id.clone())),
+            (Some(c), Some(_)) => c.rank.as_ref().filter(|_| arrived <= COUNT_CAP).map(|k| {
+                let first = match c.direction {
+                    Direction::After => k.rank + 1,
+                    Direction::Before => k.rank - rows.len() as i64,
+                };
+                (first, k.top_created_at, k.top_id.clone())
+            }),
+        };
+        Ranks { first, arrived }
+    }
+
+    /// The rank of the page's row `i` (0 the newest).
+    fn rank(&self, i: usize) -> Option<Rank> {
+        self.first.as_ref().map(|(first, top_created_at, top_id)| Rank {
+            rank: first + i as i64,
+            top_created_at: *top_created_at,
+            top_id: top_id.clone(),
+        })
+    }
+
+    /// The 1-based position of the page's row `i` among the matching rows now.
+    fn position(&self, i: usize) -> Option<u64> {
+        let rank = self.rank(i)?.rank + self.arrived as i64;
+        u64::try_from(rank).ok().filter(|p| *p >= 1)
+    }
 }
 
 /// The rows newer than `cursor` that match, newest first (the console's "new rows" poll).
@@ -153,5 +181,5 @@ pub async fn batch(
 ) -> Result<Vec<OperationItem>> {
     let mut c = st.db.conn().await?;
     let narrowing = narrowing(st, &mut c, org_id, f).await?;
-    Ok(store::page(&mut c, org_id, f, narrowing.as_ref(), after, n).await?)
+    Ok(store::ranked_page(&mut c, org_id, f, narrowing.as_ref(), after, n).await?.0)
 }

@@ -1,19 +1,60 @@
 //! SQL for the operation log. Every statement is one organization's (`organization_id = $1`),
-//! pages are keyset ranges on (created_at, id) read in index order and stopped by LIMIT, counts
-//! stop at 10,001 rows. The migration `20261204090000_operation_log` holds the indexes;
-//! `20261210000000_operation_log_search` the search's (`q`): trigram GIN indexes on PostgreSQL,
-//! an FTS5 trigram table on SQLite.
+//! a page is one statement: a keyset range on (created_at, id) read in index order and stopped by
+//! LIMIT, or a search index's few candidates sorted. No statement counts the matches: a page's
+//! position and the total it shows come from the cursor's rank (`cursor.rs`). The migrations
+//! `20261204090000_operation_log`, `20261210000000_operation_log_search` (the search's `q`: a
+//! trigram index on PostgreSQL, an FTS5 trigram table on SQLite) and
+//! `20261230090000_operation_log_compact` hold the indexes.
 
-use super::cursor::{Cursor, Direction};
+use super::cursor::{Cursor, Direction, Rank};
 use super::filter::Filter;
 use super::model::{OperationItem, AGENT_DELETED, COUNT_CAP};
 use sqlx::Row as _;
 
 use crate::db::{like_escaped, Conn, DbKind, DbResult};
 
-const COLUMNS: &str = "o.id, o.created_at AS time, o.operation AS op, o.target, o.ok, o.detail, o.duration_ms, \
+/// The columns of an item after its id ([`columns`]).
+const COLUMNS_AFTER_ID: &str = "o.created_at AS time, o.operation AS op, o.target, o.ok, o.detail, o.duration_ms, \
      o.session_key, o.workspace_id, o.connection_id, c.name AS connection_name, o.agent_id, \
      COALESCE(a.name, 'agent deleted') AS agent_name, o.run_id, o.conversation_id";
+
+/// An item's columns: the id as text (a `uuid` on PostgreSQL, shown as the same hyphenated,
+/// lower-case string), then the rest.
+fn columns(kind: DbKind) -> String {
+    format!("{}, {COLUMNS_AFTER_ID}", id_text(kind))
+}
+
+/// `o.id` as text.
+fn id_text(kind: DbKind) -> &'static str {
+    match kind {
+        DbKind::Postgres => "o.id::text AS id",
+        DbKind::Sqlite => "o.id",
+    }
+}
+
+/// A bound id (text) as the id column's type.
+fn as_id(kind: DbKind, placeholder: &str) -> String {
+    match kind {
+        DbKind::Postgres => format!("{placeholder}::uuid"),
+        DbKind::Sqlite => placeholder.to_string(),
+    }
+}
+
+/// The organization's rows: on PostgreSQL the time index is keyed on the organization's
+/// `hashtext` (4 bytes, not its 37; migration `20261230090000_operation_log_compact`), so a
+/// statement names it as well as the organization itself, which drops another organization's
+/// row of the same hash.
+fn of_organization(kind: DbKind, placeholder: &str) -> String {
+    match kind {
+        DbKind::Postgres => {
+            format!("hashtext(o.organization_id) = hashtext({placeholder}) AND o.organization_id = {placeholder}")
+        }
+        DbKind::Sqlite => format!("o.organization_id = {placeholder}"),
+    }
+}
+
+/// The text a PostgreSQL search's trigram index holds: both columns, lower-cased, in one value.
+const SEARCHED_TEXT: &str = "(LOWER(o.target) || ' ' || LOWER(o.detail))";
 
 /// A value to bind, in the order of the `$n` written.
 #[derive(Debug, Clone)]
@@ -42,6 +83,7 @@ pub enum Narrowing {
 
 /// A WHERE clause and its arguments (`$1` is the organization).
 struct Clause {
+    kind: DbKind,
     /// The FROM list: the table `o`, read first (a search of SQLite's trigram index) or alone.
     from: &'static str,
     conditions: Vec<String>,
@@ -54,11 +96,15 @@ struct Clause {
 }
 
 impl Clause {
-    fn new(org_id: &str) -> Clause {
+    /// A clause whose arguments follow `args` (a statement's earlier ones).
+    fn new(kind: DbKind, org_id: &str, mut args: Vec<Arg>) -> Clause {
+        args.push(Arg::Text(org_id.into()));
+        let org = format!("${}", args.len());
         Clause {
+            kind,
             from: "sandbox_operations o",
-            conditions: vec!["o.organization_id = $1".into()],
-            args: vec![Arg::Text(org_id.into())],
+            conditions: vec![of_organization(kind, &org)],
+            args,
             narrowed: false,
         }
     }
@@ -77,7 +123,12 @@ impl Clause {
     }
 
     fn of(kind: DbKind, org_id: &str, f: &Filter, narrowing: Option<&Narrowing>) -> Clause {
-        let mut w = Clause::new(org_id);
+        Clause::following(Vec::new(), kind, org_id, f, narrowing)
+    }
+
+    /// [`Clause::of`], its arguments after `args`.
+    fn following(args: Vec<Arg>, kind: DbKind, org_id: &str, f: &Filter, narrowing: Option<&Narrowing>) -> Clause {
+        let mut w = Clause::new(kind, org_id, args);
         w.eq("o.session_key", &f.session_key);
         w.eq("o.workspace_id", &f.workspace_id);
         w.eq("o.connection_id", &f.connection_id);
@@ -117,18 +168,14 @@ impl Clause {
     /// term has no trigram and is only the LIKEs, along the organization's index.
     fn search(&mut self, kind: DbKind, q: &str, narrowing: Option<&Narrowing>) {
         if let (DbKind::Postgres, Some(Narrowing::Grams(grams))) = (kind, narrowing) {
-            let mut holds = |column: &str| {
-                let likes: Vec<String> = grams
-                    .iter()
-                    .map(|g| {
-                        let p = self.arg(Arg::Text(format!("%{}%", like_escaped(g))));
-                        format!("LOWER(o.{column}) LIKE {p} ESCAPE '\\'")
-                    })
-                    .collect();
-                format!("({})", likes.join(" AND "))
-            };
-            let (target, detail) = (holds("target"), holds("detail"));
-            self.conditions.push(format!("({target} OR {detail})"));
+            let likes: Vec<String> = grams
+                .iter()
+                .map(|g| {
+                    let p = self.arg(Arg::Text(format!("%{}%", like_escaped(g))));
+                    format!("{SEARCHED_TEXT} LIKE {p} ESCAPE '\\'")
+                })
+                .collect();
+            self.conditions.push(format!("({})", likes.join(" AND ")));
             let (a, b) = (self.arg(Arg::Text(q.to_string())), self.arg(Arg::Text(q.to_string())));
             self.conditions.push(format!("(strpos(LOWER(o.target), {a}) > 0 OR strpos(LOWER(o.detail), {b}) > 0)"));
             self.narrowed = true;
@@ -156,6 +203,11 @@ impl Clause {
                 .push(format!("sandbox_operations_search MATCH {p} AND o.rowid = sandbox_operations_search.rowid"));
         }
         let pattern = format!("%{}%", like_escaped(q));
+        if kind == DbKind::Postgres && q.chars().count() >= 3 {
+            // The trigram index's candidates (both columns in one value), checked column by column below.
+            let p = self.arg(Arg::Text(pattern.clone()));
+            self.conditions.push(format!("{SEARCHED_TEXT} LIKE {p} ESCAPE '\\'"));
+        }
         let (a, b) = (self.arg(Arg::Text(pattern.clone())), self.arg(Arg::Text(pattern)));
         self.conditions.push(format!("(LOWER(o.target) LIKE {a} ESCAPE '\\' OR LOWER(o.detail) LIKE {b} ESCAPE '\\')"));
     }
@@ -163,8 +215,9 @@ impl Clause {
     /// Rows older (`After`) or newer (`Before`) than the position. Written so that both databases
     /// turn the first comparison into the index range and check the tie on the id.
     fn position(&mut self, c: &Cursor) {
-        let (t1, t2, i) =
-            (self.arg(Arg::Int(c.created_at)), self.arg(Arg::Int(c.created_at)), self.arg(Arg::Text(c.id.clone())));
+        let (t1, t2) = (self.arg(Arg::Int(c.created_at)), self.arg(Arg::Int(c.created_at)));
+        let i = self.arg(Arg::Text(c.id.clone()));
+        let i = as_id(self.kind, &i);
         self.conditions.push(match c.direction {
             Direction::After => format!("o.created_at <= {t1} AND (o.created_at < {t2} OR o.id < {i})"),
             Direction::Before => format!("o.created_at >= {t1} AND (o.created_at > {t2} OR o.id > {i})"),
@@ -218,37 +271,69 @@ pub fn page_sql_matching(
         Some(Direction::Before) => format!("{time} ASC, o.id ASC"),
         _ => format!("{time} DESC, o.id DESC"),
     };
+    let (from, conditions) = (w.from, w.sql());
+    let (arrived, args) = match cursor.and_then(|c| c.rank.as_ref()) {
+        Some(rank) => arrivals(w.args, kind, org_id, f, rank),
+        None => ("0".to_string(), w.args),
+    };
     let sql = format!(
-        "SELECT {COLUMNS} FROM {} \
+        "SELECT {}, {arrived} AS arrived FROM {from} \
          LEFT JOIN sandbox_connections c ON c.id = o.connection_id \
          LEFT JOIN agents a ON a.id = o.agent_id \
-         WHERE {} ORDER BY {order} LIMIT {fetch}",
-        w.from,
-        w.sql()
+         WHERE {conditions} ORDER BY {order} LIMIT {fetch}",
+        columns(kind),
     );
-    debug_assert!(COLUMNS.contains(AGENT_DELETED));
-    (sql, w.args)
+    debug_assert!(COLUMNS_AFTER_ID.contains(AGENT_DELETED));
+    (sql, args)
 }
 
-/// Up to `fetch` rows, in the order [`page_sql`] reads them; `narrowing` is the filter's
-/// [`search_narrowing`] (asked once for a page and its counts).
-pub async fn page(
+/// The matching rows newer than a ranked cursor's top row, at most 10,001, as a scalar subquery
+/// of the page's statement (its arguments after `args`): what arrived since the first page was
+/// read, which shifts a deep page's position. They are walked along the organization's time
+/// index from the newest down to the top row, never asked of a search index, so the count costs
+/// the rows that arrived, not the matches before the page.
+fn arrivals(args: Vec<Arg>, kind: DbKind, org_id: &str, f: &Filter, rank: &Rank) -> (String, Vec<Arg>) {
+    let mut a = Clause::following(args, kind, org_id, f, Some(&Narrowing::Common));
+    a.position(&Cursor::before(rank.top_created_at, &rank.top_id));
+    let sql = format!(
+        "(SELECT COUNT(*) FROM (SELECT 1 AS one FROM sandbox_operations o WHERE {} LIMIT {}) AS arrivals)",
+        a.sql(),
+        COUNT_CAP + 1
+    );
+    (sql, a.args)
+}
+
+/// A row of a page and the count of [`arrivals`] (0 without a ranked cursor).
+#[derive(sqlx::FromRow)]
+struct Ranked {
+    #[sqlx(flatten)]
+    item: OperationItem,
+    arrived: i64,
+}
+
+/// Up to `fetch` rows in one statement, in the order [`page_sql`] reads them (`narrowing` is the
+/// filter's [`search_narrowing`]), with how many matching rows arrived above a ranked cursor's
+/// top row (at most 10,001; 0 when the cursor has no rank or the page is empty).
+pub async fn ranked_page(
     c: &mut Conn,
     org_id: &str,
     f: &Filter,
     narrowing: Option<&Narrowing>,
     cursor: Option<&Cursor>,
     fetch: u32,
-) -> DbResult<Vec<OperationItem>> {
+) -> DbResult<(Vec<OperationItem>, u64)> {
     let (sql, args) = page_sql_matching(kind_of(c), org_id, f, cursor, fetch, narrowing);
-    if !walks(c, narrowing) {
-        return Ok(bind_all(sqlx::query_as(&sql), &args).fetch_all(c).await?);
-    }
-    let mut tx = sqlx::Connection::begin(&mut *c).await?;
-    prefer_walk(&mut tx, narrowing).await?;
-    let rows = bind_all(sqlx::query_as(&sql), &args).fetch_all(&mut *tx).await?;
-    tx.commit().await?;
-    Ok(rows)
+    let rows: Vec<Ranked> = if walks(c, narrowing) {
+        let mut tx = sqlx::Connection::begin(&mut *c).await?;
+        prefer_walk(&mut tx, narrowing).await?;
+        let rows = bind_all(sqlx::query_as(&sql), &args).fetch_all(&mut *tx).await?;
+        tx.commit().await?;
+        rows
+    } else {
+        bind_all(sqlx::query_as(&sql), &args).fetch_all(c).await?
+    };
+    let arrived = rows.first().map_or(0, |r| r.arrived.max(0) as u64);
+    Ok((rows.into_iter().map(|r| r.item).collect(), arrived))
 }
 
 /// Whether a statement of `narrowing` on this connection is planned as a walk ([`prefer_walk`]).
@@ -267,117 +352,6 @@ pub async fn prefer_walk(c: &mut Conn, narrowing: Option<&Narrowing>) -> DbResul
         sqlx::query("SET LOCAL enable_bitmapscan = off").execute(&mut *c).await?;
     }
     Ok(())
-}
-
-/// PostgreSQL, the first page of a narrowed search and its bounded count, from one read of the
-/// candidates: the matches (at most 10,001, as ids and times) are taken from the trigram indexes
-/// once, counted, and the newest `fetch` of them read whole. Reading the candidates is most of
-/// what a search costs (a block of the table each), so a page and its count apart cost it twice.
-pub fn first_page_counted_sql(org_id: &str, f: &Filter, narrowing: &Narrowing, fetch: u32) -> (String, Vec<Arg>) {
-    let w = Clause::of(DbKind::Postgres, org_id, f, Some(narrowing));
-    let sql = format!(
-        "WITH hits AS MATERIALIZED (SELECT o.id, o.created_at FROM {} WHERE {} LIMIT {}), \
-         newest AS (SELECT h.id FROM hits h ORDER BY h.created_at DESC, h.id DESC LIMIT {fetch}) \
-         SELECT {COLUMNS}, (SELECT COUNT(*) FROM hits) AS matched FROM newest \
-         JOIN sandbox_operations o ON o.id = newest.id \
-         LEFT JOIN sandbox_connections c ON c.id = o.connection_id \
-         LEFT JOIN agents a ON a.id = o.agent_id \
-         ORDER BY o.created_at DESC, o.id DESC",
-        w.from,
-        w.sql(),
-        COUNT_CAP + 1
-    );
-    (sql, w.args)
-}
-
-/// A row of [`first_page_counted_sql`].
-#[derive(sqlx::FromRow)]
-struct Counted {
-    #[sqlx(flatten)]
-    item: OperationItem,
-    matched: i64,
-}
-
-/// [`first_page_counted_sql`]: up to `fetch` rows, newest first, and how many match (at most
-/// 10,001); `None` when more match than that (the page would then be of an arbitrary 10,001 of
-/// them: read it with [`page`]) or when `narrowing` is not PostgreSQL's.
-pub async fn first_page_counted(
-    c: &mut Conn,
-    org_id: &str,
-    f: &Filter,
-    narrowing: &Narrowing,
-    fetch: u32,
-) -> DbResult<Option<(Vec<OperationItem>, u64)>> {
-    if kind_of(c) != DbKind::Postgres || !matches!(narrowing, Narrowing::Grams(_)) {
-        return Ok(None);
-    }
-    let (sql, args) = first_page_counted_sql(org_id, f, narrowing, fetch);
-    let rows: Vec<Counted> = bind_all(sqlx::query_as(&sql), &args).fetch_all(c).await?;
-    let matched = rows.first().map_or(0, |r| r.matched.max(0) as u64);
-    if matched > COUNT_CAP {
-        return Ok(None);
-    }
-    Ok(Some((rows.into_iter().map(|r| r.item).collect(), matched)))
-}
-
-/// The SQL of a bounded count: the matching rows (newer than `newer_than`, if given), at most 10,001.
-/// On PostgreSQL the rows are counted newest first, the page's order: the count is then a walk of
-/// the filter's index from its newest entry, index-only (the table is read only for `q`). Without
-/// the order the planner takes a sequential scan when the organization holds most of the table,
-/// which reads the heap through a small ring buffer and costs as much as the rows of other
-/// organizations it passes first. SQLite walks the index without being asked, and for `q` counts
-/// the trigram index's matches without sorting them.
-pub fn count_sql(kind: DbKind, org_id: &str, f: &Filter, newer_than: Option<&Cursor>) -> (String, Vec<Arg>) {
-    count_sql_matching(kind, org_id, f, newer_than, None)
-}
-
-/// [`count_sql`] with a search narrowed to its rare trigrams ([`search_narrowing`]).
-pub fn count_sql_matching(
-    kind: DbKind,
-    org_id: &str,
-    f: &Filter,
-    newer_than: Option<&Cursor>,
-    narrowing: Option<&Narrowing>,
-) -> (String, Vec<Arg>) {
-    let mut w = Clause::of(kind, org_id, f, narrowing);
-    if let Some(c) = newer_than {
-        w.position(c);
-    }
-    // Several `op`s are several ranges of sandbox_operations_org_operation: counted unordered,
-    // they stay index-only (ordered, the planner would read the table along org_time). A
-    // narrowed search counts its candidates from the trigram indexes, unordered too.
-    let order = match kind {
-        DbKind::Postgres if f.ops.len() <= 1 && !w.narrowed => " ORDER BY o.created_at DESC, o.id DESC",
-        _ => "",
-    };
-    let sql = format!(
-        "SELECT COUNT(*) FROM (SELECT 1 AS one FROM {} WHERE {}{order} LIMIT {}) AS counted",
-        w.from,
-        w.sql(),
-        COUNT_CAP + 1
-    );
-    (sql, w.args)
-}
-
-/// The bounded count of [`count_sql`]; `narrowing` as for [`page`].
-pub async fn count(
-    c: &mut Conn,
-    org_id: &str,
-    f: &Filter,
-    narrowing: Option<&Narrowing>,
-    newer_than: Option<&Cursor>,
-) -> DbResult<u64> {
-    let (sql, args) = count_sql_matching(kind_of(c), org_id, f, newer_than, narrowing);
-    let (n,): (i64,) = if walks(c, narrowing) {
-        let mut tx = sqlx::Connection::begin(&mut *c).await?;
-        prefer_walk(&mut tx, narrowing).await?;
-        let n = bind_all(sqlx::query_as(&sql), &args).fetch_one(&mut *tx).await?;
-        tx.commit().await?;
-        n
-    } else {
-        bind_all(sqlx::query_as(&sql), &args).fetch_one(c).await?
-    };
-    Ok(n.max(0) as u64)
 }
 
 /// Newest rows of the trigram index a search counts each of its trigrams in.
@@ -453,9 +427,10 @@ pub async fn search_narrowing(c: &mut Conn, org_id: &str, f: &Filter) -> DbResul
                 (0..grams.len()).map(|i| format!("COUNT(*) FILTER (WHERE strpos(s.t, ${}) > 0)", i + 2)).collect();
             let sql = format!(
                 "SELECT COUNT(*), {} FROM (SELECT LOWER(o.target) || ' ' || LOWER(o.detail) AS t \
-                 FROM sandbox_operations o WHERE o.organization_id = $1 \
+                 FROM sandbox_operations o WHERE {} \
                  ORDER BY o.created_at DESC, o.id DESC LIMIT {PROBE_WINDOW}) AS s",
-                counts.join(", ")
+                counts.join(", "),
+                of_organization(DbKind::Postgres, "$1")
             );
             let mut query = sqlx::query(&sql).bind(org_id.to_string());
             for (_, g) in &grams {
@@ -476,12 +451,16 @@ pub async fn search_narrowing(c: &mut Conn, org_id: &str, f: &Filter) -> DbResul
 /// Whether at least 1 in [`COMMON_SHARE`] of the organization's newest [`PROBE_WINDOW`] rows
 /// holds `term` (lower-cased): then a page of them is found by walking the rows newest first.
 async fn term_is_common(c: &mut Conn, org_id: &str, term: &str) -> DbResult<bool> {
-    let function = match kind_of(c) {
+    let kind = kind_of(c);
+    let function = match kind {
         DbKind::Postgres => "strpos",
         DbKind::Sqlite => "instr",
     };
     let sql = format!(
-        "SELECT COUNT(*), COALESCE(SUM(CASE WHEN {function}(s.t, $2) > 0 THEN 1 ELSE 0 END), 0) FROM          (SELECT LOWER(o.target) || ' ' || LOWER(o.detail) AS t FROM sandbox_operations o          WHERE o.organization_id = $1 ORDER BY o.created_at DESC, o.id DESC LIMIT {PROBE_WINDOW}) AS s"
+        "SELECT COUNT(*), COALESCE(SUM(CASE WHEN {function}(s.t, $2) > 0 THEN 1 ELSE 0 END), 0) FROM \
+         (SELECT LOWER(o.target) || ' ' || LOWER(o.detail) AS t FROM sandbox_operations o \
+         WHERE {} ORDER BY o.created_at DESC, o.id DESC LIMIT {PROBE_WINDOW}) AS s",
+        of_organization(kind, "$1")
     );
     let (probed, holding): (i64, i64) =
         sqlx::query_as(&sql).bind(org_id.to_string()).bind(term.to_string()).fetch_one(&mut *c).await?;
@@ -532,12 +511,11 @@ pub async fn explain(c: &mut Conn, kind: DbKind, sql: &str, args: &[Arg]) -> DbR
 
 /// Whether the organization's log holds `op` (one index probe).
 pub async fn has_operation(c: &mut Conn, org_id: &str, op: &str) -> DbResult<bool> {
-    let row: Option<(i64,)> =
-        sqlx::query_as("SELECT 1 FROM sandbox_operations WHERE organization_id = $1 AND operation = $2 LIMIT 1")
-            .bind(org_id)
-            .bind(op)
-            .fetch_optional(c)
-            .await?;
+    let sql = format!(
+        "SELECT 1 FROM sandbox_operations o WHERE {} AND o.operation = $2 LIMIT 1",
+        of_organization(kind_of(c), "$1")
+    );
+    let row: Option<(i64,)> = sqlx::query_as(&sql).bind(org_id).bind(op).fetch_optional(c).await?;
     Ok(row.is_some())
 }
 

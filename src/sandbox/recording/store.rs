@@ -10,7 +10,7 @@
 //! another down.
 
 use super::Record;
-use crate::db::{Db, DbError};
+use crate::db::{Db, DbError, DbKind};
 
 /// Rows per statement: 15 binds a row stays far below SQLite's limit of 32,766.
 const ROWS_PER_STATEMENT: usize = 500;
@@ -47,7 +47,7 @@ pub async fn insert_batch(db: &Db, rows: &[Record]) -> Result<(), DbError> {
 async fn insert_resolved(db: &Db, rows: &[Record]) -> Result<(), DbError> {
     let mut tx = db.begin().await?;
     for chunk in rows.chunks(ROWS_PER_STATEMENT) {
-        let sql = resolved_sql(chunk.len());
+        let sql = resolved_sql(db.kind(), chunk.len());
         let mut q = sqlx::query(&sql);
         for r in chunk {
             q = q
@@ -73,7 +73,15 @@ async fn insert_resolved(db: &Db, rows: &[Record]) -> Result<(), DbError> {
     Ok(())
 }
 
-fn resolved_sql(rows: usize) -> String {
+/// A bound id as the id column's type (`uuid` on PostgreSQL, TEXT on SQLite).
+fn id_of(kind: DbKind, value: &str) -> String {
+    match kind {
+        DbKind::Postgres => format!("CAST({value} AS uuid)"),
+        DbKind::Sqlite => value.to_string(),
+    }
+}
+
+fn resolved_sql(kind: DbKind, rows: usize) -> String {
     let mut values = String::with_capacity(rows * 80);
     for i in 0..rows {
         if i > 0 {
@@ -91,7 +99,7 @@ fn resolved_sql(rows: usize) -> String {
     format!(
         "WITH v ({COLUMNS}) AS (VALUES {values}) \
          INSERT INTO sandbox_operations ({COLUMNS}) \
-         SELECT v.id, v.organization_id, \
+         SELECT {}, v.organization_id, \
            (SELECT w.id FROM sandbox_workspaces w WHERE w.id = v.workspace_id), \
            v.session_key, \
            (SELECT c.id FROM sandbox_connections c WHERE c.id = v.connection_id), \
@@ -99,7 +107,8 @@ fn resolved_sql(rows: usize) -> String {
            (SELECT r.id FROM runs r WHERE r.id = v.run_id), \
            v.operation, v.target, v.ok, v.detail, v.duration_ms, v.created_at, v.seq, \
            (SELECT cv.id FROM conversations cv WHERE cv.id = v.conversation_id) \
-         FROM v WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = v.organization_id)"
+         FROM v WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = v.organization_id)",
+        id_of(kind, "v.id")
     )
 }
 
@@ -107,8 +116,9 @@ fn resolved_sql(rows: usize) -> String {
 async fn insert_bare(db: &Db, r: &Record) -> Result<(), DbError> {
     sqlx::query(&format!(
         "INSERT INTO sandbox_operations ({COLUMNS}) \
-         SELECT $1, $2, NULL, $3, NULL, NULL, NULL, $4, $5, $6, $7, $8, $9, $10, NULL \
-         WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = $2)"
+         SELECT {}, $2, NULL, $3, NULL, NULL, NULL, $4, $5, $6, $7, $8, $9, $10, NULL \
+         WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = $2)",
+        id_of(db.kind(), "$1")
     ))
     .bind(crate::db::new_id())
     .bind(&r.organization_id)

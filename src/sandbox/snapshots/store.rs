@@ -122,7 +122,7 @@ pub async fn pending(c: &mut Conn, org_id: &str) -> DbResult<i64> {
 /// Whether the workspace had a write, mkdir, remove or command recorded after `since`.
 pub async fn changed_since(c: &mut Conn, org_id: &str, workspace_id: &str, since: i64) -> DbResult<bool> {
     let row: Option<(String,)> = sqlx::query_as(
-        "SELECT id FROM sandbox_operations WHERE organization_id = $1 AND workspace_id = $2 AND created_at >= $3 \
+        "SELECT operation FROM sandbox_operations WHERE organization_id = $1 AND workspace_id = $2 AND created_at >= $3 \
          AND operation IN ('write', 'mkdir', 'remove', 'execute') LIMIT 1",
     )
     .bind(org_id)
