@@ -24,6 +24,7 @@ mod console_pages;
 mod csrf;
 mod daytona_client;
 mod daytona_fake;
+mod daytona_workspaces;
 mod deletes;
 mod deletes_pages;
 mod docker_builds;
