@@ -11,7 +11,7 @@ use super::model::Backend;
 use super::store::AgentValues;
 use crate::access::Caller;
 use crate::sandbox::connections::error::ConnectionError;
-use crate::sandbox::connections::model::{Connection, ConnectionKind};
+use crate::sandbox::connections::model::Connection;
 use crate::sandbox::connections::service as connections;
 use crate::state::AppState;
 use crate::validate::{self, FieldErrors};
@@ -245,9 +245,6 @@ async fn check_connection(st: &AppState, caller: &Caller, id: Option<&str>, erro
             "connection_id",
             format!("The connection “{}” has no credential in the vault; edit it and add the host's token first.", c.name),
         ),
-        Some(c) if c.kind == ConnectionKind::Daytona => {
-            errors.add("connection_id", "Daytona workspaces are not supported yet; pick a sandboxd connection.")
-        }
         Some(_) => {}
     }
     Ok(errors.0.len() == before)

@@ -72,6 +72,9 @@ async fn client(st: &AppState, org_id: &str, connection_id: &str) -> Result<Sand
     let conn = connections::for_org(st, org_id, connection_id)
         .await?
         .ok_or_else(|| DocumentError::Host("its connection was deleted".into()))?;
+    if conn.kind == crate::sandbox::connections::model::ConnectionKind::Daytona {
+        return Err(DocumentError::Host("Documents cannot read Daytona workspaces yet".into()));
+    }
     Ok(host::client_for(st, org_id, &conn).await?)
 }
 

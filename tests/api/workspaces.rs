@@ -341,15 +341,15 @@ db_test! {
         let r = o.call(Method::POST, "/api/v1/agents", Some(json!({"name": "a", "backend": "service", "scope": "run", "connection_id": bare["id"]}))).await;
         r.problem(422);
         assert!(r.json()["detail"].as_str().is_some_and(|d| d.contains("no credential")));
-        // Daytona connections are refused until supported; a row from before that is refused for agents.
+        // A Daytona connection with its key carries workspaces now: an agent may use it.
         let key = o.call(Method::POST, "/api/v1/vault/secrets", Some(json!({"name": "dtn", "purpose": "daytona", "value": "dtn_key"}))).await.json();
         let day = app.insert_daytona_connection(&o.org_id, "day", key["id"].as_str()).await;
-        let r = o.call(Method::POST, "/api/v1/agents", Some(json!({"name": "a", "backend": "service", "scope": "run", "connection_id": day}))).await;
-        assert!(r.json()["detail"].as_str().is_some_and(|d| d.contains("Daytona workspaces are not supported yet")), "{}", r.body);
+        let r = o.call(Method::POST, "/api/v1/agents", Some(json!({"name": "on-daytona", "backend": "service", "scope": "run", "connection_id": day}))).await;
+        assert_eq!(r.status, 201, "{}", r.body);
         let r = o.call(Method::POST, "/api/v1/agents", Some(json!({"name": "a", "backend": "state", "scope": "run", "skills": [{"path": "../x", "content": ""}]}))).await;
         r.problem(422);
         assert_eq!(r.problem_fields(), vec!["skills"]);
-        assert_eq!(app.count("agents").await, 0);
+        assert_eq!(app.count("agents").await, 1, "only the agent on Daytona");
     }
 }
 

@@ -11,7 +11,7 @@ pub use super::delete::{delete, delete_preview, DeletePreview, Deleted, KeyOutco
 use super::error::{ConnectionError, HostCheck};
 use super::health;
 use super::host;
-pub use super::host::{client_for, discover_local, Probe, ProbeInput, ProbeStatus};
+pub use super::host::{client_for, daytona_client_for, discover_local, Probe, ProbeInput, ProbeStatus};
 use super::keys::{self, at_field, Bind};
 use super::model::{Connection, ConnectionKind};
 pub use super::model::{ConnectionHealth, Health};

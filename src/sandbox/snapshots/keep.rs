@@ -72,6 +72,9 @@ pub(super) async fn source(st: &AppState, org_id: &str, w: &Workspace) -> Result
         .await
         .map_err(|e| WorkspaceError::Internal(e.into()))?
         .ok_or_else(|| WorkspaceError::Refused("This workspace's sandbox host was removed.".into()))?;
+    if conn.kind == crate::sandbox::connections::model::ConnectionKind::Daytona {
+        return Err(WorkspaceError::Refused("Snapshots of Daytona workspaces are not available yet.".into()));
+    }
     let client = connections::client_for(st, org_id, &conn).await?;
     Ok((client, session_id))
 }

@@ -6,6 +6,7 @@ pub mod api;
 pub mod backend;
 pub mod cache;
 pub mod command;
+pub mod daytona;
 pub mod document;
 pub mod error;
 pub mod key;

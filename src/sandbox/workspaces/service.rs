@@ -4,6 +4,7 @@
 
 use super::backend::WorkspaceBackend;
 use super::command::{Command, ExecInput};
+use super::daytona::DaytonaBackend;
 use super::error::WorkspaceError;
 use super::key::{self, Carrier};
 use super::model::{is_finished, Entry, ExecResult, Resolved, RunWorkspace, Workspace, WorkspaceState, FINISHED};
@@ -100,6 +101,8 @@ async fn resolve_or_plan(st: &AppState, org_id: &str, run_id: &str, create: bool
     };
     let connection_id = connection.as_ref().map(|c| c.id.as_str());
     let session_key = key::session_key(carrier, scope, org_id, connection_id, owner.key_subject(&agent.id));
+    // A Daytona sandbox is a container workspace too (`sandboxd` rows): its connection's kind
+    // picks the backend.
     let backend: &'static str = match carrier {
         Carrier::Document => "state",
         Carrier::Container => "sandboxd",
@@ -165,11 +168,6 @@ async fn carrier_of(st: &AppState, org_id: &str, agent: &Agent) -> Result<(Carri
                     "This agent needs a sandbox host, but the organization has no connection. Register one under Sandboxes.".into(),
                 )
             })?;
-            if conn.kind == ConnectionKind::Daytona {
-                return Err(WorkspaceError::Refused(
-                    "Daytona workspaces are not supported yet; give this agent a sandboxd connection.".into(),
-                ));
-            }
             // A switched-off connection is refused where new work starts (opening), not here:
             // finishing a run must still reach it (off stops new work, not the bill).
             Ok((Carrier::Container, Some(conn)))
@@ -182,6 +180,9 @@ fn workspace(st: &AppState, r: Resolved) -> Recorded<'_, dyn WorkspaceBackend + 
     let keys = RowKeys::of(&r);
     let backend: Box<dyn WorkspaceBackend + '_> = match r.agent.backend {
         Backend::State => Box::new(StateBackend::new(st, r)),
+        Backend::Service if r.connection.as_ref().is_some_and(|c| c.kind == ConnectionKind::Daytona) => {
+            Box::new(DaytonaBackend::new(st, r))
+        }
         Backend::Service => Box::new(SandboxdBackend::new(st, r)),
     };
     Recorded::new(&st.recorder, keys, backend)

@@ -1,0 +1,104 @@
+//! One file operation on an open Daytona sandbox, through its toolbox, with Daytona's answers in
+//! the workspace's words: 404 → not found, 403 → permission denied, a 400 about a path → a
+//! field error (422) or the folder/file mix-up it names.
+
+use crate::sandbox::client::SandboxdError;
+use crate::sandbox::daytona_client::{DaytonaError, FileInfo, Toolbox};
+use crate::sandbox::workspaces::backend::{Result, READ_MAX};
+use crate::sandbox::workspaces::error::WorkspaceError;
+use crate::sandbox::workspaces::model::Entry;
+use crate::validate::FieldErrors;
+use crate::vocabulary::paths::WorkspacePath;
+
+/// The path as the toolbox takes it: relative to the sandbox's work dir (`.` for the root).
+fn at(path: &WorkspacePath) -> &str {
+    if path.is_root() {
+        "."
+    } else {
+        path.relative()
+    }
+}
+
+pub(super) async fn read(tb: Toolbox, path: &WorkspacePath) -> Result<Vec<u8>> {
+    tb.download(at(path), READ_MAX).await.map_err(file_error)
+}
+
+pub(super) async fn write(tb: Toolbox, path: &WorkspacePath, bytes: &[u8]) -> Result<()> {
+    tb.upload(at(path), bytes).await.map_err(file_error)
+}
+
+pub(super) async fn mkdir(tb: Toolbox, path: &WorkspacePath) -> Result<()> {
+    tb.create_folder(at(path)).await.map_err(file_error)
+}
+
+pub(super) async fn remove(tb: Toolbox, path: &WorkspacePath) -> Result<()> {
+    tb.delete(at(path), true).await.map_err(file_error)
+}
+
+pub(super) async fn stat(tb: Toolbox, path: &WorkspacePath) -> Result<Entry> {
+    let info = tb.info(at(path)).await.map_err(file_error)?;
+    let name = if path.is_root() { String::new() } else { info.name.clone() };
+    Ok(entry(info, name, path.relative().to_string()))
+}
+
+pub(super) async fn ls(tb: Toolbox, path: &WorkspacePath) -> Result<Vec<Entry>> {
+    let list = tb.list(at(path)).await.map_err(file_error)?;
+    let mut entries: Vec<Entry> = list
+        .into_iter()
+        .map(|info| {
+            let rel = path.join(&info.name).relative().to_string();
+            entry(info.clone(), info.name, rel)
+        })
+        .collect();
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(entries)
+}
+
+fn entry(info: FileInfo, name: String, path: String) -> Entry {
+    let size = if info.is_dir { None } else { info.size.and_then(|s| u64::try_from(s).ok()) };
+    Entry { name, path, is_dir: info.is_dir, size, is_link: info.is_link() }
+}
+
+/// Daytona's refusal of a file operation, in the workspace's words.
+pub(super) fn file_error(e: DaytonaError) -> WorkspaceError {
+    match e {
+        DaytonaError::NotFound { .. } => WorkspaceError::NotFound("No such file or folder.".into()),
+        DaytonaError::AccessDenied { .. } => {
+            WorkspaceError::PermissionDenied("The sandbox's user may not do this at this path.".into())
+        }
+        DaytonaError::Invalid { message, .. } => {
+            let lower = message.to_ascii_lowercase();
+            if lower.contains("is a directory") {
+                WorkspaceError::IsADirectory("This is a folder.".into())
+            } else if lower.contains("not a directory") {
+                WorkspaceError::NotADirectory("A part of this path is a file, not a folder.".into())
+            } else {
+                WorkspaceError::Invalid(FieldErrors::one("path", format!("Daytona refused this path: {message}")))
+            }
+        }
+        DaytonaError::Refused(m) if m.contains("larger than") => WorkspaceError::TooLarge(m),
+        other => host_error(other),
+    }
+}
+
+/// Any other Daytona failure, as the host failure it amounts to (the same statuses and row
+/// details as a sandboxd host's).
+pub(super) fn host_error(e: DaytonaError) -> WorkspaceError {
+    let host = match e {
+        DaytonaError::Unreachable { reason } => SandboxdError::Unreachable { reason },
+        DaytonaError::Timeout | DaytonaError::RequestTimeout => SandboxdError::Timeout,
+        DaytonaError::KeyRefused => SandboxdError::CredentialRefused,
+        DaytonaError::NotFound { message } => SandboxdError::NotFound { detail: message },
+        DaytonaError::Conflict { message } => SandboxdError::Conflict { detail: message },
+        DaytonaError::Throttled { message } => SandboxdError::Capacity { detail: message },
+        DaytonaError::Invalid { message, .. } | DaytonaError::AccessDenied { message } => {
+            SandboxdError::Invalid { detail: message }
+        }
+        DaytonaError::Status { status, message } => SandboxdError::Status { status, detail: message },
+        DaytonaError::Redirected { .. } | DaytonaError::NotDaytona => SandboxdError::NotJson,
+        e @ (DaytonaError::ToolboxRefused { .. } | DaytonaError::Refused(_)) => {
+            return WorkspaceError::Refused(e.to_string())
+        }
+    };
+    WorkspaceError::Host(host)
+}

@@ -1,0 +1,173 @@
+//! The `daytona` backend: the workspace is a Daytona sandbox named by its session key, so every
+//! run of a scope finds the same one by name (`open.rs`). Files and commands go through the
+//! sandbox's toolbox (`files.rs`); a `run`-scoped sandbox is deleted at the run's end (and
+//! Daytona deletes it on stop as a backstop); persistent scopes auto-stop when idle and are
+//! started again by the next run, never auto-deleted by Daytona.
+
+mod files;
+pub mod labels;
+mod open;
+
+use std::future::Future;
+
+use futures_util::future::BoxFuture;
+
+use super::backend::{Result, WorkspaceBackend};
+use super::command::Command;
+use super::error::WorkspaceError;
+use super::manifest;
+use super::model::{Entry, ExecResult, Resolved};
+use crate::agents::runs::service as runs;
+use crate::sandbox::connections::service as connections;
+use crate::sandbox::daytona_client::{sh_command, DaytonaClient, DaytonaError, ExecuteRequest, Toolbox};
+use crate::state::AppState;
+use crate::vocabulary::paths::WorkspacePath;
+
+pub struct DaytonaBackend<'a> {
+    st: &'a AppState,
+    r: Resolved,
+}
+
+impl<'a> DaytonaBackend<'a> {
+    pub(in crate::sandbox::workspaces) fn new(st: &'a AppState, r: Resolved) -> Self {
+        DaytonaBackend { st, r }
+    }
+
+    async fn client(&self) -> Result<DaytonaClient> {
+        let conn =
+            self.r.connection.as_ref().ok_or_else(|| WorkspaceError::Internal(anyhow::anyhow!("no connection")))?;
+        Ok(connections::daytona_client_for(self.st, &self.r.org_id, conn).await?)
+    }
+
+    /// Runs `op` on the open sandbox. A toolbox that answers 409 (the sandbox stopped meanwhile:
+    /// Daytona's auto-stop) gets the sandbox opened (started) again, once.
+    async fn on_sandbox<T, F, Fut>(&mut self, op: F) -> Result<T>
+    where
+        F: Fn(Toolbox) -> Fut,
+        Fut: Future<Output = Result<T>>,
+    {
+        let tb = self.ensure_open().await?;
+        match op(tb).await {
+            Err(WorkspaceError::Host(crate::sandbox::client::SandboxdError::Conflict { .. })) => {
+                self.not_opened_for_this_run().await?;
+                let tb = self.ensure_open().await?;
+                op(tb).await
+            }
+            other => other,
+        }
+    }
+
+    /// The next operation of this run opens the sandbox again.
+    async fn not_opened_for_this_run(&mut self) -> Result<()> {
+        runs::set_workspace_opened(self.st, &self.r.run.id, false).await?;
+        self.st.resolve_cache.forget_workspace(&self.r.workspace.id);
+        self.r.run.workspace_opened = false;
+        Ok(())
+    }
+}
+
+/// `process/execute` of `command` (as `sh -c`), our deadline always sent: a 408 is a timed-out
+/// result (Daytona kills the command and sends no output), stdout and stderr come back together.
+async fn execute(
+    tb: &Toolbox,
+    command: &Command,
+    envs: std::collections::BTreeMap<String, String>,
+) -> Result<ExecResult> {
+    let request = ExecuteRequest {
+        command: sh_command(&command.host_argv()),
+        cwd: None,
+        envs,
+        timeout: command.timeout.as_secs().max(1),
+    };
+    match tb.execute(&request).await {
+        Ok(o) => {
+            let exit = o.exit();
+            Ok(command.result(o.result, String::new(), exit, false, false))
+        }
+        Err(DaytonaError::RequestTimeout) => Ok(command.result(String::new(), String::new(), None, true, false)),
+        Err(e) => Err(files::host_error(e)),
+    }
+}
+
+impl manifest::Target for Toolbox {
+    fn mkdir<'a>(&'a self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<()>> {
+        Box::pin(files::mkdir(self.clone(), path))
+    }
+    fn write<'a>(&'a self, path: &'a WorkspacePath, bytes: &'a [u8]) -> BoxFuture<'a, Result<()>> {
+        Box::pin(files::write(self.clone(), path, bytes))
+    }
+    fn clone_repo<'a>(&'a self, argv: &'a [String]) -> BoxFuture<'a, Result<std::result::Result<(), String>>> {
+        Box::pin(async move {
+            let request = ExecuteRequest {
+                command: sh_command(argv),
+                cwd: None,
+                envs: Default::default(),
+                timeout: manifest::git::TIMEOUT.as_secs(),
+            };
+            match self.execute(&request).await {
+                Ok(o) if o.exit() == Some(0) => Ok(Ok(())),
+                Ok(o) => {
+                    let line = o.result.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no reason given");
+                    Ok(Err(format!("exit {}: {}", o.exit().unwrap_or(-1), line.chars().take(300).collect::<String>())))
+                }
+                Err(DaytonaError::RequestTimeout) => Ok(Err("it timed out".into())),
+                Err(e) => Err(files::host_error(e)),
+            }
+        })
+    }
+}
+
+impl WorkspaceBackend for DaytonaBackend<'_> {
+    fn read<'a>(&'a mut self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<Vec<u8>>> {
+        Box::pin(self.on_sandbox(move |tb| files::read(tb, path)))
+    }
+
+    fn write<'a>(&'a mut self, path: &'a WorkspacePath, bytes: &'a [u8]) -> BoxFuture<'a, Result<()>> {
+        Box::pin(self.on_sandbox(move |tb| files::write(tb, path, bytes)))
+    }
+
+    fn ls<'a>(&'a mut self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<Vec<Entry>>> {
+        Box::pin(self.on_sandbox(move |tb| files::ls(tb, path)))
+    }
+
+    fn mkdir<'a>(&'a mut self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<()>> {
+        Box::pin(self.on_sandbox(move |tb| files::mkdir(tb, path)))
+    }
+
+    fn remove<'a>(&'a mut self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<()>> {
+        Box::pin(self.on_sandbox(move |tb| files::remove(tb, path)))
+    }
+
+    fn stat<'a>(&'a mut self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<Entry>> {
+        Box::pin(self.on_sandbox(move |tb| files::stat(tb, path)))
+    }
+
+    fn exec<'a>(&'a mut self, command: &'a Command) -> BoxFuture<'a, Result<ExecResult>> {
+        Box::pin(async move {
+            if !self.r.agent.shell_enabled {
+                return Err(WorkspaceError::Refused(
+                    "This agent's shell is switched off in its sandbox settings.".into(),
+                ));
+            }
+            let base = manifest::env::resolve(self.st, &self.r).await?;
+            let envs: std::collections::BTreeMap<String, String> =
+                base.into_iter().chain(command.env.clone()).collect();
+            let envs = &envs;
+            self.on_sandbox(move |tb| async move { execute(&tb, command, envs.clone()).await }).await
+        })
+    }
+
+    /// Deletes the run's sandbox; one already gone is fine. A failure is the error (the caller
+    /// leaves a tombstone for the sweep).
+    fn finish(&mut self) -> BoxFuture<'_, Result<()>> {
+        Box::pin(async move {
+            let Some(id) = self.r.workspace.session_ref.clone() else { return Ok(()) };
+            let client = self.client().await?;
+            open::forget_toolbox(&id);
+            match client.delete_sandbox(&id).await {
+                Ok(()) | Err(DaytonaError::NotFound { .. }) => Ok(()),
+                Err(e) => Err(files::host_error(e)),
+            }
+        })
+    }
+}

@@ -1,0 +1,266 @@
+//! Opening a Daytona sandbox on the run's first operation, by name (the session key):
+//!
+//! ```text
+//! GET /sandbox/{key} ──404──▶ POST /sandbox {name: key, labels, …} ──409 (another replica won)──▶ GET again
+//!        │ stopped / archived ──▶ POST /sandbox/{id}/start
+//!        ▼
+//! wait for `started` (up to 10 minutes; the workspace reads `preparing` while Daytona builds)
+//! error / build_failed / destroyed ──▶ a clear error naming the state and Daytona's reason
+//! ```
+//! A sandbox this workspace had (its id is kept) that Daytona no longer has means its files are
+//! gone: the workspace is lost, as with sandboxd. One opener per workspace in this process; other
+//! processes meet on the name (409).
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use super::files::host_error;
+use super::{labels, DaytonaBackend};
+use crate::agents::runs::service as runs;
+use crate::db;
+use crate::sandbox::client::OPEN_WAIT_WHILE_BUILDING;
+use crate::sandbox::daytona_client::{CreateSandbox, DaytonaClient, DaytonaError, Sandbox, SandboxState, Toolbox};
+use crate::sandbox::workspaces::backend::Result;
+use crate::sandbox::workspaces::error::WorkspaceError;
+use crate::sandbox::workspaces::manifest;
+use crate::sandbox::workspaces::model::{is_finished, WorkspaceState, FINISHED};
+use crate::sandbox::workspaces::store;
+use crate::vocabulary::scope::Scope;
+
+/// Minutes without activity before Daytona stops a sandbox of a persistent scope.
+pub const AUTO_STOP_MINUTES: i64 = 15;
+
+/// A runtime written `image:<reference>` is built from that image; anything else names a snapshot.
+pub const IMAGE_PREFIX: &str = "image:";
+
+/// Each sandbox's `toolboxProxyUrl` as the API returned it, by sandbox id (so an operation after
+/// the open needs no API call).
+fn proxies() -> &'static Mutex<HashMap<String, String>> {
+    static PROXIES: OnceLock<Mutex<HashMap<String, String>>> = OnceLock::new();
+    PROXIES.get_or_init(Default::default)
+}
+
+pub(super) fn forget_toolbox(sandbox_id: &str) {
+    if let Ok(mut m) = proxies().lock() {
+        m.remove(sandbox_id);
+    }
+}
+
+fn known_toolbox(client: &DaytonaClient, sandbox_id: &str) -> Option<Toolbox> {
+    let proxy = proxies().lock().ok()?.get(sandbox_id).cloned()?;
+    client.toolbox_at(&proxy, sandbox_id).ok()
+}
+
+impl DaytonaBackend<'_> {
+    /// The sandbox's toolbox, opened (found or created, started) on the run's first operation.
+    pub(super) async fn ensure_open(&mut self) -> Result<Toolbox> {
+        if let Some(conn) = self.r.connection.as_ref().filter(|c| !c.is_enabled) {
+            return Err(WorkspaceError::Refused(format!(
+                "The connection “{}” is switched off: no new work starts there.",
+                conn.name
+            )));
+        }
+        let client = self.client().await?;
+        if let Some(tb) = self.open_toolbox(&client) {
+            return Ok(tb);
+        }
+        let lock = self.st.open_locks.get(&self.r.workspace.id);
+        let _one_opener = lock.lock().await;
+        self.reload().await?;
+        if self.r.workspace.lost_run_id.as_deref() == Some(self.r.run.id.as_str()) {
+            return Err(WorkspaceError::Lost);
+        }
+        if self.r.workspace.state == WorkspaceState::Lost {
+            let mut c = self.st.db.conn().await?;
+            store::start_fresh(&mut c, &self.r.workspace.id, db::now_ms()).await?;
+            self.r.workspace.session_ref = None;
+            self.r.workspace.state = WorkspaceState::NotOpened;
+        }
+        if let Some(tb) = self.open_toolbox(&client) {
+            return Ok(tb);
+        }
+        let came_from = self.r.workspace.state;
+        match self.open_on_daytona(&client).await {
+            Ok((sandbox, tb)) => self.mark_open(&sandbox, tb).await,
+            Err(WorkspaceError::Lost) => {
+                self.mark_lost().await?;
+                Err(WorkspaceError::Lost)
+            }
+            Err(e) => {
+                let back =
+                    if came_from == WorkspaceState::Open { WorkspaceState::Open } else { WorkspaceState::NotOpened };
+                let mut c = self.st.db.conn().await?;
+                store::set_state(&mut c, &self.r.workspace.id, back, db::now_ms()).await?;
+                Err(e)
+            }
+        }
+    }
+
+    /// The toolbox of the sandbox this run already opened.
+    fn open_toolbox(&self, client: &DaytonaClient) -> Option<Toolbox> {
+        let w = &self.r.workspace;
+        if !(self.r.run.workspace_opened && w.state == WorkspaceState::Open) {
+            return None;
+        }
+        known_toolbox(client, w.session_ref.as_deref()?)
+    }
+
+    /// Reads the workspace and the run again (another request may have opened or finished).
+    async fn reload(&mut self) -> Result<()> {
+        let gone = || WorkspaceError::NotFound("gone".into());
+        let mut c = self.st.db.conn().await?;
+        self.r.workspace = store::get(&mut c, &self.r.org_id, &self.r.workspace.id).await?.ok_or_else(gone)?;
+        drop(c);
+        self.r.run = runs::get_in_org(self.st, &self.r.org_id, &self.r.run.id).await?.ok_or_else(gone)?;
+        if is_finished(&self.r.run) {
+            return Err(WorkspaceError::Refused(FINISHED.into()));
+        }
+        Ok(())
+    }
+
+    /// What a create asks for: the name, our labels, the runtime, and the lifecycle of the scope.
+    fn create_request(&self) -> CreateSandbox {
+        let run_scoped = self.r.workspace.scope == Scope::Run;
+        let runtime = self.r.runtime();
+        let (image, snapshot) = match runtime.as_deref() {
+            Some(r) => match r.strip_prefix(IMAGE_PREFIX) {
+                Some(image) => (Some(image.to_string()), None),
+                None => (None, Some(r.to_string())),
+            },
+            None => (None, None),
+        };
+        let request = CreateSandbox {
+            name: Some(self.r.workspace.session_key.clone()),
+            labels: labels::of(self.st, &self.r),
+            auto_stop_interval: Some(AUTO_STOP_MINUTES),
+            // Run scope: deleted when it stops (our finish deletes it first); persistent scopes:
+            // never deleted by Daytona (our deletes do it).
+            auto_delete_interval: Some(if run_scoped { 0 } else { -1 }),
+            ..CreateSandbox::default()
+        };
+        match (image, snapshot) {
+            (Some(image), _) => request.with_runtime(Some(&image), true),
+            (None, snapshot) => request.with_runtime(snapshot.as_deref(), false),
+        }
+    }
+
+    /// Finds the sandbox by name or creates it, and waits until it runs.
+    async fn open_on_daytona(&self, client: &DaytonaClient) -> Result<(Sandbox, Toolbox)> {
+        let key = &self.r.workspace.session_key;
+        let had_one = self.r.workspace.session_ref.is_some();
+        let sandbox = match client.get_sandbox(key).await {
+            Ok(s) => s,
+            Err(DaytonaError::NotFound { .. }) if had_one => return Err(WorkspaceError::Lost),
+            Err(DaytonaError::NotFound { .. }) => match client.create_sandbox(&self.create_request()).await {
+                Ok(s) => s,
+                // Another replica or request created it first: that one is ours too.
+                Err(DaytonaError::Conflict { .. }) => client.get_sandbox(key).await.map_err(host_error)?,
+                // The sandbox exists but could not start: read its state and reason.
+                Err(DaytonaError::Invalid { message, .. }) if message.starts_with("Sandbox failed to start") => {
+                    client.get_sandbox(key).await.map_err(host_error)?
+                }
+                Err(e) => return Err(create_error(e)),
+            },
+            Err(e) => return Err(host_error(e)),
+        };
+        let sandbox = self.wait_started(client, sandbox).await?;
+        let tb = client.toolbox(&sandbox).await.map_err(host_error)?;
+        Ok((sandbox, tb))
+    }
+
+    /// Polls until `started` (starting a stopped or archived one), up to 10 minutes; the workspace
+    /// reads `preparing` while Daytona builds or the wait passes a second.
+    async fn wait_started(&self, client: &DaytonaClient, mut sandbox: Sandbox) -> Result<Sandbox> {
+        let began = Instant::now();
+        let mut pause = Duration::from_millis(50);
+        let mut preparing = false;
+        loop {
+            let state = sandbox.state();
+            if state == SandboxState::Started {
+                return Ok(sandbox);
+            }
+            if state.is_failed() {
+                return Err(failed_state(&sandbox));
+            }
+            if state.needs_start() {
+                match client.start_sandbox(&sandbox.id).await {
+                    Ok(s) => sandbox = s,
+                    Err(DaytonaError::Conflict { .. }) => {}
+                    Err(e) => return Err(host_error(e)),
+                }
+                continue;
+            }
+            if !preparing && (state.is_building() || began.elapsed() > Duration::from_secs(1)) {
+                let mut c = self.st.db.conn().await?;
+                store::set_state(&mut c, &self.r.workspace.id, WorkspaceState::Preparing, db::now_ms()).await?;
+                preparing = true;
+            }
+            if began.elapsed() > OPEN_WAIT_WHILE_BUILDING {
+                return Err(WorkspaceError::Refused(format!(
+                    "The Daytona sandbox did not start within {} minutes (it is {}).",
+                    OPEN_WAIT_WHILE_BUILDING.as_secs() / 60,
+                    state.as_str()
+                )));
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_secs(1));
+            sandbox = match client.get_sandbox(&sandbox.id).await {
+                Ok(s) => s,
+                Err(DaytonaError::NotFound { .. }) => {
+                    return Err(failed_state(&Sandbox { state: Some(SandboxState::Destroyed), ..sandbox }))
+                }
+                Err(e) => return Err(host_error(e)),
+            };
+        }
+    }
+
+    /// Writes the agent's files, then records the sandbox as open for this run.
+    async fn mark_open(&mut self, sandbox: &Sandbox, tb: Toolbox) -> Result<Toolbox> {
+        if let (Ok(mut m), Some(proxy)) = (proxies().lock(), sandbox.toolbox_proxy_url.clone()) {
+            m.insert(sandbox.id.clone(), proxy);
+        }
+        let is_new_workspace = self.r.workspace.session_ref.is_none();
+        manifest::materialise(self.st, &self.r, &tb, is_new_workspace, true, manifest::WRITE_CONCURRENCY).await?;
+        let runtime = self.r.runtime();
+        let mut c = self.st.db.conn().await?;
+        let opened = store::Opened { session_ref: &sandbox.id, runtime: runtime.as_deref(), run_id: &self.r.run.id };
+        store::set_open(&mut c, &self.r.workspace.id, &opened, db::now_ms()).await?;
+        drop(c);
+        runs::set_workspace_opened(self.st, &self.r.run.id, true).await?;
+        self.r.run.workspace_opened = true;
+        self.r.workspace.state = WorkspaceState::Open;
+        self.r.workspace.session_ref = Some(sandbox.id.clone());
+        self.st.resolve_cache.put(&self.r);
+        Ok(tb)
+    }
+
+    /// Daytona no longer has the sandbox: the workspace is lost, reported to this run only.
+    async fn mark_lost(&mut self) -> Result<()> {
+        let id = &self.r.workspace.id;
+        let mut c = self.st.db.conn().await?;
+        store::set_lost(&mut c, id, &self.r.run.id, db::now_ms()).await?;
+        drop(c);
+        self.st.resolve_cache.forget_workspace(id);
+        tracing::warn!(event = "workspace_lost", workspace_id = %id, "Daytona no longer has this workspace's sandbox");
+        runs::set_workspace_opened(self.st, &self.r.run.id, false).await?;
+        self.r.run.workspace_opened = false;
+        Ok(())
+    }
+}
+
+/// A sandbox in a state no wait ends, named with Daytona's reason.
+fn failed_state(s: &Sandbox) -> WorkspaceError {
+    let reason = s.error_reason.as_deref().filter(|r| !r.is_empty()).unwrap_or("Daytona gave no reason");
+    WorkspaceError::Refused(format!("The Daytona sandbox is in state “{}”: {reason}.", s.state().as_str()))
+}
+
+/// A create Daytona refused (an unknown snapshot, a quota), in its words.
+fn create_error(e: DaytonaError) -> WorkspaceError {
+    match e {
+        DaytonaError::Invalid { message, .. } => {
+            WorkspaceError::Refused(format!("Daytona refused to create the sandbox: {message}"))
+        }
+        other => host_error(other),
+    }
+}

@@ -1,0 +1,245 @@
+//! Daytona workspaces (src/sandbox/workspaces/daytona/) through our API only, against the FAKE
+//! Daytona (tests/peer/daytona/fake_daytona.py; see daytona_fake.rs), on SQLite and PostgreSQL:
+//! a sandbox found or created by name (concurrent first runs end on one), started when stopped,
+//! waited for while it is prepared, each operation recorded as for sandboxd, Daytona's errors in
+//! our words, run scopes deleted at their end, and the key nowhere but in requests to Daytona.
+//! After each test, every request in the fake's log matches Daytona's documents.
+
+use reqwest::Method;
+use serde_json::json;
+
+use crate::daytona_fake::FakeDaytona;
+use crate::db_test;
+use crate::support::connections::daytona;
+use crate::support::{row, service_agent, Org};
+
+/// The fake's sandbox named `name` (not destroyed).
+fn sandbox_named(fake: &FakeDaytona, name: &str) -> Option<serde_json::Value> {
+    fake.sandboxes().into_iter().find(|s| s["name"] == name)
+}
+
+async fn key_of(o: &Org<'_>, run: &str) -> String {
+    o.ws(run, Method::GET, "state", None).await.json()["session_key"].as_str().expect("key").to_string()
+}
+
+db_test! {
+    async fn a_daytona_workspace_opens_by_name_and_records_each_operation(app: TestApp) {
+        let fake = FakeDaytona::start(&[]);
+        let o = Org::new(&app).await;
+        let conn = daytona(&o, &fake.api_url, &fake.api_key).await;
+        let agent = o.agent(service_agent("coder", "conversation")).await;
+        let conv = o.conversation(&agent, json!({})).await;
+        let run = o.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(o.ws(&run, Method::GET, "state", None).await.json()["state"], "not_opened");
+        assert!(fake.sandboxes().is_empty(), "nothing opened before the first operation");
+
+        let secret = "top-secret-content-4711";
+        assert_eq!(o.write(&run, "notes/hello.txt", secret).await.status, 204);
+        let state = o.ws(&run, Method::GET, "state", None).await.json();
+        assert_eq!(state["state"], "open");
+        let key = state["session_key"].as_str().expect("key").to_string();
+        let sb = sandbox_named(&fake, &key).expect("one sandbox named by the session key");
+        assert_eq!(sb["labels"]["agenticos.io/org"], o.org_id.as_str());
+        assert_eq!(sb["labels"]["agenticos.io/connection"], conn.as_str());
+        assert_eq!(sb["labels"]["agenticos.io/scope"], "conversation");
+        assert_eq!(sb["labels"]["agenticos.io/workspace"], key.as_str());
+        assert!(sb["labels"]["agenticos.io/deployment"].as_str().is_some_and(|d| d.len() == 16));
+        assert_eq!((sb["autoStopInterval"].as_i64(), sb["autoDeleteInterval"].as_i64()), (Some(15), Some(-1)));
+        let on_disk = std::path::Path::new(sb["dir"].as_str().expect("dir")).join("notes/hello.txt");
+        assert_eq!(std::fs::read_to_string(on_disk).expect("the file in the sandbox"), secret);
+
+        let r = o.read(&run, "/workspace/notes/hello.txt").await;
+        assert_eq!((r.status.as_u16(), r.body.as_str()), (200, secret));
+        let ls = o.ws(&run, Method::GET, "ls?path=notes", None).await.json();
+        assert_eq!((ls[0]["name"].as_str(), ls[0]["path"].as_str(), ls[0]["size"].as_u64()), (Some("hello.txt"), Some("notes/hello.txt"), Some(23)));
+        let stat = o.ws(&run, Method::GET, "stat?path=notes", None).await.json();
+        assert_eq!((stat["is_dir"].as_bool(), stat["path"].as_str()), (Some(true), Some("notes")));
+        assert_eq!(o.ws(&run, Method::POST, "mkdir", Some(json!({"path": "a/b/c"}))).await.status, 204);
+        let out = o.exec(&run, "cat notes/hello.txt").await.json();
+        assert_eq!((out["stdout"].as_str(), out["exit_code"].as_i64(), out["timed_out"].as_bool()), (Some(secret), Some(0), Some(false)));
+        let out = o.exec(&run, "echo secret-output-99; exit 3").await.json();
+        assert_eq!((out["stdout"].as_str(), out["exit_code"].as_i64()), (Some("secret-output-99\n"), Some(3)));
+        let slow = o.ws(&run, Method::POST, "exec", Some(json!({"command": "sleep 5", "timeout_seconds": 1}))).await.json();
+        assert_eq!((slow["timed_out"].as_bool(), slow["exit_code"].as_i64()), (Some(true), None));
+        // Errors in our words: a missing file 404, a folder read 400, a Daytona path refusal 403.
+        o.read(&run, "nothing-here.txt").await.problem(404);
+        o.read(&run, "notes").await.problem(400);
+        assert_eq!(o.ws(&run, Method::POST, "remove", Some(json!({"path": "notes/hello.txt"}))).await.status, 204);
+        o.ws(&run, Method::GET, "stat?path=notes/hello.txt", None).await.problem(404);
+        o.finish(&run).await;
+
+        assert_eq!(
+            o.rows(&run).await,
+            vec![
+                row("write", "/workspace/notes/hello.txt", true, &format!("{} bytes", secret.len())),
+                row("read", "/workspace/notes/hello.txt", true, &format!("{} bytes", secret.len())),
+                row("ls", "/workspace/notes", true, "1 entries"),
+                row("mkdir", "/workspace/a/b/c", true, ""),
+                row("execute", "cat notes/hello.txt", true, "exit 0"),
+                row("execute", "echo secret-output-99; exit 3", false, "exit 3"),
+                row("execute", "sleep 5", false, "timed out"),
+                row("read", "/workspace/nothing-here.txt", false, "not found"),
+                row("read", "/workspace/notes", false, "is a directory"),
+                row("remove", "/workspace/notes/hello.txt", true, ""),
+            ]
+        );
+        // A conversation scope outlives its run: the sandbox is kept, and the next run attaches.
+        assert!(sandbox_named(&fake, &key).is_some_and(|s| s["state"] == "started"));
+        let run2 = o.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(o.ws(&run2, Method::GET, "ls?path=a/b", None).await.json()[0]["name"], "c");
+        assert_eq!(fake.sandboxes().len(), 1, "the second run attached by name");
+        // No payload, no output and no key in any row.
+        let mut c = app.state.db.conn().await.expect("conn");
+        let everything: Vec<(String, String)> =
+            sqlx::query_as("SELECT target, detail FROM sandbox_operations").fetch_all(&mut *c).await.expect("q");
+        for (t, d) in everything {
+            for hidden in [secret, fake.api_key.as_str()] {
+                assert!(!t.contains(hidden) && !d.contains(hidden), "{t} / {d}");
+            }
+            assert!(!d.contains("secret-output-99"), "{d}");
+        }
+        fake.assert_log_matches_the_documents();
+    }
+}
+
+db_test! {
+    async fn concurrent_first_runs_of_a_daytona_scope_end_on_one_sandbox(app: TestApp) {
+        let fake = FakeDaytona::start(&[]);
+        let o = Org::new(&app).await;
+        daytona(&o, &fake.api_url, &fake.api_key).await;
+        let agent = o.agent(service_agent("shared", "agent")).await;
+        let mut runs = Vec::new();
+        for _ in 0..8 {
+            runs.push(o.run(&agent, None, json!({})).await);
+        }
+        let writes = runs.iter().enumerate().map(|(i, run)| {
+            let o = &o;
+            async move { o.write(run, &format!("from-{i}.txt"), "x").await.status.as_u16() }
+        });
+        assert_eq!(futures_util::future::join_all(writes).await, vec![204; 8]);
+        let key = key_of(&o, &runs[0]).await;
+        let live: Vec<_> = fake.sandboxes().into_iter().filter(|s| s["state"] != "destroyed").collect();
+        assert_eq!(live.len(), 1, "{live:?}");
+        assert_eq!(live[0]["name"], key.as_str());
+        let ls = o.ws(&runs[7], Method::GET, "ls", None).await.json();
+        assert_eq!(ls.as_array().map(Vec::len), Some(8));
+
+        // Another replica creating the name between our GET and our POST: the POST's 409 leads
+        // to the one sandbox (the fake's GET answers one 404 while the sandbox already exists).
+        let agent2 = o.agent(service_agent("raced", "agent")).await;
+        let run = o.run(&agent2, None, json!({})).await;
+        let key2 = key_of(&o, &run).await;
+        let client = agenticos::sandbox::daytona_client::DaytonaClient::new(
+            agenticos::sandbox::daytona_client::DaytonaClient::default_http().unwrap(),
+            url::Url::parse(&fake.api_url).unwrap(),
+            secrecy::SecretString::from(fake.api_key.clone()),
+        ).unwrap();
+        let theirs = client
+            .create_sandbox(&agenticos::sandbox::daytona_client::CreateSandbox { name: Some(key2.clone()), ..Default::default() })
+            .await
+            .expect("the other replica's create");
+        fake.set_hooks(json!({"fail": [{"route": "GET /sandbox/{sandboxIdOrName}", "status": 404, "times": 1}]}));
+        fake.reset_request_counts();
+        assert_eq!(o.write(&run, "raced.txt", "y").await.status, 204);
+        assert_eq!(fake.request_counts().get("POST /sandbox").copied(), Some(1), "our create met the 409");
+        let ours = o.ws(&run, Method::GET, "state", None).await.json();
+        assert_eq!(ours["state"], "open");
+        let on_disk = std::path::Path::new(sandbox_named(&fake, &key2).expect("one")["dir"].as_str().unwrap()).join("raced.txt");
+        assert!(on_disk.exists(), "the write landed in the other replica's sandbox {}", theirs.id);
+        fake.set_hooks(json!({"fail": null}));
+        fake.assert_log_matches_the_documents();
+    }
+}
+
+db_test! {
+    async fn a_daytona_sandbox_is_started_waited_for_or_refused_by_its_state(app: TestApp) {
+        let fake = FakeDaytona::start(&[]);
+        let o = Org::new(&app).await;
+        daytona(&o, &fake.api_url, &fake.api_key).await;
+        let agent = o.agent(service_agent("stateful", "conversation")).await;
+        let conv = o.conversation(&agent, json!({})).await;
+        let run = o.run(&agent, Some(&conv), json!({})).await;
+        let key = key_of(&o, &run).await;
+
+        // Prepared: the create answers before the sandbox started (a slow start); the workspace
+        // reads `preparing` until it runs, then the write lands.
+        fake.set_hooks(json!({"names": {key.as_str(): {"buildSeconds": 4, "createWaitSeconds": 0}}}));
+        let writing = o.write(&run, "a.txt", "slow");
+        tokio::pin!(writing);
+        let mut seen_preparing = false;
+        let status = loop {
+            tokio::select! {
+                r = &mut writing => break r.status.as_u16(),
+                () = tokio::time::sleep(std::time::Duration::from_millis(200)) => {
+                    let s = o.ws(&run, Method::GET, "state", None).await.json();
+                    seen_preparing |= s["state"] == "preparing";
+                }
+            }
+        };
+        assert_eq!(status, 204);
+        assert!(seen_preparing, "the workspace read `preparing` while Daytona started the sandbox");
+        assert_eq!(o.ws(&run, Method::GET, "state", None).await.json()["state"], "open");
+        o.finish(&run).await;
+
+        // Stopped (Daytona's auto-stop): the next run starts it again.
+        fake.set_sandbox(&key, json!({"state": "stopped"}));
+        fake.reset_request_counts();
+        let run2 = o.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(o.read(&run2, "a.txt").await.body, "slow");
+        assert_eq!(fake.request_counts().get("POST /sandbox/{sandboxIdOrName}/start").copied(), Some(1));
+        o.finish(&run2).await;
+
+        // Failed: the state and Daytona's reason, in a refusal; nothing written, a failed row.
+        fake.set_sandbox(&key, json!({"state": "error", "errorReason": "disk quota exceeded"}));
+        let run3 = o.run(&agent, Some(&conv), json!({})).await;
+        let p = o.write(&run3, "b.txt", "no").await.problem(409);
+        let detail = p["detail"].as_str().unwrap_or_default().to_string();
+        assert!(detail.contains("“error”") && detail.contains("disk quota exceeded"), "{detail}");
+        assert!(!detail.contains(&fake.api_key) && !detail.contains("127.0.0.1"), "{detail}");
+
+        // A new conversation whose snapshot does not exist: Daytona's refusal in its words.
+        let conv2 = o.conversation(&agent, json!({})).await;
+        let run4 = o.run(&agent, Some(&conv2), json!({})).await;
+        let key4 = key_of(&o, &run4).await;
+        fake.set_hooks(json!({"names": {key4.as_str(): {"buildFail": "image pull failed"}}}));
+        let p = o.write(&run4, "c.txt", "no").await.problem(409);
+        assert!(p["detail"].as_str().is_some_and(|d| d.contains("image pull failed")), "{p}");
+        fake.set_hooks(json!({"names": null}));
+        fake.assert_log_matches_the_documents();
+    }
+}
+
+db_test! {
+    async fn a_run_scoped_daytona_sandbox_is_deleted_at_the_end_and_the_key_stays_home(app: TestApp) {
+        let fake = FakeDaytona::start(&[]);
+        let o = Org::new(&app).await;
+        daytona(&o, &fake.api_url, &fake.api_key).await;
+        let agent = o.agent(service_agent("once", "run")).await;
+        let run = o.run(&agent, None, json!({})).await;
+        assert_eq!(o.write(&run, "a.txt", "gone soon").await.status, 204);
+        let key = key_of(&o, &run).await;
+        let sb = sandbox_named(&fake, &key).expect("the run's sandbox");
+        assert_eq!((sb["labels"]["agenticos.io/scope"].as_str(), sb["autoDeleteInterval"].as_i64()), (Some("run"), Some(0)));
+        o.finish(&run).await;
+        let after = fake.sandboxes().into_iter().find(|s| s["id"] == sb["id"]).expect("still listed by the fake");
+        assert_eq!(after["desiredState"], "destroyed", "{after}");
+
+        // A toolbox address on another scheme than the API's is refused: nothing is sent there.
+        fake.set_hooks(json!({"toolboxProxyUrl": "https://127.0.0.1:9/toolbox"}));
+        let run2 = o.run(&agent, None, json!({})).await;
+        let r = o.write(&run2, "a.txt", "no").await;
+        let p = r.problem(409);
+        assert!(p["detail"].as_str().is_some_and(|d| d.contains("toolbox address")), "{p}");
+        assert!(!r.body.contains(&fake.api_key));
+        fake.set_hooks(json!({"toolboxProxyUrl": null}));
+        // A redirect from the API is never followed.
+        fake.set_hooks(json!({"redirect": {"status": 307, "location": "http://127.0.0.1:9/api/sandbox", "pathPrefix": "/api/sandbox", "times": 1}}));
+        let run3 = o.run(&agent, None, json!({})).await;
+        let r = o.write(&run3, "a.txt", "no").await;
+        assert_eq!(r.status.as_u16(), 502, "{}", r.body);
+        assert!(!r.body.contains(&fake.api_key));
+        fake.set_hooks(json!({"redirect": null}));
+        let rows = o.rows(&run3).await;
+        assert!(rows.iter().all(|(_, t, _, d)| !t.contains(&fake.api_key) && !d.contains(&fake.api_key)));
+    }
+}
