@@ -22,6 +22,7 @@ mod cli_sweep;
 mod connection_health;
 mod console_pages;
 mod csrf;
+mod daytona_client;
 mod daytona_connections;
 mod daytona_fake;
 mod deletes;

@@ -1,0 +1,251 @@
+//! How a call reaches Daytona and its answer comes back: the key in `Authorization` (marked
+//! sensitive), no redirect followed, any non-2xx an error ([`DaytonaError`]).
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use reqwest::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE};
+use reqwest::Method;
+use secrecy::{ExposeSecret as _, SecretString};
+use serde::de::DeserializeOwned;
+use url::Url;
+
+use super::error::{DaytonaError, Side};
+
+/// Daytona Cloud's API, the default API URL of a connection.
+pub const DEFAULT_API_URL: &str = "https://app.daytona.io/api";
+
+/// Deadlines of the calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Gets, lists, starts, deletes, snapshot gets: 15 s.
+    pub read: Duration,
+    /// A create (Daytona waits up to 30 s for a snapshot's sandbox to start): 60 s.
+    pub create: Duration,
+    /// A toolbox file call: 60 s.
+    pub operation: Duration,
+    /// Added to a command's own timeout: 10 s.
+    pub exec_margin: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            read: Duration::from_secs(15),
+            create: Duration::from_secs(60),
+            operation: Duration::from_secs(60),
+            exec_margin: Duration::from_secs(10),
+        }
+    }
+}
+
+/// A client of one Daytona API with one key. Cheap to clone.
+#[derive(Clone)]
+pub struct DaytonaClient {
+    http: reqwest::Client,
+    api: Arc<Url>,
+    key: SecretString,
+    pub(super) timeouts: Timeouts,
+}
+
+impl fmt::Debug for DaytonaClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DaytonaClient")
+            .field("api", &self.api.as_str())
+            .field("key", &"[REDACTED]")
+            .field("timeouts", &self.timeouts)
+            .finish()
+    }
+}
+
+/// The body of a request.
+pub(crate) enum Body {
+    None,
+    Json(Vec<u8>),
+    /// `multipart/form-data` with this boundary.
+    Multipart {
+        boundary: String,
+        bytes: Vec<u8>,
+    },
+}
+
+/// Whether `url` can carry the key: http(s), a host, no user info.
+pub(super) fn check_address(url: &Url) -> Result<(), String> {
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err("not an http:// or https:// address".into());
+    }
+    if url.host().is_none() {
+        return Err("no host".into());
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("an address with user info".into());
+    }
+    Ok(())
+}
+
+impl DaytonaClient {
+    /// A client of the API at `api` (e.g. `https://app.daytona.io/api`) sending `key`.
+    /// `http` must not follow redirects; see [`Self::default_http`].
+    pub fn new(http: reqwest::Client, api: Url, key: SecretString) -> Result<Self, DaytonaError> {
+        check_address(&api).map_err(|reason| DaytonaError::Refused(format!("The API URL is refused: {reason}.")))?;
+        let mut api = api;
+        api.set_query(None);
+        api.set_fragment(None);
+        // `…/api/` and `…/api` name the same API.
+        if api.path().ends_with('/') && api.path() != "/" {
+            let path = api.path().trim_end_matches('/').to_owned();
+            api.set_path(&path);
+        }
+        Ok(Self { http, api: Arc::new(api), key, timeouts: Timeouts::default() })
+    }
+
+    /// The HTTP client this module expects: no redirects (reqwest would carry the key to
+    /// wherever one points), a 5 s connect timeout.
+    pub fn default_http() -> reqwest::Result<reqwest::Client> {
+        reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(Duration::from_secs(5))
+            .pool_idle_timeout(Duration::from_secs(30))
+            .user_agent(concat!("agenticos/", env!("CARGO_PKG_VERSION")))
+            .build()
+    }
+
+    /// Use other deadlines.
+    pub fn with_timeouts(mut self, timeouts: Timeouts) -> Self {
+        self.timeouts = timeouts;
+        self
+    }
+
+    /// The API URL. For logs and operators, not for users.
+    pub fn api_url(&self) -> &Url {
+        &self.api
+    }
+
+    pub fn timeouts(&self) -> Timeouts {
+        self.timeouts
+    }
+
+    /// `{api}/{segments…}`, each segment percent-encoded (a `/` in a snapshot name too).
+    pub(super) fn api_url_of(&self, segments: &[&str]) -> Url {
+        join(&self.api, segments)
+    }
+
+    // -- transport --------------------------------------------------------------
+
+    /// One request: the key in `Authorization`, no redirect followed, any non-2xx an error.
+    pub(crate) async fn send(
+        &self,
+        side: Side,
+        method: Method,
+        url: Url,
+        body: Body,
+        timeout: Duration,
+    ) -> Result<reqwest::Response, DaytonaError> {
+        let mut auth = HeaderValue::from_str(&format!("Bearer {}", self.key.expose_secret()))
+            .map_err(|_| DaytonaError::Refused("The API key holds characters a header cannot carry.".into()))?;
+        auth.set_sensitive(true);
+        let mut request = self.http.request(method, url).header(AUTHORIZATION, auth).timeout(timeout);
+        request = match body {
+            Body::None => request,
+            Body::Json(bytes) => request.header(CONTENT_TYPE, "application/json").body(bytes),
+            Body::Multipart { boundary, bytes } => {
+                request.header(CONTENT_TYPE, format!("multipart/form-data; boundary={boundary}")).body(bytes)
+            }
+        };
+        let response = request.send().await.map_err(DaytonaError::from_transport)?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let body = if status.is_redirection() { Bytes::new() } else { response.bytes().await.unwrap_or_default() };
+        let error = DaytonaError::from_answer(side, status, &body);
+        tracing::debug!(target: "daytona", status = status.as_u16(), error = %error, "Daytona refused a call");
+        Err(error)
+    }
+
+    /// A request whose 2xx answer is JSON of type `T`.
+    pub(crate) async fn json<T: DeserializeOwned>(
+        &self,
+        side: Side,
+        method: Method,
+        url: Url,
+        body: Body,
+        timeout: Duration,
+    ) -> Result<T, DaytonaError> {
+        let response = self.send(side, method, url, body, timeout).await?;
+        let bytes = response.bytes().await.map_err(DaytonaError::from_transport)?;
+        serde_json::from_slice(&bytes).map_err(|e| {
+            tracing::debug!(target: "daytona", error = %e, "an answer that is not Daytona's");
+            DaytonaError::NotDaytona
+        })
+    }
+}
+
+/// A JSON request body.
+pub(crate) fn json_body(value: &impl serde::Serialize) -> Result<Body, DaytonaError> {
+    serde_json::to_vec(value).map(Body::Json).map_err(|e| DaytonaError::Refused(format!("could not encode: {e}")))
+}
+
+/// `base` with `segments` appended, each percent-encoded as one segment.
+pub(super) fn join(base: &Url, segments: &[&str]) -> Url {
+    let mut url = base.clone();
+    if let Ok(mut path) = url.path_segments_mut() {
+        path.pop_if_empty();
+        path.extend(segments);
+    }
+    url
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client(api: &str) -> DaytonaClient {
+        DaytonaClient::new(reqwest::Client::new(), Url::parse(api).unwrap(), SecretString::from("k")).unwrap()
+    }
+
+    #[test]
+    fn api_urls_are_joined_with_each_segment_encoded() {
+        let c = client("https://app.daytona.io/api/");
+        assert_eq!(c.api_url().as_str(), "https://app.daytona.io/api");
+        assert_eq!(
+            c.api_url_of(&["snapshots", "daytonaio/sandbox:fake"]).as_str(),
+            "https://app.daytona.io/api/snapshots/daytonaio%2Fsandbox:fake"
+        );
+        assert_eq!(c.api_url_of(&["sandbox", "x-1", "start"]).as_str(), "https://app.daytona.io/api/sandbox/x-1/start");
+    }
+
+    #[test]
+    fn api_urls_with_user_info_or_other_schemes_are_refused() {
+        let new = |s: &str| DaytonaClient::new(reqwest::Client::new(), Url::parse(s).unwrap(), SecretString::from("k"));
+        assert!(new("ftp://x/api").is_err());
+        assert!(new("https://u:p@x/api").is_err());
+        assert!(new("http://127.0.0.1:9/api").is_ok());
+    }
+
+    #[test]
+    fn a_toolbox_on_another_scheme_or_with_user_info_is_refused() {
+        let c = client("https://app.daytona.io/api");
+        let tb = c.toolbox_at("https://proxy.app.daytona.io/toolbox/", "abc").unwrap();
+        assert_eq!(tb.base().as_str(), "https://proxy.app.daytona.io/toolbox/abc");
+        for bad in ["http://proxy.app.daytona.io/toolbox", "https://u:p@proxy/toolbox", "file:///tmp", "not a url"] {
+            assert!(matches!(c.toolbox_at(bad, "abc"), Err(DaytonaError::ToolboxRefused { .. })), "{bad}");
+        }
+        let plain = client("http://127.0.0.1:9/api");
+        assert!(plain.toolbox_at("https://127.0.0.1:9/toolbox", "abc").is_err());
+        assert!(plain.toolbox_at("http://127.0.0.1:9/toolbox", "abc").is_ok());
+    }
+
+    #[test]
+    fn the_key_never_shows_in_debug() {
+        let c = DaytonaClient::new(
+            reqwest::Client::new(),
+            Url::parse("https://x/api").unwrap(),
+            SecretString::from("sk-very-secret"),
+        )
+        .unwrap();
+        assert!(!format!("{c:?}").contains("sk-very-secret"));
+    }
+}
