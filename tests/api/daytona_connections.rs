@@ -114,3 +114,83 @@ db_test! {
         assert!(listener.requests().is_empty(), "{:?}", listener.requests());
     }
 }
+
+/// "Test this host" through the API; the probe's answer.
+async fn probe(o: &Org<'_>, body: Value) -> Value {
+    let r = o.call(Method::POST, "/api/v1/sandbox-connections/probe", Some(body)).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.json()
+}
+
+db_test! {
+    async fn asking_daytona_says_in_plain_words_what_it_found(app: TestApp) {
+        let o = Org::new(&app).await;
+        let fake = daytona_fake::shared();
+        let ask = |extra: Value| {
+            let mut body = json!({"kind": "daytona", "address": fake.api_url, "new_key": fake.api_key});
+            if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+                b.extend(e.clone());
+            }
+            body
+        };
+        // The key accepted, the default snapshot (GET /config) present.
+        let p = probe(&o, ask(json!({}))).await;
+        assert_eq!((p["status"].as_str(), p["health"].as_str()), (Some("ok"), Some("healthy")), "{p}");
+        assert!(p["message"].as_str().is_some_and(|m| m.contains("default snapshot “daytonaio/sandbox:fake”")), "{p}");
+        assert_eq!(p["host_default_runtime"], "daytonaio/sandbox:fake");
+        // A chosen snapshot that exists, and one that does not.
+        let p = probe(&o, ask(json!({"default_runtime": "fake-python"}))).await;
+        assert_eq!(p["status"], "ok", "{p}");
+        assert!(p["message"].as_str().is_some_and(|m| m.contains("“fake-python” exists")), "{p}");
+        let p = probe(&o, ask(json!({"default_runtime": "no-such-snapshot"}))).await;
+        assert_eq!((p["status"].as_str(), p["health"].as_str()), (Some("failed"), Some("no_runtime")), "{p}");
+        assert!(p["message"].as_str().is_some_and(|m| m.starts_with("Unknown snapshot") && m.contains("no-such-snapshot")), "{p}");
+        // A refused key.
+        let p = probe(&o, ask(json!({"new_key": "not-the-fakes-key"}))).await;
+        assert_eq!((p["status"].as_str(), p["health"].as_str()), (Some("failed"), Some("key_refused")), "{p}");
+        assert!(p["message"].as_str().is_some_and(|m| m.starts_with("Key refused")), "{p}");
+        // Nothing listening.
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = closed.local_addr().expect("addr").port();
+        drop(closed);
+        let p = probe(&o, ask(json!({"address": format!("http://127.0.0.1:{port}/api")}))).await;
+        assert_eq!((p["status"].as_str(), p["health"].as_str()), (Some("failed"), Some("no_answer")), "{p}");
+        assert!(p["message"].as_str().is_some_and(|m| m.starts_with("Unreachable")), "{p}");
+        // Something that is not Daytona (it answers 404 JSON to everything).
+        let other = crate::support::recorder::Recorder::start().await;
+        let p = probe(&o, ask(json!({"address": format!("{}/api", other.url)}))).await;
+        assert_eq!((p["status"].as_str(), p["health"].as_str()), (Some("failed"), Some("not_a_sandbox_service")), "{p}");
+        assert!(p["message"].as_str().is_some_and(|m| m.starts_with("Not Daytona")), "{p}");
+        // A save's check refuses at the field the problem is about, unless saved anyway.
+        let r = create(&o, json!({"name": "bad", "kind": "daytona", "address": fake.api_url, "new_key": "not-the-fakes-key"})).await;
+        r.problem(422);
+        assert_eq!(r.problem_fields(), vec!["new_key"]);
+        let r = create(&o, json!({"name": "bad", "kind": "daytona", "address": fake.api_url, "new_key": fake.api_key,
+            "default_runtime": "no-such-snapshot"})).await;
+        r.problem(422);
+        assert_eq!(r.problem_fields(), vec!["default_runtime"]);
+        assert_eq!(app.count("sandbox_connections").await, 0);
+        let r = create(&o, json!({"name": "good", "kind": "daytona", "address": fake.api_url, "new_key": fake.api_key})).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        // A saved connection is asked with its stored key, and says the same.
+        let id = r.json()["id"].as_str().expect("id").to_string();
+        let p = o.call(Method::POST, &format!("/api/v1/sandbox-connections/{id}/probe"), None).await.json();
+        assert_eq!(p["status"], "ok", "{p}");
+        // Nothing of the key in any answer, row or log line.
+        assert!(!app.web.all_bodies().contains(&fake.api_key));
+        assert!(!crate::helpers::captured_logs().contains(&fake.api_key));
+    }
+}
+
+db_test! {
+    async fn the_daytona_key_never_follows_a_redirect(app: TestApp) {
+        let o = Org::new(&app).await;
+        let fake = daytona_fake::FakeDaytona::start(&[]);
+        let elsewhere = crate::support::recorder::Recorder::start().await;
+        fake.set_hooks(json!({"redirect": {"status": 307, "location": format!("{}/api/sandbox", elsewhere.url), "pathPrefix": "/api"}}));
+        let p = probe(&o, json!({"kind": "daytona", "address": fake.api_url, "new_key": fake.api_key})).await;
+        assert_eq!((p["status"].as_str(), p["health"].as_str()), (Some("failed"), Some("not_a_sandbox_service")), "{p}");
+        assert!(p["message"].as_str().is_some_and(|m| m.contains("redirect") && m.contains("never followed")), "{p}");
+        assert!(elsewhere.requests().is_empty(), "{:?}", elsewhere.requests());
+    }
+}

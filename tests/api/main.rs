@@ -24,6 +24,7 @@ mod console_pages;
 mod csrf;
 mod daytona_client;
 mod daytona_connections;
+mod daytona_deletes;
 mod daytona_fake;
 mod deletes;
 mod deletes_pages;
