@@ -194,3 +194,23 @@ db_test! {
         assert!(elsewhere.requests().is_empty(), "{:?}", elsewhere.requests());
     }
 }
+
+/// The live smoke test: only with `DAYTONA_API_KEY` set (and `DAYTONA_API_URL`, else Daytona's
+/// cloud) does it ask a real Daytona what the probe asks; otherwise it prints SKIPPED and proves
+/// nothing.
+#[tokio::test]
+async fn live_daytona_accepts_the_key_and_has_its_default_snapshot() {
+    let Ok(key) = std::env::var("DAYTONA_API_KEY") else {
+        eprintln!("SKIPPED: live Daytona smoke test (DAYTONA_API_KEY is not set)");
+        return;
+    };
+    let api = std::env::var("DAYTONA_API_URL").unwrap_or_else(|_| "https://app.daytona.io/api".into());
+    let http = agenticos::sandbox::daytona_client::DaytonaClient::default_http().expect("http");
+    let client =
+        agenticos::sandbox::daytona_client::DaytonaClient::new(http, url::Url::parse(&api).expect("url"), key.into())
+            .expect("client");
+    let found = agenticos::sandbox::connections::daytona::find(&client, None).await;
+    assert!(found.key.is_ok(), "{found:?}");
+    let snapshot = found.snapshot.expect("a snapshot asked");
+    assert!(snapshot.found.is_ok(), "the default snapshot {:?}: {:?}", snapshot.name, snapshot.found);
+}
