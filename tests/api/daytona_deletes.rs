@@ -15,6 +15,7 @@ use agenticos::sandbox::tombstones::sweep;
 use crate::daytona_fake::FakeDaytona;
 use crate::db_test;
 use crate::deletes::tombstones;
+use crate::helpers::TestApp;
 use crate::support::Org;
 
 const MINUTE: i64 = 60_000;
@@ -35,26 +36,39 @@ fn state_at(fake: &FakeDaytona, id: &str) -> String {
     sb["state"].as_str().unwrap_or_default().to_string()
 }
 
+/// A Daytona connection at `fake` with `key` (saved even when Daytona refuses it), a `state`
+/// agent, a sandbox at the fake and the workspace row a Daytona workspace of that agent holds (its
+/// session key is the sandbox's name, its reference the sandbox's id): (agent id, sandbox id).
+async fn agent_with_a_sandbox(app: &TestApp, o: &Org<'_>, fake: &FakeDaytona, key: &str) -> (String, String) {
+    let conn = o
+        .call(
+            Method::POST,
+            "/api/v1/sandbox-connections",
+            Some(json!({"name": "daytona", "kind": "daytona", "address": fake.api_url, "new_key": key, "save_anyway": true})),
+        )
+        .await;
+    assert_eq!(conn.status, 201, "{}", conn.body);
+    let conn_id = conn.json()["id"].as_str().expect("id").to_string();
+    let agent = o.agent(json!({"name": "doc", "backend": "state", "scope": "agent"})).await;
+    let name = format!("xa-{}-{}", &o.org_id[..8], uuid::Uuid::new_v4().simple());
+    let id = sandbox_at(fake, &name).await;
+    let now = agenticos::db::now_ms();
+    app.execute(&format!(
+        "INSERT INTO sandbox_workspaces (id, organization_id, session_key, backend, scope, connection_id, agent_id, \
+         session_ref, state, created_at, updated_at) VALUES ('{}', '{}', '{name}', 'sandboxd', 'agent', '{conn_id}', \
+         '{agent}', '{id}', 'open', {now}, {now})",
+        uuid::Uuid::new_v4(),
+        o.org_id
+    ))
+    .await;
+    (agent, id)
+}
+
 db_test! {
     async fn an_agents_daytona_sandbox_is_destroyed_once_daytona_is_back(app: TestApp) {
         let fake = FakeDaytona::start(&[]);
         let o = Org::new(&app).await;
-        let conn = o.call(Method::POST, "/api/v1/sandbox-connections",
-            Some(json!({"name": "daytona", "kind": "daytona", "address": fake.api_url, "new_key": fake.api_key}))).await;
-        assert_eq!(conn.status, 201, "{}", conn.body);
-        let conn_id = conn.json()["id"].as_str().expect("id").to_string();
-        let agent = o.agent(json!({"name": "doc", "backend": "state", "scope": "agent"})).await;
-        // The row a Daytona workspace holds: its session key is the sandbox's name, its reference
-        // the sandbox's id.
-        let name = format!("xa-{}-{}", &o.org_id[..8], uuid::Uuid::new_v4().simple());
-        let id = sandbox_at(&fake, &name).await;
-        let now = agenticos::db::now_ms();
-        app.execute(&format!(
-            "INSERT INTO sandbox_workspaces (id, organization_id, session_key, backend, scope, connection_id, agent_id, \
-             session_ref, state, created_at, updated_at) VALUES ('{}', '{}', '{name}', 'sandboxd', 'agent', '{conn_id}', \
-             '{agent}', '{id}', 'open', {now}, {now})",
-            uuid::Uuid::new_v4(), o.org_id
-        )).await;
+        let (agent, id) = agent_with_a_sandbox(&app, &o, &fake, &fake.api_key).await;
 
         // Daytona is down for the attempt right after the delete.
         fake.set_hooks(json!({"fail": [{"route": "GET /sandbox/{sandboxIdOrName}", "status": 503, "times": 1}]}));
@@ -89,20 +103,7 @@ db_test! {
     async fn a_refused_key_keeps_the_tombstone_and_says_so(app: TestApp) {
         let fake = FakeDaytona::start(&[]);
         let o = Org::new(&app).await;
-        let conn = o.call(Method::POST, "/api/v1/sandbox-connections",
-            Some(json!({"name": "daytona", "kind": "daytona", "address": fake.api_url, "new_key": "a-key-daytona-refuses", "save_anyway": true}))).await;
-        assert_eq!(conn.status, 201, "{}", conn.body);
-        let conn_id = conn.json()["id"].as_str().expect("id").to_string();
-        let agent = o.agent(json!({"name": "doc", "backend": "state", "scope": "agent"})).await;
-        let name = format!("xa-{}-{}", &o.org_id[..8], uuid::Uuid::new_v4().simple());
-        let id = sandbox_at(&fake, &name).await;
-        let now = agenticos::db::now_ms();
-        app.execute(&format!(
-            "INSERT INTO sandbox_workspaces (id, organization_id, session_key, backend, scope, connection_id, agent_id, \
-             session_ref, state, created_at, updated_at) VALUES ('{}', '{}', '{name}', 'sandboxd', 'agent', '{conn_id}', \
-             '{agent}', '{id}', 'open', {now}, {now})",
-            uuid::Uuid::new_v4(), o.org_id
-        )).await;
+        let (agent, id) = agent_with_a_sandbox(&app, &o, &fake, "a-key-daytona-refuses").await;
         let r = o.call(Method::DELETE, &format!("/api/v1/agents/{agent}"), None).await;
         assert_eq!(r.json()["pending"], 1, "{}", r.body);
         let (_, next, error, _) = tombstones(&app).await.remove(0);
