@@ -268,7 +268,7 @@ async fn check_daytona(st: &AppState, org_id: &str, conn: &Connection) -> Vec<Ch
         Err(why) => failed(CREDENTIAL_PRESENT, why),
     };
     let client = match &present.outcome {
-        Outcome::Passed(_) => connections::daytona_client_for(st, org_id, conn).await.map_err(|e| e.to_string()),
+        Outcome::Passed(_) => daytona::client_for(st, org_id, conn).await.map_err(|e| e.to_string()),
         _ => Err("not checked (no usable credential: nothing is sent to Daytona without one)".to_string()),
     };
     let client = match client {

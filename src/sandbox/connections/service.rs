@@ -7,7 +7,6 @@ use secrecy::{ExposeSecret, SecretString};
 
 use super::address;
 use super::common::{at, ensure_manage, existing, forget_cached};
-pub use super::daytona::client_for as daytona_client_for;
 pub use super::delete::{delete, delete_preview, DeletePreview, Deleted, KeyOutcome};
 use super::error::{ConnectionError, HostCheck};
 use super::health;
