@@ -5,7 +5,9 @@
 //! does not answer 401; only a key of purpose `sandboxd` saved for the connection's address is
 //! sent), it allows at least one runtime, and it serves every route this platform
 //! calls (its index at `/`; when one is missing, the version-mismatch message names the image
-//! that must run). A Daytona connection is listed but not checked. The report names vault keys,
+//! that must run). A Daytona connection is checked in four: its API answers like Daytona's, its
+//! key is present, Daytona accepts it, and the snapshot new sandboxes start from exists. The
+//! report names vault keys,
 //! never their values, and no token. With a Docker engine configured, the engine's view of the
 //! sandboxd containers follows (`doctor_engine.rs`).
 
@@ -16,10 +18,12 @@ use secrecy::SecretString;
 
 use crate::sandbox::client::{required_routes, SandboxdClient, SandboxdError, ServicePolicy, Timeouts};
 use crate::sandbox::connections::address;
+use crate::sandbox::connections::daytona;
 use crate::sandbox::connections::error::{host_message, ConnectionError};
 use crate::sandbox::connections::keys;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service as connections;
+use crate::sandbox::daytona_client::Timeouts as DaytonaTimeouts;
 use crate::sandbox::doctor_engine::EngineSection;
 use crate::state::AppState;
 
@@ -32,6 +36,8 @@ pub const CREDENTIAL_PRESENT: &str = "credential present";
 pub const CREDENTIAL_ACCEPTED: &str = "credential accepted";
 pub const RUNTIMES_ALLOWED: &str = "runtimes allowed";
 pub const ROUTES_PRESENT: &str = "routes present";
+/// Daytona's fourth check (after reachable, credential present and accepted).
+pub const SNAPSHOT_PRESENT: &str = "snapshot present";
 
 /// What one check found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,7 +60,7 @@ pub struct Check {
 pub struct ConnectionReport {
     pub organization: String,
     pub connection: Connection,
-    /// Empty for a connection that is not checked (Daytona).
+    /// Empty for a connection that is not checked.
     pub checks: Vec<Check>,
     /// Why the connection was not checked.
     pub not_checked: Option<String>,
@@ -145,12 +151,10 @@ impl Report {
 pub async fn run(st: &AppState) -> anyhow::Result<Report> {
     let checks = connections::everywhere(st).await?.into_iter().map(|(org_id, organization, connection)| async move {
         match connection.kind {
-            ConnectionKind::Daytona => ConnectionReport {
-                organization,
-                connection,
-                checks: Vec::new(),
-                not_checked: Some("not checked (Daytona support is not built yet)".into()),
-            },
+            ConnectionKind::Daytona => {
+                let checks = check_daytona(st, &org_id, &connection).await;
+                ConnectionReport { organization, connection, checks, not_checked: None }
+            }
             ConnectionKind::Sandboxd => {
                 let checks = check_sandboxd(st, &org_id, &connection).await;
                 ConnectionReport { organization, connection, checks, not_checked: None }
@@ -250,6 +254,56 @@ async fn check_sandboxd(st: &AppState, org_id: &str, conn: &Connection) -> Vec<C
             SandboxdError::VersionMismatch { missing, expected: st.sandboxd_version.clone() }.to_string(),
         ),
         Err(e) => failed(ROUTES_PRESENT, format!("the host's index could not be read: {}", host_message(&e))),
+    });
+    checks
+}
+
+/// The four checks of one Daytona connection: its API answers like Daytona's, its key is in the
+/// vault (of purpose `daytona`, bound to the API URL), Daytona accepts it, and the snapshot new
+/// sandboxes start from exists (the connection's, else Daytona's default). Nothing is sent without
+/// a usable key.
+async fn check_daytona(st: &AppState, org_id: &str, conn: &Connection) -> Vec<Check> {
+    let present = match credential(st, org_id, conn).await {
+        Ok(_) => passed(CREDENTIAL_PRESENT, format!("vault key \"{}\"", conn.credential_name.as_deref().unwrap_or(""))),
+        Err(why) => failed(CREDENTIAL_PRESENT, why),
+    };
+    let client = match &present.outcome {
+        Outcome::Passed(_) => daytona::client_for(st, org_id, conn).await.map_err(|e| e.to_string()),
+        _ => Err("not checked (no usable credential: nothing is sent to Daytona without one)".to_string()),
+    };
+    let client = match client {
+        Ok(c) => c.with_timeouts(DaytonaTimeouts { read: READ_TIMEOUT, ..DaytonaTimeouts::default() }),
+        Err(why) => {
+            let reach = if matches!(present.outcome, Outcome::Passed(_)) {
+                failed(REACHABLE, why.clone())
+            } else {
+                skipped(REACHABLE, why.clone())
+            };
+            return vec![reach, present, skipped(CREDENTIAL_ACCEPTED, why.clone()), skipped(SNAPSHOT_PRESENT, why)];
+        }
+    };
+    let found = daytona::find(&client, conn.default_runtime.as_deref()).await;
+    if let Err(why) = found.reached() {
+        let not = "not checked (Daytona's API did not answer)";
+        return vec![
+            failed(REACHABLE, why),
+            present,
+            skipped(CREDENTIAL_ACCEPTED, not),
+            skipped(SNAPSHOT_PRESENT, not),
+        ];
+    }
+    let mut checks = vec![passed(REACHABLE, "Daytona's API answered"), present];
+    if let Err(e) = &found.key {
+        checks.push(failed(CREDENTIAL_ACCEPTED, daytona::words(e)));
+        checks.push(skipped(SNAPSHOT_PRESENT, "not checked (the key was refused)"));
+        return checks;
+    }
+    checks.push(passed(CREDENTIAL_ACCEPTED, "Daytona accepted the key"));
+    checks.push(match &found.snapshot {
+        Some(s) if s.found.is_ok() => {
+            passed(SNAPSHOT_PRESENT, format!("\"{}\"{}", s.name, if s.chosen { "" } else { " (Daytona's default)" }))
+        }
+        _ => failed(SNAPSHOT_PRESENT, found.probe(st).message),
     });
     checks
 }

@@ -143,8 +143,9 @@ db_test! {
         let peer = peer::shared().await;
         let acme = owner(&app, "ops@example.com", "Acme").await;
         add(&app, &acme, "local", "sandboxd", &peer.url, Some(&peer.token)).await;
-        // Daytona is refused until it is supported; a row from before that still shows.
-        app.insert_daytona_connection(&acme.org_id, "cloud", None).await;
+        // A Daytona connection (the FAKE Daytona) is checked too.
+        let fake = crate::daytona_fake::shared();
+        add(&app, &acme, "cloud", "daytona", &fake.api_url, Some(&fake.api_key)).await;
         let (code, out, err) = doctor(&app).await;
         assert_eq!(code, 0, "{out}\n{err}");
         let local = section(&out, "Acme / local (sandboxd at http://127.0.0.1:");
@@ -154,11 +155,55 @@ db_test! {
         assert_eq!(check(&local, "credential present").1, "vault key \"local token\"");
         assert_eq!(check(&local, "runtimes allowed").1, "python, workbench");
         assert!(check(&local, "routes present").1.starts_with("all 19 routes"), "{out}");
-        let cloud = section(&out, "Acme / cloud (Daytona)");
-        assert!(cloud[1].contains("not checked (Daytona support is not built yet)"), "{out}");
-        assert!(out.contains("1 connection checked: 1 healthy, 0 unhealthy; 1 not checked."), "{out}");
+        let cloud = section(&out, "Acme / cloud (Daytona at http://127.0.0.1:");
+        for name in ["reachable", "credential present", "credential accepted", "snapshot present"] {
+            assert_eq!(check(&cloud, name).0, "✓", "{out}");
+        }
+        assert_eq!(check(&cloud, "snapshot present").1, "\"daytonaio/sandbox:fake\" (Daytona's default)");
+        assert!(out.contains("2 connections checked: 2 healthy, 0 unhealthy."), "{out}");
         assert!(!out.contains('✗'), "{out}");
-        assert_no_secret(&format!("{out}{err}"), &[&peer.token]);
+        assert_no_secret(&format!("{out}{err}"), &[&peer.token, &fake.api_key]);
+    }
+}
+
+db_test! {
+    async fn doctor_says_what_is_wrong_with_a_daytona_connection(app: TestApp) {
+        let fake = crate::daytona_fake::shared();
+        let acme = owner(&app, "ops@example.com", "Acme").await;
+        add(&app, &acme, "refused", "daytona", &fake.api_url, Some("not-the-fakes-key")).await;
+        let ghost = ConnectionInput {
+            name: "ghost".into(),
+            kind: "daytona".into(),
+            address: fake.api_url.clone(),
+            new_key: Some(SecretString::from(fake.api_key.clone())),
+            default_runtime: "no-such-snapshot".into(),
+            save_anyway: true,
+            ..ConnectionInput::default()
+        };
+        connections::create(&app.state, &acme, ghost).await.expect("ghost");
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = closed.local_addr().expect("addr").port();
+        drop(closed);
+        add(&app, &acme, "down", "daytona", &format!("http://127.0.0.1:{port}/api"), Some("some-key")).await;
+        add(&app, &acme, "keyless", "daytona", &fake.api_url, None).await;
+        let (code, out, err) = doctor(&app).await;
+        assert_eq!(code, 1, "{out}\n{err}");
+        let refused = section(&out, "Acme / refused");
+        assert_eq!(check(&refused, "reachable").0, "✓", "{out}");
+        assert!(check(&refused, "credential accepted").1.starts_with("Key refused"), "{out}");
+        assert_eq!(check(&refused, "snapshot present").0, "-", "{out}");
+        let ghost = section(&out, "Acme / ghost");
+        assert_eq!(check(&ghost, "credential accepted").0, "✓", "{out}");
+        let (mark, text) = check(&ghost, "snapshot present");
+        assert!(mark == "✗" && text.contains("no-such-snapshot"), "{out}");
+        let down = section(&out, "Acme / down");
+        let (mark, text) = check(&down, "reachable");
+        assert!(mark == "✗" && text.starts_with("Unreachable"), "{out}");
+        let keyless = section(&out, "Acme / keyless");
+        assert_eq!(check(&keyless, "credential present").0, "✗", "{out}");
+        assert_eq!(check(&keyless, "reachable").0, "-", "{out}");
+        assert!(out.contains("4 connections checked: 0 healthy, 4 unhealthy."), "{out}");
+        assert_no_secret(&format!("{out}{err}"), &[&fake.api_key, "not-the-fakes-key"]);
     }
 }
 

@@ -177,9 +177,9 @@ db_test! {
         let warning = r.select_text("#connection-token-warning").expect("the warning");
         assert!(warning.contains("root on the host") && warning.contains("X-Sandbox-Token"), "{warning}");
         assert_eq!(r.select_attr("#connection-credential option[value='']", "value").as_deref(), Some(""));
-        // Daytona is offered only as not supported yet.
-        assert_eq!(r.select_attr("#connection-kind option[value='daytona']", "disabled").as_deref(), Some(""));
-        assert!(r.select_text("#connection-kind-hint").is_some_and(|h| h.contains("not supported yet")));
+        // Daytona is offered, its key going only to its API URL.
+        assert_eq!(r.select_attr("#connection-kind option[value='daytona']", "disabled"), None);
+        assert!(r.select_text("#connection-kind-hint").is_some_and(|h| h.contains("only to its API URL")));
     }
 }
 

@@ -24,6 +24,8 @@ mod connection_health;
 mod console_pages;
 mod csrf;
 mod daytona_client;
+mod daytona_connections;
+mod daytona_deletes;
 mod daytona_fake;
 mod daytona_workspaces;
 mod deletes;

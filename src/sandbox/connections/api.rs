@@ -69,8 +69,9 @@ pub struct NewConnection {
     /// `sandboxd` (default) or `daytona`.
     #[serde(default)]
     pub kind: String,
-    /// `http(s)://host:port` (required for sandboxd): no credentials, query or fragment, never a
-    /// link-local or cloud-metadata address.
+    /// `http(s)://host:port` (required for sandboxd; for Daytona its API URL, absent:
+    /// `https://app.daytona.io/api`): no credentials, query or fragment, never a link-local or
+    /// cloud-metadata address.
     #[serde(default)]
     pub address: String,
     /// A vault key of the host's purpose (`sandboxd`, `daytona` for Daytona) saved for this
@@ -83,8 +84,9 @@ pub struct NewConnection {
     #[serde(default)]
     #[schema(value_type = Option<String>, format = Password)]
     pub new_key: Option<SecretString>,
-    /// The runtime alias new workspaces get (lower-case letters, digits and dashes); absent or
-    /// empty: the host's own default.
+    /// The runtime alias new workspaces get (lower-case letters, digits and dashes); for Daytona
+    /// a snapshot name (checked to exist). Absent or empty: the host's own default (Daytona: the
+    /// organization's default snapshot).
     #[serde(default)]
     pub default_runtime: Option<String>,
     /// The host is checked before the connection is saved (its key, its routes, the default
@@ -226,11 +228,19 @@ pub async fn delete_connection(
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProbeBody {
-    /// `http(s)://host:port` of the host to ask.
+    /// `sandboxd` (default) or `daytona`.
+    #[serde(default)]
+    pub kind: String,
+    /// `http(s)://host:port` of the host to ask; for Daytona its API URL (absent:
+    /// `https://app.daytona.io/api`).
     #[serde(default)]
     pub address: String,
-    /// A vault key of purpose `sandboxd`: sent only when it was saved for this address (an unbound
-    /// key is bound to it now); otherwise 422 naming this field and no request is sent.
+    /// Daytona only: the snapshot new sandboxes would start from, checked to exist (absent: the
+    /// Daytona organization's default snapshot).
+    #[serde(default)]
+    pub default_runtime: Option<String>,
+    /// A vault key of the host's purpose (`sandboxd`, `daytona`): sent only when it was saved for
+    /// this address; otherwise 422 naming this field and no request is sent.
     #[serde(default)]
     pub credential_secret_id: Option<String>,
     /// A token to try, sent only to this address and not stored.
@@ -254,7 +264,9 @@ pub async fn probe_address(
 ) -> Result<Json<Probe>, ApiError> {
     let b = body.into_inner();
     let input = ProbeInput {
+        kind: b.kind,
         address: b.address,
+        default_runtime: b.default_runtime,
         credential_secret_id: b.credential_secret_id.unwrap_or_default(),
         new_key: b.new_key,
         connection_id: None,

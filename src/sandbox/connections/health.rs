@@ -58,18 +58,11 @@ pub fn runtime_not_offered(alias: Option<&str>) -> String {
     )
 }
 
-/// What the table shows before a host was asked (or when it is never asked): switched off and
-/// Daytona connections need no request.
+/// What the table shows before a host was asked (or when it is never asked): a switched-off
+/// connection needs no request.
 fn without_asking(conn: &Connection) -> Option<ConnectionHealth> {
     if !conn.is_enabled {
         return Some(ConnectionHealth::new(conn, Health::SwitchedOff, "Switched off: no new work starts there."));
-    }
-    if conn.kind == ConnectionKind::Daytona {
-        return Some(ConnectionHealth::new(
-            conn,
-            Health::NotSupported,
-            "Daytona connections are not supported yet: nothing runs there.",
-        ));
     }
     None
 }
@@ -103,6 +96,9 @@ async fn of_one(st: &AppState, org_id: &str, conn: &Connection) -> Result<Connec
         return Ok(h);
     }
     let asked = async {
+        if conn.kind == ConnectionKind::Daytona {
+            return super::daytona::ask_saved(st, org_id, conn).await;
+        }
         let client = host::client_for(st, org_id, conn).await?;
         Ok::<_, ConnectionError>(host::ask_with(st, &client, conn.address.as_deref().unwrap_or_default()).await)
     };

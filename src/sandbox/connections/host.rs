@@ -67,7 +67,13 @@ impl Probe {
     }
 }
 pub struct ProbeInput {
+    /// `sandboxd` or `daytona` (empty: sandboxd).
+    pub kind: String,
+    /// For Daytona, an API URL (empty: Daytona's cloud).
     pub address: String,
+    /// The runtime (a sandboxd alias) or snapshot (Daytona) the connection would start from:
+    /// Daytona is asked whether that snapshot exists (none: the organization's default).
+    pub default_runtime: Option<String>,
     pub credential_secret_id: String,
     pub new_key: Option<SecretString>,
     /// Probing a saved connection: its stored credential is used when nothing else is given.

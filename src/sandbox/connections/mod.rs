@@ -4,6 +4,7 @@ pub mod address;
 pub mod api;
 pub mod cache;
 pub mod common;
+pub mod daytona;
 pub mod delete;
 pub mod discovered;
 pub mod discovered_api;

@@ -8,7 +8,7 @@ use crate::sandbox::client::SandboxdError;
 pub enum ConnectionKind {
     /// A sandboxd host: workspaces with files and a shell.
     Sandboxd,
-    /// Daytona: can be registered; its workspaces are not supported yet.
+    /// Daytona: its API URL and a key of purpose `daytona` (docs/daytona.md).
     Daytona,
 }
 
@@ -120,7 +120,7 @@ pub enum Health {
     NoRuntime,
     /// Switched off: not asked, no new work goes there.
     SwitchedOff,
-    /// A Daytona connection: not supported yet, not asked.
+    /// What the host cannot do here (a Daytona connection has no sandboxd policy).
     NotSupported,
     /// Any other failure of the host.
     HostError,

@@ -31,9 +31,8 @@ type Result<T> = std::result::Result<T, ConnectionError>;
 /// What a taken name is called in the message.
 const A_CONNECTION: &str = "A connection";
 
-/// Why a Daytona connection is refused.
-pub const DAYTONA_NOT_YET: &str =
-    "Daytona is not supported yet: its workspaces are not built, so nothing could run there. Register a sandboxd host.";
+/// The API URL a Daytona connection gets when none is typed: Daytona's own cloud.
+pub const DAYTONA_API_URL: &str = "https://app.daytona.io/api";
 
 fn ensure_see(caller: &Caller) -> Result<()> {
     if caller.role.can_see_sandboxes() {
@@ -123,13 +122,11 @@ fn check(input: &ConnectionInput) -> std::result::Result<Checked, FieldErrors> {
     let mut errors = FieldErrors::new();
     let name = validate::name(&mut errors, "name", &input.name, "connection name");
     let kind = ConnectionKind::parse(&input.kind);
-    match kind {
-        None => errors.add("kind", "Choose sandboxd: it is the only kind of host supported so far."),
-        Some(ConnectionKind::Daytona) => errors.add("kind", DAYTONA_NOT_YET),
-        Some(ConnectionKind::Sandboxd) => {}
+    if kind.is_none() {
+        errors.add("kind", "Choose sandboxd (a host running sandboxd) or daytona (Daytona's API).");
     }
     let address = match (kind, input.address.trim()) {
-        (Some(ConnectionKind::Daytona), "") => None,
+        (Some(ConnectionKind::Daytona), "") => Some(DAYTONA_API_URL.to_string()),
         (_, raw) => match address::parse(raw) {
             Ok(url) => Some(address::display(&url)),
             Err(m) => {
@@ -138,18 +135,7 @@ fn check(input: &ConnectionInput) -> std::result::Result<Checked, FieldErrors> {
             }
         },
     };
-    let runtime = input.default_runtime.trim();
-    let default_runtime = if runtime.is_empty() {
-        None
-    } else if crate::catalog::is_valid_alias(runtime) {
-        Some(runtime.to_string())
-    } else {
-        errors.add(
-            "default_runtime",
-            "A runtime alias is lower-case letters, digits and dashes, starting with a letter.",
-        );
-        None
-    };
+    let default_runtime = default_runtime(&mut errors, kind, input.default_runtime.trim());
     if let Some(k) = &input.new_key {
         let v = k.expose_secret();
         if !v.is_empty() && v.trim().is_empty() {
@@ -164,6 +150,30 @@ fn check(input: &ConnectionInput) -> std::result::Result<Checked, FieldErrors> {
         address,
         default_runtime,
     })
+}
+
+/// The default runtime a connection is saved with: a catalog alias on a sandboxd host, a snapshot
+/// name on Daytona (none: the host's own default, the Daytona organization's default snapshot).
+fn default_runtime(errors: &mut FieldErrors, kind: Option<ConnectionKind>, runtime: &str) -> Option<String> {
+    if runtime.is_empty() {
+        return None;
+    }
+    let (valid, message) = match kind {
+        Some(ConnectionKind::Daytona) => (
+            super::daytona::is_snapshot_name(runtime),
+            "A Daytona snapshot name is 1 to 200 letters, digits and . _ - : / @ (like daytonaio/sandbox:0.4.3).",
+        ),
+        _ => (
+            crate::catalog::is_valid_alias(runtime),
+            "A runtime alias is lower-case letters, digits and dashes, starting with a letter.",
+        ),
+    };
+    if valid {
+        Some(runtime.to_string())
+    } else {
+        errors.add("default_runtime", message);
+        None
+    }
 }
 
 /// The key pasted into the dialog (or sent as `new_key`), if any.
@@ -325,7 +335,8 @@ async fn refuse_taken_address(
     checked: &Checked,
     except: Option<&str>,
 ) -> Result<()> {
-    let Some(wanted) = checked.address.as_deref() else {
+    // One Daytona API serves many Daytona organizations, each with its own key.
+    let Some(wanted) = checked.address.as_deref().filter(|_| checked.kind == ConnectionKind::Sandboxd) else {
         return Ok(());
     };
     store::lock_organization(tx, &caller.org_id).await?;
@@ -388,7 +399,8 @@ async fn check_host(
         ),
         Some(key) => {
             let url = address::parse(address).map_err(host::invalid_address)?;
-            let probe = host::ask(st, &url, address, key.token).await?;
+            let runtime = checked.default_runtime.as_deref();
+            let probe = ask_kind(st, checked.kind, &url, address, key.token, runtime).await?;
             let outcome = if probe.status == ProbeStatus::Ok { "answered" } else { probe.health.label() };
             record_probe(st, caller, &checked.name, &format!("{address} with {} before saving: {outcome}", key.named))
                 .await?;
@@ -581,10 +593,19 @@ pub async fn probe(st: &AppState, caller: &Caller, input: ProbeInput) -> Result<
         Some(id) => Some(get(st, caller, id).await?),
         None => None,
     };
-    let parsed = address::parse(&input.address);
+    let kind = match input.kind.trim() {
+        "" => ConnectionKind::Sandboxd,
+        k => ConnectionKind::parse(k)
+            .ok_or_else(|| ConnectionError::Invalid(FieldErrors::one("kind", "Choose sandboxd or daytona.")))?,
+    };
+    let typed = match (kind, input.address.trim()) {
+        (ConnectionKind::Daytona, "") => DAYTONA_API_URL,
+        (_, typed) => typed,
+    };
+    let parsed = address::parse(typed);
     let address = match &parsed {
         Ok(url) => address::display(url),
-        Err(_) => as_typed(&input.address),
+        Err(_) => as_typed(typed),
     };
     let target = saved.as_ref().map_or(address.clone(), |c| c.name.clone());
     let mut place = address.clone();
@@ -592,7 +613,7 @@ pub async fn probe(st: &AppState, caller: &Caller, input: ProbeInput) -> Result<
         place = format!("{address} (saved at {old})");
     }
     let asked = match parsed {
-        Ok(url) => ask_with_key(st, caller, &input, saved.as_ref(), &url, &address).await,
+        Ok(url) => ask_with_key(st, caller, &input, kind, saved.as_ref(), &url, &address).await,
         Err(message) => Err(host::invalid_address(message)),
     };
     let detail = match &asked {
@@ -620,17 +641,35 @@ async fn ask_with_key(
     st: &AppState,
     caller: &Caller,
     input: &ProbeInput,
+    kind: ConnectionKind,
     saved: Option<&Connection>,
     url: &url::Url,
     address: &str,
 ) -> Result<(Probe, Option<String>)> {
-    let Some(key) = probe_key(st, caller, input, saved, address).await? else {
+    let Some(key) = probe_key(st, caller, input, kind, saved, address).await? else {
         let message =
             "Pick a vault key or paste the host's token to test this host. No request was sent to this address.";
         return Ok((Probe::unanswered(st, ProbeStatus::NotAsked, Health::NoKey, message.into()), None));
     };
-    let probe = host::ask(st, url, address, key.token).await?;
+    let runtime = input.default_runtime.as_deref().map(str::trim).filter(|r| !r.is_empty());
+    let probe = ask_kind(st, kind, url, address, key.token, runtime).await?;
     Ok((probe, Some(key.named)))
+}
+
+/// Asks the host of `kind` at `url` with `token`: a sandboxd host's policy and routes, or
+/// Daytona's API (the key, the snapshot `runtime` or the organization's default).
+async fn ask_kind(
+    st: &AppState,
+    kind: ConnectionKind,
+    url: &url::Url,
+    address: &str,
+    token: SecretString,
+    runtime: Option<&str>,
+) -> Result<Probe> {
+    match kind {
+        ConnectionKind::Sandboxd => host::ask(st, url, address, token).await,
+        ConnectionKind::Daytona => super::daytona::ask(st, url, address, token, runtime).await,
+    }
 }
 
 /// Why a probe was refused before any request, in the words its caller reads (they name a key,
@@ -676,6 +715,7 @@ async fn probe_key(
     st: &AppState,
     caller: &Caller,
     input: &ProbeInput,
+    kind: ConnectionKind,
     saved: Option<&Connection>,
     address: &str,
 ) -> Result<Option<ProbeKey>> {
@@ -688,10 +728,12 @@ async fn probe_key(
         (chosen, at_field)
     } else if let Some(id) = saved.and_then(|c| c.credential_secret_id.as_deref()) {
         (id, std::convert::identity)
-    } else {
+    } else if kind == ConnectionKind::Sandboxd {
         return Ok(
             keys::local_token(st, address).map(|token| ProbeKey { token, named: "this deployment's own token".into() })
         );
+    } else {
+        return Ok(None);
     };
     let mut tx = st.db.begin().await?;
     // A probe never binds a key, but for the saved connection's own key at the connection's own
@@ -702,7 +744,6 @@ async fn probe_key(
         }
         _ => Bind::Never,
     };
-    let kind = ConnectionKind::Sandboxd;
     let secret = keys::claim(st, &mut tx, caller, secret_id, kind, Some(address), bind).await.map_err(refused)?;
     let token = keys::reveal(st, &mut tx, &caller.org_id, &secret).await?;
     tx.commit().await.map_err(DbError::from)?;
@@ -714,7 +755,9 @@ async fn probe_key(
 pub async fn probe_saved(st: &AppState, caller: &Caller, id: &str) -> Result<Probe> {
     let conn = get(st, caller, id).await?;
     let input = ProbeInput {
+        kind: conn.kind.as_str().into(),
         address: conn.address.unwrap_or_default(),
+        default_runtime: conn.default_runtime,
         credential_secret_id: String::new(),
         new_key: None,
         connection_id: Some(conn.id),

@@ -11,6 +11,7 @@
 //! - Error messages never name an address or the key: members and the model may read them.
 //! - Error bodies are optional: the status decides, the body only adds Daytona's words.
 
+mod admin;
 mod error;
 mod http;
 mod multipart;
@@ -18,6 +19,7 @@ mod sandboxes;
 mod toolbox;
 mod wire;
 
+pub use admin::DaytonaConfig;
 pub use error::{DaytonaError, Side};
 pub use http::{DaytonaClient, Timeouts, DEFAULT_API_URL};
 pub use sandboxes::LIST_PAGE;

@@ -11,6 +11,7 @@ use super::model::{pause_after, SweepReport, Tombstone, CLAIM_MS};
 use super::store;
 use crate::db;
 use crate::sandbox::client::{OpenSession, SandboxdError, OPEN_WAIT};
+use crate::sandbox::connections::daytona as daytona_connection;
 use crate::sandbox::connections::error::ConnectionError;
 use crate::sandbox::connections::model::ConnectionKind;
 use crate::sandbox::connections::service as connections;
@@ -93,8 +94,10 @@ async fn destroy(st: &AppState, t: &Tombstone) -> std::result::Result<(), String
         Ok(None) => return Err("The connection no longer exists.".into()),
         Err(e) => return Err(connection_words(t, e)),
     };
-    if conn.kind != ConnectionKind::Sandboxd {
-        return Err("Daytona sandboxes cannot be destroyed from here yet: delete it at Daytona.".into());
+    if conn.kind == ConnectionKind::Daytona {
+        let client =
+            daytona_connection::client_for(st, &t.organization_id, &conn).await.map_err(|e| connection_words(t, e))?;
+        return super::daytona::destroy(&client, &t.session_id).await;
     }
     let client = connections::client_for(st, &t.organization_id, &conn).await.map_err(|e| connection_words(t, e))?;
     match client.delete_session(&t.session_id, true).await {

@@ -45,7 +45,7 @@ pub struct Removal {
 
 /// Whether a workspace row stands for a session at a host (opened, or being opened).
 fn has_sandbox(w: &Workspace) -> bool {
-    w.backend == "sandboxd"
+    matches!(w.backend.as_str(), "sandboxd" | "daytona")
         && w.connection_id.is_some()
         && (w.session_ref.is_some() || w.state == WorkspaceState::Preparing)
 }

@@ -17,7 +17,8 @@ Prints: DAYTONA_URL=http://127.0.0.1:PORT        the server root
 then serves until standard input reaches end of file (the process holding the other end exits).
 
 Layout (like Daytona Cloud's `https://app.daytona.io/api` and `https://proxy.app.daytona.io/toolbox`):
-  {root}/api/...                          main API (api.json paths)
+  {root}/api/...                          main API (api.json paths; `GET /config` names the
+                                          default snapshot)
   {root}/toolbox/{sandboxId}/...          each sandbox's toolbox (toolbox.json paths); every
                                           sandbox's `toolboxProxyUrl` is `{root}/toolbox`
   {root}/_fake/...                        test hooks (below); not Daytona, never logged or counted
@@ -536,6 +537,14 @@ def api_route(method: str, parts: list[str], query: dict, body, path: str) -> tu
                 sb = find(parts[1], path)
                 sb["lastActivityAt"] = time.time()
                 return "POST /sandbox/{sandboxId}/last-activity", Answer(201, None, None)
+    if parts == ["config"] and method == "GET":
+        # The deployment's configuration: only what the documents require, the default snapshot
+        # being the first of DAYTONA_FAKE_SNAPSHOTS (guess: the rest are plausible constants).
+        return "GET /config", Answer(200, {
+            "version": "0.0.0-fake", "oidc": {"issuer": "http://fake.invalid", "clientId": "fake", "audience": "fake"},
+            "linkedAccountsEnabled": False, "announcements": {}, "proxyTemplateUrl": "",
+            "proxyToolboxUrl": "", "defaultSnapshot": SNAPSHOTS[0], "dashboardUrl": "",
+            "maxAutoArchiveInterval": 43200, "maintananceMode": False, "environment": "fake"})
     if parts[:1] == ["snapshots"]:
         if n == 1 and method == "GET":
             names = [s for s in SNAPSHOTS if not query.get("name") or query["name"][-1] in s]

@@ -14,7 +14,7 @@ use super::super::discovered::{self, Discovery};
 use super::super::error::ConnectionError;
 use super::super::health::runtime_not_offered;
 use super::super::keys;
-use super::super::model::Connection;
+use super::super::model::{Connection, ConnectionKind};
 use super::super::service::{self, ConnectionInput, Probe, ProbeInput, ProbeStatus, RuntimeMark};
 use crate::state::AppState;
 use crate::vault::model::Secret;
@@ -106,7 +106,10 @@ impl FormPartial {
     ) -> Result<FormPartial, PageError> {
         let runtime_error = errors.get("default_runtime").map(str::to_string);
         let mut secrets = crate::vault::service::list(st, caller).await?;
-        secrets.retain(|s| s.purpose == keys::purpose_for(super::super::model::ConnectionKind::Sandboxd));
+        // The keys a host may be sent: a sandboxd host's and Daytona's (each kind only its own).
+        secrets.retain(|s| {
+            [ConnectionKind::Sandboxd, ConnectionKind::Daytona].iter().any(|k| s.purpose == keys::purpose_for(*k))
+        });
         let discovered = match st.docker {
             Some(_) => Some(discovered::of_engine(st).await),
             None => None,
@@ -120,7 +123,21 @@ impl FormPartial {
             address_note: None,
             credential_secret_id: values.credential_secret_id.clone(),
             secrets,
-            runtime: RuntimeFieldPartial::catalog(st, values.default_runtime.clone(), runtime_error),
+            runtime: match ConnectionKind::parse(&values.kind) {
+                // A Daytona snapshot is no catalog runtime: only the organization's default, or
+                // the one the connection names.
+                Some(ConnectionKind::Daytona) => {
+                    let mut field = RuntimeFieldPartial {
+                        marks: Vec::new(),
+                        selected: values.default_runtime.clone(),
+                        host_default: None,
+                        error: runtime_error,
+                    };
+                    field.keep_selected();
+                    field
+                }
+                _ => RuntimeFieldPartial::catalog(st, values.default_runtime.clone(), runtime_error),
+            },
             errors,
             probe: None,
             refused_at: None,
@@ -152,7 +169,7 @@ impl FormPartial {
     }
     /// A stored key's option label: its name, hint and where it may be sent.
     pub fn secret_label(&self, s: &Secret) -> String {
-        format!("{} · {} · for {}", s.name, s.hint, s.binding())
+        format!("{} · {} · {} · for {}", s.name, s.purpose, s.hint, s.binding())
     }
     /// Where a discovered container's address is offered without JavaScript: this dialog again,
     /// with the address filled in.
@@ -164,7 +181,8 @@ impl FormPartial {
         )
     }
     pub fn address_hint(&self) -> String {
-        let rule = "http(s), no credentials in the address.";
+        let rule =
+            "http(s), no credentials in the address. For Daytona, its API URL (empty: https://app.daytona.io/api).";
         match &self.address_note {
             Some(note) => format!("{note} {rule}"),
             None => rule.to_string(),
@@ -398,7 +416,9 @@ pub async fn probe(
     let f = form.into_inner();
     let connection_id = (!f.connection_id.trim().is_empty()).then(|| f.connection_id.trim().to_string());
     let input = ProbeInput {
+        kind: f.kind.clone(),
         address: f.address.clone(),
+        default_runtime: Some(f.default_runtime.clone()),
         credential_secret_id: f.credential_secret_id.clone(),
         new_key: f.pasted(),
         connection_id: connection_id.clone(),

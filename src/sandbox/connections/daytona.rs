@@ -1,0 +1,225 @@
+//! Daytona connections (docs/daytona.md): an API URL (Daytona's cloud by default) and a vault key
+//! of purpose `daytona` bound to that URL, as a sandboxd key is bound to its address. Asking
+//! Daytona checks that the key is accepted (`GET /sandbox?limit=1`) and that the snapshot new
+//! sandboxes start from exists (the chosen one, else the default `GET /config` names), and says
+//! which in plain words: refused key, unknown snapshot, unreachable, not Daytona. Every request
+//! goes through the Daytona client (`sandbox::daytona_client`): the key goes only to the API URL,
+//! never with a redirect followed.
+
+use std::collections::BTreeMap;
+
+use secrecy::SecretString;
+use url::Url;
+
+use super::error::ConnectionError;
+use super::keys;
+use super::model::{Connection, Health, Probe, ProbeStatus, RuntimeMark};
+use crate::sandbox::daytona_client::{DaytonaClient, DaytonaError};
+use crate::state::AppState;
+
+type Result<T> = std::result::Result<T, ConnectionError>;
+
+/// The longest snapshot name a connection keeps.
+const SNAPSHOT_NAME_MAX: usize = 200;
+
+/// Whether `s` may name a Daytona snapshot (`daytonaio/sandbox:0.4.3`, `my-python`): 1 to 200
+/// letters, digits and `. _ - : / @`.
+pub fn is_snapshot_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= SNAPSHOT_NAME_MAX
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | ':' | '/' | '@'))
+}
+
+/// A client of the Daytona API at `url` with `token` (no redirect is followed: `st.http`).
+fn client(st: &AppState, url: &Url, token: SecretString) -> Result<DaytonaClient> {
+    DaytonaClient::new(st.http.clone(), url.clone(), token).map_err(|e| ConnectionError::AddressRefused(e.in_words()))
+}
+
+/// A client for a saved Daytona connection, with its key from the vault: only a key of purpose
+/// `daytona` bound to the connection's API URL (else no request is sent).
+pub async fn client_for(st: &AppState, org_id: &str, conn: &Connection) -> Result<DaytonaClient> {
+    let address = conn.address.as_deref().ok_or(ConnectionError::NoAddress)?;
+    let url = super::address::parse(address).map_err(super::host::invalid_address)?;
+    let token = keys::for_connection(st, org_id, conn).await?;
+    super::address::check_resolved(&url).await.map_err(ConnectionError::AddressRefused)?;
+    client(st, &url, token)
+}
+
+/// What asking Daytona found, step by step (the probe, the health word and the doctor read it).
+#[derive(Debug)]
+pub struct Findings {
+    /// Whether the key was accepted (`GET /sandbox?limit=1`).
+    pub key: std::result::Result<(), DaytonaError>,
+    /// The snapshot new sandboxes start from, whether it was chosen, and whether it exists; none
+    /// when the key was not accepted.
+    pub snapshot: Option<Snapshot>,
+}
+
+#[derive(Debug)]
+pub struct Snapshot {
+    /// Its name; empty when the default could not be read.
+    pub name: String,
+    /// Chosen on the connection (else Daytona's default).
+    pub chosen: bool,
+    pub found: std::result::Result<(), DaytonaError>,
+}
+
+impl Findings {
+    /// Whether an HTTP answer came back from something that is Daytona.
+    pub fn reached(&self) -> std::result::Result<(), String> {
+        match &self.key {
+            Err(e) if !matches!(e, DaytonaError::KeyRefused) => Err(words(e)),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Asks Daytona with `client`: the key, then the snapshot `snapshot` (none: the default).
+pub async fn find(client: &DaytonaClient, snapshot: Option<&str>) -> Findings {
+    if let Err(e) = client.list_sandboxes(&BTreeMap::new(), 1, None).await {
+        return Findings { key: Err(e), snapshot: None };
+    }
+    let (name, chosen) = match snapshot {
+        Some(s) => (s.to_string(), true),
+        None => match client.config().await {
+            Ok(config) => (config.default_snapshot, false),
+            Err(e) => {
+                let snapshot = Snapshot { name: String::new(), chosen: false, found: Err(e) };
+                return Findings { key: Ok(()), snapshot: Some(snapshot) };
+            }
+        },
+    };
+    let found = client.get_snapshot(&name).await.map(drop);
+    Findings { key: Ok(()), snapshot: Some(Snapshot { name, chosen, found }) }
+}
+
+/// A failure of Daytona in plain words: refused key, unreachable, not Daytona, or Daytona's own.
+pub fn words(e: &DaytonaError) -> String {
+    match e {
+        DaytonaError::KeyRefused => {
+            "Key refused: Daytona did not accept this API key (wrong, revoked, or of another organization).".into()
+        }
+        DaytonaError::Unreachable { .. } | DaytonaError::Timeout => {
+            "Unreachable: nothing answered at this API URL in time.".into()
+        }
+        DaytonaError::NotDaytona | DaytonaError::NotFound { .. } => {
+            "Not Daytona: something answered at this address, but not like Daytona's API. Check the API URL (it \
+             usually ends in /api)."
+                .into()
+        }
+        DaytonaError::Redirected { status } => format!(
+            "Not Daytona: the address answered with a redirect ({status}). Redirects are never followed, so the key \
+             is not sent elsewhere: enter the API URL itself."
+        ),
+        other => other.in_words(),
+    }
+}
+
+/// The health word of a failure.
+fn health_of(e: &DaytonaError) -> Health {
+    match e {
+        DaytonaError::KeyRefused => Health::KeyRefused,
+        DaytonaError::Unreachable { .. } | DaytonaError::Timeout => Health::NoAnswer,
+        DaytonaError::NotDaytona | DaytonaError::NotFound { .. } | DaytonaError::Redirected { .. } => {
+            Health::NotASandboxService
+        }
+        _ => Health::HostError,
+    }
+}
+
+impl Findings {
+    /// The findings as the dialog, the API and the Connections table show them.
+    pub fn probe(&self, st: &AppState) -> Probe {
+        let failed = |health, message| Probe::unanswered(st, ProbeStatus::Failed, health, message);
+        if let Err(e) = &self.key {
+            return failed(health_of(e), words(e));
+        }
+        let Some(s) = &self.snapshot else {
+            return failed(Health::HostError, "Daytona was not asked for a snapshot.".into());
+        };
+        match &s.found {
+            Ok(()) => {
+                let mark = RuntimeMark {
+                    alias: s.name.clone(),
+                    description: "A Daytona snapshot of this organization.".into(),
+                    image: s.name.clone(),
+                    builds: false,
+                    in_catalog: false,
+                    offered: Some(true),
+                };
+                let message = if s.chosen {
+                    format!("Daytona accepted the key, and the snapshot “{}” exists.", s.name)
+                } else {
+                    format!(
+                        "Daytona accepted the key. New sandboxes start from its default snapshot “{}”, which exists.",
+                        s.name
+                    )
+                };
+                Probe {
+                    status: ProbeStatus::Ok,
+                    health: Health::Healthy,
+                    message,
+                    runtimes: vec![mark],
+                    host_default_runtime: (!s.chosen).then(|| s.name.clone()),
+                }
+            }
+            Err(DaytonaError::NotFound { .. }) if s.chosen => failed(
+                Health::NoRuntime,
+                format!(
+                    "Unknown snapshot: Daytona accepted the key, but this organization has no snapshot “{}”. Pick \
+                     one of its snapshots, or leave it empty for the default.",
+                    s.name
+                ),
+            ),
+            Err(DaytonaError::NotFound { .. }) => failed(
+                Health::NoRuntime,
+                format!(
+                    "Unknown snapshot: Daytona accepted the key, but its default snapshot “{}” does not exist. Name \
+                     a snapshot this organization has.",
+                    s.name
+                ),
+            ),
+            Err(e) => failed(health_of(e), words(e)),
+        }
+    }
+}
+
+/// Asks Daytona's API at `url` (shown as `address`) with `token`, the key the service chose for
+/// exactly this URL; `snapshot` is the connection's chosen snapshot (none: the default).
+pub(super) async fn ask(
+    st: &AppState,
+    url: &Url,
+    address: &str,
+    token: SecretString,
+    snapshot: Option<&str>,
+) -> Result<Probe> {
+    super::address::check_resolved(url).await.map_err(super::host::invalid_address)?;
+    let client = client(st, url, token)?;
+    let findings = find(&client, snapshot).await;
+    if let Err(e) = &findings.key {
+        tracing::info!(event = "daytona_probe_failed", address = %address, problem = %e, "Daytona was asked and did not accept");
+    }
+    Ok(findings.probe(st))
+}
+
+/// Asks the Daytona API of a saved connection with its stored key (only a key of purpose
+/// `daytona` bound to the connection's API URL; else no request is sent).
+pub(super) async fn ask_saved(st: &AppState, org_id: &str, conn: &Connection) -> Result<Probe> {
+    let client = client_for(st, org_id, conn).await?;
+    Ok(find(&client, conn.default_runtime.as_deref()).await.probe(st))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_snapshot_name;
+
+    #[test]
+    fn snapshot_names_are_plain_image_like_names() {
+        for ok in ["daytonaio/sandbox:0.4.3", "my-python", "registry.example.com/team/img@sha256", "a"] {
+            assert!(is_snapshot_name(ok), "{ok:?} refused");
+        }
+        for bad in ["", "has space", "semi;colon", "new\nline", &"x".repeat(201), "quote\"d"] {
+            assert!(!is_snapshot_name(bad), "{bad:?} accepted");
+        }
+    }
+}

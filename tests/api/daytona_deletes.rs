@@ -1,0 +1,122 @@
+//! Deletes of Daytona sandboxes against the FAKE Daytona (tests/peer/daytona/; not Daytona): an
+//! agent's delete writes a tombstone for its Daytona sandbox in the same transaction; with Daytona
+//! down the tombstone survives (the attempt counted, the reason kept), and the sweep's next
+//! attempt deletes the sandbox (`DELETE`, then confirmed gone by `GET`). The sweep's clock is
+//! driven by the test, never slept on.
+
+use std::collections::BTreeMap;
+
+use reqwest::Method;
+use serde_json::json;
+
+use agenticos::sandbox::daytona_client::{CreateSandbox, DaytonaClient};
+use agenticos::sandbox::tombstones::sweep;
+
+use crate::daytona_fake::FakeDaytona;
+use crate::db_test;
+use crate::deletes::tombstones;
+use crate::helpers::TestApp;
+use crate::support::Org;
+
+const MINUTE: i64 = 60_000;
+
+/// A sandbox named `name` created at the fake by Daytona's API itself; its id.
+async fn sandbox_at(fake: &FakeDaytona, name: &str) -> String {
+    let http = DaytonaClient::default_http().expect("http");
+    let url = url::Url::parse(&fake.api_url).expect("url");
+    let client = DaytonaClient::new(http, url, fake.api_key.clone().into()).expect("client");
+    let create = CreateSandbox { name: Some(name.into()), labels: BTreeMap::new(), ..CreateSandbox::default() };
+    client.create_sandbox(&create).await.expect("a sandbox").id
+}
+
+/// The fake's state of sandbox `id` (destroyed ones too).
+fn state_at(fake: &FakeDaytona, id: &str) -> String {
+    let all = fake.sandboxes();
+    let sb = all.iter().find(|s| s["id"] == id).unwrap_or_else(|| panic!("no sandbox {id}: {all:?}"));
+    sb["state"].as_str().unwrap_or_default().to_string()
+}
+
+/// A Daytona connection at `fake` with `key` (saved even when Daytona refuses it), a `state`
+/// agent, a sandbox at the fake and the workspace row a Daytona workspace of that agent holds (its
+/// session key is the sandbox's name, its reference the sandbox's id): (agent id, sandbox id).
+async fn agent_with_a_sandbox(app: &TestApp, o: &Org<'_>, fake: &FakeDaytona, key: &str) -> (String, String) {
+    let conn = o
+        .call(
+            Method::POST,
+            "/api/v1/sandbox-connections",
+            Some(json!({"name": "daytona", "kind": "daytona", "address": fake.api_url, "new_key": key, "save_anyway": true})),
+        )
+        .await;
+    assert_eq!(conn.status, 201, "{}", conn.body);
+    let conn_id = conn.json()["id"].as_str().expect("id").to_string();
+    let agent = o.agent(json!({"name": "doc", "backend": "state", "scope": "agent"})).await;
+    let name = format!("xa-{}-{}", &o.org_id[..8], uuid::Uuid::new_v4().simple());
+    let id = sandbox_at(fake, &name).await;
+    let now = agenticos::db::now_ms();
+    app.execute(&format!(
+        "INSERT INTO sandbox_workspaces (id, organization_id, session_key, backend, scope, connection_id, agent_id, \
+         session_ref, state, created_at, updated_at) VALUES ('{}', '{}', '{name}', 'sandboxd', 'agent', '{conn_id}', \
+         '{agent}', '{id}', 'open', {now}, {now})",
+        uuid::Uuid::new_v4(),
+        o.org_id
+    ))
+    .await;
+    (agent, id)
+}
+
+db_test! {
+    async fn an_agents_daytona_sandbox_is_destroyed_once_daytona_is_back(app: TestApp) {
+        let fake = FakeDaytona::start(&[]);
+        let o = Org::new(&app).await;
+        let (agent, id) = agent_with_a_sandbox(&app, &o, &fake, &fake.api_key).await;
+
+        // Daytona is down for the attempt right after the delete.
+        fake.set_hooks(json!({"fail": [{"route": "GET /sandbox/{sandboxIdOrName}", "status": 503, "times": 1}]}));
+        let r = o.call(Method::DELETE, &format!("/api/v1/agents/{agent}"), None).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert_eq!(r.json(), json!({"workspaces": 1, "sandboxes": 1, "destroyed": 0, "pending": 1}));
+        let stones = tombstones(&app).await;
+        assert_eq!(stones.len(), 1, "{stones:?}");
+        let (attempts, next, error, _) = stones[0].clone();
+        assert_eq!(attempts, 1);
+        assert!(error.as_deref().is_some_and(|e| e.contains("503") && e.contains("tries again")), "{error:?}");
+        assert!(!error.unwrap_or_default().contains(&fake.api_url));
+        assert_eq!(state_at(&fake, &id), "started");
+
+        // Not due yet: nothing is sent.
+        fake.reset_request_counts();
+        let report = sweep::sweep(&app.state, next - 1).await.expect("sweep");
+        assert_eq!(report.claimed, 0);
+        assert!(fake.request_counts().is_empty(), "{:?}", fake.request_counts());
+        // Due, and Daytona is back: deleted, confirmed gone, the tombstone removed.
+        let report = sweep::sweep(&app.state, next + MINUTE).await.expect("sweep");
+        assert_eq!((report.claimed, report.destroyed, report.failed), (1, 1, 0), "{report:?}");
+        assert!(tombstones(&app).await.is_empty());
+        assert_eq!(state_at(&fake, &id), "destroyed");
+        let counts = fake.request_counts();
+        assert_eq!(counts.get("DELETE /sandbox/{sandboxIdOrName}"), Some(&1), "{counts:?}");
+        fake.assert_log_matches_the_documents();
+    }
+}
+
+db_test! {
+    async fn a_refused_key_keeps_the_tombstone_and_says_so(app: TestApp) {
+        let fake = FakeDaytona::start(&[]);
+        let o = Org::new(&app).await;
+        let (agent, id) = agent_with_a_sandbox(&app, &o, &fake, "a-key-daytona-refuses").await;
+        let r = o.call(Method::DELETE, &format!("/api/v1/agents/{agent}"), None).await;
+        assert_eq!(r.json()["pending"], 1, "{}", r.body);
+        let (_, next, error, _) = tombstones(&app).await.remove(0);
+        assert!(error.as_deref().is_some_and(|e| e.contains("refused the connection's API key")), "{error:?}");
+        // Retried with the usual backoff, still refused, still kept; the sandbox is untouched.
+        let report = sweep::sweep(&app.state, next).await.expect("sweep");
+        assert_eq!((report.claimed, report.failed), (1, 1));
+        let (attempts, _, _, _) = tombstones(&app).await.remove(0);
+        assert_eq!(attempts, 2);
+        assert_eq!(state_at(&fake, &id), "started");
+        // The connection's row on the Sandboxes page shows it pending, with why.
+        let page = app.web.get("/sandboxes").await;
+        assert!(page.body.contains("1 sandbox pending removal"), "{}", page.body);
+        assert!(page.body.contains("refused the connection"), "{}", page.body);
+    }
+}
