@@ -248,7 +248,7 @@ fn agenticos(database: &TestDatabase) -> std::process::Command {
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("DATABASE_URL", &database.url)
         .env("AGENTICOS_VAULT_KEY_FILE", database.dir.path().join("vault.key"))
-        .env("AGENTICOS_CATALOG_DIR", format!("{}/catalog", env!("CARGO_MANIFEST_DIR")))
+        .env("AGENTICOS_CATALOG_DIR", crate::helpers::TEST_CATALOG_DIR)
         .env("AGENTICOS_LOG", "warn");
     c
 }
