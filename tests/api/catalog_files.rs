@@ -1,6 +1,6 @@
 //! The repository's own checks (`catalog::repo::check_catalog`, `check_compose_drift`, `check_pins`,
 //! which the repository tests in src/catalog/repo/checks.rs run on the repository) fail on a temporary copy of
-//! the repository's files broken one way at a time, naming the file, the entry and the rule; and
+//! the repository's files (with the test catalog, `tests/catalog/`) broken one way at a time, naming the file, the entry and the rule; and
 //! the application refuses to start on a broken catalog.
 
 use std::path::{Path, PathBuf};
@@ -10,6 +10,7 @@ use agenticos::catalog::repo::{
     check_catalog, check_compose_drift, check_pins, rewrite_compose, sandboxd_version, CATALOG_FILE, VERSION_FILE,
     WRITE_COMMAND,
 };
+use agenticos::catalog::RuntimeCatalog;
 use serde_json::{json, Value};
 
 /// The files the checks read, relative to the repository root.
@@ -42,6 +43,14 @@ impl RepoCopy {
             std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
             std::fs::copy(repo_root().join(file), &to).unwrap_or_else(|e| panic!("copy {file}: {e}"));
         }
+        // The test catalog's two entries (a built one and a ready-made one, where the shipped
+        // catalog has one), with the compose file rendered from it as `--write` would.
+        let catalog = Path::new(crate::helpers::TEST_CATALOG_DIR).join("sandbox_runtimes.json");
+        std::fs::copy(&catalog, dir.path().join(CATALOG_FILE)).expect("copy the test catalog");
+        let value = RuntimeCatalog::load(&catalog).expect("the test catalog").sandboxd_runtimes_value();
+        let compose = dir.path().join(COMPOSE);
+        let text = std::fs::read_to_string(&compose).expect("read");
+        std::fs::write(&compose, rewrite_compose(&text, &value)).expect("write");
         RepoCopy { dir }
     }
 

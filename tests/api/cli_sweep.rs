@@ -10,7 +10,7 @@ fn sweep(app: &TestApp, dir: &std::path::Path) -> (Option<i32>, String) {
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("DATABASE_URL", &app.state.config.database.url)
         .env("AGENTICOS_VAULT_KEY_FILE", dir.join("vault.key"))
-        .env("AGENTICOS_CATALOG_DIR", format!("{}/catalog", env!("CARGO_MANIFEST_DIR")))
+        .env("AGENTICOS_CATALOG_DIR", crate::helpers::TEST_CATALOG_DIR)
         .env("AGENTICOS_LOG", "warn")
         .arg("sweep")
         .output()

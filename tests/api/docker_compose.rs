@@ -18,29 +18,47 @@ use anyhow::{bail, Context as _};
 use serde_json::{json, Value};
 
 use crate::docker_peer::runtimes_value;
-use crate::docker_support::{self, docker, DeploymentImages, LABEL, RUN_LABEL};
+use crate::docker_support::{self, docker, DeploymentImages, LABEL, RUN_LABEL, SANDBOX_UID};
 
 /// How long the console gets to answer `/readyz` after `up` returned.
 const READY_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// A compose project of the repository's `docker-compose.yml` in `<RUNS_DIR>/<run>/compose`.
-struct ComposeStack {
-    run: String,
-    dir: PathBuf,
+/// Every `docker-compose` call of the stack runs with the profile `sandbox` (sandboxd's).
+pub struct ComposeStack {
+    pub run: String,
+    pub dir: PathBuf,
     /// `http://127.0.0.1:<AGENTICOS_PORT>`
-    url: String,
+    pub url: String,
     /// The `SANDBOXD_TOKEN` `agenticos sandbox-token` wrote.
-    sandboxd_token: String,
+    pub sandboxd_token: String,
 }
+
+/// The files `docker-compose` reads, as `COMPOSE_FILE` spells them.
+pub const COMPOSE_FILES: &str = "docker-compose.yml:test.override.yml";
 
 impl ComposeStack {
     /// Writes the project (compose file, `.env`, override) and runs `up -d`.
     fn up(images: &DeploymentImages) -> anyhow::Result<ComposeStack> {
+        let stack = Self::create()?;
+        stack.write_override(images, &runtimes_value(&images.images)?)?;
+        // From here on a failure still takes the stack down (Drop).
+        stack.compose(&["up", "--detach", "--no-build"]).context("docker-compose up")?;
+        Ok(stack)
+    }
+
+    /// Writes the project: the repository's compose file and a `.env` as an operator makes it
+    /// (the sandboxd token by `agenticos sandbox-token`, the engine socket's group); the
+    /// workspace root belongs to the sandbox uid. Starts nothing; the override is
+    /// [`ComposeStack::write_override`]'s.
+    pub fn create() -> anyhow::Result<ComposeStack> {
         docker_support::sweep_abandoned();
         let run = docker_support::new_run_id();
         let dir = docker_support::run_dir(&run).join("compose");
         let workspaces = docker_support::run_dir(&run).join("workspaces");
         std::fs::create_dir_all(&workspaces).context("creating the workspace root")?;
+        std::os::unix::fs::chown(&workspaces, Some(SANDBOX_UID), Some(SANDBOX_UID))
+            .context("giving the workspace root to the sandbox uid")?;
         std::fs::create_dir_all(&dir).context("creating the project directory")?;
         let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
         std::fs::copy(repo.join("docker-compose.yml"), dir.join("docker-compose.yml"))
@@ -69,21 +87,23 @@ impl ComposeStack {
         let postgres_password = uuid::Uuid::new_v4().simple().to_string();
         let more = format!(
             "AGENTICOS_VAULT_KEY={vault_key}\nPOSTGRES_PASSWORD={postgres_password}\nAGENTICOS_PORT={port}\n\
-             SANDBOXD_WORKSPACE_ROOT={}\n",
-            workspaces.display()
+             SANDBOXD_WORKSPACE_ROOT={}\nDOCKER_GID={}\n",
+            workspaces.display(),
+            docker_support::socket_gid()?
         );
         std::fs::write(&env_file, format!("{written}{more}")).context("writing .env")?;
-        std::fs::write(dir.join("test.override.yml"), override_file(images, &run)?).context("writing the override")?;
-
-        let stack = ComposeStack { run, dir, url: format!("http://127.0.0.1:{port}"), sandboxd_token };
-        // From here on a failure still takes the stack down (Drop).
-        stack.compose(&["up", "--detach", "--no-build"]).context("docker-compose up")?;
-        Ok(stack)
+        Ok(ComposeStack { run, dir, url: format!("http://127.0.0.1:{port}"), sandboxd_token })
     }
 
-    /// `docker-compose -p <project> -f docker-compose.yml -f test.override.yml ARGS…` in the
-    /// project's directory; its standard output.
-    fn compose(&self, args: &[&str]) -> anyhow::Result<String> {
+    /// (Re)writes the override: local images, the run's labels, and sandboxd's `runtimes`.
+    pub fn write_override(&self, images: &DeploymentImages, runtimes: &str) -> anyhow::Result<()> {
+        std::fs::write(self.dir.join("test.override.yml"), override_file(images, &self.run, runtimes)?)
+            .context("writing the override")
+    }
+
+    /// `docker-compose ARGS…` in the project's directory, with the project's name, files and the
+    /// profile `sandbox`; its standard output.
+    pub fn compose(&self, args: &[&str]) -> anyhow::Result<String> {
         self.compose_with_input(args, None)
     }
 
@@ -91,8 +111,9 @@ impl ComposeStack {
         use std::io::Write as _;
         let mut child = Command::new("docker-compose")
             .current_dir(&self.dir)
-            .args(["--project-name", &docker_support::compose_project(&self.run)])
-            .args(["--file", "docker-compose.yml", "--file", "test.override.yml"])
+            .env("COMPOSE_PROJECT_NAME", docker_support::compose_project(&self.run))
+            .env("COMPOSE_FILE", COMPOSE_FILES)
+            .env("COMPOSE_PROFILES", "sandbox")
             .args(args)
             .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
@@ -116,19 +137,72 @@ impl ComposeStack {
     }
 
     /// `agenticos ARGS…` in the console's container.
-    fn agenticos(&self, args: &[&str], input: Option<&str>) -> anyhow::Result<String> {
+    pub fn agenticos(&self, args: &[&str], input: Option<&str>) -> anyhow::Result<String> {
         let mut full = vec!["exec", "-T", "app", "agenticos"];
         full.extend(args);
         self.compose_with_input(&full, input)
     }
 
+    /// The first owner (organization `Compose`) and an owner API token for it, made on the
+    /// console's own command line; the token.
+    pub fn owner_token(&self) -> anyhow::Result<String> {
+        self.agenticos(
+            &["admin", "create-owner", "--email", "owner@example.com", "--organization", "Compose", "--password-stdin"],
+            Some("a long enough password\n"),
+        )?;
+        let created = self.agenticos(
+            &["admin", "create-token", "--organization", "Compose", "--role", "owner", "--name", "runtime"],
+            None,
+        )?;
+        created
+            .lines()
+            .find_map(|l| l.strip_prefix("API token (shown once): "))
+            .map(|t| t.trim().to_string())
+            .with_context(|| format!("no token in {created}"))
+    }
+
+    /// Saves the deployment's own sandboxd (`http://sandboxd:8080`) as a connection, without a
+    /// key: the console uses the `SANDBOXD_TOKEN` of its .env. The connection's id.
+    pub async fn connect_own_sandboxd(&self, token: &str) -> String {
+        let body = json!({"name": "this deployment", "address": "http://sandboxd:8080"});
+        let (status, conn) = api(self, token, reqwest::Method::POST, "/api/v1/sandbox-connections", Some(body)).await;
+        assert_eq!(status, 201, "{conn}\n{}", self.logs());
+        conn["id"].as_str().expect("id").to_string()
+    }
+
+    /// A new agent `name` of the service backend on `runtime`, one workspace per run; its id.
+    pub async fn agent(&self, token: &str, name: &str, runtime: &str) -> String {
+        let body = json!({"name": name, "backend": "service", "scope": "run", "runtime": runtime});
+        let (status, agent) = api(self, token, reqwest::Method::POST, "/api/v1/agents", Some(body)).await;
+        assert_eq!(status, 201, "{agent}");
+        agent["id"].as_str().expect("agent id").to_string()
+    }
+
+    /// Starts a run of `agent` and executes `command` in its workspace (the first operation
+    /// opens its session): the result, which must be a 200 with exit code 0, and the container
+    /// the session runs in.
+    pub async fn exec_in_new_run(&self, token: &str, agent: &str, command: &str) -> (Value, String) {
+        let body = json!({"agent_id": agent, "started_by": "member"});
+        let (status, run) = api(self, token, reqwest::Method::POST, "/api/v1/runs", Some(body)).await;
+        assert_eq!(status, 201, "{run}");
+        let run_id = run["id"].as_str().expect("run id").to_string();
+        let exec = format!("/api/v1/runs/{run_id}/workspace/exec");
+        let (status, out) = api(self, token, reqwest::Method::POST, &exec, Some(json!({"command": command}))).await;
+        assert_eq!(status, 200, "{out}\n{}", self.logs());
+        assert_eq!(out["exit_code"], 0, "{out}");
+        let state = format!("/api/v1/runs/{run_id}/workspace/state");
+        let (_, state) = api(self, token, reqwest::Method::GET, &state, None).await;
+        let key = state["session_key"].as_str().unwrap_or_else(|| panic!("no session key: {state}"));
+        (out, format!("{}{key}", docker_support::SESSION_CONTAINER_PREFIX))
+    }
+
     /// The output of every service of the stack.
-    fn logs(&self) -> String {
+    pub fn logs(&self) -> String {
         self.compose(&["logs", "--no-color"]).unwrap_or_else(|e| format!("(no logs: {e:#})"))
     }
 
     /// Waits until the console's `/readyz` answers 200; its body.
-    async fn ready(&self) -> anyhow::Result<Value> {
+    pub async fn ready(&self) -> anyhow::Result<Value> {
         let http = reqwest::Client::builder().timeout(Duration::from_secs(3)).build()?;
         let deadline = Instant::now() + READY_TIMEOUT;
         let mut pause = Duration::from_millis(100);
@@ -183,14 +257,15 @@ impl Drop for ComposeStack {
         }
         docker_support::remove_containers(Some(&self.run));
         docker_support::remove_compose_leftovers(Some(&self.run));
+        docker_support::remove_built_images(Some(&self.run));
         if !std::thread::panicking() {
             let _ = std::fs::remove_dir_all(&run_dir);
         }
     }
 }
 
-/// The override: local images, the run's labels, local runtime images without a network.
-fn override_file(images: &DeploymentImages, run: &str) -> anyhow::Result<String> {
+/// The override: local images, the run's labels, and `runtimes` as sandboxd's allowlist.
+fn override_file(images: &DeploymentImages, run: &str, runtimes: &str) -> anyhow::Result<String> {
     let (key, value) = LABEL.split_once('=').context("LABEL is key=value")?;
     let labels = json!({ key: value, RUN_LABEL: run });
     // JSON is YAML: the override is written as JSON.
@@ -200,7 +275,7 @@ fn override_file(images: &DeploymentImages, run: &str) -> anyhow::Result<String>
             "postgres": {"image": images.postgres, "labels": labels},
             "sandboxd": {
                 "labels": labels,
-                "environment": {"SANDBOXD_RUNTIMES": runtimes_value(&images.images)?},
+                "environment": {"SANDBOXD_RUNTIMES": runtimes},
             },
         }
     });
@@ -213,7 +288,7 @@ fn free_port() -> anyhow::Result<u16> {
 }
 
 /// `method path` on the console's API with `token`: status and JSON body.
-async fn api(
+pub async fn api(
     stack: &ComposeStack,
     token: &str,
     method: reqwest::Method,
@@ -242,37 +317,11 @@ async fn the_compose_stack_runs_echo_in_a_real_sandbox_and_down_leaves_nothing_r
     assert!(db.trim().starts_with("postgres://agenticos:") && db.trim().ends_with("@postgres:5432/agenticos"), "{db}");
 
     // The first owner and a token, on the console's own command line.
-    stack
-        .agenticos(
-            &["admin", "create-owner", "--email", "owner@example.com", "--organization", "Compose", "--password-stdin"],
-            Some("a long enough password\n"),
-        )
-        .unwrap_or_else(|e| panic!("{e:#}"));
-    let created = stack
-        .agenticos(
-            &["admin", "create-token", "--organization", "Compose", "--role", "owner", "--name", "runtime"],
-            None,
-        )
-        .unwrap_or_else(|e| panic!("{e:#}"));
-    let token = created
-        .lines()
-        .find_map(|l| l.strip_prefix("API token (shown once): "))
-        .unwrap_or_else(|| panic!("no token in {created}"))
-        .trim()
-        .to_string();
+    let token = stack.owner_token().unwrap_or_else(|e| panic!("{e:#}"));
 
     // The deployment's own sandboxd, saved without a key: it probes healthy with the token
     // `agenticos sandbox-token` wrote (the console has it from .env, nobody typed it).
-    let (status, conn) = api(
-        &stack,
-        &token,
-        reqwest::Method::POST,
-        "/api/v1/sandbox-connections",
-        Some(json!({"name": "this deployment", "address": "http://sandboxd:8080"})),
-    )
-    .await;
-    assert_eq!(status, 201, "{conn}\n{}", stack.logs());
-    let conn_id = conn["id"].as_str().expect("id").to_string();
+    let conn_id = stack.connect_own_sandboxd(&token).await;
     let (status, probe) =
         api(&stack, &token, reqwest::Method::POST, &format!("/api/v1/sandbox-connections/{conn_id}/probe"), None).await;
     assert_eq!(status, 200, "{probe}");
@@ -280,41 +329,10 @@ async fn the_compose_stack_runs_echo_in_a_real_sandbox_and_down_leaves_nothing_r
     assert_eq!(probe["health"], "healthy", "{probe}");
 
     // A run executes `echo` in a real sandbox container.
-    let (status, agent) = api(
-        &stack,
-        &token,
-        reqwest::Method::POST,
-        "/api/v1/agents",
-        Some(json!({"name": "echo", "backend": "service", "scope": "run", "runtime": "python"})),
-    )
-    .await;
-    assert_eq!(status, 201, "{agent}");
-    let (status, run) = api(
-        &stack,
-        &token,
-        reqwest::Method::POST,
-        "/api/v1/runs",
-        Some(json!({"agent_id": agent["id"], "started_by": "member"})),
-    )
-    .await;
-    assert_eq!(status, 201, "{run}");
-    let run_id = run["id"].as_str().expect("run id").to_string();
-    let (status, out) = api(
-        &stack,
-        &token,
-        reqwest::Method::POST,
-        &format!("/api/v1/runs/{run_id}/workspace/exec"),
-        Some(json!({"command": "echo hello from compose; cat /etc/hostname"})),
-    )
-    .await;
-    assert_eq!(status, 200, "{out}\n{}", stack.logs());
-    assert_eq!(out["exit_code"], 0, "{out}");
+    let agent = stack.agent(&token, "echo", "python").await;
+    let (out, container) = stack.exec_in_new_run(&token, &agent, "echo hello from compose; cat /etc/hostname").await;
     let stdout = out["stdout"].as_str().unwrap_or_default();
     assert!(stdout.starts_with("hello from compose\n"), "{out}");
-    let (_, state) =
-        api(&stack, &token, reqwest::Method::GET, &format!("/api/v1/runs/{run_id}/workspace/state"), None).await;
-    let key = state["session_key"].as_str().unwrap_or_else(|| panic!("no session key: {state}"));
-    let container = format!("{}{key}", docker_support::SESSION_CONTAINER_PREFIX);
     let inspected = docker(&[
         "inspect",
         "--format",

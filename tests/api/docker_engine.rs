@@ -132,7 +132,7 @@ pub(crate) async fn doctor(app: &TestApp, extra: &[(&str, &str)]) -> (i32, Strin
         .current_dir(dir.path())
         .env("DATABASE_URL", &app.state.config.database.url)
         .env("AGENTICOS_VAULT_KEY", key.expose_secret())
-        .env("AGENTICOS_CATALOG_DIR", Path::new(env!("CARGO_MANIFEST_DIR")).join("catalog"))
+        .env("AGENTICOS_CATALOG_DIR", crate::helpers::TEST_CATALOG_DIR)
         .env("AGENTICOS_LOG", "warn")
         .envs(extra.iter().copied())
         .arg("doctor");

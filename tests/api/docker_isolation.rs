@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use crate::db_test;
 use crate::docker_peer::DockerPeer;
-use crate::docker_support::{self, docker};
+use crate::docker_support::{self, docker, outward_address};
 use crate::helpers::Resp;
 use crate::support::Org;
 
@@ -93,16 +93,9 @@ db_test! {
     }
 }
 
-/// This machine's address on its default route (no packet is sent: UDP `connect` only picks it).
-fn outward_address() -> String {
-    let socket = std::net::UdpSocket::bind(("0.0.0.0", 0)).expect("udp");
-    socket.connect(("1.1.1.1", 53)).expect("route");
-    socket.local_addr().expect("addr").ip().to_string()
-}
-
 /// The catalog entry's `mem_limit` in bytes (`1g` -> 1073741824).
 fn catalog_mem_limit(alias: &str) -> u64 {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("catalog/sandbox_runtimes.json");
+    let path = std::path::Path::new(crate::helpers::TEST_CATALOG_DIR).join("sandbox_runtimes.json");
     let catalog: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(path).expect("catalog")).expect("json");
     let entry = catalog.iter().find(|e| e["alias"] == alias).expect("entry");
     let text = entry["mem_limit"].as_str().expect("mem_limit");

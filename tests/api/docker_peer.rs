@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _};
 use serde_json::{json, Map, Value};
 
-use crate::docker_support::{self, docker, Images, LABEL, RUN_LABEL};
+use crate::docker_support::{self, docker, Images, LABEL, RUN_LABEL, SANDBOX_UID};
 
 /// How long the service gets to answer `/healthz` after its container started.
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -41,6 +41,17 @@ impl DockerPeer {
     /// Sweeps what finished runs left, then starts the sandboxd image with `env` over the
     /// defaults (`{run}` in a value is replaced by the run) and waits until `/healthz` answers.
     pub async fn start(images: &Images, env: &[(&str, &str)]) -> anyhow::Result<DockerPeer> {
+        Self::start_with(images, env, false).await
+    }
+
+    /// [`DockerPeer::start`] as the deployment runs it: the service itself as uid
+    /// [`SANDBOX_UID`] (in the engine socket's group), with `SANDBOXD_SANDBOX_UID` set to it, and
+    /// a workspace root that uid owns (DESIGN, "Isolation, schlicht gesagt").
+    pub async fn start_unprivileged(images: &Images, env: &[(&str, &str)]) -> anyhow::Result<DockerPeer> {
+        Self::start_with(images, env, true).await
+    }
+
+    async fn start_with(images: &Images, env: &[(&str, &str)], unprivileged: bool) -> anyhow::Result<DockerPeer> {
         docker_support::sweep_abandoned();
         let run = docker_support::new_run_id();
         let dir = docker_support::run_dir(&run);
@@ -69,6 +80,12 @@ impl DockerPeer {
         .iter()
         .map(|s| s.to_string())
         .collect();
+        let uid = SANDBOX_UID.to_string();
+        if unprivileged {
+            std::os::unix::fs::chown(&workspace_root, Some(SANDBOX_UID), Some(SANDBOX_UID))
+                .context("giving the workspace root to the sandbox uid")?;
+            args.extend(["--user".into(), format!("{uid}:{uid}"), "--group-add".into(), docker_support::socket_gid()?]);
+        }
         let mut environment: Vec<(String, String)> = vec![
             ("SANDBOXD_TOKEN".into(), token.clone()),
             ("SANDBOXD_UI_ENABLED".into(), "0".into()),
@@ -77,6 +94,9 @@ impl DockerPeer {
             ("SANDBOXD_WORKSPACE_ROOT".into(), root.clone()),
             ("SANDBOXD_RUNTIMES".into(), runtimes),
         ];
+        if unprivileged {
+            environment.push(("SANDBOXD_SANDBOX_UID".into(), uid));
+        }
         environment.retain(|(name, _)| !env.iter().any(|(n, _)| n == name));
         environment.extend(env.iter().map(|(k, v)| (k.to_string(), v.replace("{run}", &run))));
         for (name, value) in environment {
@@ -166,11 +186,11 @@ impl Drop for DockerPeer {
     }
 }
 
-/// `SANDBOXD_RUNTIMES` for the test peer (and the compose stack's sandboxd): the catalog's
+/// `SANDBOXD_RUNTIMES` for the test peer (and the compose stack's sandboxd): the test catalog's
 /// aliases, descriptions and memory ceilings, on the reduced local images, every one with
 /// `network_mode none`.
 pub fn runtimes_value(images: &Images) -> anyhow::Result<String> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("catalog/sandbox_runtimes.json");
+    let path = PathBuf::from(crate::helpers::TEST_CATALOG_DIR).join("sandbox_runtimes.json");
     let catalog: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&path)?)?;
     let mut runtimes = Map::new();
     for entry in catalog {

@@ -25,6 +25,26 @@ pub const RUNS_DIR: &str = "/tmp/agenticos-docker-tests";
 /// sandboxd 0.2.37 names a persisted session's container `sandboxd-<session id>`.
 pub const SESSION_CONTAINER_PREFIX: &str = "sandboxd-";
 
+/// The uid sandboxd and the sandboxes of a built runtime run as in the deployment
+/// (`SANDBOXD_SANDBOX_UID` in every compose file).
+pub const SANDBOX_UID: u32 = 10001;
+
+/// The group id of the engine's socket (`/var/run/docker.sock`), which a sandboxd running as
+/// [`SANDBOX_UID`] joins to reach the engine.
+pub fn socket_gid() -> anyhow::Result<String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = std::fs::metadata("/var/run/docker.sock").context("reading /var/run/docker.sock")?;
+    Ok(meta.gid().to_string())
+}
+
+/// This machine's address on its default route (no packet is sent: UDP `connect` only picks it);
+/// a container on a network reaches the machine there.
+pub fn outward_address() -> String {
+    let socket = std::net::UdpSocket::bind(("0.0.0.0", 0)).expect("udp");
+    socket.connect(("1.1.1.1", 53)).expect("route");
+    socket.local_addr().expect("addr").ip().to_string()
+}
+
 /// The images the Docker tests run.
 #[derive(Debug, Clone)]
 pub struct Images {

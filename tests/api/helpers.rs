@@ -228,6 +228,12 @@ pub struct TestApp {
     _dir: tempfile::TempDir,
 }
 
+/// The runtime catalog the tests run with: `workbench` (the shipped entry as it was before the
+/// coding agents) and `python` (a ready-made image without a network), so that the tests cover
+/// both kinds of entry; the shipped catalog (`catalog/`) has `workbench` only. Its
+/// `sandboxd.version` is a link to the pin.
+pub const TEST_CATALOG_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/catalog");
+
 pub fn test_config(backend_url: &str, dir: &std::path::Path, extra: &[(&str, &str)]) -> Config {
     let mut vars: HashMap<String, String> = HashMap::new();
     vars.insert("AGENTICOS_BIND".into(), "127.0.0.1:0".into());
@@ -235,7 +241,7 @@ pub fn test_config(backend_url: &str, dir: &std::path::Path, extra: &[(&str, &st
     vars.insert("AGENTICOS_DB_MAX_CONNECTIONS".into(), "5".into());
     vars.insert("AGENTICOS_WORKERS".into(), "1".into());
     vars.insert("AGENTICOS_VAULT_KEY".into(), hex::encode(rand_bytes()));
-    vars.insert("AGENTICOS_CATALOG_DIR".into(), format!("{}/catalog", env!("CARGO_MANIFEST_DIR")));
+    vars.insert("AGENTICOS_CATALOG_DIR".into(), TEST_CATALOG_DIR.into());
     vars.insert("AGENTICOS_VAULT_KEY_FILE".into(), dir.join("vault.key").display().to_string());
     // The manifest tests serve their repositories on loopback.
     vars.insert("MANIFEST_GIT_ALLOW_PRIVATE".into(), "true".into());

@@ -20,7 +20,7 @@ pub fn agenticos_on(url: &str, dir: &Path) -> Command {
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("DATABASE_URL", url)
         .env("AGENTICOS_VAULT_KEY_FILE", dir.join("vault.key"))
-        .env("AGENTICOS_CATALOG_DIR", format!("{}/catalog", env!("CARGO_MANIFEST_DIR")))
+        .env("AGENTICOS_CATALOG_DIR", crate::helpers::TEST_CATALOG_DIR)
         .env("AGENTICOS_LOG", "warn")
         .current_dir(dir);
     c
