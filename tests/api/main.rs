@@ -15,6 +15,7 @@ mod browser_connections;
 mod browser_deletes;
 mod browser_flows;
 mod browser_screens;
+mod browser_widths;
 mod catalog_files;
 mod cli;
 mod cli_sandbox;
