@@ -113,3 +113,11 @@ document.addEventListener("click", function (event) {
   field.dispatchEvent(new Event("input", { bubbles: true }));
   field.focus();
 });
+// Activity's time range: typing a From or To time makes the range custom (without JavaScript a
+// typed time with a preset chosen is replaced by the preset, as the page says).
+document.addEventListener("input", function (event) {
+  var el = event.target;
+  if (!el || (el.id !== "oplog-since" && el.id !== "oplog-until")) { return; }
+  var range = document.getElementById("oplog-range");
+  if (range) { range.value = "custom"; }
+}, true);

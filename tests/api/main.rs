@@ -6,6 +6,7 @@ mod support;
 
 mod account;
 mod accounts;
+mod activity_export;
 mod agents_pages;
 mod api_tokens;
 mod architecture;
