@@ -42,6 +42,8 @@ pub const OPERATIONS: &str = "/sandboxes/activity";
 pub const OPERATIONS_FAILED: &str = "/sandboxes/activity?failed_only=true";
 /// The Activity tab's poll for rows newer than the first page's.
 pub const OPERATIONS_NEW: &str = "/sandboxes/activity/new";
+/// The Activity tab's export (CSV or NDJSON) of its filters.
+pub const OPERATIONS_EXPORT: &str = "/sandboxes/activity/export";
 
 pub const AGENTS: &str = "/agents";
 pub const AGENTS_NEW: &str = "/agents/new";

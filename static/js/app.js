@@ -1,6 +1,7 @@
 // Small progressive enhancements; every page works without them.
 // - <select data-autosubmit> submits its form on change (the organization switcher).
-// - <button data-copy="#id"> copies the text of #id to the clipboard (values shown once).
+// - <button data-copy="#id"> copies the text of #id to the clipboard (values shown once);
+//   <button data-copy-value="…"> copies its value (a shortened path, key or id, whole).
 (function () {
   "use strict";
   document.addEventListener("change", function (event) {
@@ -10,11 +11,20 @@
     }
   });
   document.addEventListener("click", function (event) {
-    var btn = event.target && event.target.closest ? event.target.closest("button[data-copy]") : null;
-    if (!btn) { return; }
-    var source = document.querySelector(btn.getAttribute("data-copy"));
-    if (!source || !navigator.clipboard) { return; }
-    navigator.clipboard.writeText(source.textContent.trim()).then(function () {
+    var btn = event.target && event.target.closest ? event.target.closest("button[data-copy], button[data-copy-value]") : null;
+    if (!btn || !navigator.clipboard) { return; }
+    var text = btn.getAttribute("data-copy-value");
+    if (text === null) {
+      var source = document.querySelector(btn.getAttribute("data-copy"));
+      if (!source) { return; }
+      text = source.textContent.trim();
+    }
+    navigator.clipboard.writeText(text).then(function () {
+      if (btn.hasAttribute("data-copy-value")) {
+        btn.classList.add("copied");
+        setTimeout(function () { btn.classList.remove("copied"); }, 1500);
+        return;
+      }
       var label = btn.textContent;
       btn.textContent = "Copied";
       setTimeout(function () { btn.textContent = label; }, 1500);
@@ -103,3 +113,11 @@ document.addEventListener("click", function (event) {
   field.dispatchEvent(new Event("input", { bubbles: true }));
   field.focus();
 });
+// Activity's time range: typing a From or To time makes the range custom (without JavaScript a
+// typed time with a preset chosen is replaced by the preset, as the page says).
+document.addEventListener("input", function (event) {
+  var el = event.target;
+  if (!el || (el.id !== "oplog-since" && el.id !== "oplog-until")) { return; }
+  var range = document.getElementById("oplog-range");
+  if (range) { range.value = "custom"; }
+}, true);

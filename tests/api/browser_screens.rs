@@ -91,7 +91,7 @@ async fn phone() -> anyhow::Result<Browser> {
     Ok(b)
 }
 
-async fn js(b: &Browser, script: &str) -> anyhow::Result<Value> {
+pub(crate) async fn js(b: &Browser, script: &str) -> anyhow::Result<Value> {
     b.client.execute(script, vec![]).await.with_context(|| format!("running {script}"))
 }
 
@@ -120,7 +120,7 @@ async fn wait_for_url(b: &Browser, what: &str, ok: impl Fn(&url::Url) -> bool) -
 }
 
 /// Waits (bounded, polling) until `script` returns true.
-async fn wait_until(b: &Browser, what: &str, script: &str) -> anyhow::Result<()> {
+pub(crate) async fn wait_until(b: &Browser, what: &str, script: &str) -> anyhow::Result<()> {
     let deadline = Instant::now() + b.wait_timeout();
     let mut pause = Duration::from_millis(20);
     while js(b, script).await? != Value::Bool(true) {

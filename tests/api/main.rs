@@ -6,6 +6,7 @@ mod support;
 
 mod account;
 mod accounts;
+mod activity_export;
 mod agents_pages;
 mod api_tokens;
 mod architecture;
@@ -15,6 +16,7 @@ mod browser_connections;
 mod browser_deletes;
 mod browser_flows;
 mod browser_screens;
+mod browser_widths;
 mod catalog_files;
 mod cli;
 mod cli_backup;

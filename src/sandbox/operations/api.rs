@@ -107,9 +107,5 @@ pub async fn export_operations(
     let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok());
     let format = Format::choose(format_param.as_deref(), accept)
         .ok_or_else(|| ApiError(AppError::invalid(FieldErrors::one("format", "Use ndjson or csv."))))?;
-    let body = export::stream(st.clone(), c.org_id.clone(), filter, format);
-    Ok(HttpResponse::Ok()
-        .content_type(format.content_type())
-        .insert_header((header::CONTENT_DISPOSITION, format!("attachment; filename=\"{}\"", format.file_name())))
-        .streaming(body))
+    Ok(export::attachment(st, c.org_id.clone(), filter, format))
 }

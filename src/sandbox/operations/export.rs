@@ -117,6 +117,15 @@ struct State {
     done: bool,
 }
 
+/// The answer that streams the rows as a download (`operations.csv` or `operations.ndjson`).
+pub fn attachment(st: Data<AppState>, org_id: String, filter: Filter, format: Format) -> actix_web::HttpResponse {
+    use actix_web::http::header;
+    actix_web::HttpResponse::Ok()
+        .content_type(format.content_type())
+        .insert_header((header::CONTENT_DISPOSITION, format!("attachment; filename=\"{}\"", format.file_name())))
+        .streaming(stream(st, org_id, filter, format))
+}
+
 /// The rows as a stream of chunks: the CSV header first, then one chunk per batch. A database
 /// failure midway ends the stream (the status is already sent) and is logged.
 pub fn stream(

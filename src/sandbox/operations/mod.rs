@@ -10,6 +10,7 @@ pub mod export;
 pub mod filter;
 pub mod model;
 pub mod pages;
+pub mod range;
 pub mod service;
 pub mod store;
 pub mod sweep;
@@ -21,7 +22,9 @@ use crate::web::route::ApiRoute;
 
 /// Register before any `/sandboxes/{id}` route, so `activity` is not taken for an id.
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route(paths::OPERATIONS_NEW, web::get().to(pages::newer)).route(paths::OPERATIONS, web::get().to(pages::index));
+    cfg.route(paths::OPERATIONS_NEW, web::get().to(pages::newer))
+        .route(paths::OPERATIONS_EXPORT, web::get().to(pages::export))
+        .route(paths::OPERATIONS, web::get().to(pages::index));
 }
 
 pub fn api_routes() -> Vec<ApiRoute> {

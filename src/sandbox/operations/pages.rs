@@ -10,8 +10,10 @@ use askama::Template;
 
 use super::cursor::Cursor;
 use super::error::OperationsError;
+use super::export::{self, Format};
 use super::filter::{FilterInput, OPERATIONS};
 use super::model::{OperationItem, OperationsPage};
+use super::range::Range;
 use super::service;
 use crate::state::AppState;
 use crate::web::filters::Choice;
@@ -25,6 +27,8 @@ pub struct Results {
     pub view: Option<OperationsPage>,
     pub input: FilterInput,
     pub now: i64,
+    /// The window the rows are in (a preset is already `since` in `input`).
+    pub range: Range,
 }
 
 #[derive(Template)]
@@ -36,6 +40,7 @@ pub struct ActivityLogPage {
     pub op_choices: Vec<Choice>,
     pub connection_choices: Vec<Choice>,
     pub agent_choices: Vec<Choice>,
+    pub range_choices: Vec<Choice>,
     pub retention_days: u32,
 }
 
@@ -54,16 +59,49 @@ impl ActivityLogPage {
     }
     /// The filters the form has no control for, kept as hidden fields.
     pub fn hidden_pairs(&self) -> Vec<(&'static str, String)> {
-        const KEPT: [&str; 6] = ["session_key", "workspace_id", "run_id", "conversation_id", "since", "until"];
+        const KEPT: [&str; 4] = ["session_key", "workspace_id", "run_id", "conversation_id"];
         self.results.input.pairs().into_iter().filter(|(k, _)| KEPT.contains(k)).collect()
     }
     /// Messages of the fields without a control of their own (and of the page: `limit`, `cursor`).
     pub fn other_errors(&self) -> Vec<&crate::validate::FieldError> {
-        const SHOWN: [&str; 4] = ["q", "op", "connection_id", "agent_id"];
+        const SHOWN: [&str; 7] = ["q", "op", "connection_id", "agent_id", "range", "since", "until"];
         self.errors.0.iter().filter(|e| !SHOWN.contains(&e.field.as_str())).collect()
     }
     pub fn failed_only(&self) -> bool {
         self.results.input.pairs().iter().any(|(k, _)| *k == "failed_only")
+    }
+    /// The range's bounds as a `datetime-local` field shows them (UTC, to the minute); a value
+    /// that is not a time stays as typed.
+    pub fn since_value(&self) -> String {
+        minutes(&self.results.input.since, false)
+    }
+    pub fn until_value(&self) -> String {
+        minutes(&self.results.input.until, true)
+    }
+}
+
+/// The time range picker's options.
+fn range_choices() -> Vec<Choice> {
+    [
+        (Range::Any, "Any time"),
+        (Range::Hour, "Last hour"),
+        (Range::Day, "Last 24 hours"),
+        (Range::Week, "Last 7 days"),
+        (Range::Custom, "Custom range"),
+    ]
+    .into_iter()
+    .map(|(r, label)| Choice::new(r.as_str(), label))
+    .collect()
+}
+
+fn minutes(raw: &str, end: bool) -> String {
+    let fmt = time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]");
+    match crate::audit::filter::parse_time(raw.trim(), end) {
+        Ok(Some(ms)) => time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+            .ok()
+            .and_then(|t| t.format(&fmt).ok())
+            .unwrap_or_else(|| raw.to_string()),
+        _ => raw.to_string(),
     }
 }
 
@@ -127,19 +165,26 @@ impl Results {
     pub fn newest_link(&self) -> String {
         paths::operations_with(paths::OPERATIONS, &self.input.pairs(), None)
     }
+    /// The export of these filters and this range, as `csv` or `ndjson`.
+    pub fn export_link(&self, format: &str) -> String {
+        let mut pairs = self.input.pairs();
+        pairs.push(("format", format.to_string()));
+        paths::operations_with(paths::OPERATIONS_EXPORT, &pairs, None)
+    }
     /// `Rows 51–100 of 1,234`, or as much of it as is known.
     pub fn counts(&self) -> String {
         let Some(v) = &self.view else { return String::new() };
         let n = v.items.len() as u64;
         match v.first_position {
             Some(first) if n > 0 => format!(
-                "Rows {}–{} of {}",
+                "Rows {}–{} of {}{}",
                 super::model::thousands(first),
                 super::model::thousands(first + n - 1),
-                v.total_label
+                v.total_label,
+                self.range.words()
             ),
-            _ if n > 0 => format!("{n} rows of {}", v.total_label),
-            _ => format!("0 of {}", v.total_label),
+            _ if n > 0 => format!("{n} rows of {}{}", v.total_label, self.range.words()),
+            _ => format!("0 of {}{}", v.total_label, self.range.words()),
         }
     }
 }
@@ -162,15 +207,29 @@ fn varying(res: Result<HttpResponse, PageError>) -> Result<HttpResponse, PageErr
     })
 }
 
+/// The filters of the page's URL with its range resolved (a preset becomes `since`).
+fn filters_with_range(req: &HttpRequest, now: i64) -> Result<(FilterInput, Range), FieldErrors> {
+    let mut input = FilterInput::from_query(req.query_string());
+    let range = Range::from_query(req.query_string(), &input).map_err(|m| FieldErrors::one("range", m))?;
+    range.apply(&mut input, now);
+    Ok((input, range))
+}
+
 pub async fn index(st: Data<AppState>, caller: PageCaller, req: HttpRequest) -> Result<HttpResponse, PageError> {
-    let input = FilterInput::from_query(req.query_string());
     let now = crate::db::now_ms();
-    let (status, view, errors) = match service::page(&st, &caller, &input).await {
-        Ok(v) => (StatusCode::OK, Some(v), FieldErrors::new()),
-        Err(OperationsError::Invalid(e)) => (StatusCode::UNPROCESSABLE_ENTITY, None, e),
-        Err(e) => return Err(e.into()),
+    let (input, range, refused) = match filters_with_range(&req, now) {
+        Ok((input, range)) => (input, range, None),
+        Err(e) => (FilterInput::from_query(req.query_string()), Range::Any, Some(e)),
     };
-    let results = Results { view, input, now };
+    let (status, view, errors) = match refused {
+        Some(e) => (StatusCode::UNPROCESSABLE_ENTITY, None, e),
+        None => match service::page(&st, &caller, &input).await {
+            Ok(v) => (StatusCode::OK, Some(v), FieldErrors::new()),
+            Err(OperationsError::Invalid(e)) => (StatusCode::UNPROCESSABLE_ENTITY, None, e),
+            Err(e) => return Err(e.into()),
+        },
+    };
+    let results = Results { view, input, now, range };
     if crate::web::htmx::wants_fragment(&req) {
         return varying(render_status(status, &results));
     }
@@ -199,9 +258,23 @@ pub async fn index(st: Data<AppState>, caller: PageCaller, req: HttpRequest) -> 
         op_choices,
         connection_choices,
         agent_choices,
+        range_choices: range_choices(),
         retention_days: st.config.sandboxd.operation_retention_days,
     };
     varying(page_status(status, &p.shell, &p))
+}
+
+/// Export: every row of the page's filters and range (not only the page shown), streamed as CSV
+/// or NDJSON (`format=`), the organization's rows only; members are refused as on the page.
+pub async fn export(st: Data<AppState>, caller: PageCaller, req: HttpRequest) -> Result<HttpResponse, PageError> {
+    let (input, _) = filters_with_range(&req, crate::db::now_ms()).map_err(OperationsError::Invalid)?;
+    let filter = service::export_filter(&caller, &input)?;
+    let format_param = url::form_urlencoded::parse(req.query_string().as_bytes())
+        .find(|(k, _)| k == "format")
+        .map(|(_, v)| v.into_owned());
+    let format = Format::choose(format_param.as_deref(), None)
+        .ok_or_else(|| OperationsError::Invalid(FieldErrors::one("format", "Use csv or ndjson.")))?;
+    Ok(export::attachment(st, caller.org_id.clone(), filter, format))
 }
 
 /// The poll: rows newer than its cursor (newest first) and the next poll; a refused query ends
