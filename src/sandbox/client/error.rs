@@ -190,7 +190,7 @@ impl SandboxdError {
 }
 
 /// `a: b: c` from an error and its sources.
-pub(super) fn error_chain(error: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

@@ -39,6 +39,7 @@ mod transport;
 mod trees;
 mod wire;
 
+pub(crate) use error::error_chain;
 pub use error::{FileErrorKind, SandboxdError};
 pub use routes::{is_session_id, new_run_id, required_routes};
 pub use wire::*;

@@ -4,6 +4,8 @@
 
 use reqwest::StatusCode;
 
+use crate::sandbox::client::error_chain;
+
 /// Which half of Daytona answered: the main API or a sandbox's toolbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Side {
@@ -150,21 +152,6 @@ impl DaytonaError {
             other => Self::Status { status: other, message },
         }
     }
-}
-
-/// `a: b: c` from an error and its sources.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let more = cause.to_string();
-        if !text.contains(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 /// What an error body says, in any of Daytona's shapes.
