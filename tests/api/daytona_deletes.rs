@@ -2,7 +2,8 @@
 //! agent's delete writes a tombstone for its Daytona sandbox in the same transaction; with Daytona
 //! down the tombstone survives (the attempt counted, the reason kept), and the sweep's next
 //! attempt deletes the sandbox (`DELETE`, then confirmed gone by `GET`). The sweep's clock is
-//! driven by the test, never slept on.
+//! driven by the test, never slept on. Orphans: only this deployment's and this organization's
+//! labelled sandboxes older than 10 minutes that nothing here names.
 
 use std::collections::BTreeMap;
 
@@ -20,12 +21,12 @@ use crate::support::Org;
 
 const MINUTE: i64 = 60_000;
 
-/// A sandbox named `name` created at the fake by Daytona's API itself; its id.
-async fn sandbox_at(fake: &FakeDaytona, name: &str) -> String {
+/// A sandbox named `name` with `labels`, created at the fake by Daytona's API itself; its id.
+async fn labelled_sandbox_at(fake: &FakeDaytona, name: &str, labels: BTreeMap<String, String>) -> String {
     let http = DaytonaClient::default_http().expect("http");
     let url = url::Url::parse(&fake.api_url).expect("url");
     let client = DaytonaClient::new(http, url, fake.api_key.clone().into()).expect("client");
-    let create = CreateSandbox { name: Some(name.into()), labels: BTreeMap::new(), ..CreateSandbox::default() };
+    let create = CreateSandbox { name: Some(name.into()), labels, ..CreateSandbox::default() };
     client.create_sandbox(&create).await.expect("a sandbox").id
 }
 
@@ -51,7 +52,9 @@ async fn agent_with_a_sandbox(app: &TestApp, o: &Org<'_>, fake: &FakeDaytona, ke
     let conn_id = conn.json()["id"].as_str().expect("id").to_string();
     let agent = o.agent(json!({"name": "doc", "backend": "state", "scope": "agent"})).await;
     let name = format!("xa-{}-{}", &o.org_id[..8], uuid::Uuid::new_v4().simple());
-    let id = sandbox_at(fake, &name).await;
+    let mut labels = agenticos::sandbox::connections::daytona::owner_labels(&app.state, &o.org_id);
+    labels.insert(agenticos::sandbox::connections::daytona::CONNECTION_LABEL.into(), conn_id.clone());
+    let id = labelled_sandbox_at(fake, &name, labels).await;
     let now = agenticos::db::now_ms();
     app.execute(&format!(
         "INSERT INTO sandbox_workspaces (id, organization_id, session_key, backend, scope, connection_id, agent_id, \
@@ -118,5 +121,44 @@ db_test! {
         let page = app.web.get("/sandboxes").await;
         assert!(page.body.contains("1 sandbox pending removal"), "{}", page.body);
         assert!(page.body.contains("refused the connection"), "{}", page.body);
+    }
+}
+
+db_test! {
+    async fn daytona_orphans_are_only_ours_unnamed_and_older_than_ten_minutes(app: TestApp) {
+        use agenticos::sandbox::connections::daytona::{owner_labels, CONNECTION_LABEL, DEPLOYMENT_LABEL, ORGANIZATION_LABEL};
+        use agenticos::sandbox::running::orphans;
+        let fake = FakeDaytona::start(&[]);
+        let o = Org::new(&app).await;
+        let (_, named) = agent_with_a_sandbox(&app, &o, &fake, &fake.api_key).await;
+        let conn_id = app.scalar_strings("SELECT id FROM sandbox_connections").await.remove(0);
+        let mut ours = owner_labels(&app.state, &o.org_id);
+        ours.insert(CONNECTION_LABEL.into(), conn_id.clone());
+        // The named one carries our labels too, but its row names it: no orphan.
+        let orphan = labelled_sandbox_at(&fake, "orphan", ours.clone()).await;
+        let mut other_deployment = ours.clone();
+        other_deployment.insert(DEPLOYMENT_LABEL.into(), "another-deployment".into());
+        let theirs = labelled_sandbox_at(&fake, "other-deployment", other_deployment).await;
+        let mut other_org = ours.clone();
+        other_org.insert(ORGANIZATION_LABEL.into(), uuid::Uuid::new_v4().to_string());
+        let other = labelled_sandbox_at(&fake, "other-org", other_org).await;
+        let now = agenticos::db::now_ms();
+        // Younger than 10 minutes: the list is eventually consistent, nothing is an orphan yet.
+        let found = orphans::everywhere_at(&app.state, now).await.expect("orphans");
+        assert!(found.orphans.is_empty() && found.problems.is_empty(), "{:?} {:?}", found.orphans, found.problems);
+        // Later: only ours, unnamed.
+        let found = orphans::everywhere_at(&app.state, now + 11 * MINUTE).await.expect("orphans");
+        let ids: Vec<&str> = found.orphans.iter().map(|o| o.session_id.as_str()).collect();
+        assert_eq!(ids, vec![orphan.as_str()], "{:?}", found.problems);
+        let counts = fake.request_counts();
+        assert!(counts.get("GET /sandbox").copied().unwrap_or(0) >= 1, "{counts:?}");
+        // Purged at Daytona; the others untouched.
+        let (purged, problems) = orphans::purge(&app.state, &found.orphans).await.expect("purge");
+        assert_eq!((purged, problems.len()), (1, 0), "{problems:?}");
+        assert_eq!(state_at(&fake, &orphan), "destroyed");
+        for id in [&named, &theirs, &other] {
+            assert_eq!(state_at(&fake, id), "started");
+        }
+        fake.assert_log_matches_the_documents();
     }
 }

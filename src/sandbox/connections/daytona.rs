@@ -45,6 +45,20 @@ pub async fn client_for(st: &AppState, org_id: &str, conn: &Connection) -> Resul
     client(st, &url, token)
 }
 
+/// The labels every Daytona sandbox of ours carries (the workspaces' backend sets them; these
+/// must match `sandbox/workspaces/daytona/labels.rs`): orphans are listed by them.
+pub const DEPLOYMENT_LABEL: &str = "agenticos.io/deployment";
+pub const ORGANIZATION_LABEL: &str = "agenticos.io/org";
+pub const CONNECTION_LABEL: &str = "agenticos.io/connection";
+
+/// The labels that say a sandbox is this deployment's (16 hex of the SHA-256 of its public URL)
+/// and `org_id`'s.
+pub fn owner_labels(st: &AppState, org_id: &str) -> BTreeMap<String, String> {
+    use sha2::Digest as _;
+    let deployment = hex::encode(sha2::Sha256::digest(st.config.http.public_url.as_str().as_bytes()))[..16].to_string();
+    BTreeMap::from([(DEPLOYMENT_LABEL.to_string(), deployment), (ORGANIZATION_LABEL.to_string(), org_id.to_string())])
+}
+
 /// What asking Daytona found, step by step (the probe, the health word and the doctor read it).
 #[derive(Debug)]
 pub struct Findings {
