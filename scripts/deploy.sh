@@ -69,15 +69,16 @@ env_value() {
     fi
 }
 
+# The compose file needs DOCKER_GID (sandboxd's group_add) even where sandboxd is not started.
+if [ -z "$(env_value DOCKER_GID)" ]; then
+    DOCKER_GID="$(stat -c %g /var/run/docker.sock)"
+    export DOCKER_GID
+    log "DOCKER_GID=$DOCKER_GID (the group of /var/run/docker.sock)"
+fi
 sandbox=false
 if [ -n "$(env_value SANDBOXD_TOKEN)" ]; then
     sandbox=true
     export COMPOSE_PROFILES=sandbox
-    if [ -z "$(env_value DOCKER_GID)" ]; then
-        DOCKER_GID="$(stat -c %g /var/run/docker.sock)"
-        export DOCKER_GID
-        log "DOCKER_GID=$DOCKER_GID (the group of /var/run/docker.sock)"
-    fi
 else
     log "SANDBOXD_TOKEN is not set: the sandbox service (profile sandbox) is not prepared or started"
 fi

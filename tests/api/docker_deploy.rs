@@ -46,9 +46,21 @@ async fn deploy(dir: PathBuf, run: String) -> (bool, String) {
     (out.status.success(), text)
 }
 
-/// The id of the stack's running container of `service`, or empty.
+/// The id of the stack's running service container of `service` (not a one-off `run`), or empty.
 fn container_of(stack: &ComposeStack, service: &str) -> String {
-    stack.compose(&["ps", "-q", service]).unwrap_or_default().trim().to_string()
+    let project = docker_support::compose_project(&stack.run);
+    docker(&[
+        "ps",
+        "-q",
+        "--no-trunc",
+        "--filter",
+        &format!("label=com.docker.compose.project={project}"),
+        "--filter",
+        &format!("label=com.docker.compose.service={service}"),
+        "--filter",
+        "label=com.docker.compose.oneoff=False",
+    ])
+    .unwrap_or_default()
 }
 
 /// `docker inspect --format FORMAT TARGET` as a time.

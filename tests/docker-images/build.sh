@@ -12,9 +12,8 @@
 # - python:    `agenticos-test/python:<hash>`, the reduced stand-in for the catalog's `python`
 #              runtime image: the base plus a `python` command (Debian's Python 3.11, not 3.12).
 # - workbench: `agenticos-test/workbench:<hash>`, the reduced stand-in for the catalog's
-#              `workbench` build: the base plus curl, git, jq, procps and LibreOffice Writer
-#              (headless, fonts-dejavu-core) for the uid test's conversion (no Node, pandoc,
-#              Calc, Impress or Python packages).
+#              `workbench` build: the base plus curl, git, jq, procps (no Node, LibreOffice,
+#              pandoc or Python packages).
 # - rust:      `agenticos-test/rust:<hash>`, the stand-in for the Dockerfile's RUST_IMAGE: the
 #              base plus gcc and this machine's own Rust toolchain (rustc, cargo).
 # - postgres:  `agenticos-test/postgres:<hash>`, the stand-in for docker-compose.yml's PostgreSQL
