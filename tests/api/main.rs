@@ -25,6 +25,7 @@ mod connection_health;
 mod console_pages;
 mod csrf;
 mod daytona_fake;
+mod default_host;
 mod deletes;
 mod deletes_pages;
 mod docker_builds;
