@@ -41,6 +41,7 @@ mod documents;
 mod edge;
 mod forms;
 mod health;
+mod human_dates;
 mod invitations;
 mod isolation;
 mod key_binding;
