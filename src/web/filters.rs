@@ -32,6 +32,28 @@ pub fn timestamp_utc(ms: &i64) -> String {
     crate::words::timestamp_utc(*ms)
 }
 
+/// How far `ms` is from now, as people say it: `12 s ago`, `5 min ago`, `3 h ago`, `2 d ago`,
+/// or `in 5 min` for a time to come (the exact time goes in the title).
+pub fn ago(ms: &i64) -> String {
+    let now = (time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64;
+    relative(now - *ms)
+}
+
+fn relative(diff_ms: i64) -> String {
+    let s = diff_ms.abs() / 1000;
+    let span = match s {
+        0..=59 => format!("{s} s"),
+        60..=3599 => format!("{} min", s / 60),
+        3600..=86_399 => format!("{} h", s / 3600),
+        _ => format!("{} d", s / 86_400),
+    };
+    if diff_ms < 0 {
+        format!("in {span}")
+    } else {
+        format!("{span} ago")
+    }
+}
+
 pub fn datetime_opt(ms: &Option<i64>) -> String {
     ms.as_ref().map(datetime).unwrap_or_else(|| "never".to_string())
 }
@@ -96,6 +118,13 @@ pub mod aria {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn times_read_as_how_far_from_now() {
+        assert_eq!(super::relative(300_000), "5 min ago");
+        assert_eq!(super::relative(-7_200_000), "in 2 h");
+        assert_eq!(super::relative(3 * 86_400_000), "3 d ago");
+    }
+
     use super::Choice;
     use crate::access::Role;
 

@@ -445,6 +445,20 @@ pub async fn set_enabled(st: &AppState, caller: &Caller, id: &str, enabled: bool
     change(st, caller, id, Change { enabled: Some(enabled), ..Change::default() }).await
 }
 
+/// Why `id` should not become the default without asking: its health (the host asked briefly,
+/// or the cached answer) when it does not answer, refuses its key or is otherwise not working;
+/// `None` when it is healthy (or a kind that is not asked).
+pub async fn default_warning(
+    st: &AppState,
+    caller: &Caller,
+    id: &str,
+) -> Result<Option<(Connection, ConnectionHealth)>> {
+    ensure_manage(caller)?;
+    let conn = get(st, caller, id).await?;
+    let h = health::of_all(st, &caller.org_id, std::slice::from_ref(&conn)).await?.remove(0);
+    Ok((!matches!(h.health, Health::Healthy | Health::NotSupported)).then_some((conn, h)))
+}
+
 pub async fn make_default(st: &AppState, caller: &Caller, id: &str) -> Result<Connection> {
     change(st, caller, id, Change { make_default: true, ..Change::default() }).await
 }

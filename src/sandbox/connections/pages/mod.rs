@@ -156,7 +156,37 @@ pub async fn disable(st: Data<AppState>, caller: PageCaller, id: Path<String>) -
     ))
 }
 
-pub async fn make_default(st: Data<AppState>, caller: PageCaller, id: Path<String>) -> Result<HttpResponse, PageError> {
+/// Asked before a host that is not working becomes the default.
+#[derive(Template)]
+#[template(path = "sandbox/connections/make_default.html")]
+pub struct MakeDefaultPage {
+    pub shell: Shell,
+    pub connection: Connection,
+    pub health: ConnectionHealth,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub struct MakeDefaultForm {
+    /// `yes` once the person saw what is wrong with the host and still wants it.
+    confirmed: String,
+}
+
+/// Makes a connection the default; a host that does not answer, refuses its key or is otherwise
+/// not working is asked about first (a page that says what is wrong and what would run there).
+pub async fn make_default(
+    st: Data<AppState>,
+    caller: PageCaller,
+    id: Path<String>,
+    form: Form<MakeDefaultForm>,
+    req: HttpRequest,
+) -> Result<HttpResponse, PageError> {
+    if form.confirmed != "yes" {
+        if let Some((connection, health)) = service::default_warning(&st, &caller, &id).await? {
+            let p = MakeDefaultPage { shell: Shell::new(&caller, &req, "sandboxes"), connection, health };
+            return page(&p.shell, &p);
+        }
+    }
     let c = service::make_default(&st, &caller, &id).await?;
     Ok(redirect_with_flash(paths::SANDBOXES, "success", format!("Connection “{}” is the default now.", c.name)))
 }
