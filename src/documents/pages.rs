@@ -9,6 +9,7 @@ use serde::Deserialize;
 use super::api::{DocumentsQuery, FileQuery};
 use super::error::DocumentError;
 use super::model::{DocumentsPage, FileKind, Tile, WorkspaceDocuments};
+use super::rendering::{self, Rendered, Table};
 use super::service;
 use super::serving;
 use super::thumbnails::kind_of;
@@ -79,8 +80,31 @@ pub struct Preview {
     pub kind: FileKind,
     /// A text's lines (the first ones unless the whole file was asked for).
     pub text: Option<String>,
+    /// Markdown, a table or JSON drawn from the text.
+    pub rendered: Option<Rendered>,
     pub whole: bool,
     pub error: Option<String>,
+}
+
+impl Preview {
+    pub fn markdown(&self) -> Option<&str> {
+        match &self.rendered {
+            Some(Rendered::Markdown(html)) => Some(html),
+            _ => None,
+        }
+    }
+    pub fn table(&self) -> Option<&Table> {
+        match &self.rendered {
+            Some(Rendered::Table(t)) => Some(t),
+            _ => None,
+        }
+    }
+    pub fn json(&self) -> Option<&str> {
+        match &self.rendered {
+            Some(Rendered::Json(j)) => Some(j),
+            _ => None,
+        }
+    }
 }
 
 /// Lines a text preview shows before "Show the whole file".
@@ -132,11 +156,15 @@ pub async fn workspace(
         Some(path) => {
             let kind = kind_of(path);
             let whole = matches!(query.whole.as_deref(), Some("true"));
-            let mut p = Preview { path: path.to_string(), kind, text: None, whole, error: None };
+            let mut p = Preview { path: path.to_string(), kind, text: None, rendered: None, whole, error: None };
             if kind == FileKind::Text {
-                let lines = if whole { WHOLE_LINES } else { PREVIEW_LINES };
+                // A rendered preview reads the whole text (a table then shows its first rows).
+                let lines = if whole || rendering::is_rendered(path) { WHOLE_LINES } else { PREVIEW_LINES };
                 match service::text(&st, &caller, &id, path, lines).await {
-                    Ok(t) => p.text = Some(t),
+                    Ok(t) => {
+                        p.rendered = rendering::render(path, &t, whole);
+                        p.text = Some(t);
+                    }
                     Err(e) => p.error = Some(AppError::from(e).public_detail()),
                 }
             }
@@ -191,6 +219,9 @@ pub struct TilesPartial<'a> {
 impl TilesPartial<'_> {
     pub fn open_url(&self, t: &Tile) -> String {
         paths::document_preview(&t.file.workspace_id, &t.file.path, false)
+    }
+    pub fn download_url(&self, t: &Tile) -> String {
+        paths::document_file(&t.file.workspace_id, &t.file.path, true)
     }
 }
 

@@ -37,6 +37,7 @@ mod docker_proxy;
 mod docker_support;
 mod docs_links;
 mod documents;
+mod documents_previews;
 mod edge;
 mod forms;
 mod health;
