@@ -5,6 +5,9 @@ use actix_web::web::{Data, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 use serde::Deserialize;
+use time::format_description::well_known::Rfc3339;
+use time::macros::format_description;
+use time::OffsetDateTime;
 
 use super::api::{DocumentsQuery, FileQuery};
 use super::error::DocumentError;
@@ -13,6 +16,7 @@ use super::rendering::{self, Rendered, Table};
 use super::service;
 use super::serving;
 use super::thumbnails::kind_of;
+use crate::sandbox::operations::pages::ago;
 use crate::state::AppState;
 use crate::web::{page, paths, AppError, PageCaller, PageError, Shell};
 
@@ -234,5 +238,41 @@ impl DocumentsView {
 impl WorkspaceView {
     pub fn tiles_html(&self) -> String {
         TilesPartial { tiles: &self.data.tiles, id: "workspace-tiles" }.render().unwrap_or_default()
+    }
+}
+
+/// When a file changed, in words read at a glance, with the full time kept for hovering.
+pub struct When {
+    /// `3 min ago`.
+    pub ago: String,
+    /// `2026-12-03 11:30:05 UTC`.
+    pub full: String,
+    /// The ISO-8601 time, for `<time datetime>`.
+    pub iso: String,
+}
+
+/// `iso` (RFC 3339) said relative to `now`; none when it does not parse.
+pub fn when(iso: &str, now: OffsetDateTime) -> Option<When> {
+    let at = OffsetDateTime::parse(iso, &Rfc3339).ok()?.to_offset(time::UtcOffset::UTC);
+    let ms = i64::try_from((now - at).whole_milliseconds()).unwrap_or(i64::MAX);
+    let full = at.format(format_description!("[year]-[month]-[day] [hour]:[minute]:[second] UTC")).ok()?;
+    Some(When { ago: ago(ms), full, iso: iso.to_string() })
+}
+
+/// [`when`] relative to this moment.
+pub fn since(iso: &Option<String>) -> Option<When> {
+    when(iso.as_deref()?, OffsetDateTime::now_utc())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_time_is_said_in_words_and_in_full() {
+        let now = OffsetDateTime::parse("2026-12-03T11:33:06Z", &Rfc3339).expect("now");
+        let w = when("2026-12-03T11:30:05.123+00:00", now).expect("parses");
+        assert_eq!((w.ago.as_str(), w.full.as_str()), ("3 min ago", "2026-12-03 11:30:05 UTC"));
+        assert!(when("yesterday", now).is_none());
     }
 }

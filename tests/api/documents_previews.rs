@@ -1,6 +1,6 @@
 //! Drive-like previews on a workspace's page, on SQLite and PostgreSQL: Markdown rendered and
 //! sanitised, CSV as a table of 200 rows then all, JSON indented, a Download beside every file,
-//! and a photo's thumbnail turned the way its EXIF says.
+//! a photo's thumbnail turned the way its EXIF says, and when each file changed, in words.
 
 use base64::Engine as _;
 use reqwest::Method;
@@ -85,5 +85,21 @@ db_test! {
         let bytes = base64::engine::general_purpose::STANDARD.decode(b64).expect("base64");
         let img = image::load_from_memory(&bytes).expect("decodes");
         assert_eq!((img.width(), img.height()), (64, 128), "640×320 turned stands 320×640, fitted to 128 high");
+    }
+}
+
+db_test! {
+    async fn a_tile_says_who_put_the_file_there_and_when_in_words_with_the_full_time_on_hover(app: TestApp) {
+        let o = Org::new(&app).await;
+        workspace_with(&o, &[("uploads/brief.txt", "Summarise the quarter.")]).await;
+        let page = app.web.get("/documents").await;
+        assert_eq!(page.status, 200);
+        let tile = "#documents-tiles li[data-path='uploads/brief.txt']";
+        let meta = page.select_text(&format!("{tile} .tile-meta")).expect("a tile");
+        assert!(meta.starts_with("attached by a person · previewer · "), "{meta}");
+        let ago = page.select_text(&format!("{tile} time.file-when")).expect("when");
+        assert!(ago.ends_with(" s ago") || ago.ends_with(" min ago"), "{ago}");
+        let full = page.select_attr(&format!("{tile} time.file-when"), "title").expect("the full time");
+        assert!(full.len() == 23 && full.ends_with(" UTC"), "{full}");
     }
 }
