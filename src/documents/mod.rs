@@ -12,6 +12,7 @@ pub mod labels;
 pub mod listing;
 pub mod model;
 pub mod pages;
+pub mod rendering;
 pub mod service;
 pub mod serving;
 pub mod stamp;

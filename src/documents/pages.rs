@@ -5,13 +5,18 @@ use actix_web::web::{Data, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 use serde::Deserialize;
+use time::format_description::well_known::Rfc3339;
+use time::macros::format_description;
+use time::OffsetDateTime;
 
 use super::api::{DocumentsQuery, FileQuery};
 use super::error::DocumentError;
 use super::model::{DocumentsPage, FileKind, Tile, WorkspaceDocuments};
+use super::rendering::{self, Rendered, Table};
 use super::service;
 use super::serving;
 use super::thumbnails::kind_of;
+use crate::sandbox::operations::pages::ago;
 use crate::state::AppState;
 use crate::web::{page, paths, AppError, PageCaller, PageError, Shell};
 
@@ -79,8 +84,31 @@ pub struct Preview {
     pub kind: FileKind,
     /// A text's lines (the first ones unless the whole file was asked for).
     pub text: Option<String>,
+    /// Markdown, a table or JSON drawn from the text.
+    pub rendered: Option<Rendered>,
     pub whole: bool,
     pub error: Option<String>,
+}
+
+impl Preview {
+    pub fn markdown(&self) -> Option<&str> {
+        match &self.rendered {
+            Some(Rendered::Markdown(html)) => Some(html),
+            _ => None,
+        }
+    }
+    pub fn table(&self) -> Option<&Table> {
+        match &self.rendered {
+            Some(Rendered::Table(t)) => Some(t),
+            _ => None,
+        }
+    }
+    pub fn json(&self) -> Option<&str> {
+        match &self.rendered {
+            Some(Rendered::Json(j)) => Some(j),
+            _ => None,
+        }
+    }
 }
 
 /// Lines a text preview shows before "Show the whole file".
@@ -132,11 +160,15 @@ pub async fn workspace(
         Some(path) => {
             let kind = kind_of(path);
             let whole = matches!(query.whole.as_deref(), Some("true"));
-            let mut p = Preview { path: path.to_string(), kind, text: None, whole, error: None };
+            let mut p = Preview { path: path.to_string(), kind, text: None, rendered: None, whole, error: None };
             if kind == FileKind::Text {
-                let lines = if whole { WHOLE_LINES } else { PREVIEW_LINES };
+                // A rendered preview reads the whole text (a table then shows its first rows).
+                let lines = if whole || rendering::is_rendered(path) { WHOLE_LINES } else { PREVIEW_LINES };
                 match service::text(&st, &caller, &id, path, lines).await {
-                    Ok(t) => p.text = Some(t),
+                    Ok(t) => {
+                        p.rendered = rendering::render(path, &t, whole);
+                        p.text = Some(t);
+                    }
                     Err(e) => p.error = Some(AppError::from(e).public_detail()),
                 }
             }
@@ -192,6 +224,9 @@ impl TilesPartial<'_> {
     pub fn open_url(&self, t: &Tile) -> String {
         paths::document_preview(&t.file.workspace_id, &t.file.path, false)
     }
+    pub fn download_url(&self, t: &Tile) -> String {
+        paths::document_file(&t.file.workspace_id, &t.file.path, true)
+    }
 }
 
 impl DocumentsView {
@@ -203,5 +238,41 @@ impl DocumentsView {
 impl WorkspaceView {
     pub fn tiles_html(&self) -> String {
         TilesPartial { tiles: &self.data.tiles, id: "workspace-tiles" }.render().unwrap_or_default()
+    }
+}
+
+/// When a file changed, in words read at a glance, with the full time kept for hovering.
+pub struct When {
+    /// `3 min ago`.
+    pub ago: String,
+    /// `2026-12-03 11:30:05 UTC`.
+    pub full: String,
+    /// The ISO-8601 time, for `<time datetime>`.
+    pub iso: String,
+}
+
+/// `iso` (RFC 3339) said relative to `now`; none when it does not parse.
+pub fn when(iso: &str, now: OffsetDateTime) -> Option<When> {
+    let at = OffsetDateTime::parse(iso, &Rfc3339).ok()?.to_offset(time::UtcOffset::UTC);
+    let ms = i64::try_from((now - at).whole_milliseconds()).unwrap_or(i64::MAX);
+    let full = at.format(format_description!("[year]-[month]-[day] [hour]:[minute]:[second] UTC")).ok()?;
+    Some(When { ago: ago(ms), full, iso: iso.to_string() })
+}
+
+/// [`when`] relative to this moment.
+pub fn since(iso: &Option<String>) -> Option<When> {
+    when(iso.as_deref()?, OffsetDateTime::now_utc())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_time_is_said_in_words_and_in_full() {
+        let now = OffsetDateTime::parse("2026-12-03T11:33:06Z", &Rfc3339).expect("now");
+        let w = when("2026-12-03T11:30:05.123+00:00", now).expect("parses");
+        assert_eq!((w.ago.as_str(), w.full.as_str()), ("3 min ago", "2026-12-03 11:30:05 UTC"));
+        assert!(when("yesterday", now).is_none());
     }
 }

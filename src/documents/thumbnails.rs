@@ -1,11 +1,13 @@
 //! Thumbnails and text previews for tiles. An image is a candidate only by its listed extension and
 //! size; its header's dimensions are checked before decoding, the decoder runs under a memory cap
-//! in a blocking task (never on the async workers), and a failure keeps the glyph.
+//! in a blocking task (never on the async workers), a photo is turned the way its EXIF says, and
+//! a failure keeps the glyph.
 
 use std::io::Cursor;
 
 use base64::Engine as _;
-use image::{ImageReader, Limits};
+use image::metadata::Orientation;
+use image::{DynamicImage, ImageDecoder, ImageReader, Limits};
 
 use super::model::FileKind;
 
@@ -89,7 +91,11 @@ fn scale(bytes: &[u8]) -> Option<String> {
     // RGBA at the most pixels allowed, and some room for the decoder's own buffers.
     limits.max_alloc = Some(MAX_PIXELS * 4 + 16 * 1024 * 1024);
     reader.limits(limits);
-    let image = reader.decode().ok()?;
+    let mut decoder = reader.into_decoder().ok()?;
+    // A camera's photo says in its EXIF which way is up; a thumbnail stands that way.
+    let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
+    let mut image = DynamicImage::from_decoder(decoder).ok()?;
+    image.apply_orientation(orientation);
     let small = image.thumbnail(WIDTH, HEIGHT).to_rgba8();
     let mut out = Vec::new();
     image::codecs::webp::WebPEncoder::new_lossless(&mut out)

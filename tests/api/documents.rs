@@ -355,7 +355,8 @@ db_test! {
         b.click(&format!("#group-{} h2 a", s.workspace_id)).await?;
         b.wait_for("#workspace-tree").await?;
         b.click("#workspace-tree li[data-path='report.md'] a").await?;
-        b.wait_for_text("#preview-text", "Revenue went up.").await?;
+        b.wait_for_text("#preview-markdown", "Revenue went up.").await?;
+        b.wait_for_text("#preview-markdown h1", "Quarterly report").await?;
         b.click("#workspace-tree li[data-path='charts/growth.png'] a").await?;
         b.wait_for("#preview-image").await?;
         let width = b
