@@ -6,7 +6,8 @@
 //! goes through the Daytona client (`sandbox::daytona_client`): the key goes only to the API URL,
 //! never with a redirect followed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Mutex, OnceLock};
 
 use secrecy::SecretString;
 use url::Url;
@@ -37,26 +38,35 @@ fn client(st: &AppState, url: &Url, token: SecretString) -> Result<DaytonaClient
 
 /// A client for a saved Daytona connection, with its key from the vault: only a key of purpose
 /// `daytona` bound to the connection's API URL (else no request is sent).
+/// Kept per connection and key version, like sandboxd clients.
 pub async fn client_for(st: &AppState, org_id: &str, conn: &Connection) -> Result<DaytonaClient> {
+    static CLIENTS: OnceLock<Mutex<HashMap<String, (String, DaytonaClient)>>> = OnceLock::new();
     let address = conn.address.as_deref().ok_or(ConnectionError::NoAddress)?;
     let url = super::address::parse(address).map_err(super::host::invalid_address)?;
+    let cache_key = format!("{org_id}/{}", conn.id);
+    let version = conn.version();
+    let clients = CLIENTS.get_or_init(Default::default);
+    if let Some((v, client)) = clients.lock().ok().and_then(|m| m.get(&cache_key).cloned()) {
+        if v == version {
+            return Ok(client);
+        }
+    }
     let token = keys::for_connection(st, org_id, conn).await?;
     super::address::check_resolved(&url).await.map_err(ConnectionError::AddressRefused)?;
-    client(st, &url, token)
+    let client = client(st, &url, token)?;
+    if let Ok(mut m) = clients.lock() {
+        m.insert(cache_key, (version, client.clone()));
+    }
+    Ok(client)
 }
 
-/// The labels every Daytona sandbox of ours carries (the workspaces' backend sets them; these
-/// must match `sandbox/workspaces/daytona/labels.rs`): orphans are listed by them.
-pub const DEPLOYMENT_LABEL: &str = "agenticos.io/deployment";
-pub const ORGANIZATION_LABEL: &str = "agenticos.io/org";
-pub const CONNECTION_LABEL: &str = "agenticos.io/connection";
+pub use crate::sandbox::daytona_client::labels::{
+    CONNECTION as CONNECTION_LABEL, DEPLOYMENT as DEPLOYMENT_LABEL, ORGANIZATION as ORGANIZATION_LABEL,
+};
 
-/// The labels that say a sandbox is this deployment's (16 hex of the SHA-256 of its public URL)
-/// and `org_id`'s.
+/// The labels that say a sandbox is this deployment's and `org_id`'s.
 pub fn owner_labels(st: &AppState, org_id: &str) -> BTreeMap<String, String> {
-    use sha2::Digest as _;
-    let deployment = hex::encode(sha2::Sha256::digest(st.config.http.public_url.as_str().as_bytes()))[..16].to_string();
-    BTreeMap::from([(DEPLOYMENT_LABEL.to_string(), deployment), (ORGANIZATION_LABEL.to_string(), org_id.to_string())])
+    crate::sandbox::daytona_client::labels::owner(st.config.http.public_url.as_str(), org_id)
 }
 
 /// What asking Daytona found, step by step (the probe, the health word and the doctor read it).

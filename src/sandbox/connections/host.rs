@@ -15,7 +15,6 @@ use super::model::Health;
 pub use super::model::{Probe, ProbeStatus};
 use super::runtimes::{catalog_marks, marks_against};
 use crate::sandbox::client::{SandboxdClient, SandboxdError};
-use crate::sandbox::daytona_client::{DaytonaClient, DEFAULT_API_URL};
 use crate::state::AppState;
 use crate::validate::FieldErrors;
 
@@ -141,37 +140,4 @@ pub async fn discover_local(st: &AppState) -> Option<String> {
         }
     }
     None
-}
-
-/// A Daytona client for a saved Daytona connection: its API URL (Daytona Cloud's when it names
-/// none) and its key from the vault (only a key of purpose `daytona` bound to that URL). Kept per
-/// connection and key version, like sandboxd clients.
-pub async fn daytona_client_for(st: &AppState, org_id: &str, conn: &Connection) -> Result<DaytonaClient> {
-    use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
-    static CLIENTS: OnceLock<Mutex<HashMap<String, (String, DaytonaClient)>>> = OnceLock::new();
-    static HTTP: OnceLock<reqwest::Client> = OnceLock::new();
-    if conn.credential_secret_id.is_none() {
-        return Err(ConnectionError::NoCredential);
-    }
-    let cache_key = format!("{org_id}/{}", conn.id);
-    let version = conn.version();
-    let clients = CLIENTS.get_or_init(Default::default);
-    if let Some((v, client)) = clients.lock().ok().and_then(|m| m.get(&cache_key).cloned()) {
-        if v == version {
-            return Ok(client);
-        }
-    }
-    let api = conn.address.as_deref().unwrap_or(DEFAULT_API_URL);
-    let url = Url::parse(api).map_err(|_| invalid_address("The API URL is not an address."))?;
-    let key = keys::for_connection(st, org_id, conn).await?;
-    let http = match HTTP.get() {
-        Some(h) => h.clone(),
-        None => HTTP.get_or_init(|| DaytonaClient::default_http().unwrap_or_else(|_| st.http.clone())).clone(),
-    };
-    let client = DaytonaClient::new(http, url, key).map_err(|e| invalid_address(e.to_string()))?;
-    if let Ok(mut m) = clients.lock() {
-        m.insert(cache_key, (version, client.clone()));
-    }
-    Ok(client)
 }

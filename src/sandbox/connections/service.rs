@@ -7,11 +7,12 @@ use secrecy::{ExposeSecret, SecretString};
 
 use super::address;
 use super::common::{at, ensure_manage, existing, forget_cached};
+pub use super::daytona::client_for as daytona_client_for;
 pub use super::delete::{delete, delete_preview, DeletePreview, Deleted, KeyOutcome};
 use super::error::{ConnectionError, HostCheck};
 use super::health;
 use super::host;
-pub use super::host::{client_for, daytona_client_for, discover_local, Probe, ProbeInput, ProbeStatus};
+pub use super::host::{client_for, discover_local, Probe, ProbeInput, ProbeStatus};
 use super::keys::{self, at_field, Bind};
 use super::model::{Connection, ConnectionKind};
 pub use super::model::{ConnectionHealth, Health};

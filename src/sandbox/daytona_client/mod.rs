@@ -14,6 +14,7 @@
 mod admin;
 mod error;
 mod http;
+pub mod labels;
 mod multipart;
 mod sandboxes;
 mod toolbox;

@@ -4,25 +4,14 @@
 
 use std::collections::BTreeMap;
 
-use sha2::{Digest, Sha256};
-
+use crate::sandbox::daytona_client::labels::owner as owner_of;
+pub use crate::sandbox::daytona_client::labels::{CONNECTION, DEPLOYMENT, ORGANIZATION, SCOPE, WORKSPACE};
 use crate::sandbox::workspaces::model::Resolved;
 use crate::state::AppState;
 
-pub const DEPLOYMENT: &str = "agenticos.io/deployment";
-pub const ORGANIZATION: &str = "agenticos.io/org";
-pub const CONNECTION: &str = "agenticos.io/connection";
-pub const SCOPE: &str = "agenticos.io/scope";
-pub const WORKSPACE: &str = "agenticos.io/workspace";
-
-/// This deployment's label value: 16 hex of the SHA-256 of its public URL.
-pub fn deployment_id(st: &AppState) -> String {
-    hex::encode(Sha256::digest(st.config.http.public_url.as_str().as_bytes()))[..16].to_string()
-}
-
 /// The labels that say a sandbox is this deployment's and this organization's.
 pub fn owner(st: &AppState, org_id: &str) -> BTreeMap<String, String> {
-    BTreeMap::from([(DEPLOYMENT.to_string(), deployment_id(st)), (ORGANIZATION.to_string(), org_id.to_string())])
+    owner_of(st.config.http.public_url.as_str(), org_id)
 }
 
 /// Every label of the sandbox of `r`'s workspace.
