@@ -153,6 +153,21 @@ log "migrations applied"
 if $sandbox; then
     log "replacing sandboxd"
     "${compose[@]}" up -d --no-deps --no-build sandboxd
+    # The console is replaced only once the new sandboxd answers, so that no session of the new
+    # console meets a sandboxd still starting (uvicorn takes seconds to listen).
+    answered=false
+    for _ in $(seq 1 120); do
+        if "${compose[@]}" exec -T sandboxd python -c 'import os, urllib.request; urllib.request.urlopen("http://127.0.0.1:%s/healthz" % os.environ.get("SANDBOXD_PORT", "8080"), timeout=2)' >/dev/null 2>&1; then
+            answered=true
+            break
+        fi
+        sleep 1
+    done
+    if ! $answered; then
+        log "the new sandboxd did not answer /healthz within 120 s: the console was not replaced"
+        exit 1
+    fi
+    log "sandboxd answers"
 fi
 log "replacing the console"
 "${compose[@]}" up -d --no-deps --no-build app

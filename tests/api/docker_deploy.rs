@@ -204,6 +204,10 @@ async fn a_deploy_prepares_a_changed_runtime_while_the_old_sandboxd_serves_then_
         tokio::time::timeout(DEPLOY_TIMEOUT, deploying).await.expect("deploy timed out").expect("deploy task");
     assert!(ok, "{log}\n{}", stack.logs());
     assert!(log.contains("deploy: every runtime is prepared"), "{log}");
+    // The console is replaced only once the new sandboxd answers (its first session must not
+    // meet a sandboxd still starting).
+    assert!(in_order(&log, "deploy: replacing sandboxd", "deploy: sandboxd answers"), "{log}");
+    assert!(in_order(&log, "deploy: sandboxd answers", "deploy: replacing the console"), "{log}");
     let new = container_of(&stack, "sandboxd");
     assert!(!new.is_empty() && new != old, "sandboxd was not replaced: {old} / {new}");
 

@@ -92,7 +92,8 @@ const PAGE_ROUTES: &[&str] = &[
 ];
 
 /// Routes that are not org-scoped pages or API operations (health, assets, the document).
-const OTHER_ROUTES: &[&str] = &["GET /healthz", "GET /readyz", "GET /api/v1/openapi.json", "GET /static/{path:.*}"];
+const OTHER_ROUTES: &[&str] =
+    &["GET /healthz", "GET /readyz", "GET /metrics", "GET /api/v1/openapi.json", "GET /static/{path:.*}"];
 
 /// Every `(method, pattern)` of the product: the API table plus the page list.
 fn all_routes() -> Vec<(Method, String)> {
