@@ -40,6 +40,7 @@ impl From<WorkspaceError> for DocumentError {
             WorkspaceError::IsADirectory(m) | WorkspaceError::NotADirectory(m) | WorkspaceError::NotRegular(m) => {
                 DocumentError::BadPath(m)
             }
+            WorkspaceError::TooLarge(m) => DocumentError::TooLarge(m),
             WorkspaceError::Internal(e) => DocumentError::Internal(e),
             other => DocumentError::Host(other.to_string()),
         }

@@ -1,15 +1,18 @@
-//! Where a workspace's files are: a `state` workspace's document in our database, or a `sandboxd`
-//! workspace's stored files on its host, read through the archive routes (no sandbox is started).
+//! Where a workspace's files are: a `state` workspace's document in our database, a `sandboxd`
+//! workspace's stored files on its host, read through the archive routes (no sandbox is started),
+//! or a Daytona workspace's sandbox, read through its toolbox ([`super::daytona`]).
 
 use std::collections::HashMap;
 
 use futures_util::future::join_all;
 
+use super::daytona;
 use super::error::DocumentError;
 use super::grouping;
 use super::listing::{self, HostCounter, Listing};
 use super::store::{self, VisibleRow};
 use crate::sandbox::client::SandboxdClient;
+use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::{host, service as connections};
 use crate::sandbox::workspaces::document::Document;
 use crate::state::AppState;
@@ -54,11 +57,14 @@ pub async fn list_rows(
         }
     }
     let hosts = by_host.into_iter().map(|(connection, sessions)| async move {
-        match client(st, org_id, connection).await {
-            Ok(client) => listing::on_host(&client, &sessions, counter).await,
+        match host(st, org_id, connection).await {
+            Ok(Host::Sandboxd(client)) => {
+                listing::on_host(&client, &sessions, counter).await.into_iter().collect::<Vec<_>>()
+            }
+            Ok(Host::Daytona(conn)) => daytona::listings(st, org_id, &conn, sessions, counter).await,
             Err(e) => {
                 let reason = e.to_string();
-                sessions.into_iter().map(|(ws, _)| (ws, Listing::unreadable(reason.clone()))).collect()
+                sessions.into_iter().map(|(ws, _)| (ws, Listing::unreadable(reason.clone()))).collect::<Vec<_>>()
             }
         }
     });
@@ -68,14 +74,20 @@ pub async fn list_rows(
     out
 }
 
-async fn client(st: &AppState, org_id: &str, connection_id: &str) -> Result<SandboxdClient> {
+/// What a workspace's connection is read through.
+enum Host {
+    Sandboxd(SandboxdClient),
+    Daytona(Connection),
+}
+
+async fn host(st: &AppState, org_id: &str, connection_id: &str) -> Result<Host> {
     let conn = connections::for_org(st, org_id, connection_id)
         .await?
         .ok_or_else(|| DocumentError::Host("its connection was deleted".into()))?;
-    if conn.kind == crate::sandbox::connections::model::ConnectionKind::Daytona {
-        return Err(DocumentError::Host("Documents cannot read Daytona workspaces yet".into()));
+    if conn.kind == ConnectionKind::Daytona {
+        return Ok(Host::Daytona(conn));
     }
-    Ok(host::client_for(st, org_id, &conn).await?)
+    Ok(Host::Sandboxd(host::client_for(st, org_id, &conn).await?))
 }
 
 async fn document(st: &AppState, org_id: &str, id: &str) -> Result<Document> {
@@ -102,9 +114,13 @@ pub async fn read_bytes(
         return Ok(document(st, org_id, &row.id).await?.read(path)?);
     }
     let (connection, session) = host_session(row)?;
-    let client = client(st, org_id, connection).await?;
-    counter.add(1);
-    Ok(client.workspace_read_bytes(session, path.relative()).await?)
+    match host(st, org_id, connection).await? {
+        Host::Sandboxd(client) => {
+            counter.add(1);
+            Ok(client.workspace_read_bytes(session, path.relative()).await?)
+        }
+        Host::Daytona(conn) => daytona::read_bytes(st, org_id, &conn, session, path, counter).await,
+    }
 }
 
 pub async fn read_text(
@@ -121,9 +137,13 @@ pub async fn read_text(
         return Ok(text.lines().take(lines as usize).collect::<Vec<_>>().join("\n"));
     }
     let (connection, session) = host_session(row)?;
-    let client = client(st, org_id, connection).await?;
-    counter.add(1);
-    Ok(client.workspace_read(session, path.relative(), 0, lines).await?)
+    match host(st, org_id, connection).await? {
+        Host::Sandboxd(client) => {
+            counter.add(1);
+            Ok(client.workspace_read(session, path.relative(), 0, lines).await?)
+        }
+        Host::Daytona(conn) => daytona::read_text(st, org_id, &conn, session, path, lines, counter).await,
+    }
 }
 
 fn host_session(row: &VisibleRow) -> Result<(&str, &str)> {

@@ -81,6 +81,14 @@ impl Listing {
     }
 }
 
+impl Listing {
+    /// A listing walked folder by folder (Daytona's): excluded entries already left out, `cut`
+    /// when a limit stopped the walk, `failed` when a folder could not be read.
+    pub fn from_walk(entries: Vec<Entry>, cut: bool, failed: bool) -> Listing {
+        Listing { entries, status: status(cut, failed) }
+    }
+}
+
 fn status(limited: bool, incomplete: bool) -> ListingStatus {
     let note = if limited {
         Some(format!(

@@ -1,9 +1,11 @@
 //! Documents (DESIGN.md §9): what agents keep for people. Visibility and rows (`store.rs`),
-//! listing through the host's archive routes (`listing.rs`), exclusions, grouping, thumbnails,
+//! listing through the host's archive routes (`listing.rs`) or a Daytona sandbox's toolbox
+//! (`daytona.rs`), exclusions, grouping, thumbnails,
 //! safe serving, and the pages and API over them.
 
 pub mod api;
 pub mod cache;
+pub mod daytona;
 pub mod error;
 pub mod exclusions;
 pub mod files;

@@ -28,6 +28,7 @@ mod csrf;
 mod daytona_client;
 mod daytona_connections;
 mod daytona_deletes;
+mod daytona_documents;
 mod daytona_fake;
 mod daytona_workspaces;
 mod default_host;

@@ -16,8 +16,8 @@ use crate::support::{row, Org};
 
 /// A bare repository with `README.md` and `src/lib.txt` on branch `main`, served over dumb
 /// HTTP on loopback; `url` is its clone URL.
-struct Repo {
-    url: String,
+pub(crate) struct Repo {
+    pub(crate) url: String,
     _dir: tempfile::TempDir,
 }
 
@@ -31,7 +31,7 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
-async fn serve_repo() -> Repo {
+pub(crate) async fn serve_repo() -> Repo {
     let dir = tempfile::tempdir().expect("dir");
     let work = dir.path().join("work");
     std::fs::create_dir_all(work.join("src")).expect("mkdir");

@@ -67,14 +67,28 @@ impl Toolbox {
     /// `GET /files/download?path=`: the file's bytes; one over `max` bytes is
     /// [`DaytonaError::Refused`] before more than `max + 1` bytes are read.
     pub async fn download(&self, path: &str, max: usize) -> Result<Vec<u8>, DaytonaError> {
+        self.download_within(path, max, false).await
+    }
+
+    /// `GET /files/download?path=`: at most the file's first `max` bytes (the rest is never read:
+    /// the answer is dropped there). For a preview.
+    pub async fn download_head(&self, path: &str, max: usize) -> Result<Vec<u8>, DaytonaError> {
+        self.download_within(path, max, true).await
+    }
+
+    async fn download_within(&self, path: &str, max: usize, head: bool) -> Result<Vec<u8>, DaytonaError> {
         let url = self.url(&["files", "download"], &[("path", path)]);
         let mut response = self.client.send(Side::Toolbox, Method::GET, url, Body::None, self.operation()).await?;
-        if response.content_length().is_some_and(|n| n > max as u64) {
+        if !head && response.content_length().is_some_and(|n| n > max as u64) {
             return Err(too_large(max));
         }
         let mut out = Vec::new();
         while let Some(chunk) = response.chunk().await.map_err(DaytonaError::from_transport)? {
             if out.len() + chunk.len() > max {
+                if head {
+                    out.extend_from_slice(&chunk[..max - out.len()]);
+                    break;
+                }
                 return Err(too_large(max));
             }
             out.extend_from_slice(&chunk);

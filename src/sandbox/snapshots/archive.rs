@@ -1,7 +1,8 @@
 //! A workspace as one archive (tar + gzip), streamed: the files are read from the host one at a
 //! time through the stored-workspace routes (`/workspaces/{id}/ls`, `read_bytes`: they work for a
 //! closed session and a finished run too) and handed to a blocking writer that appends them to a
-//! temporary file; restoring reads the archive back the same way, one entry at a time. Memory
+//! temporary file (a Daytona workspace's through its sandbox's toolbox, by the Daytona backend's
+//! stored files); restoring reads the archive back the same way, one entry at a time. Memory
 //! stays flat: at most a few files in flight, never the archive or the workspace.
 
 use std::collections::VecDeque;
@@ -16,6 +17,7 @@ use tokio::sync::mpsc;
 use crate::documents::exclusions::is_excluded;
 use crate::sandbox::client::{SandboxdClient, SandboxdError};
 use crate::sandbox::workspaces::backend::READ_MAX;
+use crate::sandbox::workspaces::daytona::stored::Stored;
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::vocabulary::paths::{self, WorkspacePath};
 
@@ -64,12 +66,26 @@ pub struct Built {
 /// Documents leaves out (the agent's skills, our own folders, toolchain folders at any depth).
 /// Symbolic links are not listed by the host, so never followed.
 pub async fn build(client: &SandboxdClient, session_id: &str) -> Result<Built> {
+    build_with(|tx| async move { walk(client, session_id, &tx).await }).await
+}
+
+/// Writes the files of a Daytona workspace's sandbox into an archive, leaving out what Documents
+/// leaves out; links and special files are never followed or read.
+pub async fn build_from_daytona(stored: &Stored) -> Result<Built> {
+    build_with(|tx| async move { walk_daytona(stored, &tx).await }).await
+}
+
+/// An archive of what `walk` sends: (files, files skipped).
+async fn build_with<F, Fut>(walk: F) -> Result<Built>
+where
+    F: FnOnce(mpsc::Sender<Item>) -> Fut,
+    Fut: std::future::Future<Output = Result<(u64, u64)>>,
+{
     let file = TempFile::new();
     let (tx, rx) = mpsc::channel::<Item>(IN_FLIGHT);
     let target = file.0.clone();
     let writer = tokio::task::spawn_blocking(move || write_archive(&target, rx));
-    let walked = walk(client, session_id, &tx).await;
-    drop(tx);
+    let walked = walk(tx).await;
     let written = writer.await.map_err(|e| WorkspaceError::Internal(e.into()))?;
     let (files, skipped) = walked?;
     written.map_err(|e| WorkspaceError::Internal(anyhow::Error::from(e).context("writing the snapshot archive")))?;
@@ -119,6 +135,35 @@ async fn walk(client: &SandboxdClient, session_id: &str, tx: &mpsc::Sender<Item>
         }
     }
     Ok((files, skipped))
+}
+
+/// The Daytona walk: breadth-first (through [`Stored::walk`]), each file read whole; one over the
+/// read limit is left out (logged), one removed meanwhile is simply gone.
+async fn walk_daytona(stored: &Stored, tx: &mpsc::Sender<Item>) -> Result<(u64, u64)> {
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    let (files, skipped) = (&AtomicU64::new(0), &AtomicU64::new(0));
+    stored
+        .walk(is_excluded, |e| async move {
+            let Ok(path) = paths::normalise(&e.path) else { return Ok(()) };
+            if e.is_dir {
+                return send(tx, Item::Dir(path)).await;
+            }
+            match stored.read(&e.path, READ_MAX).await {
+                Ok(bytes) => {
+                    files.fetch_add(1, Relaxed);
+                    send(tx, Item::File(path, bytes)).await
+                }
+                Err(WorkspaceError::TooLarge(_)) => {
+                    tracing::warn!(event = "snapshot_file_skipped", path = %e.path, "a file over the read limit is left out of the snapshot");
+                    skipped.fetch_add(1, Relaxed);
+                    Ok(())
+                }
+                Err(WorkspaceError::NotFound(_)) => Ok(()),
+                Err(err) => Err(err),
+            }
+        })
+        .await?;
+    Ok((files.load(Relaxed), skipped.load(Relaxed)))
 }
 
 async fn send(tx: &mpsc::Sender<Item>, item: Item) -> Result<()> {

@@ -12,8 +12,10 @@ use super::objects::Objects;
 use super::store::{self, Pending};
 use crate::db::{self, Db};
 use crate::sandbox::client::SandboxdClient;
+use crate::sandbox::connections::model::ConnectionKind;
 use crate::sandbox::connections::service as connections;
 use crate::sandbox::tombstones::model::pause_after;
+use crate::sandbox::workspaces::daytona::stored::{self, Start, Stored};
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::sandbox::workspaces::model::Workspace;
 use crate::state::AppState;
@@ -51,8 +53,16 @@ impl Uploader {
     }
 }
 
-/// A client for the workspace's host and the session whose files are saved.
-pub(super) async fn source(st: &AppState, org_id: &str, w: &Workspace) -> Result<(SandboxdClient, String)> {
+/// Where a workspace's files are read from: a sandboxd host's stored session, or a Daytona
+/// sandbox (through the Daytona backend's stored files).
+pub(super) enum Source {
+    Sandboxd(SandboxdClient, String),
+    Daytona(Stored),
+}
+
+/// The workspace's host and the session (or sandbox) whose files are saved. A Daytona sandbox
+/// Daytona stopped is started for it.
+pub(super) async fn source(st: &AppState, org_id: &str, w: &Workspace) -> Result<Source> {
     if w.backend != "sandboxd" {
         return Err(WorkspaceError::Refused(
             "This workspace is a document kept in our database (the state backend): snapshots save sandbox workspaces."
@@ -72,11 +82,17 @@ pub(super) async fn source(st: &AppState, org_id: &str, w: &Workspace) -> Result
         .await
         .map_err(|e| WorkspaceError::Internal(e.into()))?
         .ok_or_else(|| WorkspaceError::Refused("This workspace's sandbox host was removed.".into()))?;
-    if conn.kind == crate::sandbox::connections::model::ConnectionKind::Daytona {
-        return Err(WorkspaceError::Refused("Snapshots of Daytona workspaces are not available yet.".into()));
+    if conn.kind == ConnectionKind::Daytona {
+        return match stored::open(st, org_id, &conn, &session_id, Start::IfStopped).await {
+            Ok(files) => Ok(Source::Daytona(files)),
+            Err(WorkspaceError::Lost) => {
+                Err(WorkspaceError::Refused("Daytona no longer has this workspace's sandbox: nothing to save.".into()))
+            }
+            Err(e) => Err(e),
+        };
     }
     let client = connections::client_for(st, org_id, &conn).await?;
-    Ok((client, session_id))
+    Ok(Source::Sandboxd(client, session_id))
 }
 
 /// `fut`, or a 504 once `limit` passed (reading the workspace and storing it took too long).
@@ -103,8 +119,10 @@ pub fn object_key(org_id: &str, workspace_id: &str, id: &str) -> String {
 
 /// Reads the workspace from its host into an archive (a temporary file).
 pub async fn read(st: &AppState, org_id: &str, w: &Workspace) -> Result<archive::Built> {
-    let (client, session_id) = source(st, org_id, w).await?;
-    archive::build(&client, &session_id).await
+    match source(st, org_id, w).await? {
+        Source::Sandboxd(client, session_id) => archive::build(&client, &session_id).await,
+        Source::Daytona(files) => archive::build_from_daytona(&files).await,
+    }
 }
 
 /// Uploads the archive at `file` as snapshot `s`, records its row (and, for a snapshot that waited

@@ -84,7 +84,8 @@ Test hooks (JSON in, JSON out; none of this exists in Daytona):
                                many; absent = until removed)
       fail: [{"route": "DELETE /sandbox/{sandboxIdOrName}", "status": 503, "times": 1}]
                                the next `times` requests to that route answer that status
-                               (NestJS body on the API, ErrorResponse on the toolbox)
+                               (NestJS body on the API, ErrorResponse on the toolbox); with
+                               "path": "notes", only toolbox requests whose `path` query is that
       names: {"<sandbox name>": {buildSeconds, buildFail, ...}}   per-name overrides of the above
                                creation keys
   GET  /_fake/hooks                          the hooks now
@@ -905,9 +906,11 @@ def log_line(entry: dict):
         f.write(line + "\n")
 
 
-def take_fail(route: str) -> int | None:
+def take_fail(route: str, query: dict | None = None) -> int | None:
     with LOCK:
         for rule in HOOKS.get("fail") or []:
+            if "path" in rule and q1(query or {}, "path") != rule["path"]:
+                continue
             if rule.get("route") == route and rule.get("times", 1) > 0:
                 rule["times"] = rule.get("times", 1) - 1
                 return int(rule.get("status", 500))
@@ -1014,7 +1017,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                        "/" + "/".join(sub), self.command, "CONFLICT", "DAYTONA_PROXY")
                 if body is ValueError:
                     raise daemon_error(400, "invalid JSON body", "/" + "/".join(sub), self.command, "BAD_REQUEST")
-                status = take_fail(route)
+                status = take_fail(route, query)
                 if status:
                     hook_fail = True
                     raise daemon_error(status, "fake failure (hook fail)", "/" + "/".join(sub), self.command)

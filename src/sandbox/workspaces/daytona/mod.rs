@@ -1,12 +1,15 @@
 //! The `daytona` backend: the workspace is a Daytona sandbox named by its session key, so every
 //! run of a scope finds the same one by name (`open.rs`). Files and commands go through the
-//! sandbox's toolbox (`files.rs`); a `run`-scoped sandbox is deleted at the run's end (and
-//! Daytona deletes it on stop as a backstop); persistent scopes auto-stop when idle and are
-//! started again by the next run, never auto-deleted by Daytona.
+//! sandbox's toolbox (`files.rs`); a snapshot is written into it as it opens (`restore.rs`); a
+//! `run`-scoped sandbox is deleted at the run's end (and Daytona deletes it on stop as a
+//! backstop); persistent scopes auto-stop when idle and are started again by the next run, never
+//! auto-deleted by Daytona. Documents and snapshots read its files without a run (`stored.rs`).
 
 mod files;
 pub mod labels;
 mod open;
+mod restore;
+pub mod stored;
 
 use std::future::Future;
 
@@ -90,6 +93,14 @@ async fn execute(
 }
 
 impl manifest::Target for Toolbox {
+    /// Commands start in the sandbox's work dir, where the workspace's files are.
+    fn command_path(&self, path: &WorkspacePath) -> String {
+        if path.is_root() {
+            ".".to_string()
+        } else {
+            format!("./{}", path.relative())
+        }
+    }
     fn mkdir<'a>(&'a self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<()>> {
         Box::pin(files::mkdir(self.clone(), path))
     }

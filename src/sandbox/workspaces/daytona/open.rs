@@ -21,6 +21,7 @@ use crate::agents::runs::service as runs;
 use crate::db;
 use crate::sandbox::client::OPEN_WAIT_WHILE_BUILDING;
 use crate::sandbox::daytona_client::{CreateSandbox, DaytonaClient, DaytonaError, Sandbox, SandboxState, Toolbox};
+use crate::sandbox::snapshots::restore as snapshots;
 use crate::sandbox::workspaces::backend::Result;
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::sandbox::workspaces::manifest;
@@ -215,13 +216,27 @@ impl DaytonaBackend<'_> {
         }
     }
 
-    /// Writes the agent's files, then records the sandbox as open for this run.
+    /// Writes a snapshot (the run's, or a gone sandbox's latest) or else, for a new workspace,
+    /// the manifest's files, then the skills (every run); then records the sandbox as open for
+    /// this run and notes on the run what its workspace started from.
     async fn mark_open(&mut self, sandbox: &Sandbox, tb: Toolbox) -> Result<Toolbox> {
         if let (Ok(mut m), Some(proxy)) = (proxies().lock(), sandbox.toolbox_proxy_url.clone()) {
             m.insert(sandbox.id.clone(), proxy);
         }
         let is_new_workspace = self.r.workspace.session_ref.is_none();
-        manifest::materialise(self.st, &self.r, &tb, is_new_workspace, true, manifest::WRITE_CONCURRENCY).await?;
+        let from = snapshots::plan(self.st, &self.r, is_new_workspace).await?;
+        if let Some(s) = &from {
+            super::restore::write_snapshot(self.st, &self.r, &tb, s).await?;
+        }
+        let with_manifest = is_new_workspace && from.is_none();
+        manifest::materialise(self.st, &self.r, &tb, with_manifest, true, manifest::WRITE_CONCURRENCY).await?;
+        match &from {
+            Some(s) => snapshots::note(self.st, &self.r, &snapshots::restored_note(s)).await?,
+            None if is_new_workspace && snapshots::had_files(&self.r) => {
+                snapshots::note(self.st, &self.r, snapshots::STARTED_EMPTY).await?
+            }
+            None => {}
+        }
         let runtime = self.r.runtime();
         let mut c = self.st.db.conn().await?;
         let opened = store::Opened { session_ref: &sandbox.id, runtime: runtime.as_deref(), run_id: &self.r.run.id };

@@ -34,6 +34,12 @@ pub trait Target: Sync {
     fn write<'a>(&'a self, path: &'a WorkspacePath, bytes: &'a [u8]) -> BoxFuture<'a, Result<()>>;
     /// Clones a repository in the sandbox (a runtime with network): `Err` with git's words.
     fn clone_repo<'a>(&'a self, script: &'a [String]) -> BoxFuture<'a, Result<std::result::Result<(), String>>>;
+    /// How a command in the sandbox names `path`: `/workspace/…` where the workspace is mounted
+    /// there (sandboxd); a backend whose commands start in the workspace's own folder (Daytona's
+    /// work dir) says `./…`.
+    fn command_path(&self, path: &WorkspacePath) -> String {
+        path.absolute()
+    }
 }
 
 /// One step of materialising.
@@ -71,7 +77,13 @@ rm -rf \"$t/c/.git\"; mkdir -p \"$2\"; cp -a \"$t/c/.\" \"$2/\"";
 /// The steps for `r`: skills, and the manifest when the workspace is new. `sandbox_network`:
 /// repositories are cloned in the sandbox; otherwise the console fetches them now (before
 /// anything is written, so a failed fetch leaves the workspace untouched).
-async fn plan(st: &AppState, r: &Resolved, is_new_workspace: bool, sandbox_network: bool) -> Result<Vec<Step>> {
+async fn plan<T: Target>(
+    st: &AppState,
+    r: &Resolved,
+    target: &T,
+    is_new_workspace: bool,
+    sandbox_network: bool,
+) -> Result<Vec<Step>> {
     let mut dirs = Vec::new();
     let mut clones = Vec::new();
     let mut writes = Vec::new();
@@ -99,11 +111,18 @@ async fn plan(st: &AppState, r: &Resolved, is_new_workspace: bool, sandbox_netwo
             ManifestEntry::GitRepo { url, git_ref, path } => {
                 let dest = under("", path)?;
                 if sandbox_network {
-                    let argv =
-                        ["/bin/sh", "-c", CLONE_SCRIPT, "sh", url, &dest.absolute(), git_ref.as_deref().unwrap_or("")]
-                            .into_iter()
-                            .map(str::to_string)
-                            .collect();
+                    let argv = [
+                        "/bin/sh",
+                        "-c",
+                        CLONE_SCRIPT,
+                        "sh",
+                        url,
+                        &target.command_path(&dest),
+                        git_ref.as_deref().unwrap_or(""),
+                    ]
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect();
                     clones.push(Step::Clone(label(i, e), argv, format!("git clone {url} {}", dest.display())));
                     continue;
                 }
@@ -138,7 +157,7 @@ pub async fn materialise<T: Target>(
     sandbox_network: bool,
     concurrency: usize,
 ) -> Result<()> {
-    let steps = plan(st, r, is_new_workspace, sandbox_network).await?;
+    let steps = plan(st, r, target, is_new_workspace, sandbox_network).await?;
     let (keys, recorder) = (RowKeys::of(r), &st.recorder);
     let mut writes = Vec::new();
     for step in &steps {

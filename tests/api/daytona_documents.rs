@@ -1,0 +1,295 @@
+//! Documents, snapshots and manifests of Daytona workspaces through our API only, against the
+//! FAKE Daytona (tests/peer/daytona/fake_daytona.py; see daytona_fake.rs), on SQLite and
+//! PostgreSQL: a bounded tree (breadth-first over the toolbox's `GET /files`; a cut says so, a
+//! folder that fails makes it incomplete, a stopped sandbox is never started for it), tiles and a
+//! preview read through the toolbox's download; a snapshot at a run's end restored into a new
+//! run, and one on demand of a sandbox Daytona stopped; a manifest of each file kind (a
+//! repository cloned in the sandbox's own folder). After each test, every request in the fake's
+//! log matches Daytona's documents.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::daytona_fake::FakeDaytona;
+use crate::db_test;
+use crate::manifests::serve_repo;
+use crate::support::connections::daytona;
+use crate::support::{row, service_agent, urlencode, Org};
+
+/// The folder of the fake's sandbox for `run`'s workspace, and the workspace's id.
+async fn sandbox_of(o: &Org<'_>, fake: &FakeDaytona, run: &str) -> (String, PathBuf, String) {
+    let state = o.ws(run, Method::GET, "state", None).await.json();
+    let key = state["session_key"].as_str().expect("key").to_string();
+    let sb = fake.sandboxes().into_iter().find(|s| s["name"] == key.as_str()).expect("the run's sandbox");
+    let dir = PathBuf::from(sb["dir"].as_str().expect("dir"));
+    (key, dir, state["workspace_id"].as_str().expect("workspace id").to_string())
+}
+
+fn put(dir: &Path, path: &str, bytes: &[u8]) {
+    let p = dir.join(path);
+    std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+    std::fs::write(p, bytes).expect("write");
+}
+
+async fn put_bytes(o: &Org<'_>, run: &str, path: &str, bytes: Vec<u8>) {
+    let url = o.app.web.url(&format!("/api/v1/runs/{run}/workspace/files?path={}", urlencode(path)));
+    let r = o.app.web.send(reqwest::Client::new().put(url).bearer_auth(&o.token).body(bytes)).await;
+    assert_eq!(r.status, 204, "{}", r.body);
+}
+
+async fn get_bytes(o: &Org<'_>, path: &str) -> (u16, Vec<u8>) {
+    let r = reqwest::Client::new().get(o.app.web.url(path)).bearer_auth(&o.token).send().await.expect("get");
+    let status = r.status().as_u16();
+    (status, r.bytes().await.expect("bytes").to_vec())
+}
+
+async fn documents_of(o: &Org<'_>, id: &str) -> Value {
+    let r = o.call(Method::GET, &format!("/api/v1/documents/workspaces/{id}"), None).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.json()
+}
+
+fn in_tree(d: &Value, dirs: bool) -> Vec<String> {
+    let mut out: Vec<String> = d["tree"]
+        .as_array()
+        .expect("tree")
+        .iter()
+        .filter(|n| n["is_dir"] == dirs)
+        .map(|n| n["path"].as_str().expect("path").to_string())
+        .collect();
+    out.sort();
+    out
+}
+
+fn tile<'a>(d: &'a Value, path: &str) -> &'a Value {
+    d["tiles"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["file"]["path"] == path))
+        .unwrap_or_else(|| panic!("no tile for {path}: {}", d["tiles"]))
+}
+
+fn png(w: u32, h: u32) -> Vec<u8> {
+    let img = image::RgbaImage::from_pixel(w, h, image::Rgba([30, 100, 200, 255]));
+    let mut out = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Png).expect("png");
+    out.into_inner()
+}
+
+/// Bytes that are not UTF-8, so "byte-identical" means something.
+fn binary() -> Vec<u8> {
+    (0..=255u8).cycle().take(70_000).collect()
+}
+
+db_test! {
+    async fn documents_list_a_daytona_workspace_within_its_bounds_and_preview_its_files(app: TestApp) {
+        let fake = FakeDaytona::start(&[]);
+        let o = Org::new(&app).await;
+        daytona(&o, &fake.api_url, &fake.api_key).await;
+        let agent = o.agent(service_agent("writer", "conversation")).await;
+        let conv = o.conversation(&agent, json!({})).await;
+        let run = o.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(o.write(&run, "notes/plan.md", "# Plan\nship it\n").await.status, 204);
+        put_bytes(&o, &run, "uploads/photo.png", png(320, 200)).await;
+        let (key, dir, workspace) = sandbox_of(&o, &fake, &run).await;
+        put(&dir, "node_modules/left-pad/index.js", b"module.exports = 1");
+
+        let d = documents_of(&o, &workspace).await;
+        assert_eq!(in_tree(&d, false), ["notes/plan.md", "uploads/photo.png"], "excluded folders are left out");
+        assert_eq!(d["listing"]["complete"], true, "{}", d["listing"]);
+        assert_eq!(d["file_count"], 2);
+        let thumb = tile(&d, "uploads/photo.png")["thumbnail"].as_str().unwrap_or_default().to_string();
+        assert!(thumb.starts_with("data:image/webp;base64,"), "{}", d["tiles"]);
+        let text = tile(&d, "notes/plan.md")["text_preview"].as_str().unwrap_or_default().to_string();
+        assert_eq!(text, "# Plan\nship it");
+        // The file itself, and its preview page (Markdown rendered).
+        let (status, bytes) = get_bytes(&o, &format!("/api/v1/documents/workspaces/{workspace}/file?path=notes%2Fplan.md")).await;
+        assert_eq!((status, bytes.as_slice()), (200, &b"# Plan\nship it\n"[..]));
+        let page = app.web.get(&format!("/documents/workspaces/{workspace}?path={}", urlencode("notes/plan.md"))).await;
+        assert_eq!(page.status, 200);
+        assert_eq!(page.select_text("#preview-markdown h1").as_deref(), Some("Plan"));
+        o.call(Method::GET, &format!("/api/v1/documents/workspaces/{workspace}/file?path=nothing.md"), None).await.problem(404);
+
+        // A cut: folders eight levels deep; the sixth level is listed, not opened.
+        put(&dir, "deep/l2/l3/l4/l5/l6/l7/l8.txt", b"deep");
+        let d = documents_of(&o, &workspace).await;
+        assert_eq!((d["listing"]["limited"].as_bool(), d["listing"]["complete"].as_bool()), (Some(true), Some(false)), "{}", d["listing"]);
+        assert!(d["listing"]["note"].as_str().is_some_and(|n| n.contains("not every file") && n.contains("6 levels")), "{}", d["listing"]);
+        let dirs = in_tree(&d, true);
+        assert!(dirs.contains(&"deep/l2/l3/l4/l5/l6".to_string()) && !dirs.iter().any(|p| p.ends_with("/l7")), "{dirs:?}");
+        std::fs::remove_dir_all(dir.join("deep")).expect("rm");
+
+        // A folder that fails: skipped, the listing incomplete, the rest shown.
+        fake.set_hooks(json!({"fail": [{"route": "GET /toolbox/{sandboxId}/files", "path": "notes", "status": 500, "times": 1000}]}));
+        let d = documents_of(&o, &workspace).await;
+        fake.set_hooks(json!({"fail": null}));
+        assert_eq!((d["listing"]["incomplete"].as_bool(), d["listing"]["limited"].as_bool()), (Some(true), Some(false)), "{}", d["listing"]);
+        assert!(d["listing"]["note"].as_str().is_some_and(|n| n.contains("could not be read")), "{}", d["listing"]);
+        assert_eq!(in_tree(&d, false), ["uploads/photo.png"]);
+
+        // A sandbox Daytona stopped is never started for Documents: unreadable, saying why.
+        fake.set_sandbox(&key, json!({"state": "stopped"}));
+        fake.reset_request_counts();
+        let d = documents_of(&o, &workspace).await;
+        assert!(d["listing"]["unreadable"].as_str().is_some_and(|u| u.contains("stopped")), "{}", d["listing"]);
+        assert_eq!(fake.request_counts().get("POST /sandbox/{sandboxIdOrName}/start"), None);
+        let page = o.call(Method::GET, "/api/v1/documents", None).await;
+        assert_eq!(page.status, 200, "{}", page.body);
+        assert!(!page.body.contains(&fake.api_key) && !page.body.contains("127.0.0.1"), "{}", page.body);
+        fake.assert_log_matches_the_documents();
+    }
+}
+
+/// The files of a downloaded archive: path → bytes (folders end in `/`, with no bytes).
+fn archive_files(gz: &[u8]) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut a = tar::Archive::new(flate2::read::GzDecoder::new(gz));
+    for e in a.entries().expect("a tar") {
+        let mut e = e.expect("an entry");
+        let path = e.path().expect("path").to_string_lossy().to_string();
+        let mut bytes = Vec::new();
+        e.read_to_end(&mut bytes).expect("read");
+        out.insert(path, bytes);
+    }
+    out
+}
+
+async fn snapshots_of(o: &Org<'_>, workspace: &str) -> Vec<Value> {
+    let r = o.call(Method::GET, &format!("/api/v1/workspaces/{workspace}/snapshots"), None).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.json().as_array().expect("list").clone()
+}
+
+db_test! {
+    async fn a_daytona_workspace_is_snapshotted_and_restored_into_a_new_run(app: TestApp) {
+        let fake = FakeDaytona::start(&[]);
+        let o = Org::new(&app).await;
+        daytona(&o, &fake.api_url, &fake.api_key).await;
+        let agent = o.agent(service_agent("saver", "conversation")).await;
+        let r = o.call(Method::PUT, &format!("/api/v1/agents/{agent}/snapshot-settings"), Some(json!({"snapshots": "on_finish"}))).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        let conv = o.conversation(&agent, json!({})).await;
+        let r1 = o.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(o.write(&r1, "notes/plan.md", "# Plan\nship it\n").await.status, 204);
+        put_bytes(&o, &r1, "data/blob.bin", binary()).await;
+        assert_eq!(o.write(&r1, "node_modules/left-pad/index.js", "module.exports = 1").await.status, 204);
+        assert_eq!(o.ws(&r1, Method::POST, "mkdir", Some(json!({"path": "empty/inside"}))).await.status, 204);
+        let (key, _, workspace) = sandbox_of(&o, &fake, &r1).await;
+        let finished = o.call(Method::POST, &format!("/api/v1/runs/{r1}/finish"), None).await;
+        assert_eq!(finished.status, 200, "{}", finished.body);
+        agenticos::sandbox::snapshots::pending::wait_for_run(&r1).await;
+
+        let list = snapshots_of(&o, &workspace).await;
+        assert_eq!(list.len(), 1, "{list:?}");
+        assert_eq!((list[0]["taken_by"].as_str(), list[0]["file_count"].as_i64()), (Some("finish"), Some(2)), "{}", list[0]);
+        let id = list[0]["id"].as_str().expect("id").to_string();
+        let (status, gz) = get_bytes(&o, &format!("/api/v1/snapshots/{id}/archive")).await;
+        assert_eq!(status, 200);
+        let files = archive_files(&gz);
+        assert_eq!(files.get("notes/plan.md").map(Vec::as_slice), Some(&b"# Plan\nship it\n"[..]));
+        assert_eq!(files.get("data/blob.bin"), Some(&binary()));
+        assert!(files.contains_key("empty/inside/"), "{:?}", files.keys());
+        assert!(!files.keys().any(|k| k.contains("node_modules")), "{:?}", files.keys());
+
+        // A new conversation (a new workspace, a new sandbox) starts from the snapshot.
+        let conv2 = o.conversation(&agent, json!({})).await;
+        let r2 = o.run(&agent, Some(&conv2), json!({"snapshot_id": id})).await;
+        assert_eq!(o.read(&r2, "notes/plan.md").await.body, "# Plan\nship it\n");
+        let (status, blob) = get_bytes(&o, &format!("/api/v1/runs/{r2}/workspace/files?path={}", urlencode("data/blob.bin"))).await;
+        assert_eq!((status, blob), (200, binary()));
+        o.read(&r2, "node_modules/left-pad/index.js").await.problem(404);
+        assert_eq!(o.ws(&r2, Method::GET, "ls?path=empty", None).await.json()[0]["name"], "inside");
+        let st = o.ws(&r2, Method::GET, "state", None).await.json();
+        assert_ne!(st["workspace_id"], workspace.as_str());
+        assert!(st["started_from"].as_str().is_some_and(|s| s.starts_with("restored from the snapshot of ")), "{st}");
+        let (key2, _, _) = sandbox_of(&o, &fake, &r2).await;
+        assert_ne!(key2, key, "its own sandbox");
+        // The restore's writes are recorded like any other.
+        let rows = o.rows(&r2).await;
+        assert!(rows.contains(&row("write", "/workspace/notes/plan.md", true, "15 bytes")), "{rows:?}");
+        assert!(rows.contains(&row("mkdir", "/workspace/empty/inside", true, "")), "{rows:?}");
+
+        // On demand, of a sandbox Daytona stopped meanwhile: it is started for the snapshot.
+        fake.set_sandbox(&key, json!({"state": "stopped"}));
+        fake.reset_request_counts();
+        let r = o.call(Method::POST, &format!("/api/v1/workspaces/{workspace}/snapshots"), None).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        assert_eq!((r.json()["taken_by"].as_str(), r.json()["file_count"].as_i64()), (Some("on_demand"), Some(2)), "{}", r.body);
+        assert_eq!(fake.request_counts().get("POST /sandbox/{sandboxIdOrName}/start").copied(), Some(1));
+        // A sandbox Daytona no longer has: refused in plain words, nothing saved.
+        let sb = fake.sandboxes().into_iter().find(|s| s["name"] == key.as_str()).expect("sandbox");
+        let client = agenticos::sandbox::daytona_client::DaytonaClient::new(
+            agenticos::sandbox::daytona_client::DaytonaClient::default_http().unwrap(),
+            url::Url::parse(&fake.api_url).unwrap(),
+            secrecy::SecretString::from(fake.api_key.clone()),
+        )
+        .unwrap();
+        client.delete_sandbox(sb["id"].as_str().expect("id")).await.expect("deleted behind our back");
+        let began = std::time::Instant::now();
+        while fake.sandboxes().iter().any(|s| s["id"] == sb["id"] && s["state"] != "destroyed") {
+            assert!(began.elapsed() < std::time::Duration::from_secs(30), "the fake never destroyed it");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        let gone = o.call(Method::POST, &format!("/api/v1/workspaces/{workspace}/snapshots"), None).await;
+        let p = gone.problem(409);
+        assert!(p["detail"].as_str().is_some_and(|d| d.contains("no longer has")), "{p}");
+        assert_eq!(snapshots_of(&o, &workspace).await.len(), 2);
+        fake.assert_log_matches_the_documents();
+    }
+}
+
+db_test! {
+    async fn a_manifest_materialises_in_a_daytona_sandbox_once(app: TestApp) {
+        let fake = FakeDaytona::start(&[]);
+        let repo = serve_repo().await;
+        let o = Org::new(&app).await;
+        daytona(&o, &fake.api_url, &fake.api_key).await;
+        let manifest = json!({"entries": [
+            {"kind": "file", "path": "notes.md", "content": "notes"},
+            {"kind": "file", "path": "data/raw.bin", "content_base64": "AAEC/w=="},
+            {"kind": "dir", "path": "out"},
+            {"kind": "git_repo", "url": repo.url, "ref": "main", "path": "repo"},
+            {"kind": "env", "name": "GREETING", "value": "hello"},
+        ]});
+        let agent = o.agent(json!({"name": "m-daytona", "backend": "service", "scope": "conversation", "manifest": manifest})).await;
+        let conv = o.conversation(&agent, json!({})).await;
+        let r1 = o.run(&agent, Some(&conv), json!({})).await;
+        let ls = o.ws(&r1, Method::GET, "ls", None).await;
+        assert_eq!(ls.status, 200, "{}", ls.body);
+        let mut names: Vec<String> = ls.json().as_array().expect("list").iter().filter_map(|e| e["name"].as_str().map(str::to_string)).collect();
+        names.sort();
+        assert_eq!(names, ["data", "notes.md", "out", "repo"]);
+        assert_eq!(o.read(&r1, "repo/README.md").await.body, "# served repo\n");
+        assert_eq!(o.read(&r1, "repo/src/lib.txt").await.body, "library\n");
+        o.read(&r1, "repo/.git/HEAD").await.problem(404);
+        let (status, raw) = get_bytes(&o, &format!("/api/v1/runs/{r1}/workspace/files?path={}", urlencode("data/raw.bin"))).await;
+        assert_eq!((status, raw), (200, vec![0u8, 1, 2, 255]));
+        let e = o.exec(&r1, "printenv GREETING").await.json();
+        assert_eq!(e["stdout"], "hello\n", "{e}");
+        // The repository is in the sandbox's own folder (Daytona's work dir), not at /workspace.
+        let (_, dir, _) = sandbox_of(&o, &fake, &r1).await;
+        assert_eq!(std::fs::read_to_string(dir.join("repo/src/lib.txt")).expect("cloned in the sandbox"), "library\n");
+        o.finish(&r1).await;
+        let rows = o.rows(&r1).await;
+        assert_eq!(rows[0], row("mkdir", "/workspace/out", true, ""), "{rows:?}");
+        assert_eq!(rows[1], row("execute", &format!("git clone {} /workspace/repo", repo.url), true, "cloned"), "{rows:?}");
+        let mut writes = rows[2..4].to_vec();
+        writes.sort();
+        assert_eq!(writes, vec![row("write", "/workspace/data/raw.bin", true, "4 bytes"), row("write", "/workspace/notes.md", true, "5 bytes")]);
+        assert_eq!(rows[4], row("ls", "/workspace", true, "4 entries"), "{rows:?}");
+
+        // A later run of the same workspace attaches: nothing is written again.
+        let r2 = o.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(o.write(&r2, "notes.md", "changed").await.status, 204);
+        assert_eq!(o.read(&r2, "notes.md").await.body, "changed");
+        o.finish(&r2).await;
+        assert_eq!(
+            o.rows(&r2).await,
+            vec![row("write", "/workspace/notes.md", true, "7 bytes"), row("read", "/workspace/notes.md", true, "7 bytes")]
+        );
+        fake.assert_log_matches_the_documents();
+    }
+}
