@@ -102,6 +102,7 @@ impl Application {
                 .wrap(from_fn(mw::keep_page_url))
                 .wrap(from_fn(w::edge::input_guard))
                 .wrap(from_fn(mw::api_problems))
+                .wrap(from_fn(w::error_frame::framed_errors))
                 .wrap(mw::security_headers())
                 .wrap(Compress::default())
                 .wrap(from_fn(mw::request_context))

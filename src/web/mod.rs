@@ -8,6 +8,7 @@ pub mod csrf;
 pub mod edge;
 pub mod error;
 pub mod error_cases;
+pub mod error_frame;
 pub mod extract;
 pub mod filters;
 pub mod guard;

@@ -11,7 +11,9 @@ use askama::Template;
 use super::context;
 use super::error::{AppError, FieldErrors, Kind};
 
-#[derive(Template)]
+/// The error page for someone not signed in; [`super::error_frame`] frames a 403 or 404 in the
+/// console's navigation for someone who is (it finds this page in the response's extensions).
+#[derive(Template, Clone, Debug)]
 #[template(path = "errors/error.html")]
 pub struct ErrorPage {
     pub status: u16,
@@ -82,7 +84,10 @@ pub fn page_error_response(err: &AppError) -> HttpResponse {
         detail: err.public_detail(),
         request_id: context::request_id(),
     };
-    res.body(page.render().unwrap_or_else(|_| "Something went wrong".into()))
+    let body = page.render().unwrap_or_else(|_| "Something went wrong".into());
+    let mut res = res.body(body);
+    res.extensions_mut().insert(page);
+    res
 }
 
 impl ResponseError for PageError {

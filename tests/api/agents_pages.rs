@@ -254,7 +254,13 @@ db_test! {
         assert_eq!(state.json()["state"], "not_opened", "{}", state.body);
         let page = app.web.get(&format!("/conversations/{conv}")).await;
         assert!(page.select_text("#workspace-not-opened").is_some_and(|t| t.contains("Nothing started yet")));
-        assert!(page.select_text("#runs-table").is_some_and(|t| t.contains(&run)));
+        // The run is named, not shown as its id (the id is on hover and in the row's anchor).
+        assert_eq!(page.select_text(&format!("#runs-table tr#run-{run} td")).as_deref(), Some("Run 1"));
+        assert_eq!(page.select_attr(&format!("#runs-table tr#run-{run} td"), "title"), Some(format!("Run {run}")));
+        let latest = page.select_text("#workspace-latest-run").unwrap_or_default();
+        assert!(latest.starts_with("Run 1 · started by member · ") && latest.ends_with(" ago"), "{latest:?}");
+        assert!(!latest.contains(&run), "{latest:?}");
+        assert_eq!(page.select_attr("#workspace-latest-run a", "href"), Some(format!("#run-{run}")));
 
         let mut c = app.state.db.conn().await.expect("conn");
         sqlx::query("UPDATE sandbox_workspaces SET state = 'preparing'").execute(&mut *c).await.expect("update");

@@ -12,6 +12,7 @@ mod api_tokens;
 mod architecture;
 mod audit_log;
 mod browser_accounts;
+mod browser_axe;
 mod browser_connections;
 mod browser_deletes;
 mod browser_flows;

@@ -230,7 +230,10 @@ db_test! {
         };
         let all_theirs = sorted(&[&first, &second, &elsewhere]);
         assert_eq!(listed(get(&member, "/api/v1/runs").await.json()), all_theirs);
-        let mut on_page = member.get(&format!("/conversations/{theirs}")).await.select_all("#runs-table tbody td.mono");
+        let page = member.get(&format!("/conversations/{theirs}")).await.html();
+        let rows = scraper::Selector::parse("#runs-table tbody tr").expect("selector");
+        let mut on_page: Vec<String> =
+            page.select(&rows).filter_map(|tr| tr.value().id()?.strip_prefix("run-").map(str::to_string)).collect();
         on_page.sort();
         assert_eq!(on_page, sorted(&[&first, &second]));
         assert_eq!(listed(get(&member, &format!("/api/v1/runs?conversation_id={theirs}")).await.json()), sorted(&[&first, &second]));

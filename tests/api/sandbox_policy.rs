@@ -46,6 +46,13 @@ db_test! {
         assert_eq!(ceiling("idle_timeout"), "30 min");
         assert_eq!(ceiling("persist_containers"), "no, each session starts a fresh container");
         assert_eq!(ceiling("workspace_ttl"), "unset: workspaces are kept forever");
+        // Each explanation agrees with its value: an unset ceiling is not explained as a set one.
+        let hint = |k: &str| r.select_text(&format!("#ceiling-{k} .muted")).unwrap_or_default();
+        assert_eq!(hint("max_sessions_per_tenant"), "Opening one more is refused until one of them is released.");
+        assert_eq!(hint("max_open_sessions"), "Hibernated sessions are not counted against any ceiling of their own.");
+        assert_eq!(hint("workspace_ttl"), "Unused workspace directories are never removed by the host.");
+        assert_eq!(hint("container_ttl"), "No container is kept, so none waits to be removed.");
+        assert_eq!(r.select_attr(".breadcrumb a", "href").as_deref(), Some("/sandboxes"));
         let warning = r.select_text("#policy-notice-workspace_ttl_unset").expect("the workspace TTL warning");
         assert!(warning.contains("Disk use only grows unless the operator sets a workspace TTL"), "{warning}");
         assert!(r.select_text("#policy-notice-no_runtime").is_none());
@@ -68,16 +75,41 @@ db_test! {
         assert_eq!(codes, ["workspace_ttl_unset"]);
         assert!(!j.body.contains(&peer.token));
 
-        // A member may not see it; another organization does not find the connection.
+        // An operator reaches it from Connections (a row action), as the owner does.
+        let operator = app.member_with_role("op@example.com", "operator").await;
+        for who in [&app.web, &operator] {
+            let list = who.get("/sandboxes").await;
+            let href = list.select_attr(&format!("#connection-{} .row-actions a[href$='/policy']", conn.id), "href");
+            assert_eq!(href, Some(policy(&conn.id)), "{}", list.body);
+        }
+        assert!(operator.get("/sandboxes").await.select_text(&format!("#connection-{} .row-actions", conn.id)).is_some_and(|t| !t.contains("Edit")));
+        assert_eq!(operator.get(&policy(&conn.id)).await.status, 200);
+
+        // A member may not see it; another organization does not find the connection. Both
+        // refusals keep the console's navigation (they are signed in), with their status.
         let member = app.member_with_role("m@example.com", "member").await;
-        assert_eq!(member.get(&policy(&conn.id)).await.status, 403);
+        let r = member.get(&policy(&conn.id)).await;
+        assert_eq!(r.status, 403);
+        assert!(r.select_text("nav.sidebar-nav").is_some_and(|t| t.contains("Conversations")), "{}", r.body);
+        assert_eq!(r.select_text("#error-page .error-code").as_deref(), Some("403"));
         member.api(Method::GET, &api_policy(&conn.id), None).await.problem(403);
         let b = app.other_org_user("b@example.com", "B Corp").await;
         let r = b.get(&policy(&conn.id)).await;
         assert_eq!(r.status, 404);
         assert!(!r.body.contains("main host"));
+        assert!(r.select_text("nav.sidebar-nav").is_some(), "{}", r.body);
+        assert_eq!(r.select_text("#error-page .error-code").as_deref(), Some("404"));
         b.api(Method::GET, &api_policy(&conn.id), None).await.problem(404);
         assert_eq!(app.web.get(&policy("no-such-connection")).await.status, 404);
+        let r = app.web.get("/no-such-page").await;
+        assert_eq!(r.status, 404);
+        assert!(r.select_text("nav.sidebar-nav").is_some(), "{}", r.body);
+        // Signed out: the plain page, same status.
+        let r = app.new_client().get("/no-such-page").await;
+        assert_eq!(r.status, 404);
+        assert!(r.select_text("nav.sidebar-nav").is_none() && r.select_text(".error-code").as_deref() == Some("404"), "{}", r.body);
+        let r = app.new_client().get(&policy(&conn.id)).await;
+        assert_eq!(r.status, 303, "signed out, a page asks to sign in");
     }
 }
 

@@ -141,11 +141,12 @@ pub async fn overview(st: &AppState, caller: &Caller, id: &str) -> Result<Conver
     Ok(ConversationOverview { conversation, agent, member_emails, runs })
 }
 
-/// The conversation's latest run, if it has one (for someone who may see the conversation).
-pub async fn latest_run(st: &AppState, caller: &Caller, id: &str) -> Result<Option<Run>> {
+/// The conversation's runs, newest first (for someone who may see the conversation): the first
+/// is its latest, and their count is its number.
+pub async fn runs_of(st: &AppState, caller: &Caller, id: &str) -> Result<Vec<Run>> {
     get(st, caller, id).await?;
     let mut c = st.db.conn().await?;
-    Ok(runs::list_of_conversation(&mut c, &caller.org_id, id).await?.into_iter().next())
+    Ok(runs::list_of_conversation(&mut c, &caller.org_id, id).await?)
 }
 
 /// Deletes conversation `id` of `org_id` in the caller's transaction (its runs and members go by

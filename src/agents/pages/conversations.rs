@@ -80,6 +80,31 @@ async fn latest_workspace(st: &AppState, caller: &Caller, run: Option<&Run>) -> 
 pub struct WorkspacePartial {
     pub conversation_id: String,
     pub workspace: LatestWorkspace,
+    /// The latest run as people name it; none without a run.
+    pub latest: Option<RunName>,
+}
+
+/// A run as the conversation page names it: `Run 3` (its place among the conversation's runs,
+/// oldest first), who started it and when; its id only on hover.
+#[derive(Debug)]
+pub struct RunName {
+    pub number: usize,
+    pub id: String,
+    pub started_by: &'static str,
+    pub created_at: i64,
+}
+
+impl RunName {
+    /// The run at `index` of `runs` (newest first, as the conversation lists them).
+    pub fn of(runs: &[Run], index: usize) -> Option<RunName> {
+        let r = runs.get(index)?;
+        Some(RunName {
+            number: runs.len() - index,
+            id: r.id.clone(),
+            started_by: r.started_by.as_str(),
+            created_at: r.created_at,
+        })
+    }
 }
 
 impl WorkspacePartial {
@@ -180,7 +205,11 @@ pub async fn show(
         files_html,
         can_delete,
         shell: Shell::new(&caller, &req, "conversations"),
-        workspace: WorkspacePartial { conversation_id: o.conversation.id.clone(), workspace },
+        workspace: WorkspacePartial {
+            conversation_id: o.conversation.id.clone(),
+            workspace,
+            latest: RunName::of(&o.runs, 0),
+        },
         conversation: o.conversation,
         agent: o.agent,
         member_emails: o.member_emails,
@@ -201,7 +230,8 @@ pub async fn workspace_partial(
     if !wants_fragment(&req) {
         return Ok(see_other(&paths::conversation(&id)));
     }
-    let run = conversations::latest_run(&st, &caller, &id).await?;
-    let workspace = latest_workspace(&st, &caller, run.as_ref()).await?;
-    render_status(StatusCode::OK, &WorkspacePartial { conversation_id: id.into_inner(), workspace })
+    let runs = conversations::runs_of(&st, &caller, &id).await?;
+    let workspace = latest_workspace(&st, &caller, runs.first()).await?;
+    let latest = RunName::of(&runs, 0);
+    render_status(StatusCode::OK, &WorkspacePartial { conversation_id: id.into_inner(), workspace, latest })
 }

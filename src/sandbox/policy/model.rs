@@ -122,57 +122,93 @@ impl Ceilings {
         }
     }
 
+    /// Each ceiling in words, its explanation chosen to agree with its value (a ceiling that is
+    /// not set is not explained as if it were).
     pub fn rows(&self) -> Vec<CeilingRow> {
         let limit = |n: Option<u64>| n.map(|n| n.to_string()).unwrap_or_else(|| "no limit".into());
         let after = |n: Option<u64>, none: &str| n.map(duration).unwrap_or_else(|| none.to_string());
+        let hint = |set: bool, yes: &'static str, no: &'static str| if set { yes } else { no };
+        let idle_set = self.idle_timeout > 0;
         vec![
             CeilingRow {
                 key: "max_sessions_per_tenant",
                 label: "Sessions per organization",
                 value: limit(self.max_sessions_per_tenant),
-                hint: "Opening one more is refused until one of them is released.",
+                hint: hint(
+                    self.max_sessions_per_tenant.is_some(),
+                    "Opening one more is refused until one of them is released.",
+                    "Only the host-wide ceilings below limit how many an organization opens.",
+                ),
             },
             CeilingRow {
                 key: "max_sessions",
                 label: "Host-wide sessions",
                 value: limit(self.max_sessions),
-                hint: "Resident sandboxes, all organizations on this host together.",
+                hint: hint(
+                    self.max_sessions.is_some(),
+                    "Resident sandboxes, all organizations on this host together.",
+                    "The host does not cap its resident sandboxes; its memory and CPUs do.",
+                ),
             },
             CeilingRow {
                 key: "max_open_sessions",
                 label: "Host-wide open sessions",
                 value: self.max_open_sessions.map(|n| n.to_string()).unwrap_or_else(|| "no separate ceiling".into()),
-                hint: "Hibernated sessions included.",
+                hint: hint(
+                    self.max_open_sessions.is_some(),
+                    "Hibernated sessions included.",
+                    "Hibernated sessions are not counted against any ceiling of their own.",
+                ),
             },
             CeilingRow {
                 key: "idle_timeout",
                 label: "Idle timeout",
-                value: duration(self.idle_timeout),
-                hint: "An idle session's container is closed; its files stay.",
+                value: if idle_set { duration(self.idle_timeout) } else { "never".into() },
+                hint: hint(
+                    idle_set,
+                    "An idle session's container is closed; its files stay.",
+                    "An idle session keeps its container until it is closed.",
+                ),
             },
             CeilingRow {
                 key: "evict_idle_after",
                 label: "Hibernate idle sessions after",
                 value: after(self.evict_idle_after, "never"),
-                hint: "Idle sessions are put to sleep to make room.",
+                hint: hint(
+                    self.evict_idle_after.is_some(),
+                    "Idle sessions are put to sleep to make room.",
+                    "Idle sessions are not put to sleep to make room.",
+                ),
             },
             CeilingRow {
                 key: "persist_containers",
                 label: "Containers kept between turns",
                 value: if self.persist_containers { "yes" } else { "no, each session starts a fresh container" }.into(),
-                hint: "A kept container keeps what was installed in it.",
+                hint: hint(
+                    self.persist_containers,
+                    "A kept container keeps what was installed in it.",
+                    "What a session installed is gone with its container; its files stay.",
+                ),
             },
             CeilingRow {
                 key: "container_ttl",
                 label: "Stopped containers removed after",
                 value: after(self.container_ttl, "never"),
-                hint: "Installs are reclaimed; the workspace is untouched.",
+                hint: match (self.persist_containers, self.container_ttl.is_some()) {
+                    (false, _) => "No container is kept, so none waits to be removed.",
+                    (true, true) => "Installs are reclaimed; the workspace is untouched.",
+                    (true, false) => "Kept containers and their installs stay until removed by hand.",
+                },
             },
             CeilingRow {
                 key: "workspace_ttl",
                 label: "Workspace TTL",
                 value: after(self.workspace_ttl, "unset: workspaces are kept forever"),
-                hint: "Unused workspace directories are removed after this.",
+                hint: hint(
+                    self.workspace_ttl.is_some(),
+                    "Unused workspace directories are removed after this.",
+                    "Unused workspace directories are never removed by the host.",
+                ),
             },
             CeilingRow {
                 key: "execute_timeout",
@@ -241,7 +277,63 @@ pub fn duration(secs: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::duration;
+    use super::{duration, Ceilings};
+
+    fn ceilings() -> Ceilings {
+        Ceilings {
+            max_sessions_per_tenant: None,
+            max_sessions: None,
+            max_open_sessions: None,
+            idle_timeout: 0,
+            evict_idle_after: None,
+            persist_containers: false,
+            container_ttl: None,
+            workspace_ttl: None,
+            execute_timeout: 300,
+        }
+    }
+
+    fn says(c: &Ceilings) -> Vec<(String, &'static str)> {
+        c.rows().into_iter().map(|r| (r.value, r.hint)).collect()
+    }
+
+    #[test]
+    fn explanations_agree_with_their_values() {
+        // Nothing set: no explanation speaks of a ceiling, a sleep or a removal that does not happen.
+        let unset = says(&ceilings());
+        for (value, hint) in &unset[..8] {
+            assert!(
+                !hint.contains("refused")
+                    && !hint.contains("after this")
+                    && !hint.contains("Installs are reclaimed")
+                    && !hint.contains("are put to sleep")
+                    && !hint.contains("is closed;")
+                    && !hint.starts_with("Hibernated sessions included"),
+                "{value}: {hint}"
+            );
+        }
+        assert_eq!(unset[3].0, "never", "an idle timeout of 0 closes nothing");
+        // Everything set: each explanation says what the value does.
+        let set = Ceilings {
+            max_sessions_per_tenant: Some(3),
+            max_sessions: Some(20),
+            max_open_sessions: Some(40),
+            idle_timeout: 1800,
+            evict_idle_after: Some(600),
+            persist_containers: true,
+            container_ttl: Some(3600),
+            workspace_ttl: Some(86_400),
+            execute_timeout: 300,
+        };
+        let set = says(&set);
+        assert_eq!(set[0], ("3".into(), "Opening one more is refused until one of them is released."));
+        assert_eq!(set[3], ("30 min".into(), "An idle session's container is closed; its files stay."));
+        assert_eq!(set[6], ("1 h".into(), "Installs are reclaimed; the workspace is untouched."));
+        assert_eq!(set[7], ("1 d".into(), "Unused workspace directories are removed after this."));
+        for i in 0..8 {
+            assert_ne!(unset[i].1, set[i].1, "row {i} explains an unset and a set value alike");
+        }
+    }
 
     #[test]
     fn durations_read_as_words() {

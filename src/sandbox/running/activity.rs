@@ -40,14 +40,9 @@ impl ActivityEvent {
         }
     }
 
-    /// `21:12:05` (UTC).
-    pub fn time(&self) -> String {
-        format_epoch(self.at, time::macros::format_description!("[hour]:[minute]:[second]"))
-    }
-
-    /// `2026-11-29 21:12:05 UTC`.
-    pub fn moment(&self) -> String {
-        format_epoch(self.at, time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second] UTC"))
+    /// When it happened, in epoch milliseconds (for `values::when`).
+    pub fn at_ms(&self) -> i64 {
+        (self.at * 1000.0) as i64
     }
 
     /// `7.4 ms`, `2.78 s`.
@@ -72,13 +67,6 @@ fn op_name(op: EventOp) -> &'static str {
         EventOp::Remove => "remove",
         EventOp::Other => "other",
     }
-}
-
-fn format_epoch(secs: f64, fmt: &[time::format_description::BorrowedFormatItem<'_>]) -> String {
-    time::OffsetDateTime::from_unix_timestamp_nanos((secs * 1e9) as i128)
-        .ok()
-        .and_then(|t| t.format(fmt).ok())
-        .unwrap_or_else(|| "-".into())
 }
 
 /// A session's live activity: the entries after `after`, newest last.

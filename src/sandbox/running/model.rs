@@ -60,7 +60,8 @@ pub struct RunningSession {
     /// Seconds until the host closes it if it stays idle (negative: due); null when the host's
     /// idle timeout is unknown. Its files stay when the host closes it.
     pub closes_in_seconds: Option<i64>,
-    /// Only when usage was sampled (`usage=1`) and the host could measure it.
+    /// Only when usage was sampled (`usage=1`) and the host could measure it (a host that
+    /// cannot, such as one without Docker, answers 0: that is null here).
     pub memory_bytes: Option<u64>,
     /// Bytes the sandbox may use; null when unsampled or unlimited.
     pub memory_limit_bytes: Option<u64>,
@@ -89,7 +90,7 @@ impl RunningSession {
             status: SessionStatus::of(info),
             idle_seconds,
             closes_in_seconds: idle_timeout.filter(|t| *t > 0).map(|t| t as i64 - idle_seconds as i64),
-            memory_bytes: usage.and_then(|u| u.memory_bytes),
+            memory_bytes: usage.and_then(|u| u.memory_bytes).filter(|b| *b > 0),
             memory_limit_bytes: usage.and_then(|u| u.memory_limit_bytes),
             cpu_percent: None,
             created_at: (info.created_at * 1000.0) as i64,
@@ -111,10 +112,10 @@ impl RunningSession {
         }
     }
 
-    /// `48.2 MiB`, `48.2 MiB of 1.0 GiB`, or `—` when not measured.
+    /// `48.2 MiB`, `48.2 MiB of 1.0 GiB`, or `not reported` when the host did not measure it.
     pub fn memory_words(&self) -> String {
         match (self.memory_bytes, self.memory_limit_bytes) {
-            (None, _) => "—".into(),
+            (None, _) => "not reported".into(),
             (Some(m), None) => bytes(m),
             (Some(m), Some(l)) => format!("{} of {}", bytes(m), bytes(l)),
         }
@@ -412,6 +413,11 @@ mod tests {
         let s = RunningSession::of("c1", &info(None, SessionState::Running, false, 1.0), None);
         assert_eq!((s.status, s.closes_in_words()), (SessionStatus::Dead, "—".into()));
         assert_eq!(bytes(512), "512 B");
+        // A host that does not measure memory answers 0: not reported, never "0 B".
+        let mut unmeasured = info(None, SessionState::Running, true, 1.0);
+        unmeasured.usage = Some(crate::sandbox::client::SessionUsage { memory_bytes: Some(0), ..Default::default() });
+        let s = RunningSession::of("c1", &unmeasured, Some(1800));
+        assert_eq!((s.memory_bytes, s.memory_words()), (None, "not reported".to_string()));
     }
 }
 

@@ -6,7 +6,7 @@ use actix_web::web::{self, Data, Path};
 use actix_web::HttpResponse;
 use askama::Template;
 
-use super::model::{time_label, Snapshot};
+use super::model::Snapshot;
 use super::service;
 use super::store::Pending;
 use crate::agents::runs::service::{self as runs, RunInput};
@@ -54,12 +54,6 @@ impl ListView {
     }
     pub fn download_url(&self, s: &Snapshot) -> String {
         paths::snapshot_archive(&s.id)
-    }
-    pub fn pending_time(&self, p: &Pending) -> String {
-        time_label(p.created_at)
-    }
-    pub fn next_attempt(&self, p: &Pending) -> String {
-        time_label(p.next_attempt_at)
     }
     pub fn attempts(&self, p: &Pending) -> String {
         crate::words::count(p.attempts.max(0) as usize, "attempt", "attempts")
