@@ -29,6 +29,7 @@ mod daytona_client;
 mod daytona_connections;
 mod daytona_deletes;
 mod daytona_fake;
+mod daytona_running;
 mod daytona_workspaces;
 mod default_host;
 mod deletes;
