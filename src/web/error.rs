@@ -45,6 +45,9 @@ pub enum Kind {
     StoreFailed,
     /// The snapshot (object) store did not answer in time.
     StoreTimeout,
+    /// A sandbox host (sandboxd, Daytona) did not answer, or its operation did not finish, in
+    /// time (Daytona's 408 on a file operation).
+    HostTimeout,
     Unavailable,
     Internal,
 }
@@ -72,6 +75,7 @@ impl Kind {
             Kind::BadGateway => (StatusCode::BAD_GATEWAY, "bad-gateway", "The sandbox host did not cooperate"),
             Kind::StoreFailed => (StatusCode::BAD_GATEWAY, "store-failed", "The snapshot store failed"),
             Kind::StoreTimeout => (StatusCode::GATEWAY_TIMEOUT, "store-timeout", "The snapshot store did not answer"),
+            Kind::HostTimeout => (StatusCode::GATEWAY_TIMEOUT, "host-timeout", "The sandbox host timed out"),
             Kind::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable", "Temporarily unavailable"),
             Kind::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal", "Something went wrong"),
         }
@@ -183,8 +187,8 @@ pub struct Problem {
     /// The problem type, `https://agenticos.dev/problems/<kind>`: `bad-request`, `unauthenticated`,
     /// `forbidden`, `no-organization`, `password-change-required`, `not-found`, `conflict`, `gone`,
     /// `payload-too-large`, `invalid-input`, `host-check-failed`, `too-many-requests`,
-    /// `bad-gateway`, `store-failed`, `store-timeout`, `unavailable` or `internal`. Each operation
-    /// lists those it can answer.
+    /// `bad-gateway`, `store-failed`, `store-timeout`, `host-timeout`, `unavailable` or `internal`.
+    /// Each operation lists those it can answer.
     #[serde(rename = "type")]
     pub kind: String,
     /// The type's short title.
@@ -402,6 +406,8 @@ impl From<WorkspaceError> for AppError {
                 AppError::new(Kind::Conflict, format!("The host refused this file operation: {detail}"))
             }
             WorkspaceError::Host(SandboxdError::Invalid { detail }) => AppError::new(Kind::BadRequest, detail),
+            // No answer in time, or an operation the host ended at its deadline (Daytona's 408).
+            WorkspaceError::Host(h @ SandboxdError::Timeout) => AppError::new(Kind::HostTimeout, host_message(&h)),
             // The host's per-tenant cap is a 429 in its own words; any other failure a 502.
             WorkspaceError::Host(h) => AppError::from(&h),
             WorkspaceError::StoreNoAnswer { message, source } => {

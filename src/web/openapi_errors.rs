@@ -148,6 +148,7 @@ fn meaning(kind: Kind) -> &'static str {
         Kind::BadGateway => "The sandbox host could not be asked, or did not answer well",
         Kind::StoreFailed => "The snapshot store failed",
         Kind::StoreTimeout => "The snapshot store did not answer in time",
+        Kind::HostTimeout => "The sandbox host did not answer, or the operation did not finish, in time",
         Kind::Unavailable => "Temporarily unavailable",
         Kind::Internal => "Something went wrong on our side (`request_id` finds it in the log)",
     }

@@ -64,6 +64,13 @@ db_test! {
         // Errors in our words: a missing file 404, a folder read 400, a Daytona path refusal 403.
         o.read(&run, "nothing-here.txt").await.problem(404);
         o.read(&run, "notes").await.problem(400);
+        // Daytona's 408 on a file operation (not only on exec): a 504 `host-timeout`, a row that
+        // says so; the next read works.
+        fake.set_hooks(json!({"fail": [{"route": "GET /toolbox/{sandboxId}/files/download", "status": 408, "times": 1}]}));
+        let p = o.read(&run, "notes/hello.txt").await.problem(504);
+        assert_eq!(p["type"], "https://agenticos.dev/problems/host-timeout", "{p}");
+        assert_eq!(o.read(&run, "notes/hello.txt").await.body, secret);
+        fake.set_hooks(json!({"fail": null}));
         assert_eq!(o.ws(&run, Method::POST, "remove", Some(json!({"path": "notes/hello.txt"}))).await.status, 204);
         o.ws(&run, Method::GET, "stat?path=notes/hello.txt", None).await.problem(404);
         o.finish(&run).await;
@@ -80,6 +87,8 @@ db_test! {
                 row("execute", "sleep 5", false, "timed out"),
                 row("read", "/workspace/nothing-here.txt", false, "not found"),
                 row("read", "/workspace/notes", false, "is a directory"),
+                row("read", "/workspace/notes/hello.txt", false, "timed out"),
+                row("read", "/workspace/notes/hello.txt", true, &format!("{} bytes", secret.len())),
                 row("remove", "/workspace/notes/hello.txt", true, ""),
             ]
         );

@@ -105,7 +105,7 @@ fn every_error_response_names_the_problem_type_its_status_answers() {
             "500" => &["internal"],
             "502" => &["bad-gateway", "store-failed"],
             "503" => &["unavailable"],
-            "504" => &["store-timeout"],
+            "504" => &["store-timeout", "host-timeout"],
             _ => &[],
         }
     };

@@ -4,7 +4,7 @@
 
 use reqwest::StatusCode;
 
-use crate::sandbox::client::error_chain;
+use crate::sandbox::client::{error_chain, SandboxdError};
 
 /// Which half of Daytona answered: the main API or a sandbox's toolbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,6 +118,26 @@ impl DaytonaError {
             Self::Timeout => "Daytona did not answer in time.".into(),
             other => other.to_string(),
         }
+    }
+
+    /// The host failure this amounts to in sandboxd's terms (the same statuses, problem types and
+    /// row details as a sandboxd host's); itself back for a refusal before anything was sent (a
+    /// toolbox address the key may not go to, a request refused here).
+    pub fn into_host(self) -> Result<SandboxdError, DaytonaError> {
+        Ok(match self {
+            Self::Unreachable { reason } => SandboxdError::Unreachable { reason },
+            Self::Timeout | Self::RequestTimeout => SandboxdError::Timeout,
+            Self::KeyRefused => SandboxdError::CredentialRefused,
+            Self::NotFound { message } => SandboxdError::NotFound { detail: message },
+            Self::Conflict { message } => SandboxdError::Conflict { detail: message },
+            Self::Throttled { message } => SandboxdError::Capacity { detail: message },
+            Self::Invalid { message, .. } | Self::AccessDenied { message } => {
+                SandboxdError::Invalid { detail: message }
+            }
+            Self::Status { status, message } => SandboxdError::Status { status, detail: message },
+            Self::Redirected { .. } | Self::NotDaytona => SandboxdError::NotJson,
+            e @ (Self::ToolboxRefused { .. } | Self::Refused(_)) => return Err(e),
+        })
     }
 
     pub(super) fn from_transport(error: reqwest::Error) -> Self {

@@ -30,6 +30,9 @@ crate::error_subset! {
 /// false: what still runs there can be closed), never another tenant's; a host registered twice
 /// shows each session once, under the connection it belongs to (`same_host_as`),
 /// with the host-wide counts. A host that cannot be read carries a `problem` instead of sessions.
+/// `daytona` lists each Daytona connection's sandboxes of this organization (by this deployment's,
+/// the organization's and the connection's labels; at most 200, `truncated` beyond) with state,
+/// CPU, memory, disk and last activity, or the connection's `problem`.
 #[utoipa::path(get, path = "/api/v1/sandbox-sessions", tag = "sandboxes", params(UsageQuery),
     responses((status = 200, body = RunningSessions), Problems<Listing>))]
 pub async fn list_sandbox_sessions(
@@ -63,7 +66,10 @@ pub async fn session_events(
 /// files") the host deletes the session's files too (everything under `/workspace` of the
 /// session) and the next run starts with empty files. Operators and above; audited as
 /// `sandbox_session.closed` or `sandbox_session.files_deleted`. The host is asked with the
-/// connection's key, which goes only to the address it is bound to.
+/// connection's key, which goes only to the address it is bound to. On a Daytona connection
+/// `session_id` is the sandbox's id: Close stops a persistent scope's sandbox (`sandbox_stopped`;
+/// its files stay, the next run starts it again) and deletes a `run` scope's, or any with
+/// `delete_files=true` (a delete Daytona refuses now is `pending_removal`).
 #[utoipa::path(delete, path = "/api/v1/sandbox-sessions/{connection_id}/{session_id}", tag = "sandboxes",
     params(("connection_id" = String, Path, description = "the connection whose host holds the session"),
         ("session_id" = String, Path, description = "the session's name on the host"), CloseQuery),

@@ -1,8 +1,10 @@
-//! The Running tab: this organization's sessions on its sandboxd hosts (switched-off ones too), and one
-//! session's live activity.
+//! The Running tab: this organization's sessions on its sandboxd hosts and its sandboxes on its
+//! Daytona connections (switched-off ones too), and one sandboxd session's live activity.
 
 pub mod activity;
 pub mod api;
+pub mod daytona;
+pub mod daytona_model;
 pub mod engine_usage;
 pub mod error;
 pub mod model;

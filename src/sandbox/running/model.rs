@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+pub use super::daytona_model::{DaytonaSandbox, DaytonaSandboxes};
 use crate::sandbox::client::{SessionInfo, SessionList, SessionState};
 use crate::sandbox::connections::model::Connection;
 use crate::sandbox::policy::model::duration;
@@ -131,11 +132,7 @@ impl RunningSession {
 
     /// The agent's name, or what is known instead.
     pub fn agent_words(&self) -> String {
-        match &self.workspace {
-            Some(SessionOwner { agent_name: Some(name), .. }) => name.clone(),
-            Some(_) => "a deleted agent".into(),
-            None => "no workspace of this organization".into(),
-        }
+        SessionOwner::agent_words(self.workspace.as_ref())
     }
 
     /// Who shares the files, in words; empty when unknown.
@@ -280,11 +277,20 @@ pub struct RunningSessions {
     pub engine_sampled: bool,
     /// Each sandboxd connection (switched-off ones too, marked), the default first, then by name.
     pub connections: Vec<HostSessions>,
+    /// Each Daytona connection (switched-off ones too) with this organization's sandboxes there.
+    pub daytona: Vec<DaytonaSandboxes>,
 }
 
 impl RunningSessions {
+    /// Sessions on sandboxd hosts and sandboxes on Daytona.
     pub fn session_count(&self) -> usize {
-        self.connections.iter().map(|c| c.sessions.len()).sum()
+        self.connections.iter().map(|c| c.sessions.len()).sum::<usize>()
+            + self.daytona.iter().map(|d| d.sandboxes.len()).sum::<usize>()
+    }
+
+    /// No connection of either kind to list.
+    pub fn has_no_connections(&self) -> bool {
+        self.connections.is_empty() && self.daytona.is_empty()
     }
 }
 
@@ -305,6 +311,9 @@ pub struct ClosedSession {
     /// True when deleting the files failed at the host: the session is pending removal (a
     /// tombstone the `sandbox-destroy-retry` sweep retries; the connection's row shows it).
     pub pending_removal: bool,
+    /// Daytona only: the sandbox was stopped, not deleted (a persistent scope's Close); its files
+    /// stay and the next run starts it again.
+    pub sandbox_stopped: bool,
 }
 
 impl ClosedSession {
@@ -331,6 +340,11 @@ impl ClosedSession {
                 "sandbox_session.files_deleted",
                 format!("on {}; {whose}; its files were deleted on the host", self.connection_name),
             )
+        } else if self.sandbox_stopped {
+            (
+                "sandbox_session.closed",
+                format!("on {}; {whose}; the Daytona sandbox was stopped, its files stay", self.connection_name),
+            )
         } else {
             ("sandbox_session.closed", format!("on {}; {whose}; its files stay on the host", self.connection_name))
         }
@@ -350,6 +364,11 @@ impl ClosedSession {
         } else if self.files_deleted {
             format!(
                 "Closed the session{whose} on {} and deleted its files there. Its next run starts with an empty workspace.",
+                self.connection_name
+            )
+        } else if self.sandbox_stopped {
+            format!(
+                "Stopped the Daytona sandbox{whose} on {}. Its files stay: the next run starts it again.",
                 self.connection_name
             )
         } else {

@@ -145,7 +145,7 @@ async fn daytona_orphans(
 }
 
 /// An RFC 3339 time in epoch milliseconds.
-fn epoch_ms(at: &str) -> Option<i64> {
+pub(super) fn epoch_ms(at: &str) -> Option<i64> {
     let t = time::OffsetDateTime::parse(at, &time::format_description::well_known::Rfc3339).ok()?;
     i64::try_from(t.unix_timestamp_nanos() / 1_000_000).ok()
 }

@@ -222,6 +222,24 @@ impl RunningSession {
     }
 }
 
+impl super::daytona_model::DaytonaSandbox {
+    /// The operation log of this sandbox's workspace; none for one no workspace names.
+    pub fn log_path(&self) -> Option<String> {
+        self.workspace.as_ref().map(|w| paths::operations_of_workspace(&w.workspace_id))
+    }
+
+    /// Where "Close" posts (stop, or delete for a run's sandbox).
+    pub fn close_path(&self) -> Option<String> {
+        is_session_id(&self.sandbox_id).then(|| paths::session_close(&self.connection_id, &self.sandbox_id))
+    }
+
+    /// The conversation's page and title, when there is one.
+    pub fn conversation(&self) -> Option<(String, &str)> {
+        let w = self.workspace.as_ref()?;
+        Some((paths::conversation(w.conversation_id.as_deref()?), w.conversation_title.as_deref()?))
+    }
+}
+
 impl HostSessions {
     /// The host's policy page.
     pub fn policy_path(&self) -> String {

@@ -37,6 +37,7 @@ pub async fn list(st: &AppState, caller: &Caller, usage: bool) -> Result<Running
         usage_sampled: usage,
         engine_sampled: usage && st.docker.is_some(),
         connections: collect(st, caller, usage, true).await?,
+        daytona: super::daytona::list(st, caller).await?,
     })
 }
 
@@ -202,6 +203,16 @@ async fn our_session(
     session_id: &str,
 ) -> Result<(Connection, SandboxdClient, SessionInfo)> {
     let conn = connections::get(st, caller, connection_id).await?;
+    our_session_on(st, caller, conn, session_id).await
+}
+
+/// [`our_session`] on connection `conn`, already read as the caller's.
+async fn our_session_on(
+    st: &AppState,
+    caller: &Caller,
+    conn: Connection,
+    session_id: &str,
+) -> Result<(Connection, SandboxdClient, SessionInfo)> {
     if conn.kind != ConnectionKind::Sandboxd || !is_session_id(session_id) {
         return Err(RunningError::NotFound);
     }
@@ -255,7 +266,8 @@ pub async fn session(
 /// the session. Its files stay (a later run attaches to them again) unless `delete_files`: then
 /// the host deletes the session's workspace folder too, and the workspace row forgets the session,
 /// so the next run starts with empty files. Operators and above; audited as
-/// `sandbox_session.closed` or `sandbox_session.files_deleted`.
+/// `sandbox_session.closed` or `sandbox_session.files_deleted`. A Daytona connection's sandbox is
+/// closed by [`super::daytona::close`] (stopped, or deleted for a run).
 pub async fn close(
     st: &AppState,
     caller: &Caller,
@@ -263,7 +275,11 @@ pub async fn close(
     session_id: &str,
     delete_files: bool,
 ) -> Result<ClosedSession> {
-    let (conn, client, _) = our_session(st, caller, connection_id, session_id).await?;
+    let conn = connections::get(st, caller, connection_id).await?;
+    if conn.kind == ConnectionKind::Daytona {
+        return super::daytona::close(st, caller, &conn, session_id, delete_files).await;
+    }
+    let (conn, client, _) = our_session_on(st, caller, conn, session_id).await?;
     let owner = owner(st, caller, &conn.id, session_id).await?;
     // A purge that fails at the host becomes a tombstone (below): the sweep retries it.
     let pending_removal = match client.delete_session(session_id, delete_files).await {
@@ -284,6 +300,7 @@ pub async fn close(
         files_deleted: delete_files && !pending_removal,
         workspace: owner,
         pending_removal,
+        sandbox_stopped: false,
     };
     let (action, detail) = closed.audit_words();
     let mut tx = st.db.begin().await?;

@@ -14,6 +14,7 @@ pub mod live;
 pub mod manifest;
 pub mod merge;
 pub mod model;
+mod opening;
 pub mod recorded;
 pub mod recovery;
 pub mod removal;

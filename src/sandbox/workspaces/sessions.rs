@@ -43,6 +43,17 @@ pub struct SessionOwner {
     pub conversation_title: Option<String>,
 }
 
+impl SessionOwner {
+    /// The agent's name of a session's workspace, or what is known instead.
+    pub fn agent_words(owner: Option<&SessionOwner>) -> String {
+        match owner {
+            Some(SessionOwner { agent_name: Some(name), .. }) => name.clone(),
+            Some(_) => "a deleted agent".into(),
+            None => "no workspace of this organization".into(),
+        }
+    }
+}
+
 /// Whose session `session_id` on `connection_id` is: none when no workspace of the caller's
 /// organization names it (a session opened by hand, or one whose row is gone). For operators and
 /// above, who may open every conversation of the organization.

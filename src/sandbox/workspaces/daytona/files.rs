@@ -2,7 +2,6 @@
 //! the workspace's words: 404 → not found, 403 → permission denied, a 400 about a path → a
 //! field error (422) or the folder/file mix-up it names.
 
-use crate::sandbox::client::SandboxdError;
 use crate::sandbox::daytona_client::{DaytonaError, FileInfo, Toolbox};
 use crate::sandbox::workspaces::backend::{Result, READ_MAX};
 use crate::sandbox::workspaces::error::WorkspaceError;
@@ -82,23 +81,10 @@ pub(super) fn file_error(e: DaytonaError) -> WorkspaceError {
 }
 
 /// Any other Daytona failure, as the host failure it amounts to (the same statuses and row
-/// details as a sandboxd host's).
+/// details as a sandboxd host's; a 408 or no answer in time is `timed out`, a 504).
 pub(super) fn host_error(e: DaytonaError) -> WorkspaceError {
-    let host = match e {
-        DaytonaError::Unreachable { reason } => SandboxdError::Unreachable { reason },
-        DaytonaError::Timeout | DaytonaError::RequestTimeout => SandboxdError::Timeout,
-        DaytonaError::KeyRefused => SandboxdError::CredentialRefused,
-        DaytonaError::NotFound { message } => SandboxdError::NotFound { detail: message },
-        DaytonaError::Conflict { message } => SandboxdError::Conflict { detail: message },
-        DaytonaError::Throttled { message } => SandboxdError::Capacity { detail: message },
-        DaytonaError::Invalid { message, .. } | DaytonaError::AccessDenied { message } => {
-            SandboxdError::Invalid { detail: message }
-        }
-        DaytonaError::Status { status, message } => SandboxdError::Status { status, detail: message },
-        DaytonaError::Redirected { .. } | DaytonaError::NotDaytona => SandboxdError::NotJson,
-        e @ (DaytonaError::ToolboxRefused { .. } | DaytonaError::Refused(_)) => {
-            return WorkspaceError::Refused(e.to_string())
-        }
-    };
-    WorkspaceError::Host(host)
+    match e.into_host() {
+        Ok(host) => WorkspaceError::Host(host),
+        Err(refused) => WorkspaceError::Refused(refused.to_string()),
+    }
 }

@@ -25,7 +25,8 @@ use crate::sandbox::snapshots::restore as snapshots;
 use crate::sandbox::workspaces::backend::Result;
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::sandbox::workspaces::manifest;
-use crate::sandbox::workspaces::model::{is_finished, WorkspaceState, FINISHED};
+use crate::sandbox::workspaces::model::WorkspaceState;
+use crate::sandbox::workspaces::opening;
 use crate::sandbox::workspaces::store;
 use crate::vocabulary::scope::Scope;
 
@@ -56,28 +57,14 @@ fn known_toolbox(client: &DaytonaClient, sandbox_id: &str) -> Option<Toolbox> {
 impl DaytonaBackend<'_> {
     /// The sandbox's toolbox, opened (found or created, started) on the run's first operation.
     pub(super) async fn ensure_open(&mut self) -> Result<Toolbox> {
-        if let Some(conn) = self.r.connection.as_ref().filter(|c| !c.is_enabled) {
-            return Err(WorkspaceError::Refused(format!(
-                "The connection “{}” is switched off: no new work starts there.",
-                conn.name
-            )));
-        }
+        opening::refuse_if_switched_off(&self.r)?;
         let client = self.client().await?;
         if let Some(tb) = self.open_toolbox(&client) {
             return Ok(tb);
         }
         let lock = self.st.open_locks.get(&self.r.workspace.id);
         let _one_opener = lock.lock().await;
-        self.reload().await?;
-        if self.r.workspace.lost_run_id.as_deref() == Some(self.r.run.id.as_str()) {
-            return Err(WorkspaceError::Lost);
-        }
-        if self.r.workspace.state == WorkspaceState::Lost {
-            let mut c = self.st.db.conn().await?;
-            store::start_fresh(&mut c, &self.r.workspace.id, db::now_ms()).await?;
-            self.r.workspace.session_ref = None;
-            self.r.workspace.state = WorkspaceState::NotOpened;
-        }
+        opening::reload_for_open(self.st, &mut self.r).await?;
         if let Some(tb) = self.open_toolbox(&client) {
             return Ok(tb);
         }
@@ -105,19 +92,6 @@ impl DaytonaBackend<'_> {
             return None;
         }
         known_toolbox(client, w.session_ref.as_deref()?)
-    }
-
-    /// Reads the workspace and the run again (another request may have opened or finished).
-    async fn reload(&mut self) -> Result<()> {
-        let gone = || WorkspaceError::NotFound("gone".into());
-        let mut c = self.st.db.conn().await?;
-        self.r.workspace = store::get(&mut c, &self.r.org_id, &self.r.workspace.id).await?.ok_or_else(gone)?;
-        drop(c);
-        self.r.run = runs::get_in_org(self.st, &self.r.org_id, &self.r.run.id).await?.ok_or_else(gone)?;
-        if is_finished(&self.r.run) {
-            return Err(WorkspaceError::Refused(FINISHED.into()));
-        }
-        Ok(())
     }
 
     /// What a create asks for: the name, our labels, the runtime, and the lifecycle of the scope.

@@ -11,7 +11,8 @@ use crate::sandbox::snapshots::restore as snapshots;
 use crate::sandbox::workspaces::backend::Result;
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::sandbox::workspaces::manifest;
-use crate::sandbox::workspaces::model::{is_finished, Resolved, WorkspaceState, FINISHED};
+use crate::sandbox::workspaces::model::{Resolved, WorkspaceState};
+use crate::sandbox::workspaces::opening;
 use crate::sandbox::workspaces::store;
 use crate::state::AppState;
 
@@ -51,7 +52,7 @@ impl SandboxdBackend<'_> {
     /// outlives the attempt; an older host that refuses to attach by reference makes the row
     /// forget the reference, so the next turn opens by name. A finished run opens nothing.
     pub(super) async fn ensure_open(&mut self) -> Result<Session> {
-        self.refuse_if_switched_off()?;
+        opening::refuse_if_switched_off(&self.r)?;
         let client = self.client().await?;
         if let Some(session) = self.open_session(&client) {
             return Ok(session);
@@ -59,17 +60,7 @@ impl SandboxdBackend<'_> {
         // One opener per workspace in this process; the others wait, then find it open.
         let lock = self.st.open_locks.get(&self.r.workspace.id);
         let _one_opener = lock.lock().await;
-        self.reload().await?;
-        if self.r.workspace.lost_run_id.as_deref() == Some(self.r.run.id.as_str()) {
-            return Err(WorkspaceError::Lost);
-        }
-        if self.r.workspace.state == WorkspaceState::Lost {
-            // Another run met the loss and never finished: this run starts fresh.
-            let mut c = self.st.db.conn().await?;
-            store::start_fresh(&mut c, &self.r.workspace.id, db::now_ms()).await?;
-            self.r.workspace.session_ref = None;
-            self.r.workspace.state = WorkspaceState::NotOpened;
-        }
+        opening::reload_for_open(self.st, &mut self.r).await?;
         if let Some(session) = self.open_session(&client) {
             return Ok(session);
         }
@@ -91,37 +82,12 @@ impl SandboxdBackend<'_> {
         }
     }
 
-    /// A switched-off connection stops new work (finishing a run still reaches it).
-    fn refuse_if_switched_off(&self) -> Result<()> {
-        match self.r.connection.as_ref().filter(|c| !c.is_enabled) {
-            Some(conn) => Err(WorkspaceError::Refused(format!(
-                "The connection “{}” is switched off: no new work starts there.",
-                conn.name
-            ))),
-            None => Ok(()),
-        }
-    }
-
     /// The session this run already opened, if it is open.
     fn open_session(&self, client: &SandboxdClient) -> Option<Session> {
         let w = &self.r.workspace;
         let is_open = self.r.run.workspace_opened && w.state == WorkspaceState::Open;
         let id = w.session_ref.clone().filter(|_| is_open)?;
         Some(Session { client: client.clone(), id })
-    }
-
-    /// Someone may have opened (or lost) the workspace, or finished the run, while this request
-    /// waited: read both again. A finished run opens nothing.
-    async fn reload(&mut self) -> Result<()> {
-        let gone = || WorkspaceError::NotFound("gone".into());
-        let mut c = self.st.db.conn().await?;
-        self.r.workspace = store::get(&mut c, &self.r.org_id, &self.r.workspace.id).await?.ok_or_else(gone)?;
-        drop(c);
-        self.r.run = runs::get_in_org(self.st, &self.r.org_id, &self.r.run.id).await?.ok_or_else(gone)?;
-        if is_finished(&self.r.run) {
-            return Err(WorkspaceError::Refused(FINISHED.into()));
-        }
-        Ok(())
     }
 
     /// Asks the host about the runtime.
