@@ -7,6 +7,7 @@ pub mod cache;
 pub mod error;
 pub mod exclusions;
 pub mod files;
+pub mod filters;
 pub mod grouping;
 pub mod labels;
 pub mod listing;

@@ -14,6 +14,7 @@ mod audit_log;
 mod browser_accounts;
 mod browser_connections;
 mod browser_deletes;
+mod browser_documents;
 mod browser_flows;
 mod browser_screens;
 mod browser_widths;
