@@ -89,7 +89,8 @@ pub struct FolderRow {
     pub size: u64,
     /// Its first few files, by path.
     pub first_files: Vec<FileItem>,
-    /// The newest change of a file under it (as a file's `modified_at`).
+    /// The newest change of a file under it: an ISO-8601 UTC date and time (to fractions of
+    /// seconds), as a file's `modified_at`; null when none says.
     pub modified_at: Option<String>,
 }
 
