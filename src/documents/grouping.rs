@@ -202,7 +202,7 @@ pub fn group_of(
         .collect();
     match sort {
         Sort::Newest => folder_rows.sort_by(|a, b| b.modified_at.cmp(&a.modified_at).then_with(|| a.name.cmp(&b.name))),
-        Sort::Name => folder_rows.sort_by(|a, b| a.name.to_lowercase().cmp(&b.name.to_lowercase())),
+        Sort::Name => folder_rows.sort_by_key(|f| f.name.to_lowercase()),
         Sort::Size => folder_rows.sort_by(|a, b| b.size.cmp(&a.size).then_with(|| a.name.cmp(&b.name))),
     }
     WorkspaceGroup { workspace, files: items, folders: folder_rows, file_count, size, listing }

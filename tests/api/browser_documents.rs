@@ -73,14 +73,14 @@ db_test! {
 
         // A type: only the groups with such files, found beyond the first page, and counted.
         let data = app.web.get("/documents?type=data").await;
-        assert_eq!(groups_of(&data), [oldest.clone()]);
+        assert_eq!(groups_of(&data), [oldest.as_str()]);
         assert_eq!(
             data.select_text("#documents-count").as_deref(),
             Some("1 data file in 1 of the 52 workspaces you may see. Workspaces without such files are left out.")
         );
         assert!(data.select_text("#documents-empty").is_none());
         let code = app.web.get("/documents?type=code").await;
-        assert_eq!(groups_of(&code), [newest.clone()]);
+        assert_eq!(groups_of(&code), [newest.as_str()]);
         assert_eq!(rows_of(&code, &newest), ["C-large.py"]);
         let none = app.web.get("/documents?type=images").await;
         assert!(groups_of(&none).is_empty());
@@ -91,7 +91,7 @@ db_test! {
         assert_eq!(hits.select_all("#documents-hit-tiles li.tile").len(), 1, "{}", hits.body);
         assert!(hits.select_text("#documents-count").is_some_and(|t| t.starts_with("1 file matches “needle” in 1 of the 52 workspaces you may see.")));
         let person = app.web.get("/documents?who=person").await;
-        assert_eq!(groups_of(&person), [oldest.clone()]);
+        assert_eq!(groups_of(&person), [oldest.as_str()]);
         assert!(person.select_text("#documents-count").is_some_and(|t| t.starts_with("1 file attached by a person in 1 of the 52")));
         let api = o.call(Method::GET, "/api/v1/documents?q=note-&sort=name", None).await.json();
         assert_eq!(api["reach"]["files"], 50, "{}", api["reach"]);
