@@ -45,11 +45,17 @@ pub struct DocumentsQuery {
     pub who: Option<String>,
     /// The previous page's `next_cursor`.
     pub cursor: Option<String>,
+    /// The order of each group's rows (and of `hits`): `newest` (default), `name` or `size`
+    /// (largest first).
+    pub sort: Option<String>,
+    /// Only files of one type, by extension: `images`, `documents`, `data` or `code`.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
 }
 
 impl From<DocumentsQuery> for ListQuery {
     fn from(q: DocumentsQuery) -> Self {
-        ListQuery { q: q.q, who: q.who, cursor: q.cursor }
+        ListQuery { q: q.q, who: q.who, cursor: q.cursor, sort: q.sort, kind: q.kind }
     }
 }
 
@@ -80,8 +86,11 @@ pub struct DocumentBytes(pub Vec<u8>);
 
 /// What agents keep for the caller, one page of workspaces (at most 50, newest first): each
 /// workspace's files grouped (loose files and attachments as rows, each other top-level folder as
-/// one row), the newest files as `tiles` (thumbnails for at most 24 images, the first lines of
-/// text files), and with `q` every match in `hits`. Operators and above see every workspace of the
+/// one row, in `sort`'s order), the newest files as `tiles` (thumbnails for at most 24 images, the
+/// first lines of text files), and with `q` the matches in `hits` (at most 200). A filter (`q`,
+/// `who`, `type`) reads every workspace the caller may see (the 500 most recently changed at
+/// most), leaves out the groups without a match, pages through the groups left, and says in
+/// `reach` how many workspaces it read of how many, and how many files and workspaces match. Operators and above see every workspace of the
 /// organization; a member those of conversations they are in, their own `user` workspaces and
 /// `agent` workspaces of agents they talk to. Skills, the tool-output folder, `.agenticos/` and
 /// toolchain folders (`node_modules`, `.git`, `.venv`, …) are never listed or counted. Hosts are

@@ -5,6 +5,7 @@ use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
 use super::exclusions::is_excluded;
+use super::filters::Sort;
 use super::listing::{Entry, Listing};
 use super::model::{AddedBy, FileItem, FileKind, FolderRow, ListingStatus, TreeNode, WorkspaceGroup, WorkspaceSummary};
 use super::stamp::Stamp;
@@ -123,9 +124,13 @@ pub fn group(workspace: WorkspaceSummary, files: &[FileItem], listing: ListingSt
                     file_count: 0,
                     size: 0,
                     first_files: Vec::new(),
+                    modified_at: None,
                 });
                 row.file_count += 1;
                 row.size += f.size.unwrap_or(0);
+                if f.modified_at > row.modified_at {
+                    row.modified_at = f.modified_at.clone();
+                }
                 if row.first_files.len() < FIRST_FILES {
                     row.first_files.push(f.clone());
                 }
@@ -137,17 +142,20 @@ pub fn group(workspace: WorkspaceSummary, files: &[FileItem], listing: ListingSt
 
 /// A workspace's group straight from its admitted files (not folders), in any order: the same
 /// group as [`group`] of their items sorted by path, without a [`FileItem`] per file or a sort of
-/// them all — only the rows and each folder's first files become items.
+/// them all — only the rows and each folder's first files become items. Rows and folders are
+/// then put in `sort`'s order (a folder by its newest file, its name or its bytes).
 pub fn group_of(
     workspace: WorkspaceSummary,
     workspace_id: &str,
     files: &[&Entry],
     listing: ListingStatus,
+    sort: Sort,
 ) -> WorkspaceGroup {
     struct Folder<'a> {
         file_count: u64,
         size: u64,
         first: Vec<&'a Entry>,
+        newest: Option<Stamp>,
     }
     let mut file_count = 0u64;
     let mut size = 0u64;
@@ -159,9 +167,17 @@ pub fn group_of(
         match e.path.split_once('/') {
             None | Some(("uploads", _)) => rows.push(e),
             Some((top, _)) => {
-                let f = folders.entry(top).or_insert_with(|| Folder { file_count: 0, size: 0, first: Vec::new() });
+                let f = folders.entry(top).or_insert_with(|| Folder {
+                    file_count: 0,
+                    size: 0,
+                    first: Vec::new(),
+                    newest: None,
+                });
                 f.file_count += 1;
                 f.size += e.size.unwrap_or(0);
+                if e.modified_at > f.newest {
+                    f.newest = e.modified_at;
+                }
                 // The first few by path: kept sorted, the last dropped when one more comes in.
                 let at = f.first.partition_point(|x| x.path < e.path);
                 if at < FIRST_FILES {
@@ -171,24 +187,25 @@ pub fn group_of(
             }
         }
     }
-    rows.sort_by(|a, b| a.path.cmp(&b.path));
-    WorkspaceGroup {
-        workspace,
-        files: rows.into_iter().map(|e| file_item(workspace_id, e)).collect(),
-        folders: folders
-            .into_iter()
-            .map(|(top, f)| FolderRow {
-                name: top.to_string(),
-                path: top.to_string(),
-                file_count: f.file_count,
-                size: f.size,
-                first_files: f.first.into_iter().map(|e| file_item(workspace_id, e)).collect(),
-            })
-            .collect(),
-        file_count,
-        size,
-        listing,
+    let mut items: Vec<FileItem> = rows.into_iter().map(|e| file_item(workspace_id, e)).collect();
+    items.sort_by(|a, b| sort.cmp(a, b));
+    let mut folder_rows: Vec<FolderRow> = folders
+        .into_iter()
+        .map(|(top, f)| FolderRow {
+            name: top.to_string(),
+            path: top.to_string(),
+            file_count: f.file_count,
+            size: f.size,
+            first_files: f.first.into_iter().map(|e| file_item(workspace_id, e)).collect(),
+            modified_at: f.newest.map(|at| at.as_str().to_string()),
+        })
+        .collect();
+    match sort {
+        Sort::Newest => folder_rows.sort_by(|a, b| b.modified_at.cmp(&a.modified_at).then_with(|| a.name.cmp(&b.name))),
+        Sort::Name => folder_rows.sort_by_key(|f| f.name.to_lowercase()),
+        Sort::Size => folder_rows.sort_by(|a, b| b.size.cmp(&a.size).then_with(|| a.name.cmp(&b.name))),
     }
+    WorkspaceGroup { workspace, files: items, folders: folder_rows, file_count, size, listing }
 }
 
 /// The `limit` newest of one workspace's files (by modification time, then path), newest first,
@@ -442,7 +459,9 @@ mod tests {
         let status = || ListingStatus { complete: true, ..Default::default() };
         let expected = group(summary(), &into_files("w", entries.clone()), status());
         let refs: Vec<&Entry> = entries.iter().collect();
-        let got = group_of(summary(), "w", &refs, status());
+        let mut got = group_of(summary(), "w", &refs, status(), Sort::Name);
+        got.files.sort_by(|a, b| a.path.cmp(&b.path));
+        got.folders.sort_by(|a, b| a.name.cmp(&b.name));
         let paths = |files: &[FileItem]| files.iter().map(|f| f.path.clone()).collect::<Vec<_>>();
         assert_eq!(paths(&got.files), paths(&expected.files));
         assert_eq!((got.file_count, got.size), (expected.file_count, expected.size));

@@ -9,6 +9,7 @@ pub mod daytona;
 pub mod error;
 pub mod exclusions;
 pub mod files;
+pub mod filters;
 pub mod grouping;
 pub mod labels;
 pub mod listing;

@@ -89,6 +89,9 @@ pub struct FolderRow {
     pub size: u64,
     /// Its first few files, by path.
     pub first_files: Vec<FileItem>,
+    /// The newest change of a file under it: an ISO-8601 UTC date and time (to fractions of
+    /// seconds), as a file's `modified_at`; null when none says.
+    pub modified_at: Option<String>,
 }
 
 impl FolderRow {
@@ -192,8 +195,33 @@ pub struct DocumentsPage {
     pub hits: Option<Vec<Tile>>,
     /// Pass as `cursor` for the next workspaces; null on the last page.
     pub next_cursor: Option<String>,
+    /// With `q`, `who` or `type`: what the filter read and found; null without one.
+    pub reach: Option<Reach>,
     /// What this answer asked of sandbox hosts.
     pub cost: Cost,
+}
+
+/// What a filter (`q`, `who`, `type`) covers: every workspace the caller may see, the most
+/// recently changed first, up to 500; and what it found there.
+#[derive(Debug, Clone, Default, Serialize, utoipa::ToSchema)]
+pub struct Reach {
+    /// Workspaces whose files were read (all the caller may see, up to 500).
+    pub searched: u64,
+    /// Workspaces the caller may see.
+    pub visible: u64,
+    /// Files that pass the filter, in every workspace read.
+    pub files: u64,
+    /// Workspaces holding at least one of them (the others' groups are left out).
+    pub workspaces: u64,
+    /// With `q`: hits listed in `hits` (at most 200, in the chosen order).
+    pub hits_shown: u64,
+}
+
+impl Reach {
+    /// Fewer workspaces were read than the caller may see (the 500 cap).
+    pub fn is_cut(&self) -> bool {
+        self.searched < self.visible
+    }
 }
 
 /// One node of a workspace's tree (folders first, then by name), in drawing order.

@@ -11,7 +11,9 @@ use time::OffsetDateTime;
 
 use super::api::{DocumentsQuery, FileQuery};
 use super::error::DocumentError;
-use super::model::{DocumentsPage, FileKind, Tile, WorkspaceDocuments};
+use super::filters::{Sort, Type};
+use super::grouping::Who;
+use super::model::{DocumentsPage, FileKind, Reach, Tile, TreeNode, WorkspaceDocuments};
 use super::rendering::{self, Rendered, Table};
 use super::service;
 use super::serving;
@@ -26,6 +28,10 @@ pub struct DocumentsView {
     pub shell: Shell,
     pub q: String,
     pub who: String,
+    /// `newest`, `name` or `size` as asked (empty: the default).
+    pub sort: String,
+    /// `images`, `documents`, `data` or `code` as asked (empty: every type).
+    pub kind: String,
     pub data: Option<DocumentsPage>,
     /// A query that could not be used, said inline.
     pub error: Option<String>,
@@ -34,13 +40,21 @@ pub struct DocumentsView {
 impl DocumentsView {
     pub fn next_page(&self) -> Option<String> {
         let cursor = self.data.as_ref()?.next_cursor.as_deref()?;
-        Some(paths::documents(&self.q, &self.who, Some(cursor)))
+        Some(paths::documents(&self.q, &self.who, &self.sort, &self.kind, Some(cursor)))
     }
     pub fn is_empty(&self) -> bool {
         self.data.as_ref().is_none_or(|d| d.groups.is_empty())
     }
+    /// Filtered: the groups left out had no match.
+    pub fn is_filtered(&self) -> bool {
+        self.data.as_ref().is_some_and(|d| d.reach.is_some())
+    }
     pub fn filter_path(&self, who: &str) -> String {
-        paths::documents(&self.q, who, None)
+        paths::documents(&self.q, who, &self.sort, &self.kind, None)
+    }
+    /// This page without the search.
+    pub fn clear_search_path(&self) -> String {
+        paths::documents("", &self.who, &self.sort, &self.kind, None)
     }
     pub fn who_is(&self, who: &str) -> &'static str {
         if self.who == who || (who == "anyone" && self.who.is_empty()) {
@@ -49,6 +63,53 @@ impl DocumentsView {
             "false"
         }
     }
+    pub fn sorts(&self) -> Vec<(&'static str, &'static str, bool)> {
+        let current = Sort::parse(&self.sort).unwrap_or_default();
+        Sort::ALL.iter().map(|s| (s.as_str(), s.label(), *s == current)).collect()
+    }
+    pub fn types(&self) -> Vec<(&'static str, &'static str, bool)> {
+        Type::ALL.iter().map(|t| (t.as_str(), t.label(), t.as_str() == self.kind)).collect()
+    }
+    /// What the filter counted, in words (see [`reach_words`]).
+    pub fn reach_words(&self) -> Option<String> {
+        let d = self.data.as_ref()?;
+        let reach = d.reach.as_ref()?;
+        Some(reach_words(reach, &self.q, &self.who, &self.kind, &self.sort, d.hits.is_some()))
+    }
+}
+
+/// What a filter counted, in words: "3 images attached by a person match “q” in 2 of the 37
+/// workspaces you may see.", and when the scan was cut, of how many.
+pub fn reach_words(reach: &Reach, q: &str, who: &str, kind: &str, sort: &str, has_hits: bool) -> String {
+    let (one, many) = Type::parse(kind).map_or(("file", "files"), Type::nouns);
+    let n = reach.files as usize;
+    let mut words = crate::words::count(n, one, many);
+    match Who::parse(who) {
+        Some(Who::Person) => words.push_str(" attached by a person"),
+        Some(Who::Agent) => words.push_str(" written by the agent"),
+        _ => {}
+    }
+    if !q.trim().is_empty() {
+        words.push_str(if n == 1 { " matches" } else { " match" });
+        words.push_str(&format!(" “{}”", q.trim()));
+    }
+    if reach.is_cut() {
+        words.push_str(&format!(
+            " in {} of the {} most recently changed workspaces; you may see {}, and a filter reads at most {}.",
+            reach.workspaces,
+            reach.searched,
+            reach.visible,
+            service::SCAN
+        ));
+    } else {
+        let all = crate::words::count(reach.visible as usize, "workspace", "workspaces");
+        words.push_str(&format!(" in {} of the {all} you may see.", reach.workspaces));
+    }
+    if has_hits && reach.hits_shown < reach.files {
+        let order = Sort::parse(sort).unwrap_or_default();
+        words.push_str(&format!(" The first {} ({}) are shown.", reach.hits_shown, order.label().to_lowercase()));
+    }
+    words
 }
 
 pub async fn index(
@@ -60,22 +121,82 @@ pub async fn index(
     let query = query.into_inner();
     let q = query.q.clone().unwrap_or_default();
     let who = query.who.clone().unwrap_or_default();
+    let sort = query.sort.clone().unwrap_or_default();
+    let kind = query.kind.clone().unwrap_or_default();
     let (data, error) = match service::list(&st, &caller, query.into()).await {
         Ok(d) => (Some(d), None),
         Err(DocumentError::Invalid(f)) => (None, Some(AppError::invalid(f).detail)),
         Err(e) => return Err(AppError::from(e).into()),
     };
-    let v = DocumentsView { shell: Shell::new(&caller, &req, "documents"), q, who, data, error };
+    let v = DocumentsView { shell: Shell::new(&caller, &req, "documents"), q, who, sort, kind, data, error };
     page(&v.shell, &v)
 }
 
-/// `?path=` opens a file in the preview pane; `whole=true` shows all of a text file.
+/// `?path=` opens a file in the preview pane; `whole=true` shows all of a text file; `filter=`
+/// keeps the tree's files whose path holds it (ignoring case).
 #[derive(Debug, Default, Deserialize)]
 pub struct PreviewQuery {
     #[serde(default)]
     pub path: Option<String>,
     #[serde(default)]
     pub whole: Option<String>,
+    #[serde(default)]
+    pub filter: Option<String>,
+}
+
+/// Longest tree filter.
+const FILTER_MAX: usize = 200;
+/// A tree of at most this many nodes shows its folders open; a larger one opens only those on
+/// the way to the open file (and every folder under a filter).
+const OPEN_TREE: usize = 200;
+
+/// One node of the tree as drawn: nested `<details>` per folder, closed before it as needed.
+pub struct TreeRow<'a> {
+    pub node: &'a TreeNode,
+    /// Folders to close before this node (it is shallower than the one before it).
+    pub closes: usize,
+    /// A folder drawn open.
+    pub open: bool,
+}
+
+/// The tree's nodes to draw, filtered: a file whose path holds `filter` (ignoring case), and the
+/// folders above one; with no filter, all. Returns the rows and how many folders stay open at the
+/// end (to close).
+pub fn tree_rows<'a>(tree: &'a [TreeNode], filter: &str, open_path: Option<&str>) -> (Vec<TreeRow<'a>>, usize) {
+    let needle = filter.trim().to_lowercase();
+    let shown_dirs: std::collections::HashSet<&str> = if needle.is_empty() {
+        tree.iter().filter(|n| n.is_dir).map(|n| n.path.as_str()).collect()
+    } else {
+        let mut dirs = std::collections::HashSet::new();
+        for n in tree.iter().filter(|n| !n.is_dir && n.path.to_lowercase().contains(&needle)) {
+            let mut at = n.path.as_str();
+            while let Some((parent, _)) = at.rsplit_once('/') {
+                dirs.insert(parent);
+                at = parent;
+            }
+        }
+        dirs
+    };
+    let small = tree.len() <= OPEN_TREE;
+    let on_the_way = |dir: &str| open_path.is_some_and(|p| p.starts_with(dir) && p[dir.len()..].starts_with('/'));
+    let mut rows = Vec::new();
+    let mut depth = 0usize;
+    for n in tree {
+        let shown = if n.is_dir {
+            shown_dirs.contains(n.path.as_str())
+        } else {
+            needle.is_empty() || n.path.to_lowercase().contains(&needle)
+        };
+        if !shown {
+            continue;
+        }
+        let d = n.depth as usize;
+        let closes = depth.saturating_sub(d);
+        depth = d + usize::from(n.is_dir);
+        let open = n.is_dir && (small || !needle.is_empty() || on_the_way(&n.path));
+        rows.push(TreeRow { node: n, closes, open });
+    }
+    (rows, depth)
 }
 
 /// The preview pane's file.
@@ -122,9 +243,35 @@ pub struct WorkspaceView {
     pub shell: Shell,
     pub data: WorkspaceDocuments,
     pub preview: Option<Preview>,
+    /// The tree's filter, as typed.
+    pub filter: String,
+    /// A filter that could not be used, said inline.
+    pub filter_error: Option<String>,
 }
 
 impl WorkspaceView {
+    /// The tree as drawn, and the folders to close at its end.
+    pub fn rows(&self) -> (Vec<TreeRow<'_>>, usize) {
+        let filter = if self.filter_error.is_some() { "" } else { self.filter.as_str() };
+        tree_rows(&self.data.tree, filter, self.preview.as_ref().map(|p| p.path.as_str()))
+    }
+    /// Files the filter keeps.
+    pub fn filtered_files(&self) -> usize {
+        self.rows().0.iter().filter(|r| !r.node.is_dir).count()
+    }
+    /// The page itself (no file open, no filter).
+    pub fn page_url(&self) -> String {
+        paths::document_workspace(&self.data.workspace.id)
+    }
+    /// The page without the open file, its filter kept.
+    pub fn close_url(&self) -> String {
+        let mut url = self.page_url();
+        if !self.filter.is_empty() {
+            let q = url::form_urlencoded::Serializer::new(String::new()).append_pair("filter", &self.filter).finish();
+            url = format!("{url}?{q}");
+        }
+        url
+    }
     pub fn file_url(&self, path: &str) -> String {
         paths::document_file(&self.data.workspace.id, path, false)
     }
@@ -132,7 +279,13 @@ impl WorkspaceView {
         paths::document_file(&self.data.workspace.id, path, true)
     }
     pub fn open_url(&self, path: &str) -> String {
-        paths::document_preview(&self.data.workspace.id, path, false)
+        let url = paths::document_preview(&self.data.workspace.id, path, false);
+        if self.filter.is_empty() {
+            url
+        } else {
+            let q = url::form_urlencoded::Serializer::new(String::new()).append_pair("filter", &self.filter).finish();
+            format!("{url}&{q}")
+        }
     }
     pub fn whole_url(&self, path: &str) -> String {
         paths::document_preview(&self.data.workspace.id, path, true)
@@ -175,7 +328,15 @@ pub async fn workspace(
             Some(p)
         }
     };
-    let v = WorkspaceView { shell: Shell::new(&caller, &req, "documents"), data, preview };
+    let filter = query.filter.clone().unwrap_or_default();
+    let filter_error = if filter.chars().count() > FILTER_MAX {
+        Some(format!("A filter has at most {FILTER_MAX} characters."))
+    } else if filter.chars().any(char::is_control) {
+        Some("A filter cannot contain control characters.".to_string())
+    } else {
+        None
+    };
+    let v = WorkspaceView { shell: Shell::new(&caller, &req, "documents"), data, preview, filter, filter_error };
     page(&v.shell, &v)
 }
 
@@ -274,5 +435,24 @@ mod tests {
         let w = when("2026-12-03T11:30:05.123+00:00", now).expect("parses");
         assert_eq!((w.ago.as_str(), w.full.as_str()), ("3 min ago", "2026-12-03 11:30:05 UTC"));
         assert!(when("yesterday", now).is_none());
+    }
+
+    #[test]
+    fn a_filter_says_what_it_counted_and_when_it_read_only_the_newest_workspaces() {
+        let all = Reach { searched: 37, visible: 37, files: 3, workspaces: 2, hits_shown: 3 };
+        assert_eq!(
+            reach_words(&all, "q3", "person", "images", "", true),
+            "3 images attached by a person match “q3” in 2 of the 37 workspaces you may see."
+        );
+        assert_eq!(
+            reach_words(&Reach { files: 1, ..all.clone() }, "", "", "code", "", false),
+            "1 code file in 2 of the 37 workspaces you may see."
+        );
+        let cut = Reach { searched: 500, visible: 812, files: 450, workspaces: 9, hits_shown: 200 };
+        assert_eq!(
+            reach_words(&cut, "log", "", "", "size", true),
+            "450 files match “log” in 9 of the 500 most recently changed workspaces; you may see 812, and a \
+             filter reads at most 500. The first 200 (largest first) are shown."
+        );
     }
 }

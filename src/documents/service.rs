@@ -7,10 +7,11 @@ use std::collections::HashMap;
 
 use super::error::DocumentError;
 use super::files::{list_rows, read_bytes, read_text};
+use super::filters::{Sort, Type};
 use super::grouping::{self, Who};
 use super::labels::summary;
 use super::listing::{Entry, HostCounter, Listing};
-use super::model::{AddedBy, Cost, DocumentsPage, FileItem, Tile, WorkspaceDocuments};
+use super::model::{AddedBy, Cost, DocumentsPage, FileItem, Reach, Tile, WorkspaceDocuments, WorkspaceGroup};
 use super::store::{self, After, VisibleRow};
 use super::tiles::tiles;
 use crate::access::Caller;
@@ -29,19 +30,54 @@ pub const WORKSPACE_TILES: usize = 12;
 /// Longest search.
 const Q_MAX: usize = 200;
 
+/// Workspaces a filter (`q`, `who`, `type`) reads at most: the most recently changed first.
+pub const SCAN: i64 = 500;
+/// Search hits listed at most (all are counted).
+pub const HITS: usize = 200;
+
 /// What `/documents` is asked.
 #[derive(Debug, Default, Clone)]
 pub struct ListQuery {
     pub q: Option<String>,
     pub who: Option<String>,
     pub cursor: Option<String>,
+    pub sort: Option<String>,
+    pub kind: Option<String>,
 }
 
-/// A query checked: a search, whose files, and where the page starts.
+/// A query checked: a search, whose files, of what type, in what order, and where the page starts.
 struct Checked {
     q: Option<String>,
     who: Who,
+    kind: Option<Type>,
+    sort: Sort,
     after: Option<After>,
+}
+
+impl Checked {
+    /// A filter narrows the files: it reads every workspace the caller may see (up to [`SCAN`]).
+    fn is_filtered(&self) -> bool {
+        self.q.is_some() || self.who != Who::Anyone || self.kind.is_some()
+    }
+    fn admits(&self, e: &Entry) -> bool {
+        !e.is_dir && self.who.admits(AddedBy::of(&e.path)) && self.kind.is_none_or(|k| k.admits(&e.path))
+    }
+}
+
+/// A choice from a short list: none when empty, a message naming the choices otherwise.
+fn choice<T>(
+    errors: &mut FieldErrors,
+    field: &str,
+    raw: Option<&str>,
+    parse: fn(&str) -> Option<T>,
+    message: &str,
+) -> Option<T> {
+    let raw = raw.map(str::trim).filter(|v| !v.is_empty())?;
+    let parsed = parse(raw);
+    if parsed.is_none() {
+        errors.add(field, message);
+    }
+    parsed
 }
 
 fn check(query: &ListQuery) -> Result<Checked> {
@@ -53,13 +89,17 @@ fn check(query: &ListQuery) -> Result<Checked> {
     if q.as_ref().is_some_and(|q| q.chars().any(char::is_control)) {
         errors.add("q", "A search cannot contain control characters.");
     }
-    let who = match query.who.as_deref().map(str::trim).filter(|w| !w.is_empty()) {
-        None => Who::Anyone,
-        Some(w) => Who::parse(w).unwrap_or_else(|| {
-            errors.add("who", "Choose anyone, person or agent.");
-            Who::Anyone
-        }),
-    };
+    let who = choice(&mut errors, "who", query.who.as_deref(), Who::parse, "Choose anyone, person or agent.")
+        .unwrap_or(Who::Anyone);
+    let sort = choice(&mut errors, "sort", query.sort.as_deref(), Sort::parse, "Sort by newest, name or size.")
+        .unwrap_or_default();
+    let kind = choice(
+        &mut errors,
+        "type",
+        query.kind.as_deref(),
+        Type::parse,
+        "Choose a type: images, documents, data or code.",
+    );
     let after = match query.cursor.as_deref().filter(|c| !c.is_empty()) {
         None => None,
         Some(c) => parse_cursor(c).or_else(|| {
@@ -68,12 +108,12 @@ fn check(query: &ListQuery) -> Result<Checked> {
         }),
     };
     errors.into_result().map_err(DocumentError::Invalid)?;
-    Ok(Checked { q, who, after })
+    Ok(Checked { q, who, kind, sort, after })
 }
 
 /// `<updated_at>.<workspace id>`.
-fn cursor_of(row: &VisibleRow) -> String {
-    format!("{}.{}", row.updated_at, row.id)
+fn cursor_of(updated_at: i64, id: &str) -> String {
+    format!("{updated_at}.{id}")
 }
 
 fn parse_cursor(raw: &str) -> Option<After> {
@@ -83,26 +123,47 @@ fn parse_cursor(raw: &str) -> Option<After> {
     Some(After { updated_at, id: id.to_string() })
 }
 
+/// Whether a workspace comes after the cursor (newest first, then by id, descending).
+fn is_after(after: Option<&After>, updated_at: i64, id: &str) -> bool {
+    after.is_none_or(|a| updated_at < a.updated_at || (updated_at == a.updated_at && id < a.id.as_str()))
+}
+
 fn member(caller: &Caller) -> Option<&str> {
     (!caller.role.can_see_sandboxes()).then_some(caller.user_id.as_str())
 }
 
 /// One page of the workspaces the caller may see, their files grouped, the newest as tiles, and
-/// with `q` every match flat.
+/// with `q` every match flat. Without a filter a page is 50 workspaces; with one (`q`, `who`,
+/// `type`) every workspace the caller may see is read (up to [`SCAN`]), groups without a match
+/// are left out and the page is 50 of the groups left; `reach` says what was read and found.
 pub async fn list(st: &AppState, caller: &Caller, query: ListQuery) -> Result<DocumentsPage> {
     let checked = check(&query)?;
+    let filtered = checked.is_filtered();
     let mut c = st.db.conn().await?;
-    let mut rows = store::visible(&mut c, &caller.org_id, member(caller), checked.after.as_ref(), PAGE + 1).await?;
-    drop(c);
-    let next_cursor = if rows.len() as i64 > PAGE {
-        rows.truncate(PAGE as usize);
-        rows.last().map(cursor_of)
+    let (rows, mut next_cursor, visible) = if filtered {
+        let mut rows = store::visible(&mut c, &caller.org_id, member(caller), None, SCAN + 1).await?;
+        let visible = if rows.len() as i64 > SCAN {
+            rows.truncate(SCAN as usize);
+            store::count_visible(&mut c, &caller.org_id, member(caller)).await?
+        } else {
+            rows.len() as u64
+        };
+        (rows, None, visible)
     } else {
-        None
+        let mut rows = store::visible(&mut c, &caller.org_id, member(caller), checked.after.as_ref(), PAGE + 1).await?;
+        let next = if rows.len() as i64 > PAGE {
+            rows.truncate(PAGE as usize);
+            rows.last().map(|r| cursor_of(r.updated_at, &r.id))
+        } else {
+            None
+        };
+        (rows, next, 0)
     };
+    drop(c);
     let counter = HostCounter::default();
     let mut listings = list_rows(st, &caller.org_id, &rows, &counter).await;
-    let mut groups = Vec::with_capacity(rows.len());
+    let mut groups = Vec::with_capacity(rows.len().min(PAGE as usize));
+    let mut reach = Reach { searched: rows.len() as u64, visible, ..Reach::default() };
     // A search lists its hits instead of the strip (and spends the thumbnail budget on them).
     // Only what can be shown is copied: every hit, or each workspace's newest files for the strip.
     let mut shown: Vec<(FileItem, Option<String>)> = Vec::new();
@@ -110,28 +171,54 @@ pub async fn list(st: &AppState, caller: &Caller, query: ListQuery) -> Result<Do
         let mut listing = listings.remove(&row.id).unwrap_or_else(Listing::empty);
         let summary = summary(st, row, &listing);
         let entries = std::mem::take(&mut listing.entries);
-        let files: Vec<&Entry> =
-            entries.iter().filter(|e| !e.is_dir && checked.who.admits(AddedBy::of(&e.path))).collect();
-        let candidates: Vec<&Entry> = match &checked.q {
-            Some(q) => {
-                let search = grouping::Search::new(q, row.agent_name.as_deref());
-                files.iter().copied().filter(|e| search.matches(&e.path)).collect()
+        let search = checked.q.as_deref().map(|q| grouping::Search::new(q, row.agent_name.as_deref()));
+        let files: Vec<&Entry> = entries
+            .iter()
+            .filter(|e| checked.admits(e) && search.as_ref().is_none_or(|s| s.matches(&e.path)))
+            .collect();
+        if filtered {
+            if files.is_empty() {
+                continue;
             }
-            None => grouping::newest_entries(&files, STRIP),
-        };
+            reach.files += files.len() as u64;
+            reach.workspaces += 1;
+        }
+        let candidates: Vec<&Entry> =
+            if checked.q.is_some() { files.clone() } else { grouping::newest_entries(&files, STRIP) };
         shown.extend(candidates.into_iter().map(|e| (grouping::file_item(&row.id, e), row.agent_name.clone())));
-        groups.push(grouping::group_of(summary, &row.id, &files, listing.status));
+        if groups.len() as i64 == PAGE {
+            // A filtered page is full: the next one starts after its last group.
+            if next_cursor.is_none() && is_after(checked.after.as_ref(), row.updated_at, &row.id) {
+                next_cursor =
+                    groups.last().map(|g: &WorkspaceGroup| cursor_of(g.workspace.updated_at, &g.workspace.id));
+            }
+            continue;
+        }
+        if filtered && !is_after(checked.after.as_ref(), row.updated_at, &row.id) {
+            continue;
+        }
+        groups.push(grouping::group_of(summary, &row.id, &files, listing.status, checked.sort));
     }
     let rows_by_id: HashMap<&str, &VisibleRow> = rows.iter().map(|r| (r.id.as_str(), r)).collect();
     let mut cost = Cost::default();
     let (hits, strip) = match &checked.q {
-        Some(_) => (Some(tiles(st, &caller.org_id, &rows_by_id, shown, &counter, &mut cost).await), Vec::new()),
+        Some(_) => {
+            let sort = checked.sort;
+            let mut all = shown;
+            if all.len() > HITS {
+                all.select_nth_unstable_by(HITS - 1, |(a, _), (b, _)| sort.cmp(a, b));
+                all.truncate(HITS);
+            }
+            all.sort_by(|(a, _), (b, _)| sort.cmp(a, b));
+            reach.hits_shown = all.len() as u64;
+            (Some(tiles(st, &caller.org_id, &rows_by_id, all, &counter, &mut cost).await), Vec::new())
+        }
         None => (None, grouping::newest(shown, STRIP)),
     };
     let tiles = tiles(st, &caller.org_id, &rows_by_id, strip, &counter, &mut cost).await;
     cost.host_requests = counter.get();
     cost.host_time = counter.host_time();
-    Ok(DocumentsPage { tiles, groups, hits, next_cursor, cost })
+    Ok(DocumentsPage { tiles, groups, hits, next_cursor, reach: filtered.then_some(reach), cost })
 }
 
 /// One workspace the caller may see: its tree, counts and newest files as tiles.

@@ -96,6 +96,16 @@ pub async fn visible(
     Ok(q.bind(limit).fetch_all(c).await?)
 }
 
+/// How many workspaces `member` may see (all of the organization's when `member` is none).
+pub async fn count_visible(c: &mut Conn, org_id: &str, member: Option<&str>) -> DbResult<u64> {
+    let sql = format!("SELECT COUNT(*) FROM ({SELECT}{}) seen", if member.is_some() { MEMBER } else { "" });
+    let mut q = sqlx::query_as::<_, (i64,)>(&sql).bind(org_id);
+    if let Some(m) = member {
+        q = q.bind(m);
+    }
+    Ok(q.fetch_one(c).await?.0.max(0) as u64)
+}
+
 /// One workspace, when `member` may see it (any of the organization's when `member` is none).
 pub async fn visible_one(c: &mut Conn, org_id: &str, member: Option<&str>, id: &str) -> DbResult<Option<VisibleRow>> {
     let sql = match member {

@@ -134,13 +134,19 @@ item_paths! {
 }
 
 /// `/documents` with a search, a "who" filter and a page cursor (empty ones left out).
-pub fn documents(q: &str, who: &str, cursor: Option<&str>) -> String {
+pub fn documents(q: &str, who: &str, sort: &str, kind: &str, cursor: Option<&str>) -> String {
     let mut query = url::form_urlencoded::Serializer::new(String::new());
     if !q.is_empty() {
         query.append_pair("q", q);
     }
     if !who.is_empty() && who != "anyone" {
         query.append_pair("who", who);
+    }
+    if !kind.is_empty() {
+        query.append_pair("type", kind);
+    }
+    if !sort.is_empty() && sort != "newest" {
+        query.append_pair("sort", sort);
     }
     if let Some(c) = cursor {
         query.append_pair("cursor", c);

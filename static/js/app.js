@@ -121,3 +121,19 @@ document.addEventListener("input", function (event) {
   var range = document.getElementById("oplog-range");
   if (range) { range.value = "custom"; }
 }, true);
+// Documents: a file opened from a workspace's tree is swapped into the preview pane (a sheet on a
+// phone); the tree marks it, and the focus goes to the pane so the keyboard is where the file is.
+document.addEventListener("htmx:afterSettle", function (event) {
+  var pane = event.target;
+  if (!pane || pane.id !== "workspace-preview") { return; }
+  var shown = pane.querySelector("#preview-path");
+  var path = shown ? shown.textContent : "";
+  Array.prototype.forEach.call(document.querySelectorAll("#workspace-tree a.tree-open"), function (a) {
+    var li = a.closest("li");
+    if (li && path && li.getAttribute("data-path") === path) { a.setAttribute("aria-current", "true"); }
+    else { a.removeAttribute("aria-current"); }
+  });
+  pane.focus({ preventScroll: true });
+  var top = pane.getBoundingClientRect().top;
+  if (window.innerWidth > 768 && (top < 0 || top > window.innerHeight)) { pane.scrollIntoView({ block: "start" }); }
+});

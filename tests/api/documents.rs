@@ -132,7 +132,8 @@ db_test! {
         assert_eq!(group["file_count"], 6);
         let folders: Vec<&str> = group["folders"].as_array().expect("folders").iter().filter_map(|f| f["name"].as_str()).collect();
         assert_eq!(folders, ["src", "zeta"]);
-        let rows: Vec<&str> = group["files"].as_array().expect("files").iter().filter_map(|f| f["path"].as_str()).collect();
+        let mut rows: Vec<&str> = group["files"].as_array().expect("files").iter().filter_map(|f| f["path"].as_str()).collect();
+        rows.sort_unstable();
         assert_eq!(rows, ["hello.txt", "report.md", "uploads/photo.png"]);
     }
 }

@@ -15,6 +15,7 @@ mod browser_accounts;
 mod browser_axe;
 mod browser_connections;
 mod browser_deletes;
+mod browser_documents;
 mod browser_flows;
 mod browser_screens;
 mod browser_widths;

@@ -30,6 +30,9 @@ pub struct ListView {
     pub pending: Vec<Pending>,
     pub message: Option<String>,
     pub error: Option<String>,
+    /// "Restore into a new run" is offered: the caller's role may start runs (operators and
+    /// above; a member is refused, so not shown it).
+    pub may_restore: bool,
 }
 
 impl ListView {
@@ -80,15 +83,21 @@ async fn view(
     let listed =
         async { Ok::<_, AppError>((service::list(st, caller, id).await?, service::pending_of(st, caller, id).await?)) };
     match listed.await {
-        Ok((snapshots, pending)) => {
-            html(&ListView { workspace_id: id.to_string(), snapshots, pending, message, error })
-        }
+        Ok((snapshots, pending)) => html(&ListView {
+            workspace_id: id.to_string(),
+            snapshots,
+            pending,
+            message,
+            error,
+            may_restore: caller.role.can_see_sandboxes(),
+        }),
         Err(e) => html(&ListView {
             workspace_id: id.to_string(),
             snapshots: Vec::new(),
             pending: Vec::new(),
             message: None,
             error: Some(e.public_detail()),
+            may_restore: false,
         }),
     }
 }
