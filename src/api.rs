@@ -142,7 +142,7 @@ struct Unauthenticated;
 
 impl utoipa::Modify for Unauthenticated {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let response = problem_response(&[Kind::Unauthenticated]);
+        let response = problem_response(&[Kind::Unauthenticated, Kind::TokenExpired]);
         for item in openapi.paths.paths.values_mut() {
             let operations = [&mut item.get, &mut item.put, &mut item.post, &mut item.delete, &mut item.patch];
             for op in operations.into_iter().flatten() {

@@ -23,6 +23,12 @@ pub enum AuthError {
     Invitation(InvitationError),
     #[error("Too many failed sign-ins for this account. Try again in {} minutes.", .retry_after.div_ceil(60))]
     LockedOut { retry_after: u64 },
+    /// Only admins and owners reset a member's password.
+    #[error("only admins and owners reset passwords")]
+    Forbidden,
+    /// A member's password may not be reset by the caller; why, in words a person reads.
+    #[error("{0}")]
+    ResetRefused(String),
     /// First-run setup was asked for again: it exists only while no account does.
     #[error("setup is done")]
     SetupDone,

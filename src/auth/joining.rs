@@ -22,13 +22,25 @@ pub struct Joined {
 }
 
 /// Accepts the invitation of `code` for whoever knows the password of its e-mail address's
-/// account, or creates that account with `password` when there is none.
-pub async fn join_with_password(st: &AppState, code: &str, password_raw: SecretString) -> Result<Joined, AuthError> {
+/// account, or creates that account with `password` when there is none. The page asks for the
+/// password twice (`confirm`, `None` from a client that sends one field only): a mismatch is
+/// refused at the second field before anything is checked or written, whether or not the
+/// account exists, so that the answer tells nothing about it.
+pub async fn join_with_password(
+    st: &AppState,
+    code: &str,
+    password_raw: SecretString,
+    confirm: Option<SecretString>,
+) -> Result<Joined, AuthError> {
     let inv = invitations::by_code(&st.db, code).await.map_err(AuthError::Invitation)?;
+    let mut errors = FieldErrors::new();
     if password_raw.expose_secret().is_empty() {
-        let message = "Enter your password, or choose one if you are new here.";
-        return Err(AuthError::Invalid(FieldErrors::one("password", message)));
+        errors.add("password", "Enter your password, or choose one if you are new here.");
     }
+    if confirm.as_ref().is_some_and(|c| c.expose_secret() != password_raw.expose_secret()) {
+        errors.add("confirm_password", "This is not the same as the password above.");
+    }
+    errors.into_result().map_err(AuthError::Invalid)?;
     let email = inv.email.clone();
     let now = db::now_ms();
     let failures = ensure_not_locked(st, &email, now).await?;

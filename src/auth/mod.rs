@@ -7,6 +7,7 @@ pub mod joining;
 pub mod model;
 pub mod pages;
 pub mod password;
+pub mod reset;
 pub mod secrets;
 pub mod service;
 pub mod store;

@@ -159,6 +159,22 @@ pub async fn set_password(c: &mut Conn, user_id: &str, password_hash: &str) -> D
     Ok(())
 }
 
+/// A password issued to the account (an admin's reset): stored, and it must choose its own at
+/// its next sign-in.
+pub async fn set_issued_password(c: &mut Conn, user_id: &str, password_hash: &str) -> DbResult<()> {
+    sqlx::query("UPDATE users SET password_hash = $1, must_change_password = 1 WHERE id = $2")
+        .bind(password_hash)
+        .bind(user_id)
+        .execute(c)
+        .await?;
+    Ok(())
+}
+
+/// Ends every sign-in of an account.
+pub async fn delete_sessions_of(c: &mut Conn, user_id: &str) -> DbResult<u64> {
+    Ok(sqlx::query("DELETE FROM login_sessions WHERE user_id = $1").bind(user_id).execute(c).await?.rows_affected())
+}
+
 /// Marks an account whose password was issued to it: it must choose its own at its next sign-in.
 pub async fn require_password_change(c: &mut Conn, user_id: &str) -> DbResult<()> {
     sqlx::query("UPDATE users SET must_change_password = 1 WHERE id = $1").bind(user_id).execute(c).await?;

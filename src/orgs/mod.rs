@@ -20,6 +20,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/members", web::post().to(pages::add))
         .route("/members/invitations/{id}/revoke", web::post().to(pages::revoke_invitation))
         .route("/members/{id}/role", web::post().to(pages::change_role))
-        .route("/members/{id}/delete", web::post().to(pages::remove));
+        .route("/members/{id}/delete", web::post().to(pages::remove))
+        .route("/members/{id}/password-reset", web::post().to(pages::reset_password));
     invitations::routes(cfg);
 }

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use actix_web::http::StatusCode;
+use actix_web::http::{header, StatusCode};
 use actix_web::web::{Data, Form, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
@@ -14,6 +14,7 @@ use super::invitations::model::{Invitation, InvitationRecord};
 use super::invitations::service::{self as invitations, NewInvitation};
 use super::model::{Member, OrgChoice, Role};
 use super::service;
+use crate::auth::reset;
 use crate::sandbox::workspaces::removal;
 use crate::state::AppState;
 use crate::web::filters::Choice;
@@ -101,6 +102,11 @@ pub struct MembersPage {
     pub invitations: Vec<Invitation>,
     /// The invitation just created, with its link: shown on this response only.
     pub invited: Option<Invited>,
+    /// A password just reset: the member's e-mail and one-time password, shown on this response
+    /// only.
+    pub reset: Option<(String, String)>,
+    /// A refused role change: the membership's id and why, shown in its row (where the click was).
+    pub role_error: Option<(String, String)>,
     pub caller_role: Role,
     /// How many personal (`user`) workspaces each person has, by user id: removing them deletes
     /// those.
@@ -142,6 +148,14 @@ impl MembersPage {
     pub fn role_choices(&self) -> Vec<Choice> {
         Choice::roles(&self.roles)
     }
+    /// Why this member's role change was refused, if it just was.
+    pub fn role_error_of(&self, m: &Member) -> Option<&str> {
+        self.role_error.as_ref().filter(|(id, _)| *id == m.id).map(|(_, message)| message.as_str())
+    }
+    /// Whether the caller is offered to reset this member's password (not their own).
+    pub fn can_reset(&self, m: &Member) -> bool {
+        self.can_edit(m) && m.email != self.shell.email
+    }
 }
 
 async fn members_page(st: &AppState, caller: &PageCaller, req: &HttpRequest) -> Result<MembersPage, PageError> {
@@ -156,6 +170,8 @@ async fn members_page(st: &AppState, caller: &PageCaller, req: &HttpRequest) -> 
         errors: FieldErrors::new(),
         invitations,
         invited: None,
+        reset: None,
+        role_error: None,
         caller_role: caller.role,
         personal_workspaces: removal::user_workspace_counts(st, caller).await?,
     })
@@ -222,17 +238,65 @@ pub struct RoleForm {
     role: String,
 }
 
+/// Changes a member's role. A refusal (the last owner, someone who outranks the caller, a role
+/// above theirs) is shown in that member's row, its select back at the stored role: htmx swaps
+/// only the row, without scrolling, so the message is where the click was; without JavaScript
+/// the whole page comes back with it.
 pub async fn change_role(
     st: Data<AppState>,
     caller: PageCaller,
+    req: HttpRequest,
     id: Path<String>,
     form: Form<RoleForm>,
 ) -> Result<HttpResponse, PageError> {
-    let m = service::change_role(&st.db, &caller, &id, &form.role).await?;
-    Ok(redirect_with_flash(paths::MEMBERS, "success", format!("{} is now {}.", m.email, m.role)))
+    let refusal = match service::change_role(&st.db, &caller, &id, &form.role).await {
+        Ok(m) => return Ok(redirect_with_flash(paths::MEMBERS, "success", format!("{} is now {}.", m.email, m.role))),
+        Err(e @ (OrgError::LastOwner(_) | OrgError::Outranked { .. } | OrgError::AboveOwnRole(_))) => e,
+        Err(OrgError::Invalid(errors)) => {
+            let message = errors.0.first().map(|f| f.message.clone()).unwrap_or_default();
+            let mut p = members_page(&st, &caller, &req).await?;
+            p.role_error = Some((id.to_string(), message));
+            return row_refusal(StatusCode::UNPROCESSABLE_ENTITY, &id, &p);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let message = refusal.to_string();
+    let mut p = members_page(&st, &caller, &req).await?;
+    p.role_error = Some((id.to_string(), message));
+    row_refusal(StatusCode::CONFLICT, &id, &p)
+}
+
+/// The members page with a refusal in one member's row; htmx takes only that row from it.
+fn row_refusal(status: StatusCode, membership_id: &str, p: &MembersPage) -> Result<HttpResponse, PageError> {
+    let mut res = page_status(status, &p.shell, p)?;
+    let row = format!("#member-{membership_id}");
+    let headers = res.headers_mut();
+    for (name, value) in
+        [("hx-retarget", row.as_str()), ("hx-reselect", row.as_str()), ("hx-reswap", "outerHTML show:none")]
+    {
+        if let Ok(v) = header::HeaderValue::from_str(value) {
+            headers.insert(header::HeaderName::from_static(name), v);
+        }
+    }
+    Ok(res)
 }
 
 pub async fn remove(st: Data<AppState>, caller: PageCaller, id: Path<String>) -> Result<HttpResponse, PageError> {
     let (m, _) = service::remove_member_and_workspaces(&st, &caller, &id).await?;
     Ok(redirect_with_flash(paths::MEMBERS, "success", format!("{} was removed from this organization.", m.email)))
+}
+
+/// Resets a member's password: the one-time password is on this response only, never again.
+pub async fn reset_password(
+    st: Data<AppState>,
+    caller: PageCaller,
+    req: HttpRequest,
+    id: Path<String>,
+) -> Result<HttpResponse, PageError> {
+    let r = reset::reset_member_password(&st.db, &caller, &id).await?;
+    let mut p = members_page(&st, &caller, &req).await?;
+    p.reset = Some((r.email, r.one_time_password));
+    let mut res = page(&p.shell, &p)?;
+    res.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-store"));
+    Ok(res)
 }

@@ -52,6 +52,10 @@ pub struct NewTokenBody {
     /// The role the token acts with; at most the creator's own.
     #[serde(default)]
     pub role: String,
+    /// How many days the token works: 30, 90 or 365; absent or null, it never expires. Once
+    /// expired it is a 401 `token-expired` problem everywhere.
+    #[serde(default)]
+    pub expires_in_days: Option<i64>,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -62,8 +66,8 @@ pub struct CreatedTokenBody {
     pub value: String,
 }
 
-/// Creates an API token carrying a role no higher than the caller's; its value is in this
-/// response only (admins and owners).
+/// Creates an API token carrying a role no higher than the caller's, for 30, 90 or 365 days or
+/// without expiry; its value is in this response only (admins and owners).
 #[utoipa::path(post, path = "/api/v1/tokens", tag = "tokens", request_body = NewTokenBody,
     responses((status = 201, body = CreatedTokenBody), Problems<Creating>))]
 pub async fn create_token(
@@ -72,7 +76,8 @@ pub async fn create_token(
     body: Json<NewTokenBody>,
 ) -> Result<HttpResponse, ApiError> {
     let b = body.into_inner();
-    let created = service::create(&st.db, &c, NewToken { name: b.name, role: b.role }).await?;
+    let expiry = b.expires_in_days.map(|d| (d, "expires_in_days"));
+    let created = service::create_expiring(&st.db, &c, NewToken { name: b.name, role: b.role }, expiry).await?;
     Ok(HttpResponse::Created().json(CreatedTokenBody { token: created.token, value: created.value }))
 }
 

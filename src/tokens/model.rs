@@ -19,12 +19,37 @@ pub struct ApiToken {
     pub last_used_at: Option<i64>,
     /// Epoch milliseconds (UTC); null while it is live.
     pub revoked_at: Option<i64>,
+    /// Epoch milliseconds (UTC) from which it no longer authenticates (a `token-expired` 401);
+    /// null if it never expires.
+    pub expires_at: Option<i64>,
 }
 
 impl ApiToken {
     pub fn is_revoked(&self) -> bool {
         self.revoked_at.is_some()
     }
+    /// Past its expiry (and not revoked, which lists say first).
+    pub fn is_expired(&self) -> bool {
+        !self.is_revoked() && self.expires_at.is_some_and(|t| t <= crate::db::now_ms())
+    }
+    /// Neither revoked nor expired.
+    pub fn is_live(&self) -> bool {
+        !self.is_revoked() && !self.is_expired()
+    }
+}
+
+/// How long a new token works: the choices the page and the API offer, in days.
+pub const EXPIRY_DAYS: [i64; 3] = [30, 90, 365];
+
+/// What a bearer value comes to.
+#[derive(Debug, Clone)]
+pub enum TokenCheck {
+    /// A live token of a member.
+    Valid(TokenCaller),
+    /// A token that was valid until its expiry.
+    Expired,
+    /// Unknown, revoked, or its creator left.
+    Invalid,
 }
 
 /// A token that authenticated a request.
@@ -37,6 +62,8 @@ pub struct TokenCaller {
     pub user_id: String,
     pub email: String,
     pub role: crate::orgs::model::Role,
+    /// When it stops authenticating, if ever (checked on every use, cached or not).
+    pub expires_at: Option<i64>,
 }
 
 /// An API token a person created, in any organization they belong to (their account page).

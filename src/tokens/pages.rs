@@ -7,7 +7,7 @@ use askama::Template;
 use serde::Deserialize;
 
 use super::error::TokenError;
-use super::model::ApiToken;
+use super::model::{ApiToken, EXPIRY_DAYS};
 use super::service::{self, NewToken};
 use crate::orgs::model::Role;
 use crate::state::AppState;
@@ -22,6 +22,8 @@ pub struct TokensPage {
     pub roles: Vec<Role>,
     pub form_name: String,
     pub form_role: String,
+    /// The expiry chosen, in days (`never` for none).
+    pub form_expires: String,
     pub errors: FieldErrors,
     pub created: Option<(String, String)>,
 }
@@ -29,6 +31,21 @@ pub struct TokensPage {
 impl TokensPage {
     pub fn role_choices(&self) -> Vec<Choice> {
         Choice::roles(&self.roles)
+    }
+    pub fn expiry_choices(&self) -> Vec<Choice> {
+        let mut choices: Vec<Choice> =
+            EXPIRY_DAYS.iter().map(|d| Choice::new(d.to_string(), format!("{d} days"))).collect();
+        choices.push(Choice::new("never".to_string(), "No expiry".to_string()));
+        choices
+    }
+}
+
+/// The form's expiry as the rules take it: `never` is none; anything else is a number of days
+/// (one that is not a number is refused with the others).
+fn expiry_of(raw: &str) -> Option<(i64, &'static str)> {
+    match raw.trim() {
+        "" | "never" => None,
+        days => Some((days.parse().unwrap_or(0), "expires")),
     }
 }
 
@@ -39,6 +56,7 @@ async fn tokens_page(st: &AppState, caller: &PageCaller, req: &HttpRequest) -> R
         roles: Role::ALL.into_iter().filter(|r| !r.outranks(caller.role)).collect(),
         form_name: String::new(),
         form_role: "operator".into(),
+        form_expires: "90".into(),
         errors: FieldErrors::new(),
         created: None,
     })
@@ -55,6 +73,8 @@ pub struct TokenForm {
     name: String,
     #[serde(default)]
     role: String,
+    #[serde(default)]
+    expires: String,
 }
 
 pub async fn create(
@@ -64,7 +84,8 @@ pub async fn create(
     form: Form<TokenForm>,
 ) -> Result<HttpResponse, PageError> {
     let f = form.into_inner();
-    match service::create(&st.db, &caller, NewToken { name: f.name.clone(), role: f.role.clone() }).await {
+    let input = NewToken { name: f.name.clone(), role: f.role.clone() };
+    match service::create_expiring(&st.db, &caller, input, expiry_of(&f.expires)).await {
         Ok(created) => {
             let mut p = tokens_page(&st, &caller, &req).await?;
             p.created = Some((created.token.name, created.value));
@@ -74,6 +95,7 @@ pub async fn create(
             let mut p = tokens_page(&st, &caller, &req).await?;
             p.form_name = f.name;
             p.form_role = f.role;
+            p.form_expires = f.expires;
             p.errors = errors;
             page_status(StatusCode::UNPROCESSABLE_ENTITY, &p.shell, &p)
         }

@@ -3,7 +3,7 @@
 use super::cache::AUTH_CACHE;
 pub use super::cache::{forget_cached_callers, AUTH_CACHE_TTL};
 use super::error::TokenError;
-use super::model::{ApiToken, OwnToken, TokenCaller};
+use super::model::{ApiToken, OwnToken, TokenCaller, TokenCheck, EXPIRY_DAYS};
 use super::store::{self, Values};
 use crate::access::{Caller, Via};
 use crate::audit::service as audit;
@@ -41,7 +41,19 @@ pub async fn list(db: &Db, caller: &Caller) -> Result<Vec<ApiToken>> {
     Ok(store::list(&mut c, &caller.org_id).await?)
 }
 
+/// A token that never expires.
 pub async fn create(db: &Db, caller: &Caller, input: NewToken) -> Result<CreatedToken> {
+    create_expiring(db, caller, input, None).await
+}
+
+/// A token that works for `expires_in_days` (one of [`EXPIRY_DAYS`]; `None`: no expiry), the
+/// refusal named at `expiry_field`.
+pub async fn create_expiring(
+    db: &Db,
+    caller: &Caller,
+    input: NewToken,
+    expiry: Option<(i64, &str)>,
+) -> Result<CreatedToken> {
     ensure_can_manage(caller)?;
     let mut errors = FieldErrors::new();
     let name = validate::name(&mut errors, "name", &input.name, "token name");
@@ -51,7 +63,14 @@ pub async fn create(db: &Db, caller: &Caller, input: NewToken) -> Result<Created
             errors.add("role", format!("A token cannot carry a role above your own ({}).", caller.role));
         }
     }
+    if let Some((days, field)) = expiry {
+        if !EXPIRY_DAYS.contains(&days) {
+            errors.add(field, "Choose 30, 90 or 365 days, or no expiry.");
+        }
+    }
     errors.into_result().map_err(TokenError::Invalid)?;
+    let now = db::now_ms();
+    let expires_at = expiry.map(|(days, _)| now + days * 24 * 3600 * 1000);
     let role = role.unwrap_or(Role::Member);
     let value = format!("{TOKEN_PREFIX}{}", secrets::random_token(32));
     let prefix: String = value.chars().take(TOKEN_PREFIX.len() + 6).collect();
@@ -64,10 +83,15 @@ pub async fn create(db: &Db, caller: &Caller, input: NewToken) -> Result<Created
         token_hash: &token_hash,
         role: role.as_str(),
         created_by: &caller.user_id,
+        expires_at,
     };
-    store::insert(&mut tx, &id, &caller.org_id, &values, db::now_ms()).await?;
-    audit::record(&mut tx, &caller.org_id, &caller.actor(), "token.created", &name, &format!("role {role}, {prefix}…"))
-        .await?;
+    store::insert(&mut tx, &id, &caller.org_id, &values, now).await?;
+    let lasting = match expiry {
+        Some((days, _)) => format!("expires in {days} days"),
+        None => "no expiry".to_string(),
+    };
+    let detail = format!("role {role}, {prefix}…, {lasting}");
+    audit::record(&mut tx, &caller.org_id, &caller.actor(), "token.created", &name, &detail).await?;
     let token = store::get(&mut tx, &caller.org_id, &id).await?.ok_or(TokenError::NotFound)?;
     tx.commit().await.map_err(DbError::from)?;
     Ok(CreatedToken { token, value })
@@ -126,31 +150,39 @@ pub async fn revoke_own(db: &Db, user_id: &str, email: &str, session_id: &str, i
     revoke(db, &caller, id).await
 }
 
-/// The caller behind a bearer value: live token, creator still a member; the role is the lower
-/// of the token's and the creator's current one.
+/// The caller behind a bearer value: live token, not expired, creator still a member; the role
+/// is the lower of the token's and the creator's current one. An expired token is
+/// [`TokenCheck::Expired`] (never a caller), whether its answer was cached or not.
 ///
 /// Answers are kept for [`AUTH_CACHE_TTL`]: a revoke, a role change or a removal in this process
 /// clears them at once; another replica notices within the TTL.
-pub async fn authenticate(db: &Db, value: &str) -> Result<Option<TokenCaller>> {
+pub async fn authenticate(db: &Db, value: &str) -> Result<TokenCheck> {
     if !value.starts_with(TOKEN_PREFIX) || value.len() > 200 {
-        return Ok(None);
+        return Ok(TokenCheck::Invalid);
     }
+    let expired = |at: Option<i64>| at.is_some_and(|t| t <= db::now_ms());
     let hash = secrets::sha256_hex(value);
     if let Some(hit) = AUTH_CACHE.get(&hash) {
-        return Ok(Some(hit));
+        if expired(hit.expires_at) {
+            return Ok(TokenCheck::Expired);
+        }
+        return Ok(TokenCheck::Valid(hit));
     }
     let generation = AUTH_CACHE.generation();
     let mut c = db.conn().await?;
     let Some(row) = store::find_for_auth(&mut c, &hash).await? else {
-        return Ok(None);
+        return Ok(TokenCheck::Invalid);
     };
+    if expired(row.expires_at) {
+        return Ok(TokenCheck::Expired);
+    }
     let now = db::now_ms();
     if row.last_used_at.is_none_or(|t| now - t > 60_000) {
         store::touch(&mut c, &row.id, now).await?;
     }
     let role = match (Role::parse(&row.token_role), Role::parse(&row.member_role)) {
         (Some(t), Some(m)) => t.min(m),
-        _ => return Ok(None),
+        _ => return Ok(TokenCheck::Invalid),
     };
     let caller = TokenCaller {
         token_id: row.id,
@@ -160,7 +192,8 @@ pub async fn authenticate(db: &Db, value: &str) -> Result<Option<TokenCaller>> {
         user_id: row.user_id,
         email: row.email,
         role,
+        expires_at: row.expires_at,
     };
     AUTH_CACHE.put_unless_cleared(hash, caller.clone(), generation);
-    Ok(Some(caller))
+    Ok(TokenCheck::Valid(caller))
 }

@@ -14,6 +14,7 @@ pub struct TokenAuthRow {
     pub email: String,
     pub member_role: String,
     pub last_used_at: Option<i64>,
+    pub expires_at: Option<i64>,
 }
 
 /// The values a token is written with.
@@ -23,12 +24,13 @@ pub struct Values<'a> {
     pub token_hash: &'a str,
     pub role: &'a str,
     pub created_by: &'a str,
+    pub expires_at: Option<i64>,
 }
 
 pub async fn insert(c: &mut Conn, id: &str, org_id: &str, v: &Values<'_>, now: i64) -> DbResult<()> {
     sqlx::query(
-        "INSERT INTO api_tokens (id, organization_id, name, prefix, token_hash, role, created_by, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        "INSERT INTO api_tokens (id, organization_id, name, prefix, token_hash, role, created_by, created_at, \
+         expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
     )
     .bind(id)
     .bind(org_id)
@@ -38,13 +40,14 @@ pub async fn insert(c: &mut Conn, id: &str, org_id: &str, v: &Values<'_>, now: i
     .bind(v.role)
     .bind(v.created_by)
     .bind(now)
+    .bind(v.expires_at)
     .execute(c)
     .await?;
     Ok(())
 }
 
 const COLUMNS: &str = "t.id, t.name, t.prefix, t.role, COALESCE(u.email, '') AS created_by_email, t.created_at, \
-                       t.last_used_at, t.revoked_at";
+                       t.last_used_at, t.revoked_at, t.expires_at";
 
 pub async fn list(c: &mut Conn, org_id: &str) -> DbResult<Vec<ApiToken>> {
     Ok(sqlx::query_as(&format!(
@@ -100,7 +103,7 @@ pub async fn created_by(c: &mut Conn, user_id: &str) -> DbResult<Vec<OwnTokenRow
 pub async fn find_for_auth(c: &mut Conn, token_hash: &str) -> DbResult<Option<TokenAuthRow>> {
     Ok(sqlx::query_as(
         "SELECT t.id, t.name, t.organization_id, o.name AS org_name, t.role AS token_role, u.id AS user_id, u.email, \
-         m.role AS member_role, t.last_used_at FROM api_tokens t \
+         m.role AS member_role, t.last_used_at, t.expires_at FROM api_tokens t \
          JOIN organizations o ON o.id = t.organization_id \
          JOIN users u ON u.id = t.created_by \
          JOIN memberships m ON m.organization_id = t.organization_id AND m.user_id = t.created_by \

@@ -28,6 +28,8 @@ use crate::vault::error::VaultError;
 pub enum Kind {
     BadRequest,
     Unauthenticated,
+    /// An API token past its expiry (401, told apart from an unknown one).
+    TokenExpired,
     Forbidden,
     NotFound,
     Conflict,
@@ -58,6 +60,7 @@ impl Kind {
         match self {
             Kind::BadRequest => (StatusCode::BAD_REQUEST, "bad-request", "Bad request"),
             Kind::Unauthenticated => (StatusCode::UNAUTHORIZED, "unauthenticated", "Sign-in required"),
+            Kind::TokenExpired => (StatusCode::UNAUTHORIZED, "token-expired", "API token expired"),
             Kind::Forbidden => (StatusCode::FORBIDDEN, "forbidden", "Not allowed"),
             Kind::NotFound => (StatusCode::NOT_FOUND, "not-found", "Not found"),
             Kind::Conflict => (StatusCode::CONFLICT, "conflict", "Conflict"),
@@ -185,10 +188,10 @@ impl From<askama::Error> for AppError {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Problem {
     /// The problem type, `https://agenticos.dev/problems/<kind>`: `bad-request`, `unauthenticated`,
-    /// `forbidden`, `no-organization`, `password-change-required`, `not-found`, `conflict`, `gone`,
-    /// `payload-too-large`, `invalid-input`, `host-check-failed`, `too-many-requests`,
-    /// `bad-gateway`, `store-failed`, `store-timeout`, `host-timeout`, `unavailable` or `internal`.
-    /// Each operation lists those it can answer.
+    /// `token-expired`, `forbidden`, `no-organization`, `password-change-required`, `not-found`,
+    /// `conflict`, `gone`, `payload-too-large`, `invalid-input`, `host-check-failed`,
+    /// `too-many-requests`, `bad-gateway`, `store-failed`, `store-timeout`, `host-timeout`,
+    /// `unavailable` or `internal`. Each operation lists those it can answer.
     #[serde(rename = "type")]
     pub kind: String,
     /// The type's short title.
@@ -220,6 +223,8 @@ impl From<AuthError> for AppError {
                 AppError::new(Kind::TooManyRequests, e.to_string()).with_retry_after(retry_after)
             }
             AuthError::SetupDone => AppError::not_found(),
+            AuthError::Forbidden => AppError::forbidden(),
+            AuthError::ResetRefused(message) => AppError::new(Kind::Conflict, message),
             AuthError::Internal(e) => AppError::internal(e),
         }
     }

@@ -18,6 +18,7 @@ use crate::auth::service as auth;
 use crate::orgs::model::OrgChoice;
 use crate::orgs::service as orgs;
 use crate::state::AppState;
+use crate::tokens::model::TokenCheck;
 use crate::tokens::service as tokens;
 
 /// A signed-in person, whatever organization they are in (or none yet).
@@ -119,12 +120,21 @@ fn bearer(req: &HttpRequest) -> Option<String> {
 async fn api_caller(req: &HttpRequest) -> Result<Caller, AppError> {
     if let Some(token) = bearer(req) {
         let st = state(req)?;
-        let t = tokens::authenticate(&st.db, &token).await?.ok_or_else(|| {
-            AppError::new(
-                Kind::Unauthenticated,
-                "This API token is not valid: it is unknown, revoked, or its creator left.",
-            )
-        })?;
+        let t = match tokens::authenticate(&st.db, &token).await? {
+            TokenCheck::Valid(t) => t,
+            TokenCheck::Expired => {
+                return Err(AppError::new(
+                    Kind::TokenExpired,
+                    "This API token has expired. Create a new one on the API tokens page.",
+                ))
+            }
+            TokenCheck::Invalid => {
+                return Err(AppError::new(
+                    Kind::Unauthenticated,
+                    "This API token is not valid: it is unknown, revoked, or its creator left.",
+                ))
+            }
+        };
         return Ok(Caller {
             user_id: t.user_id,
             email: t.email,

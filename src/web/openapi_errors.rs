@@ -135,6 +135,7 @@ fn meaning(kind: Kind) -> &'static str {
     match kind {
         Kind::BadRequest => "Not possible as sent (a path outside the workspace, a folder for a file)",
         Kind::Unauthenticated => "No valid API token or session",
+        Kind::TokenExpired => "The API token has expired",
         Kind::Forbidden => "The caller's role does not allow this (or, for a file, the sandbox's user may not)",
         Kind::NotFound => "No such thing in this organization, or the caller may not see it",
         Kind::Conflict => "Refused in the current state of things",

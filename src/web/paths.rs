@@ -103,6 +103,7 @@ macro_rules! item_paths {
 item_paths! {
     member_role => MEMBERS / "role";
     member_delete => MEMBERS / "delete";
+    member_password_reset => MEMBERS / "password-reset";
     invitation_revoke => MEMBER_INVITATIONS / "revoke";
     invitation => INVITATIONS;
     invitation_accept => INVITATIONS / "accept";

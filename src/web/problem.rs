@@ -45,7 +45,7 @@ pub fn problem_response(err: &AppError) -> HttpResponse {
     if let Some(s) = err.retry_after {
         res.insert_header((header::RETRY_AFTER, s.to_string()));
     }
-    if err.kind == Kind::Unauthenticated {
+    if matches!(err.kind, Kind::Unauthenticated | Kind::TokenExpired) {
         res.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
     }
     res.body(serde_json::to_string(&body).unwrap_or_default())

@@ -69,6 +69,7 @@ const PAGE_ROUTES: &[&str] = &[
     "POST /members",
     "POST /members/invitations/{id}/revoke",
     "POST /members/{id}/delete",
+    "POST /members/{id}/password-reset",
     "POST /members/{id}/role",
     "POST /orgs",
     "POST /orgs/new",

@@ -6,12 +6,14 @@ mod support;
 
 mod account;
 mod accounts;
+mod accounts_recovery;
 mod activity_export;
 mod agents_pages;
 mod api_tokens;
 mod architecture;
 mod audit_log;
 mod browser_accounts;
+mod browser_accounts_recovery;
 mod browser_axe;
 mod browser_connections;
 mod browser_deletes;

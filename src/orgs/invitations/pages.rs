@@ -88,6 +88,8 @@ pub async fn show(
 pub struct JoinForm {
     #[serde(default)]
     password: String,
+    /// The password again; a browser always sends it (empty when left blank).
+    confirm_password: Option<String>,
 }
 
 fn joined_message(i: &InvitationRecord) -> String {
@@ -112,9 +114,11 @@ pub async fn accept(
         let i = service::accept_by_code(&st.db, &invitee(s), &code).await?;
         return Ok(redirect_with_flash(paths::HOME, "success", joined_message(&i)));
     }
-    let password = SecretString::from(form.into_inner().password);
+    let form = form.into_inner();
+    let password = SecretString::from(form.password);
+    let confirm = form.confirm_password.map(SecretString::from);
     // The form shows these refusals itself, with the table's status and words (web/error.rs).
-    let refusal = match joining::join_with_password(&st, &code, password).await {
+    let refusal = match joining::join_with_password(&st, &code, password, confirm).await {
         Ok(joined) => {
             let mut res = redirect_with_flash(paths::HOME, "success", joined_message(&joined.invitation));
             let cookie: Cookie<'static> = session_cookie(&st, &joined.session);
