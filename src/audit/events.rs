@@ -10,6 +10,7 @@ pub const EVENTS: &[(&str, &str)] = &[
     ("member.invitation_declined", "Invitation declined"),
     ("member.role_changed", "Role changed"),
     ("member.removed", "Member removed"),
+    ("member.password_reset", "Password reset by an admin"),
     ("account.password_changed", "Password changed"),
     ("sign_in.failed", "Sign-in failed"),
     ("sign_in.locked", "Sign-in locked"),

@@ -232,8 +232,13 @@ db_test! {
         b.wait_for("#workspace-tree li[data-path='zz/last.md']").await?;
 
         // A file far down the tree opens as a sheet where the person is, not at the page's bottom.
+        // (A boosted link's swap scrolls to the top once it settles: the file is scrolled to until
+        // the page stays there.)
         let last = "#workspace-tree li[data-path='zz/last.md'] a.tree-open";
-        js(&b, &format!("document.querySelector(\"{last}\").scrollIntoView({{block: 'center'}}); return true")).await?;
+        wait_until(&b, "the page to finish loading", "return document.readyState === 'complete' && !document.querySelector('.htmx-request, .htmx-settling, .htmx-swapping')").await?;
+        let far_down = format!("const a = document.querySelector(\"{last}\"); if (!a) return false; \
+            if (window.scrollY <= 300) a.scrollIntoView({{block: 'center'}}); return window.scrollY > 300");
+        wait_until(&b, "the file to be far down the page", &far_down).await?;
         let before = js(&b, "return window.scrollY").await?.as_f64().unwrap_or(0.0);
         anyhow::ensure!(before > 300.0, "the file is far down the page ({before} px)");
         b.click(last).await?;

@@ -84,9 +84,11 @@ db_test! {
         assert!(b.text("#password-hint").await?.contains("choose one if you are new here"));
         shot(&b, "invitation").await?;
         b.fill("#password", "short").await?;
+        b.fill("#confirm-password", "short").await?;
         b.click("#join-button").await?;
         b.wait_for_text("#password-error", "at least 10").await?;
         b.fill("#password", "a newcomer's password").await?;
+        b.fill("#confirm-password", "a newcomer's password").await?;
         b.click("#join-button").await?;
         b.wait_for("nav.sidebar-nav").await?;
         assert_eq!(b.current_path().await?, "/");

@@ -37,6 +37,7 @@ db_test! {
         assert_eq!(o.write(&run, "notes/hello.txt", secret).await.status, 204);
         let state = o.ws(&run, Method::GET, "state", None).await.json();
         assert_eq!(state["state"], "open");
+        assert_eq!(state["backend"], "daytona", "{state}");
         let key = state["session_key"].as_str().expect("key").to_string();
         let sb = sandbox_named(&fake, &key).expect("one sandbox named by the session key");
         assert_eq!(sb["labels"]["agenticos.io/org"], o.org_id.as_str());

@@ -241,7 +241,7 @@ pub struct StateBody {
     /// What names the workspace's session on its host: derived from the scope's subject, the
     /// organization and the connection.
     pub session_key: String,
-    /// `sandboxd` or `state`.
+    /// `sandboxd`, `daytona` or `state`.
     pub backend: String,
     /// Who shares the files: `run`, `conversation`, `channel`, `user` or `agent`.
     pub scope: String,
@@ -261,14 +261,29 @@ pub async fn workspace_state(
     run_id: Path<String>,
 ) -> Result<Json<StateBody>, ApiError> {
     let (r, state) = service::state(&st, &c, &run_id).await?;
+    let backend = shown_backend(&r);
     Ok(Json(StateBody {
         state,
         workspace_id: r.workspace.id,
         session_key: r.workspace.session_key,
-        backend: r.workspace.backend,
+        backend,
         scope: r.workspace.scope.as_str().to_string(),
         started_from: crate::sandbox::snapshots::restore::note_of(&st, &run_id).await?,
     }))
+}
+
+/// The backend a client sees: a container workspace on a Daytona connection is `daytona` (its row
+/// keeps `sandboxd`, the kind of workspace the table knows), the rest as stored.
+fn shown_backend(r: &crate::sandbox::workspaces::model::Resolved) -> String {
+    match &r.connection {
+        Some(c)
+            if r.workspace.backend == "sandboxd"
+                && c.kind == crate::sandbox::connections::model::ConnectionKind::Daytona =>
+        {
+            "daytona".to_string()
+        }
+        _ => r.workspace.backend.clone(),
+    }
 }
 
 /// Ends a run: it is marked finished first (from then on its workspace routes answer 409 and
