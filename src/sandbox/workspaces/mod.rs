@@ -19,6 +19,7 @@ pub mod recorded;
 pub mod recovery;
 pub mod removal;
 pub mod removal_api;
+mod restoring;
 pub mod sandboxd;
 pub mod scope;
 pub mod service;

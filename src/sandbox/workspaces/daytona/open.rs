@@ -200,7 +200,7 @@ impl DaytonaBackend<'_> {
         let is_new_workspace = self.r.workspace.session_ref.is_none();
         let from = snapshots::plan(self.st, &self.r, is_new_workspace).await?;
         if let Some(s) = &from {
-            super::restore::write_snapshot(self.st, &self.r, &tb, s).await?;
+            crate::sandbox::workspaces::restoring::write_snapshot(self.st, &self.r, &tb, s).await?;
         }
         let with_manifest = is_new_workspace && from.is_none();
         manifest::materialise(self.st, &self.r, &tb, with_manifest, true, manifest::WRITE_CONCURRENCY).await?;

@@ -1,32 +1,19 @@
-//! Writing a snapshot into a session being opened (instead of the manifest's files), each entry
-//! recorded like any other write, one at a time.
+//! A sandboxd session being opened from a snapshot: its folders and files are made through the
+//! session ([`crate::sandbox::workspaces::restoring`] writes and records them).
+
+use futures_util::future::BoxFuture;
 
 use super::{files, Session};
-use crate::sandbox::recording::Operation;
-use crate::sandbox::snapshots::archive::Item;
-use crate::sandbox::snapshots::model::Snapshot;
-use crate::sandbox::snapshots::restore;
 use crate::sandbox::workspaces::backend::Result;
-use crate::sandbox::workspaces::error::WorkspaceError;
-use crate::sandbox::workspaces::model::Resolved;
-use crate::sandbox::workspaces::recorded::{bytes_detail, record, RowKeys};
-use crate::state::AppState;
+use crate::sandbox::workspaces::restoring::SnapshotWrites;
+use crate::vocabulary::paths::WorkspacePath;
 
-pub(super) async fn write_snapshot(st: &AppState, r: &Resolved, session: &Session, s: &Snapshot) -> Result<()> {
-    let keys = RowKeys::of(r);
-    let mut rx = restore::entries(st, s).await?;
-    while let Some(item) = rx.recv().await {
-        let item = item.map_err(|e| WorkspaceError::Internal(anyhow::Error::from(e).context("reading a snapshot")))?;
-        match item {
-            Item::Dir(p) => {
-                let work = Box::pin(files::mkdir(session.clone(), &p));
-                record(&st.recorder, &keys, Operation::Mkdir, p.display(), work, |_| (true, String::new())).await?;
-            }
-            Item::File(p, bytes) => {
-                let work = Box::pin(files::write(session.clone(), &p, &bytes));
-                record(&st.recorder, &keys, Operation::Write, p.display(), work, |_| bytes_detail(bytes.len())).await?;
-            }
-        }
+impl SnapshotWrites for Session {
+    fn mkdir<'a>(&self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<()>> {
+        Box::pin(files::mkdir(self.clone(), path))
     }
-    Ok(())
+
+    fn write<'a>(&self, path: &'a WorkspacePath, bytes: &'a [u8]) -> BoxFuture<'a, Result<()>> {
+        Box::pin(files::write(self.clone(), path, bytes))
+    }
 }
