@@ -275,7 +275,7 @@ async fn shoot(b: &Browser, name: &str, width: u32, height: u32) -> anyhow::Resu
     Ok(())
 }
 
-/// Regenerates `docs/screenshots/*.png`: every top-level page at 1440 and 390 px (docs/console.md,
+/// Regenerates `docs/screenshots/*.png`: every top-level page at 1280 and 390 px (docs/console.md,
 /// "Screenshots"). `cargo test --test api screenshots -- --ignored`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "writes docs/screenshots; run it on purpose with --ignored"]
@@ -284,6 +284,8 @@ async fn screenshots() -> anyhow::Result<()> {
     let app = crate::helpers::spawn_app(Backend::Sqlite).await.context("an app")?;
     let peer = peer::shared().await;
     let seeded = seed(&app, peer).await;
+    // `/sandboxes/{connection}/sessions/{key}/activity`
+    let connection = seeded.activity_path.split('/').nth(2).context("the connection in the activity path")?.to_string();
     let pages = [
         ("home", "/".to_string()),
         ("conversations", "/conversations".to_string()),
@@ -297,8 +299,13 @@ async fn screenshots() -> anyhow::Result<()> {
         ("tokens", "/tokens".to_string()),
         ("audit", "/audit".to_string()),
         ("api-reference", "/api-reference".to_string()),
+        ("activity-all", "/sandboxes/activity".to_string()),
+        ("policy", format!("/sandboxes/{connection}/policy")),
+        ("documents", "/documents".to_string()),
+        ("account", "/account".to_string()),
+        ("not-found", "/no-such-page".to_string()),
     ];
-    for (width, height) in [(1440, 900), (390, 844)] {
+    for (width, height) in [(1280, 800), (390, 844)] {
         let b = Browser::start_with_args(&[&format!("--window-size={width},{height}"), "--hide-scrollbars"]).await?;
         b.client.set_window_size(width, height).await?;
         b.goto(&format!("{}/login", app.address)).await?;
@@ -313,6 +320,17 @@ async fn screenshots() -> anyhow::Result<()> {
             }
             shoot(&b, name, width, height).await?;
         }
+        // A Markdown file's preview, opened from its workspace's page.
+        b.goto(&format!("{}/documents", app.address)).await?;
+        let file = b
+            .wait_for("a[href^='/documents/workspaces/'][href*='draft.md']")
+            .await?
+            .attr("href")
+            .await?
+            .context("a link to the draft")?;
+        b.goto(&format!("{}{file}", app.address)).await?;
+        b.wait_for_text("#workspace-preview", "Revenue grew").await?;
+        shoot(&b, "document-preview", width, height).await?;
         b.goto(&format!("{}/sandboxes/running", app.address)).await?;
         b.click("a.session-delete").await?;
         b.wait_for("dialog#session-delete-dialog[open]").await?;
@@ -325,6 +343,6 @@ async fn screenshots() -> anyhow::Result<()> {
         b.close().await?;
     }
     let found = std::fs::read_dir(screenshot_dir())?.count();
-    assert!(found >= 2 * (pages.len() + 2), "only {found} screenshots written");
+    assert!(found >= 2 * (pages.len() + 3), "only {found} screenshots written");
     Ok(())
 }
