@@ -19,6 +19,20 @@ pub struct Config {
     pub docker: DockerConfig,
     pub snapshots: SnapshotConfig,
     pub metrics: MetricsConfig,
+    pub mail: MailConfig,
+}
+
+/// Outgoing mail, for password-reset links only. Without `AGENTICOS_SMTP_URL` the console sends
+/// none, and the forgotten-password page says to ask an owner or admin.
+#[derive(Debug, Clone, Default)]
+pub struct MailConfig {
+    /// `AGENTICOS_SMTP_URL`: `smtp://[user:password@]host[:port]` (plain, port 25; add
+    /// `?tls=required` for STARTTLS on 587, or `?tls=opportunistic`) or `smtps://…` (TLS, port
+    /// 465). It may hold a password, so it is a secret.
+    pub smtp_url: Option<SecretString>,
+    /// `AGENTICOS_MAIL_FROM`: the sender, `Name <address>` or an address, default
+    /// `agenticos <noreply@HOST>` with the public URL's host (`localhost` for an IP address).
+    pub from: String,
 }
 
 /// The Docker engine the console reads (discovery, doctor, live usage); see docs/operating.md, "The Docker
@@ -315,6 +329,7 @@ impl Config {
         };
         let snapshots = snapshot_config(&get, &data_dir, &mut problems);
         let metrics = metrics_config(&get, &mut problems);
+        let mail = mail_config(&get, &public_url, &mut problems);
 
         if !problems.is_empty() {
             return Err(ConfigError { problems });
@@ -337,6 +352,7 @@ impl Config {
             docker,
             snapshots,
             metrics,
+            mail,
         })
     }
 }
@@ -364,6 +380,28 @@ fn docker_host(get: &impl Fn(&str) -> Option<String>, problems: &mut Vec<String>
         return None;
     }
     Some(host)
+}
+
+fn mail_config(get: &impl Fn(&str) -> Option<String>, public_url: &url::Url, problems: &mut Vec<String>) -> MailConfig {
+    let smtp_url = get("AGENTICOS_SMTP_URL");
+    if let Some(raw) = &smtp_url {
+        // Named without the URL itself: it may hold a password.
+        if let Err(why) = crate::mail::check_smtp_url(raw) {
+            problems.push(format!("AGENTICOS_SMTP_URL: {why}"));
+        }
+    }
+    let from = get("AGENTICOS_MAIL_FROM").unwrap_or_else(|| {
+        let host = match public_url.host() {
+            Some(url::Host::Domain(d)) if d.contains('.') || d == "localhost" => d.to_string(),
+            _ => "localhost".to_string(),
+        };
+        format!("agenticos <noreply@{host}>")
+    });
+    if from.parse::<lettre::message::Mailbox>().is_err() {
+        problems
+            .push(format!("AGENTICOS_MAIL_FROM: `{from}` is not an address like `agenticos <noreply@example.com>`"));
+    }
+    MailConfig { smtp_url: smtp_url.map(SecretString::from), from }
 }
 
 fn metrics_config(get: &impl Fn(&str) -> Option<String>, problems: &mut Vec<String>) -> MetricsConfig {
@@ -464,6 +502,39 @@ mod tests {
 
     fn vars(pairs: &[(&str, &str)]) -> HashMap<String, String> {
         pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn mail_is_off_by_default_and_its_sender_follows_the_public_url() {
+        let c = Config::from_vars(&vars(&[])).unwrap();
+        assert!(c.mail.smtp_url.is_none());
+        assert_eq!(c.mail.from, "agenticos <noreply@localhost>");
+        let c = Config::from_vars(&vars(&[("AGENTICOS_PUBLIC_URL", "https://console.example.com")])).unwrap();
+        assert_eq!(c.mail.from, "agenticos <noreply@console.example.com>");
+        for fine in [
+            "smtp://mail.example.com",
+            "smtp://u%40x:p%3Ass@mail.example.com:2525?tls=required",
+            "smtps://u:p@mail.example.com",
+        ] {
+            let c = Config::from_vars(&vars(&[("AGENTICOS_SMTP_URL", fine)])).unwrap();
+            assert!(c.mail.smtp_url.is_some(), "{fine}");
+        }
+    }
+
+    #[test]
+    fn a_bad_smtp_url_or_sender_is_refused_without_repeating_the_url() {
+        for (bad, words) in [
+            ("http://user:hunter2secret@mail.example.com", "neither smtp nor smtps"),
+            ("smtp://user:hunter2secret@mail.example.com?tls=sometimes", "`tls` must be"),
+            ("hunter2secret", "not a URL"),
+        ] {
+            let e = Config::from_vars(&vars(&[("AGENTICOS_SMTP_URL", bad)])).unwrap_err();
+            let all = e.problems.join("\n");
+            assert!(all.contains(words), "{bad}: {all}");
+            assert!(!all.contains("hunter2secret"), "the URL is repeated: {all}");
+        }
+        let e = Config::from_vars(&vars(&[("AGENTICOS_MAIL_FROM", "not an address")])).unwrap_err();
+        assert!(e.problems.join(" ").contains("AGENTICOS_MAIL_FROM"), "{:?}", e.problems);
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod docker;
 pub mod docker_proxy;
 pub mod documents;
 pub mod instruments;
+pub mod mail;
 pub mod monitoring;
 pub mod orgs;
 pub mod reference;

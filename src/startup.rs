@@ -33,6 +33,10 @@ impl AppState {
         let recorder = Recorder::new(db.clone(), config.sandboxd.recording_durable);
         let docker = crate::docker::Engine::from_config(&config.docker)?;
         let snapshots = crate::sandbox::snapshots::objects::Objects::from_config(&config.snapshots)?;
+        let mailer = match &config.mail.smtp_url {
+            Some(url) => Some(crate::mail::Mailer::new(secrecy::ExposeSecret::expose_secret(url), &config.mail.from)?),
+            None => None,
+        };
         if config.metrics.enabled {
             crate::instruments::install()?;
         }
@@ -55,6 +59,7 @@ impl AppState {
             docker,
             snapshots,
             sweeps: Default::default(),
+            mailer,
         })
     }
 }

@@ -46,4 +46,6 @@ pub struct AppState {
     pub snapshots: crate::sandbox::snapshots::objects::Objects,
     /// Each sweep's last run on this console (the health report).
     pub sweeps: crate::instruments::SweepRuns,
+    /// Outgoing mail (password-reset links); none without `AGENTICOS_SMTP_URL`.
+    pub mailer: Option<std::sync::Arc<crate::mail::Mailer>>,
 }

@@ -12,6 +12,7 @@ pub const EVENTS: &[(&str, &str)] = &[
     ("member.removed", "Member removed"),
     ("member.password_reset", "Password reset by an admin"),
     ("account.password_changed", "Password changed"),
+    ("account.password_reset_by_mail", "Password reset with a mailed link"),
     ("sign_in.failed", "Sign-in failed"),
     ("sign_in.locked", "Sign-in locked"),
     ("token.created", "API token created"),

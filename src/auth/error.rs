@@ -29,6 +29,9 @@ pub enum AuthError {
     /// A member's password may not be reset by the caller; why, in words a person reads.
     #[error("{0}")]
     ResetRefused(String),
+    /// A password-reset link that is unknown, expired or already used.
+    #[error("This reset link has expired or was already used. Ask for a new one.")]
+    ResetLinkGone,
     /// First-run setup was asked for again: it exists only while no account does.
     #[error("setup is done")]
     SetupDone,

@@ -3,6 +3,7 @@
 pub mod account;
 pub mod accounts;
 pub mod error;
+pub mod forgot;
 pub mod joining;
 pub mod model;
 pub mod pages;
@@ -19,5 +20,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/setup", web::post().to(pages::setup))
         .route("/login", web::get().to(pages::login_form))
         .route("/login", web::post().to(pages::login))
-        .route("/logout", web::post().to(pages::logout));
+        .route("/logout", web::post().to(pages::logout))
+        .route("/forgot-password", web::get().to(pages::forgot::forgot_form))
+        .route("/forgot-password", web::post().to(pages::forgot::forgot))
+        .route("/reset-password/{token}", web::get().to(pages::forgot::reset_form))
+        .route("/reset-password/{token}", web::post().to(pages::forgot::reset));
 }

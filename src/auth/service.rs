@@ -266,5 +266,6 @@ pub async fn sweep(db: &Db, window_minutes: u32) -> Result<u64, AuthError> {
     let mut c = db.conn().await?;
     let now = db::now_ms();
     store::clear_failures(&mut c, "", Some(now - window_minutes as i64 * 60_000)).await?;
+    store::delete_expired_reset_links(&mut c, now).await?;
     Ok(store::delete_expired_sessions(&mut c, now).await?)
 }

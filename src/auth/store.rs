@@ -154,8 +154,9 @@ pub async fn set_password(c: &mut Conn, user_id: &str, password_hash: &str) -> D
     sqlx::query("UPDATE users SET password_hash = $1, must_change_password = 0 WHERE id = $2")
         .bind(password_hash)
         .bind(user_id)
-        .execute(c)
+        .execute(&mut *c)
         .await?;
+    delete_reset_links_of(c, user_id).await?;
     Ok(())
 }
 
@@ -165,8 +166,9 @@ pub async fn set_issued_password(c: &mut Conn, user_id: &str, password_hash: &st
     sqlx::query("UPDATE users SET password_hash = $1, must_change_password = 1 WHERE id = $2")
         .bind(password_hash)
         .bind(user_id)
-        .execute(c)
+        .execute(&mut *c)
         .await?;
+    delete_reset_links_of(c, user_id).await?;
     Ok(())
 }
 
@@ -221,4 +223,78 @@ pub async fn clear_failures(c: &mut Conn, email: &str, before: Option<i64>) -> D
         None => sqlx::query("DELETE FROM login_failures WHERE email = $1").bind(email).execute(c).await?,
     };
     Ok(())
+}
+
+/// A password-reset link: only its token's hash is kept.
+pub async fn insert_reset_link(
+    c: &mut Conn,
+    token_hash: &str,
+    user_id: &str,
+    now: i64,
+    expires_at: i64,
+) -> DbResult<()> {
+    sqlx::query(
+        "INSERT INTO password_reset_links (id, token_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(crate::db::new_id())
+    .bind(token_hash)
+    .bind(user_id)
+    .bind(now)
+    .bind(expires_at)
+    .execute(c)
+    .await?;
+    Ok(())
+}
+
+/// How many reset links the account was sent since `since`.
+pub async fn reset_links_since(c: &mut Conn, user_id: &str, since: i64) -> DbResult<i64> {
+    Ok(sqlx::query_scalar("SELECT COUNT(*) FROM password_reset_links WHERE user_id = $1 AND created_at > $2")
+        .bind(user_id)
+        .bind(since)
+        .fetch_one(c)
+        .await?)
+}
+
+/// The account of a live reset link (not expired at `now`).
+pub async fn find_reset_link_user(c: &mut Conn, token_hash: &str, now: i64) -> DbResult<Option<UserRow>> {
+    Ok(sqlx::query_as(
+        "SELECT u.id, u.email, u.password_hash, u.created_at FROM password_reset_links l \
+         JOIN users u ON u.id = l.user_id WHERE l.token_hash = $1 AND l.expires_at > $2",
+    )
+    .bind(token_hash)
+    .bind(now)
+    .fetch_optional(c)
+    .await?)
+}
+
+/// Takes a live reset link: deleted, so that it works once even when two tabs send it at once
+/// (only the one that deletes it goes on). Returns whether this call took it.
+pub async fn take_reset_link(c: &mut Conn, token_hash: &str, user_id: &str, now: i64) -> DbResult<bool> {
+    let taken =
+        sqlx::query("DELETE FROM password_reset_links WHERE token_hash = $1 AND user_id = $2 AND expires_at > $3")
+            .bind(token_hash)
+            .bind(user_id)
+            .bind(now)
+            .execute(c)
+            .await?
+            .rows_affected();
+    Ok(taken == 1)
+}
+
+/// Ends every reset link of an account (any new password does).
+pub async fn delete_reset_links_of(c: &mut Conn, user_id: &str) -> DbResult<u64> {
+    Ok(sqlx::query("DELETE FROM password_reset_links WHERE user_id = $1")
+        .bind(user_id)
+        .execute(c)
+        .await?
+        .rows_affected())
+}
+
+/// Deletes reset links that expired before `before`.
+pub async fn delete_expired_reset_links(c: &mut Conn, before: i64) -> DbResult<u64> {
+    Ok(sqlx::query("DELETE FROM password_reset_links WHERE expires_at <= $1")
+        .bind(before)
+        .execute(c)
+        .await?
+        .rows_affected())
 }

@@ -225,6 +225,7 @@ impl From<AuthError> for AppError {
             AuthError::SetupDone => AppError::not_found(),
             AuthError::Forbidden => AppError::forbidden(),
             AuthError::ResetRefused(message) => AppError::new(Kind::Conflict, message),
+            e @ AuthError::ResetLinkGone => AppError::new(Kind::Gone, e.to_string()),
             AuthError::Internal(e) => AppError::internal(e),
         }
     }

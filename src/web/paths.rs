@@ -6,6 +6,8 @@
 pub const HOME: &str = "/";
 pub const SETUP: &str = "/setup";
 pub const LOGIN: &str = "/login";
+/// Sign-in, after a password was set with a mailed link (the page says so).
+pub const LOGIN_AFTER_RESET: &str = "/login?reset=done";
 pub const LOGOUT: &str = "/logout";
 pub const ORGS_NEW: &str = "/orgs/new";
 pub const ORGS: &str = "/orgs";
@@ -20,6 +22,10 @@ pub const VAULT: &str = "/vault";
 pub const AUDIT: &str = "/audit";
 /// The signed-in person's own account: password, sign-ins, API tokens.
 pub const ACCOUNT: &str = "/account";
+/// Asking for a password-reset link by mail.
+pub const FORGOT_PASSWORD: &str = "/forgot-password";
+/// A password-reset link (`/reset-password/{token}`) and its form.
+pub const RESET_PASSWORD: &str = "/reset-password";
 /// Choosing a new password (where a one-time password's sign-in is sent).
 pub const ACCOUNT_PASSWORD: &str = "/account/password";
 pub const ACCOUNT_SESSIONS: &str = "/account/sessions";
@@ -108,6 +114,7 @@ item_paths! {
     invitation => INVITATIONS;
     invitation_accept => INVITATIONS / "accept";
     invitation_decline => INVITATIONS / "decline";
+    password_reset => RESET_PASSWORD;
     token_revoke => TOKENS / "revoke";
     account_session_end => ACCOUNT_SESSIONS / "end";
     account_token_revoke => ACCOUNT_TOKENS / "revoke";
@@ -197,10 +204,19 @@ pub fn invitation_link(public_url: &url::Url, code: &str) -> String {
 
 /// A request path as logs may show it: an invitation link's code is replaced by `…`.
 pub fn for_log(path: &str) -> std::borrow::Cow<'_, str> {
-    match path.strip_prefix(INVITATIONS).and_then(|rest| rest.strip_prefix('/')) {
-        Some(code) if !code.is_empty() && !code.contains('/') => format!("{INVITATIONS}/…").into(),
-        _ => path.into(),
+    for prefix in [INVITATIONS, RESET_PASSWORD] {
+        if let Some(code) = path.strip_prefix(prefix).and_then(|rest| rest.strip_prefix('/')) {
+            if !code.is_empty() && !code.contains('/') {
+                return format!("{prefix}/…").into();
+            }
+        }
     }
+    path.into()
+}
+
+/// A password-reset link as the mail gives it: on the console's public address.
+pub fn password_reset_link(public_url: &url::Url, token: &str) -> String {
+    format!("{}{}", public_url.as_str().trim_end_matches('/'), password_reset(token))
 }
 
 /// A vault secret's rotate field on the Vault page (what fixes a key a host refused).
@@ -366,6 +382,7 @@ mod tests {
         assert_eq!(for_log("/invitations/c0de"), "/invitations/…");
         assert_eq!(for_log("/invitations/i1/accept"), "/invitations/i1/accept");
         assert_eq!(for_log("/members"), "/members");
+        assert_eq!(for_log("/reset-password/s3cret-T0ken"), "/reset-password/…");
     }
 
     #[test]

@@ -99,3 +99,48 @@ db_test! {
         b.close().await
     }
 }
+
+db_test! {
+    async fn a_forgotten_password_is_set_again_from_the_mailed_link_on_a_phone(app: TestApp)
+        settings(&[("AGENTICOS_SMTP_URL", crate::support::smtp_sink::url())]) -> anyhow::Result<()>
+    {
+        if !browser::browser_or_skip("a_forgotten_password_is_set_again_from_the_mailed_link_on_a_phone") {
+            return Ok(());
+        }
+        app.setup_owner().await;
+        let email = format!("phone-{}@example.com", uuid::Uuid::new_v4().simple());
+        app.member_with_role(&email, "member").await;
+        let mut b = Browser::start().await?;
+        b.set_wait_timeout(b.wait_timeout().max(std::time::Duration::from_secs(20)));
+        b.client.set_window_size(390, 844).await?;
+
+        // From the sign-in page to the form, with the keyboard's Enter.
+        b.goto(&format!("{}/login", app.address)).await?;
+        b.click("#forgot-link").await?;
+        b.wait_for("#email").await?;
+        let mut failures = crate::browser_axe::violations(&b, &app.address, "signed out", "/forgot-password").await?;
+        b.fill("#email", &email).await?;
+        b.client.find(fantoccini::Locator::Css("#email")).await?.send_keys("\u{E007}").await?;
+        let sent = b.wait_for_text("#forgot-sent", "on its way").await?;
+        assert!(sent.contains(&email), "{sent}");
+
+        // The mailed link opens the page that sets it; the new password twice, then sign in.
+        let mail = crate::support::smtp_sink::wait_for_mails(&email, 1).await.remove(0);
+        let body = mail.body();
+        let link = body.split_whitespace().find(|w| w.contains("/reset-password/")).context("a link in the mail")?;
+        let path = crate::helpers::link_path(link);
+        b.goto(&format!("{}{path}", app.address)).await?;
+        b.wait_for("#new-password").await?;
+        failures.extend(crate::browser_axe::violations(&b, &app.address, "signed out", &path).await?);
+        assert!(failures.is_empty(), "accessibility: {failures:?}");
+        let scroll = js(&b, "return document.documentElement.scrollWidth - window.innerWidth;", vec![]).await?;
+        assert!(scroll.as_f64().unwrap_or(1.0) <= 0.0, "the page scrolls sideways at 390 px: {scroll}");
+        b.fill("#new-password", "a phone-made password").await?;
+        b.fill("#confirm-password", "a phone-made password").await?;
+        b.click("form button[type=submit]").await?;
+        b.wait_for_text("#login-notice", "new password is set").await?;
+        submit_sign_in(&b, &app.address, &email, "a phone-made password").await?;
+        b.wait_for("nav.sidebar-nav").await?;
+        b.close().await
+    }
+}

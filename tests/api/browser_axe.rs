@@ -28,7 +28,7 @@ const RUN_AXE: &str = "const done = arguments[arguments.length - 1];
       .catch(e => done({ passes: 0, bad: ['axe could not run: ' + e] }));";
 
 /// The serious and critical violations on `path`, each prefixed with who saw it where.
-async fn violations(b: &Browser, base: &str, who: &str, path: &str) -> anyhow::Result<Vec<String>> {
+pub(crate) async fn violations(b: &Browser, base: &str, who: &str, path: &str) -> anyhow::Result<Vec<String>> {
     b.goto(&format!("{base}{path}")).await?;
     b.wait_for("main#main").await?;
     if js(b, "return typeof window.axe").await? != "object" {

@@ -63,6 +63,9 @@ macro_rules! db_test {
         }
     };
     ($(#[$meta:meta])* async fn $name:ident($app:ident: TestApp) -> $ret:ty $body:block) => {
+        $crate::db_test! { $(#[$meta])* async fn $name($app: TestApp) settings(&[]) -> $ret $body }
+    };
+    ($(#[$meta:meta])* async fn $name:ident($app:ident: TestApp) settings($settings:expr) -> $ret:ty $body:block) => {
         mod $name {
             #[allow(unused_imports)]
             use super::*;
@@ -70,14 +73,14 @@ macro_rules! db_test {
             async fn run($app: $crate::helpers::TestApp) -> $ret $body
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn sqlite() -> $ret {
-                match $crate::helpers::spawn_app($crate::helpers::Backend::Sqlite).await {
+                match $crate::helpers::spawn_app_with($crate::helpers::Backend::Sqlite, $settings).await {
                     Some(app) => run(app).await,
                     None => Ok(()),
                 }
             }
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn postgres() -> $ret {
-                let Some(app) = $crate::helpers::spawn_app($crate::helpers::Backend::Postgres).await else {
+                let Some(app) = $crate::helpers::spawn_app_with($crate::helpers::Backend::Postgres, $settings).await else {
                     return Ok(());
                 };
                 let database = app.database.clone();

@@ -69,6 +69,7 @@ mod one_transaction;
 mod openapi;
 mod operations_log;
 mod operations_log_compact;
+mod password_reset_mail;
 mod peer;
 mod prometheus;
 mod recording_durable;

@@ -13,6 +13,7 @@
 //! - [`recorder`]: a listener that records the requests that reach it.
 //! - [`sandbox_hosts`]: a shared peer with small session caps, connections saved through the
 //!   service, sessions opened at the host directly.
+//! - [`smtp_sink`]: a local SMTP sink that keeps the mail the console sends.
 //! - [`source_files`]: the files below a folder of this repository (`src/`, `templates/`, …).
 
 pub(crate) mod browser_sign_in;
@@ -24,6 +25,7 @@ pub(crate) mod metrics;
 pub(crate) mod org;
 pub(crate) mod recorder;
 pub(crate) mod sandbox_hosts;
+pub(crate) mod smtp_sink;
 pub(crate) mod source_files;
 
 pub(crate) use org::{row, service_agent, urlencode, Org};

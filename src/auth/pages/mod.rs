@@ -1,4 +1,6 @@
-//! HTML: first-run setup, sign-in, sign-out.
+//! HTML: first-run setup, sign-in, sign-out; a forgotten password in [`forgot`].
+
+pub mod forgot;
 
 use actix_web::cookie::{time::Duration as CookieDuration, Cookie, SameSite};
 use actix_web::web::{Data, Form, Query};
@@ -31,6 +33,8 @@ pub struct LoginPage {
     pub next: String,
     pub email: String,
     pub message: Option<String>,
+    /// Good news above the form (a password just set with a mailed link).
+    pub notice: Option<String>,
     pub errors: FieldErrors,
 }
 
@@ -104,6 +108,9 @@ pub async fn setup(st: Data<AppState>, req: HttpRequest, form: Form<SetupForm>) 
 pub struct NextQuery {
     #[serde(default)]
     next: String,
+    /// `done` after a password was set with a mailed link.
+    #[serde(default)]
+    reset: String,
 }
 
 /// `next` when it is a same-site path, else empty (sign-in then goes Home).
@@ -121,7 +128,8 @@ pub async fn login_form(
     }
     let (csrf_token, cookie) = csrf::token_for_page(&st.csrf_key, &req, st.config.http.secure_cookies());
     let next = checked_next(&query.next);
-    let page = LoginPage { csrf_token, next, email: String::new(), message: None, errors: FieldErrors::new() };
+    let notice = (query.reset == "done").then(|| "Your new password is set. Sign in with it.".to_string());
+    let page = LoginPage { csrf_token, next, email: String::new(), message: None, notice, errors: FieldErrors::new() };
     Ok(html(HttpResponse::Ok(), page.render().map_err(AppError::from)?, cookie))
 }
 
@@ -150,7 +158,7 @@ pub async fn login(st: Data<AppState>, req: HttpRequest, form: Form<LoginForm>) 
     let (csrf_token, cookie) = csrf::token_for_page(&st.csrf_key, &req, st.config.http.secure_cookies());
     let res = refusal.response();
     let FormRefusal { message, errors, .. } = refusal;
-    let page = LoginPage { csrf_token, next: checked_next(&f.next), email: f.email, message, errors };
+    let page = LoginPage { csrf_token, next: checked_next(&f.next), email: f.email, message, notice: None, errors };
     Ok(html(res, page.render().map_err(AppError::from)?, cookie))
 }
 
