@@ -281,7 +281,9 @@ async fn shoot(b: &Browser, name: &str, width: u32, height: u32) -> anyhow::Resu
 #[ignore = "writes docs/screenshots; run it on purpose with --ignored"]
 async fn screenshots() -> anyhow::Result<()> {
     assert!(browser::browser_available(), "screenshots need Chromium and chromedriver");
-    let app = crate::helpers::spawn_app(Backend::Sqlite).await.context("an app")?;
+    // Mail configured (to the tests' SMTP sink), so that the forgotten-password page shows its form.
+    let mail = [("AGENTICOS_SMTP_URL", crate::support::smtp_sink::url())];
+    let app = crate::helpers::spawn_app_with(Backend::Sqlite, &mail).await.context("an app")?;
     let peer = peer::shared().await;
     let seeded = seed(&app, peer).await;
     // `/sandboxes/{connection}/sessions/{key}/activity`
@@ -311,6 +313,9 @@ async fn screenshots() -> anyhow::Result<()> {
         b.goto(&format!("{}/login", app.address)).await?;
         b.wait_for("#password").await?;
         shoot(&b, "login", width, height).await?;
+        b.goto(&format!("{}/forgot-password", app.address)).await?;
+        b.wait_for("#email").await?;
+        shoot(&b, "forgot-password", width, height).await?;
         sign_in(&b, &app.address).await?;
         for (name, path) in &pages {
             b.goto(&format!("{}{path}", app.address)).await?;
