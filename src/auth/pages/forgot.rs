@@ -1,7 +1,6 @@
 //! HTML: asking for a password-reset link (`/forgot-password`) and the link's own page
 //! (`/reset-password/{token}`), both without a sign-in.
 
-use actix_web::cookie::Cookie;
 use actix_web::http::StatusCode;
 use actix_web::web::{Data, Form, Path};
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
@@ -9,6 +8,7 @@ use askama::Template;
 use secrecy::SecretString;
 use serde::Deserialize;
 
+use super::html;
 use crate::auth::error::AuthError;
 use crate::auth::{forgot, service};
 use crate::state::AppState;
@@ -38,14 +38,6 @@ pub struct ResetLinkPage {
     /// The link is unknown, expired or used: the page says so and offers a new one.
     pub gone: bool,
     pub errors: FieldErrors,
-}
-
-fn html(mut res: HttpResponseBuilder, body: String, cookie: Option<Cookie<'static>>) -> HttpResponse {
-    res.content_type("text/html; charset=utf-8");
-    if let Some(c) = cookie {
-        res.cookie(c);
-    }
-    res.body(body)
 }
 
 fn forgot_page(

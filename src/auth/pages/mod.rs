@@ -38,7 +38,8 @@ pub struct LoginPage {
     pub errors: FieldErrors,
 }
 
-fn html(mut res: HttpResponseBuilder, body: String, cookie: Option<Cookie<'static>>) -> HttpResponse {
+/// An auth page's HTML answer, with the CSRF cookie a first visit gets.
+pub(super) fn html(mut res: HttpResponseBuilder, body: String, cookie: Option<Cookie<'static>>) -> HttpResponse {
     res.content_type("text/html; charset=utf-8");
     if let Some(c) = cookie {
         res.cookie(c);
