@@ -15,4 +15,13 @@ pub enum DashboardError {
     /// The caller's pending invitations could not be read.
     #[error(transparent)]
     Invitations(#[from] InvitationError),
+    /// What the organization has made so far (Getting started) could not be read.
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+impl From<crate::db::DbError> for DashboardError {
+    fn from(e: crate::db::DbError) -> Self {
+        DashboardError::Internal(e.into())
+    }
 }

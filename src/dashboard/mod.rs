@@ -1,8 +1,10 @@
 //! The console's home page.
 
 pub mod error;
+pub mod getting_started;
 pub mod pages;
 pub mod service;
+pub mod store;
 
 use actix_web::web;
 

@@ -1,9 +1,12 @@
 //! What the home page shows: where the console keeps its records and, for those who may see
 //! sandboxes, the capacity this organization uses on each host (switched-off ones marked), and the caller's
 //! pending invitations, and "is everything OK?": hosts by state, pending deletes, failed sweeps and
-//! failed operations in the last hour (the figures `GET /api/v1/health` answers).
+//! failed operations in the last hour (the figures `GET /api/v1/health` answers), and Getting
+//! started with the steps already done marked.
 
 use super::error::DashboardError;
+use super::getting_started::GettingStarted;
+use super::store;
 use crate::access::Caller;
 use crate::db::DbKind;
 use crate::monitoring::model::HealthReport;
@@ -23,6 +26,8 @@ pub struct Home {
     pub invitations: Vec<InvitationRecord>,
     /// Is everything OK? `None` for a role that may not see sandboxes.
     pub health: Option<HealthReport>,
+    /// The first steps of the caller's role, each marked done or not.
+    pub getting_started: GettingStarted,
 }
 
 pub async fn home(st: &AppState, caller: &Caller) -> Result<Home, DashboardError> {
@@ -36,5 +41,9 @@ pub async fn home(st: &AppState, caller: &Caller) -> Result<Home, DashboardError
         false => None,
     };
     let invitations = invitations::pending_for(&st.db, &caller.email).await?;
-    Ok(Home { database, capacity, invitations, health })
+    let mut c = st.db.conn().await?;
+    let made = store::made(&mut c, &caller.org_id, crate::db::now_ms()).await?;
+    drop(c);
+    let getting_started = GettingStarted::for_role(caller.role, &made);
+    Ok(Home { database, capacity, invitations, health, getting_started })
 }

@@ -311,6 +311,7 @@ impl From<DashboardError> for AppError {
             DashboardError::Capacity(e) => e.into(),
             DashboardError::Invitations(e) => e.into(),
             DashboardError::Health(e) => e.into(),
+            DashboardError::Internal(e) => AppError::internal(e),
         }
     }
 }

@@ -40,7 +40,7 @@ db_test! {
 }
 
 /// A failed workspace operation of `org_id`, `ago_ms` ago.
-async fn failed_operation(app: &TestApp, org_id: &str, ago_ms: i64) {
+pub(crate) async fn failed_operation(app: &TestApp, org_id: &str, ago_ms: i64) {
     let at = agenticos::db::now_ms() - ago_ms;
     app.execute(&format!(
         "INSERT INTO sandbox_operations (id, organization_id, workspace_id, session_key, connection_id, agent_id, \
@@ -52,7 +52,7 @@ async fn failed_operation(app: &TestApp, org_id: &str, ago_ms: i64) {
 }
 
 /// A pending delete on `connection` whose last attempt failed (as the sweep leaves one).
-async fn failing_tombstone(app: &TestApp, org_id: &str, connection: &str) {
+pub(crate) async fn failing_tombstone(app: &TestApp, org_id: &str, connection: &str) {
     let now = agenticos::db::now_ms();
     pending_delete(app, org_id, connection, Some("The sandbox service did not answer"), now + 120_000).await;
 }
