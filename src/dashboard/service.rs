@@ -30,6 +30,22 @@ pub struct Home {
     pub getting_started: GettingStarted,
 }
 
+impl Home {
+    /// The hosts where this organization's sessions, or the host's, are near a limit:
+    /// `(connection id, name, why)`.
+    pub fn near_cap(&self) -> Vec<(String, String, String)> {
+        let hosts = self.capacity.iter().flatten().filter(|h| h.is_enabled);
+        hosts
+            .filter_map(|h| h.near_cap().map(|n| (h.connection_id.clone(), h.connection_name.clone(), n.why)))
+            .collect()
+    }
+
+    /// "Is everything OK?": the health report's answer, and no host near a limit.
+    pub fn all_ok(&self) -> bool {
+        self.health.as_ref().is_some_and(|h| h.ok) && self.near_cap().is_empty()
+    }
+}
+
 pub async fn home(st: &AppState, caller: &Caller) -> Result<Home, DashboardError> {
     let database = match st.db.kind() {
         DbKind::Sqlite => "SQLite (embedded)",

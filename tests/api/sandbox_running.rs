@@ -268,3 +268,39 @@ db_test! {
         assert!(r.select_text("#sandbox-capacity").is_none());
     }
 }
+
+db_test! {
+    async fn home_says_when_a_host_is_near_or_at_this_organizations_session_limit(app: TestApp) {
+        app.setup_owner().await;
+        let peer = capped_peer().await;
+        let caller = caller_of(&app.web).await;
+        let conn = connect(&app, &caller, "capped host", &peer.url, Some(&peer.token)).await;
+        let host = host(peer);
+        let sessions = [unique("cap-a"), unique("cap-b"), unique("cap-c")];
+
+        // Two of the three this organization may hold: room left, nothing to say.
+        for id in &sessions[..2] {
+            open(&host, id, &caller.org_id).await;
+        }
+        let home = app.web.get("/").await;
+        assert_eq!(home.status, 200);
+        assert!(home.select_text(&format!("#health-cap-{}", conn.id)).is_none(), "{}", home.body);
+        assert!(home.select_text(".capacity-near").is_none());
+        assert!(home.select_text("#health-verdict").is_some_and(|v| v.starts_with("Yes")), "{}", home.body);
+
+        // The third: full, said in the verdict, on the host's card, and with where it is fixed.
+        open(&host, &sessions[2], &caller.org_id).await;
+        let home = app.web.get("/").await;
+        assert!(home.select_text("#health-verdict").is_some_and(|v| v.starts_with("Not quite")), "{}", home.body);
+        let line = home.select_text(&format!("#health-cap-{}", conn.id)).expect("the host near its cap");
+        assert!(line.contains("3 of the 3 sessions this organization may hold here are open, full"), "{line}");
+        assert_eq!(home.select_attr(&format!("#health-cap-{} a", conn.id), "href").as_deref(), Some("/sandboxes/running"));
+        assert_eq!(home.select_text(&format!("#capacity-{} .capacity-near", conn.id)).as_deref(), Some("full"));
+
+        for id in &sessions {
+            host.delete_session(id, true).await.expect("closed");
+        }
+        let home = app.web.get("/").await;
+        assert!(home.select_text(&format!("#health-cap-{}", conn.id)).is_none(), "{}", home.body);
+    }
+}

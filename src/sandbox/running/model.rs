@@ -261,6 +261,36 @@ impl HostSessions {
     pub fn has_tenant_limit(&self) -> bool {
         self.host.as_ref().is_some_and(|h| h.tenant_limit.is_some())
     }
+
+    /// Whether this organization's sessions, or the host's all told, are at 80 % of a limit or
+    /// more; none while there is room. A host sharing another connection's address is counted
+    /// under that one.
+    pub fn near_cap(&self) -> Option<NearCap> {
+        let host = self.host.as_ref().filter(|_| self.same_host_as.is_none())?;
+        let near = |used: u64, limit: u64| limit > 0 && used * 5 >= limit * 4;
+        let mine = self.sessions.len() as u64;
+        if let Some(limit) = host.tenant_limit.filter(|l| near(mine, *l)) {
+            let full = mine >= limit;
+            let at = if full { "full: new runs here are refused until a session closes" } else { "near the limit" };
+            let why = format!("{mine} of the {limit} sessions this organization may hold here are open, {at}.");
+            return Some(NearCap { full, why });
+        }
+        let limit = host.open_limit.filter(|l| near(host.open_sessions, *l))?;
+        let full = host.open_sessions >= limit;
+        let at = if full { "full" } else { "near its limit" };
+        let why =
+            format!("{} of the host's {limit} sessions are open (every organization's), {at}.", host.open_sessions);
+        Some(NearCap { full, why })
+    }
+}
+
+/// A host at 80 % of a session limit or more ([`HostSessions::near_cap`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NearCap {
+    /// At the limit itself.
+    pub full: bool,
+    /// Which limit, how full, and what happens at it.
+    pub why: String,
 }
 
 /// The Running tab: every sandboxd connection of the organization, switched-off ones marked.
