@@ -33,10 +33,12 @@ const PAGE_ROUTES: &[&str] = &[
     "GET /documents/workspaces/{id}",
     "GET /documents/workspaces/{id}/file",
     "GET /documents/workspaces/{id}/snapshots",
+    "GET /forgot-password",
     "GET /invitations/{code}",
     "GET /login",
     "GET /members",
     "GET /orgs/new",
+    "GET /reset-password/{token}",
     "GET /sandboxes",
     "GET /sandboxes/health",
     "GET /sandboxes/new",
@@ -61,6 +63,7 @@ const PAGE_ROUTES: &[&str] = &[
     "POST /conversations/{id}/delete",
     "POST /documents/workspaces/{id}/snapshots",
     "POST /documents/workspaces/{id}/snapshots/{snapshot_id}/restore",
+    "POST /forgot-password",
     "POST /invitations/{code}",
     "POST /invitations/{id}/accept",
     "POST /invitations/{id}/decline",
@@ -74,6 +77,7 @@ const PAGE_ROUTES: &[&str] = &[
     "POST /orgs",
     "POST /orgs/new",
     "POST /orgs/switch",
+    "POST /reset-password/{token}",
     "POST /sandboxes",
     "POST /sandboxes/probe",
     "POST /sandboxes/{connection_id}/sessions/{session_id}/close",
@@ -167,8 +171,10 @@ db_test! {
                     let path = fill(&pattern, bad);
                     let r = send(path.clone(), None).await;
                     assert!(r.status.as_u16() < 500, "{method} {path}: {} {}", r.status, r.body);
-                    // Only `session_id` is not one of our UUIDs; every other id is refused at the edge.
-                    if !pattern.contains("{session_id}") || bad.contains('%') {
+                    // Only `session_id` (the host's) and a reset link's `token` are not our UUIDs
+                    // (an unknown token is the link page's 410); every other id is refused at the edge.
+                    let not_ours = pattern.contains("{session_id}") || pattern.contains("{token}");
+                    if !not_ours || bad.contains('%') {
                         assert_eq!(r.status.as_u16(), 404, "{method} {path}: {}", r.body);
                     }
                     checked += 1;
