@@ -7,8 +7,6 @@
 //! repository cloned in the sandbox's own folder). After each test, every request in the fake's
 //! log matches Daytona's documents.
 
-use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use reqwest::Method;
@@ -17,6 +15,9 @@ use serde_json::{json, Value};
 use crate::daytona_fake::FakeDaytona;
 use crate::db_test;
 use crate::manifests::serve_repo;
+use crate::snapshots::{
+    assert_archive_holds_the_seed, assert_run_reads_the_seed, binary, get_bytes, put_bytes, snapshots_of,
+};
 use crate::support::connections::daytona;
 use crate::support::{row, service_agent, urlencode, Org};
 
@@ -33,18 +34,6 @@ fn put(dir: &Path, path: &str, bytes: &[u8]) {
     let p = dir.join(path);
     std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
     std::fs::write(p, bytes).expect("write");
-}
-
-async fn put_bytes(o: &Org<'_>, run: &str, path: &str, bytes: Vec<u8>) {
-    let url = o.app.web.url(&format!("/api/v1/runs/{run}/workspace/files?path={}", urlencode(path)));
-    let r = o.app.web.send(reqwest::Client::new().put(url).bearer_auth(&o.token).body(bytes)).await;
-    assert_eq!(r.status, 204, "{}", r.body);
-}
-
-async fn get_bytes(o: &Org<'_>, path: &str) -> (u16, Vec<u8>) {
-    let r = reqwest::Client::new().get(o.app.web.url(path)).bearer_auth(&o.token).send().await.expect("get");
-    let status = r.status().as_u16();
-    (status, r.bytes().await.expect("bytes").to_vec())
 }
 
 async fn documents_of(o: &Org<'_>, id: &str) -> Value {
@@ -77,11 +66,6 @@ fn png(w: u32, h: u32) -> Vec<u8> {
     let mut out = std::io::Cursor::new(Vec::new());
     img.write_to(&mut out, image::ImageFormat::Png).expect("png");
     out.into_inner()
-}
-
-/// Bytes that are not UTF-8, so "byte-identical" means something.
-fn binary() -> Vec<u8> {
-    (0..=255u8).cycle().take(70_000).collect()
 }
 
 db_test! {
@@ -143,26 +127,6 @@ db_test! {
     }
 }
 
-/// The files of a downloaded archive: path → bytes (folders end in `/`, with no bytes).
-fn archive_files(gz: &[u8]) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut a = tar::Archive::new(flate2::read::GzDecoder::new(gz));
-    for e in a.entries().expect("a tar") {
-        let mut e = e.expect("an entry");
-        let path = e.path().expect("path").to_string_lossy().to_string();
-        let mut bytes = Vec::new();
-        e.read_to_end(&mut bytes).expect("read");
-        out.insert(path, bytes);
-    }
-    out
-}
-
-async fn snapshots_of(o: &Org<'_>, workspace: &str) -> Vec<Value> {
-    let r = o.call(Method::GET, &format!("/api/v1/workspaces/{workspace}/snapshots"), None).await;
-    assert_eq!(r.status, 200, "{}", r.body);
-    r.json().as_array().expect("list").clone()
-}
-
 db_test! {
     async fn a_daytona_workspace_is_snapshotted_and_restored_into_a_new_run(app: TestApp) {
         let fake = FakeDaytona::start(&[]);
@@ -186,21 +150,12 @@ db_test! {
         assert_eq!(list.len(), 1, "{list:?}");
         assert_eq!((list[0]["taken_by"].as_str(), list[0]["file_count"].as_i64()), (Some("finish"), Some(2)), "{}", list[0]);
         let id = list[0]["id"].as_str().expect("id").to_string();
-        let (status, gz) = get_bytes(&o, &format!("/api/v1/snapshots/{id}/archive")).await;
-        assert_eq!(status, 200);
-        let files = archive_files(&gz);
-        assert_eq!(files.get("notes/plan.md").map(Vec::as_slice), Some(&b"# Plan\nship it\n"[..]));
-        assert_eq!(files.get("data/blob.bin"), Some(&binary()));
-        assert!(files.contains_key("empty/inside/"), "{:?}", files.keys());
-        assert!(!files.keys().any(|k| k.contains("node_modules")), "{:?}", files.keys());
+        assert_archive_holds_the_seed(&o, &id).await;
 
         // A new conversation (a new workspace, a new sandbox) starts from the snapshot.
         let conv2 = o.conversation(&agent, json!({})).await;
         let r2 = o.run(&agent, Some(&conv2), json!({"snapshot_id": id})).await;
-        assert_eq!(o.read(&r2, "notes/plan.md").await.body, "# Plan\nship it\n");
-        let (status, blob) = get_bytes(&o, &format!("/api/v1/runs/{r2}/workspace/files?path={}", urlencode("data/blob.bin"))).await;
-        assert_eq!((status, blob), (200, binary()));
-        o.read(&r2, "node_modules/left-pad/index.js").await.problem(404);
+        assert_run_reads_the_seed(&o, &r2).await;
         assert_eq!(o.ws(&r2, Method::GET, "ls?path=empty", None).await.json()[0]["name"], "inside");
         let st = o.ws(&r2, Method::GET, "state", None).await.json();
         assert_ne!(st["workspace_id"], workspace.as_str());

@@ -20,17 +20,17 @@ use crate::support::source_files::files_under;
 use crate::support::{service_agent, urlencode, Org};
 
 /// Bytes that are not UTF-8, so "byte-identical" means something.
-fn binary() -> Vec<u8> {
+pub(crate) fn binary() -> Vec<u8> {
     (0..=255u8).cycle().take(70_000).collect()
 }
 
-async fn put_bytes(o: &Org<'_>, run: &str, path: &str, bytes: Vec<u8>) {
+pub(crate) async fn put_bytes(o: &Org<'_>, run: &str, path: &str, bytes: Vec<u8>) {
     let url = o.app.web.url(&format!("/api/v1/runs/{run}/workspace/files?path={}", urlencode(path)));
     let r = o.app.web.send(reqwest::Client::new().put(url).bearer_auth(&o.token).body(bytes)).await;
     assert_eq!(r.status, 204, "{}", r.body);
 }
 
-async fn get_bytes(o: &Org<'_>, path: &str) -> (u16, Vec<u8>) {
+pub(crate) async fn get_bytes(o: &Org<'_>, path: &str) -> (u16, Vec<u8>) {
     let r = reqwest::Client::new().get(o.app.web.url(path)).bearer_auth(&o.token).send().await.expect("get");
     let status = r.status().as_u16();
     (status, r.bytes().await.expect("bytes").to_vec())
@@ -56,14 +56,14 @@ async fn finish(o: &Org<'_>, run: &str) -> Value {
     r.json()
 }
 
-async fn snapshots_of(o: &Org<'_>, workspace: &str) -> Vec<Value> {
+pub(crate) async fn snapshots_of(o: &Org<'_>, workspace: &str) -> Vec<Value> {
     let r = o.call(Method::GET, &format!("/api/v1/workspaces/{workspace}/snapshots"), None).await;
     assert_eq!(r.status, 200, "{}", r.body);
     r.json().as_array().expect("list").clone()
 }
 
 /// The files of a downloaded archive: path → bytes (folders end in `/`, with no bytes).
-fn archive_files(gz: &[u8]) -> BTreeMap<String, Vec<u8>> {
+pub(crate) fn archive_files(gz: &[u8]) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
     let mut a = tar::Archive::new(flate2::read::GzDecoder::new(gz));
     for e in a.entries().expect("a tar") {
@@ -74,6 +74,28 @@ fn archive_files(gz: &[u8]) -> BTreeMap<String, Vec<u8>> {
         out.insert(path, bytes);
     }
     out
+}
+
+/// The seed's archive (the files both backends' snapshot tests write): the text and binary files
+/// byte for byte, the empty folder, and nothing of `node_modules/`.
+pub(crate) async fn assert_archive_holds_the_seed(o: &Org<'_>, snapshot_id: &str) {
+    let (status, gz) = get_bytes(o, &format!("/api/v1/snapshots/{snapshot_id}/archive")).await;
+    assert_eq!(status, 200);
+    let files = archive_files(&gz);
+    assert_eq!(files.get("notes/plan.md").map(Vec::as_slice), Some(&b"# Plan\nship it\n"[..]));
+    assert_eq!(files.get("data/blob.bin"), Some(&binary()));
+    assert!(files.contains_key("empty/inside/"), "{:?}", files.keys());
+    assert!(!files.keys().any(|k| k.contains("node_modules")), "{:?}", files.keys());
+}
+
+/// A run restored from the seed's snapshot reads its files back, byte for byte, and not
+/// `node_modules/`.
+pub(crate) async fn assert_run_reads_the_seed(o: &Org<'_>, run: &str) {
+    assert_eq!(o.read(run, "notes/plan.md").await.body, "# Plan\nship it\n");
+    let (status, blob) =
+        get_bytes(o, &format!("/api/v1/runs/{run}/workspace/files?path={}", urlencode("data/blob.bin"))).await;
+    assert_eq!((status, blob), (200, binary()));
+    o.read(run, "node_modules/left-pad/index.js").await.problem(404);
 }
 
 /// The round trip both stores pass: files written in a run, a snapshot at its end, the archive
@@ -105,22 +127,12 @@ async fn round_trip(app: &crate::helpers::TestApp) {
     assert!(s["size_bytes"].as_i64().is_some_and(|n| n > 0), "{s}");
     let id = s["id"].as_str().expect("id").to_string();
 
-    let (status, gz) = get_bytes(&o, &format!("/api/v1/snapshots/{id}/archive")).await;
-    assert_eq!(status, 200);
-    let files = archive_files(&gz);
-    assert_eq!(files.get("notes/plan.md").map(Vec::as_slice), Some(&b"# Plan\nship it\n"[..]));
-    assert_eq!(files.get("data/blob.bin"), Some(&binary()));
-    assert!(files.contains_key("empty/inside/"), "{:?}", files.keys());
-    assert!(!files.keys().any(|k| k.contains("node_modules")), "{:?}", files.keys());
+    assert_archive_holds_the_seed(&o, &id).await;
 
     // A new conversation (a new workspace) starts from the snapshot.
     let conv2 = o.conversation(&agent, json!({})).await;
     let r2 = o.run(&agent, Some(&conv2), json!({"snapshot_id": id})).await;
-    assert_eq!(o.read(&r2, "notes/plan.md").await.body, "# Plan\nship it\n");
-    let (status, blob) =
-        get_bytes(&o, &format!("/api/v1/runs/{r2}/workspace/files?path={}", urlencode("data/blob.bin"))).await;
-    assert_eq!((status, blob), (200, binary()));
-    o.read(&r2, "node_modules/left-pad/index.js").await.problem(404);
+    assert_run_reads_the_seed(&o, &r2).await;
     let st = workspace_of(&o, &r2).await;
     assert_ne!(st["workspace_id"], workspace.as_str());
     assert!(st["started_from"].as_str().is_some_and(|s| s.starts_with("restored from the snapshot of ")), "{st}");
