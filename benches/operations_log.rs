@@ -117,7 +117,7 @@ async fn fill(db: &agenticos::db::Db, org: &str, agents: &[String], n: usize, no
                 }
                 sql.push_str(&format!(
                     "('{}', '{org}', NULL, 'session-{session}', NULL, '{agent}', NULL, '{op}', '{target}', {ok}, '{detail}', {}, {at}, {})",
-                    uuid::Uuid::new_v4(),
+                    agenticos::db::new_time_ordered_id(),
                     r % 200,
                     done + i
                 ));

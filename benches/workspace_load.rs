@@ -126,6 +126,7 @@ impl Api {
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(Duration::from_secs(120))
+            .default_headers(accepts_gzip())
             .build()
             .expect("client");
         Api { http, base: base.to_string(), token: token.to_string() }
@@ -135,7 +136,7 @@ impl Api {
         let r = self.http.post(format!("{}{path}", self.base)).bearer_auth(&self.token).json(&body).send().await;
         let r = r.expect("request");
         let status = r.status();
-        let text = r.text().await.expect("body");
+        let text = text_of(r).await;
         assert!(status.is_success(), "POST {path}: {status} {text}");
         serde_json::from_str(&text).unwrap_or(Value::Null)
     }
@@ -143,7 +144,7 @@ impl Api {
     async fn get(&self, path: &str) -> Value {
         let r = self.http.get(format!("{}{path}", self.base)).bearer_auth(&self.token).send().await.expect("request");
         let status = r.status();
-        let text = r.text().await.expect("body");
+        let text = text_of(r).await;
         assert!(status.is_success(), "GET {path}: {status} {text}");
         serde_json::from_str(&text).unwrap_or(Value::Null)
     }
@@ -344,7 +345,8 @@ impl Worker {
         let answer = match result {
             Ok(r) => {
                 let status = r.status().as_u16();
-                r.bytes().await.ok().map(|b| (status, b))
+                let gzipped = is_gzipped(&r);
+                r.bytes().await.ok().map(|b| (status, if gzipped { gunzip(&b) } else { b.to_vec() }))
             }
             Err(_) => None,
         };
@@ -357,7 +359,7 @@ impl Worker {
             if let Some((i, bytes)) = wrote {
                 self.files[i] = Some(bytes);
             }
-            if expect.is_some_and(|e| body.as_ref() != e.as_slice()) {
+            if expect.is_some_and(|e| body != e) {
                 self.tally.wrong_body += 1;
             }
         } else if !self.tally.statuses.contains_key(&(kind, status)) {
@@ -367,6 +369,32 @@ impl Worker {
         *self.tally.statuses.entry((kind, status)).or_default() += 1;
         Some(took)
     }
+}
+
+/// `Accept-Encoding: gzip` on every request, as browsers and HTTP libraries send it: the console
+/// then compresses what is worth compressing, and its answers are timed and checked as such a
+/// client gets them.
+fn accepts_gzip() -> reqwest::header::HeaderMap {
+    let mut h = reqwest::header::HeaderMap::new();
+    h.insert(reqwest::header::ACCEPT_ENCODING, reqwest::header::HeaderValue::from_static("gzip"));
+    h
+}
+
+fn is_gzipped(r: &reqwest::Response) -> bool {
+    r.headers().get(reqwest::header::CONTENT_ENCODING).is_some_and(|v| v == "gzip")
+}
+
+/// An answer's body as text, gunzipped when it came compressed.
+async fn text_of(r: reqwest::Response) -> String {
+    let gzipped = is_gzipped(&r);
+    let body = r.bytes().await.expect("body");
+    String::from_utf8(if gzipped { gunzip(&body) } else { body.to_vec() }).expect("UTF-8")
+}
+
+fn gunzip(body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(body), &mut out).expect("gunzip");
+    out
 }
 
 fn percentile(sorted: &[u64], p: f64) -> f64 {
@@ -663,7 +691,11 @@ async fn compare_latency(api: &Api, peer: &Peer, run: &str, reads: usize) {
     assert_eq!(r.expect("write").status(), 204);
     let state = api.get(&format!("/api/v1/runs/{run}/workspace/state")).await;
     let key = state["session_key"].as_str().expect("session_key").to_string();
-    let direct = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client");
+    let direct = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .default_headers(accepts_gzip())
+        .build()
+        .expect("client");
     let direct_url = format!("{}/sessions/{key}/files/read", peer.url);
     let direct_body = json!({"path": "/workspace/bench/one-kib.txt"});
     let ours_url = api.ws(run, "files?path=bench/one-kib.txt");
@@ -713,7 +745,9 @@ async fn compare_latency(api: &Api, peer: &Peer, run: &str, reads: usize) {
     for (name, req) in &probes[..2] {
         let r = req().send().await.expect("read");
         assert_eq!(r.status(), 200, "{name}");
-        assert_eq!(r.bytes().await.expect("bytes").as_ref(), one_kib.as_slice(), "{name}");
+        let gzipped = is_gzipped(&r);
+        let body = r.bytes().await.expect("bytes");
+        assert_eq!(if gzipped { gunzip(&body) } else { body.to_vec() }, one_kib, "{name}");
     }
     tokio::time::sleep(Duration::from_secs(2)).await;
     let warm_up = (reads / 5).max(50);

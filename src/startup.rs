@@ -109,7 +109,9 @@ impl Application {
                 .wrap(from_fn(mw::api_problems))
                 .wrap(from_fn(w::error_frame::framed_errors))
                 .wrap(mw::security_headers())
+                .wrap(from_fn(mw::small_answers_plain))
                 .wrap(Compress::default())
+                .wrap(from_fn(mw::plain_answers_unmarked))
                 .wrap(from_fn(mw::request_context))
         })
         // Every accepted connection sends at once (TCP_NODELAY): a compressed answer goes out as

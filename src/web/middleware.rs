@@ -42,7 +42,7 @@ pub async fn request_context(
     // By the route's pattern, never its path (ids, file names and invitation codes stay out).
     crate::instruments::http_request(
         res.request().method().as_str(),
-        res.request().match_pattern().as_deref(),
+        || res.request().match_pattern(),
         status,
         elapsed,
     );
@@ -176,6 +176,41 @@ pub async fn api_problems(
     };
     let (req, _) = res.into_parts();
     Ok(ServiceResponse::new(req, problem_response(&err)))
+}
+
+/// Answers smaller than this go out uncompressed: about one Ethernet frame's payload, which
+/// compression would not bring below one or two TCP segments. actix-web's `Compress` hands every
+/// chunk of 1,024 bytes or more to a blocking thread to compress and sends a compressed body in
+/// parts (chunked), so a 1 KiB file read for a client that accepts gzip cost a thread hop and
+/// more writes, for nothing it could save.
+pub const COMPRESS_FROM: u64 = 1_500;
+
+/// Marks an answer of known size under [`COMPRESS_FROM`] bytes `Content-Encoding: identity`, which
+/// `Compress` (wrapped around this) leaves alone; [`plain_answers_unmarked`], around `Compress`,
+/// takes the mark off again. An answer that set its own encoding keeps it.
+pub async fn small_answers_plain(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody>, Error> {
+    let mut res = next.call(req).await?;
+    let small = matches!(res.response().body().size(), actix_web::body::BodySize::Sized(n) if n < COMPRESS_FROM);
+    if small && !res.headers().contains_key(header::CONTENT_ENCODING) {
+        res.headers_mut().insert(header::CONTENT_ENCODING, header::HeaderValue::from_static("identity"));
+    }
+    Ok(res)
+}
+
+/// Takes off the `Content-Encoding: identity` that [`small_answers_plain`] put on an answer so that
+/// `Compress` would leave it alone: an answer that is not encoded says nothing about it.
+pub async fn plain_answers_unmarked(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody>, Error> {
+    let mut res = next.call(req).await?;
+    if res.headers().get(header::CONTENT_ENCODING).is_some_and(|v| v == "identity") {
+        res.headers_mut().remove(header::CONTENT_ENCODING);
+    }
+    Ok(res)
 }
 
 /// The headers every response carries (each unless the response set it itself).

@@ -169,6 +169,28 @@ db_test! {
                 )
                 .await;
             assert_eq!(kind, ["uuid"], "the id is stored as a uuid");
+            // Migration 20270102090000: the time indexes keyed on the organization and the time
+            // alone, the GIN indexes' pending lists at 256 kB.
+            let defs = app
+                .scalar_strings(
+                    "SELECT indexname || ': ' || indexdef FROM pg_indexes \
+                     WHERE tablename = 'sandbox_operations' AND indexname LIKE 'sandbox_operations_org_%' ORDER BY indexname",
+                )
+                .await;
+            assert_eq!(defs.len(), 2, "{defs:?}");
+            for d in &defs {
+                assert!(d.contains("(hashtext(organization_id), created_at)"), "{d}");
+            }
+            let options = app
+                .scalar_strings(
+                    "SELECT c.relname || ' ' || array_to_string(c.reloptions, ',') FROM pg_class c \
+                     WHERE c.relname IN ('sandbox_operations_filters', 'sandbox_operations_text_trgm') ORDER BY c.relname",
+                )
+                .await;
+            assert_eq!(
+                options,
+                ["sandbox_operations_filters gin_pending_list_limit=256", "sandbox_operations_text_trgm gin_pending_list_limit=256"]
+            );
         }
     }
 }

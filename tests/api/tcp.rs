@@ -1,6 +1,7 @@
-//! The server's sockets (issue 26): every accepted connection has `TCP_NODELAY`, so an answer
-//! written in two parts (a compressed one: headers, then body) is not held back by Nagle's
-//! algorithm until the client's delayed ACK (about 40 ms).
+//! The server's sockets and answers (issue 26): every accepted connection has `TCP_NODELAY`, so an
+//! answer written in two parts (a compressed one: headers, then body) is not held back by Nagle's
+//! algorithm until the client's delayed ACK (about 40 ms); and an answer too small to gain from
+//! compression goes out as it is, in one write with its length, even to a client that accepts gzip.
 
 use std::os::fd::BorrowedFd;
 
@@ -43,4 +44,51 @@ async fn every_accepted_connection_sends_at_once() {
         Some(true),
         "the server's socket of this connection has TCP_NODELAY"
     );
+}
+
+/// The head and body of one answer read off a raw connection (`Content-Length` framed or the
+/// whole of a `Connection: close` answer).
+async fn raw_get(port: u16, path: &str) -> (String, Vec<u8>) {
+    let mut client = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.expect("connect");
+    let request =
+        format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n");
+    client.write_all(request.as_bytes()).await.expect("request");
+    let mut answer = Vec::new();
+    client.read_to_end(&mut answer).await.expect("answer");
+    let split = answer.windows(4).position(|w| w == b"\r\n\r\n").expect("a head") + 4;
+    (String::from_utf8_lossy(&answer[..split]).to_lowercase(), answer[split..].to_vec())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_answer_goes_out_as_it_is_and_a_large_one_compressed() {
+    let Some(app) = spawn_app(Backend::Sqlite).await else { return };
+    // Small (`/healthz`, a few bytes): no encoding named, its length given, its bytes as they are.
+    let (head, body) = raw_get(app.port, "/healthz").await;
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    assert!(!head.contains("content-encoding"), "a small answer is not encoded, nor marked identity:\n{head}");
+    assert!(head.contains(&format!("content-length: {}\r\n", body.len())), "{head}");
+    assert!((body.len() as u64) < agenticos::web::middleware::COMPRESS_FROM);
+    // Large (the first owner's sign-up page, a fresh console's first page): gzip, and it says so.
+    let (head, body) = raw_get(app.port, "/setup").await;
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    assert!(head.contains("content-encoding: gzip\r\n"), "{head}");
+    assert!(head.contains("vary: accept-encoding"), "{head}");
+    let body = if head.contains("transfer-encoding: chunked") { dechunk(&body) } else { body };
+    let mut page = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&body[..]), &mut page).expect("gzip");
+    assert!(page.len() as u64 >= agenticos::web::middleware::COMPRESS_FROM && page.contains("<form"), "{page}");
+}
+
+/// A chunked body's data.
+fn dechunk(mut raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let eol = raw.windows(2).position(|w| w == b"\r\n").expect("a chunk size");
+        let size = usize::from_str_radix(std::str::from_utf8(&raw[..eol]).expect("hex").trim(), 16).expect("size");
+        if size == 0 {
+            return out;
+        }
+        out.extend_from_slice(&raw[eol + 2..eol + 2 + size]);
+        raw = &raw[eol + 2 + size + 2..];
+    }
 }

@@ -51,7 +51,7 @@ async fn insert_resolved(db: &Db, rows: &[Record]) -> Result<(), DbError> {
         let mut q = sqlx::query(&sql);
         for r in chunk {
             q = q
-                .bind(crate::db::new_id())
+                .bind(crate::db::new_time_ordered_id())
                 .bind(&r.organization_id)
                 .bind(&r.workspace_id)
                 .bind(&r.session_key)
@@ -120,7 +120,7 @@ async fn insert_bare(db: &Db, r: &Record) -> Result<(), DbError> {
          WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = $2)",
         id_of(db.kind(), "$1")
     ))
-    .bind(crate::db::new_id())
+    .bind(crate::db::new_time_ordered_id())
     .bind(&r.organization_id)
     .bind(&r.session_key)
     .bind(r.operation.as_str())
