@@ -3,7 +3,9 @@
 //!
 //! Fills a fresh database with 200,000 rows of one organization over 30 days (2,000 sessions,
 //! 50 agents, ~3% failures) and as many rows of noise in 20 other organizations, measures, then
-//! grows both to 1,000,000 and measures again (`--quick`: 20,000 then 100,000). At each size it
+//! grows both to 1,000,000 and measures again (`--quick`: 20,000 then 100,000). The rows are
+//! written as the recorder writes them, in time order with the organizations interleaved; the
+//! growth writes its rows over the same 30 days again (a second time-ordered run). At each size it
 //! reports p50/p95 over `--requests` (200) requests each, every one sent with
 //! `Accept-Encoding: gzip` as real clients send it, of: the first page, page 200 by cursor, the
 //! searches of the issue (a rare word, words in about 1 % and 17 % of rows, two characters, a
@@ -12,7 +14,7 @@
 //! indexes on PostgreSQL; the whole file on SQLite) and, at the second size, the growth of each
 //! p50/p95. Then the export of 100,000 rows (`--quick`: 20,000): rows/s and the process's RSS.
 //! SQLite by default (a temporary file); `--postgres URL` uses a fresh database on that server
-//! (created and dropped). Targets (reported, not enforced): p95 ≤ 25 ms PostgreSQL, ≤ 50 ms
+//! (created and dropped; `--keep` keeps it and prints its name). Targets (reported, not enforced): p95 ≤ 25 ms PostgreSQL, ≤ 50 ms
 //! SQLite at 1,000,000 rows; growth ≤ 1.5×; ≤ 425 bytes a row on PostgreSQL.
 
 #[path = "support/flags.rs"]
@@ -34,10 +36,12 @@ struct Args {
     requests: usize,
     export_rows: usize,
     postgres: Option<String>,
+    /// Keep the PostgreSQL database (its name is printed) to look at its plans afterwards.
+    keep: bool,
 }
 
 fn args() -> Args {
-    let mut a = Args { sizes: [200_000, 1_000_000], requests: 200, export_rows: 100_000, postgres: None };
+    let mut a = Args { sizes: [200_000, 1_000_000], requests: 200, export_rows: 100_000, postgres: None, keep: false };
     let mut flags = Flags::from_env();
     while let Some(flag) = flags.next() {
         match flag.as_str() {
@@ -47,6 +51,7 @@ fn args() -> Args {
             }
             "--requests" => a.requests = flags.number("--requests", 1) as usize,
             "--postgres" => a.postgres = Some(flags.value("--postgres")),
+            "--keep" => a.keep = true,
             _ => {}
         }
     }
@@ -78,10 +83,17 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
     sorted[i].as_secs_f64() * 1000.0
 }
 
-/// Inserts `n` rows of `org` (its `agents`) in multi-row statements, in transactions of 50,000;
-/// `salt` picks the rows (a second fill of the same organization takes another).
-async fn fill(db: &agenticos::db::Db, org: &str, agents: &[String], n: usize, now: i64, salt: u64) {
+/// Inserts `n` rows of the first organization of `orgs` (each with its agents) and as many spread
+/// over the others, in multi-row statements, in transactions of 50,000. The rows are written as
+/// the recorder writes them: in time order (over the 30 days up to `now`), the organizations
+/// interleaved row by row. A second fill writes its rows over the same 30 days again, so at every
+/// size the rows spread evenly over the 30 days and the table holds one time-ordered run per fill.
+/// `salt` picks the rows (a second fill takes another).
+async fn fill(db: &agenticos::db::Db, orgs: &[(String, Vec<String>)], n: usize, now: i64, salt: u64) {
     let ops = ["read", "write", "ls", "mkdir", "remove", "execute"];
+    let (own, noise) = orgs.split_first().expect("an organization");
+    let total = 2 * n;
+    let step = (30 * DAY) as f64 / total as f64;
     let mut done = 0;
     let mut x = salt.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
     let mut next = move || {
@@ -90,9 +102,9 @@ async fn fill(db: &agenticos::db::Db, org: &str, agents: &[String], n: usize, no
         x ^= x << 17;
         x
     };
-    while done < n {
+    while done < total {
         let mut tx = db.begin().await.expect("tx");
-        let end = (done + 50_000).min(n);
+        let end = (done + 50_000).min(total);
         while done < end {
             let batch = (end - done).min(500);
             let mut sql = String::from(
@@ -100,10 +112,19 @@ async fn fill(db: &agenticos::db::Db, org: &str, agents: &[String], n: usize, no
                  run_id, operation, target, ok, detail, duration_ms, created_at, seq) VALUES ",
             );
             for i in 0..batch {
+                let k = done + i;
+                let (org, agents) = if k % 2 == 0 {
+                    (&own.0, &own.1)
+                } else {
+                    (&noise[(k / 2) % noise.len()].0, &noise[(k / 2) % noise.len()].1)
+                };
                 let r = next();
                 let op = ops[(r % 6) as usize];
-                let ok = if r % 33 == 0 { 0 } else { 1 };
-                let at = now - (r >> 8) as i64 % (30 * DAY);
+                // Failures drawn from other bits than the operation's (`r % 33 == 0` made every
+                // failure a multiple of 3, never `r % 6 == 5`, so no command ever failed).
+                let ok = if (r >> 48) % 33 == 0 { 0 } else { 1 };
+                // In time order: the k-th of the fill's rows, within its own slot of the 30 days.
+                let at = now - 30 * DAY + (k as f64 * step) as i64 + (r >> 40) as i64 % step.max(1.0) as i64;
                 let session = (r >> 20) as usize % SESSIONS;
                 let agent = agents[(r >> 32) as usize % agents.len()].as_str();
                 let target = if op == "execute" {
@@ -116,10 +137,9 @@ async fn fill(db: &agenticos::db::Db, org: &str, agents: &[String], n: usize, no
                     sql.push(',');
                 }
                 sql.push_str(&format!(
-                    "('{}', '{org}', NULL, 'session-{session}', NULL, '{agent}', NULL, '{op}', '{target}', {ok}, '{detail}', {}, {at}, {})",
+                    "('{}', '{org}', NULL, 'session-{session}', NULL, '{agent}', NULL, '{op}', '{target}', {ok}, '{detail}', {}, {at}, {k})",
                     agenticos::db::new_time_ordered_id(),
                     r % 200,
-                    done + i
                 ));
             }
             sqlx::query(&sql).execute(&mut *tx).await.expect("insert");
@@ -186,9 +206,9 @@ async fn main() {
     let now = agenticos::db::now_ms();
 
     let (org, agents) = owner_with_agents(&state, "Bench", AGENTS).await;
-    let mut noise = Vec::new();
+    let mut orgs = vec![(org.clone(), agents.clone())];
     for i in 0..20 {
-        noise.push(owner_with_agents(&state, &format!("Noise{i}"), 2).await);
+        orgs.push(owner_with_agents(&state, &format!("Noise{i}"), 2).await);
     }
     let caller = agenticos::orgs::service::command_line_caller(&state.db, "Bench", None).await.expect("caller");
     let token = agenticos::tokens::service::create(
@@ -232,10 +252,7 @@ async fn main() {
     let mut results: Vec<Vec<Measured>> = Vec::new();
     for (step, &size) in a.sizes.iter().enumerate() {
         let started = Instant::now();
-        fill(&state.db, &org, &agents, size - filled, now, 1 + step as u64 * 1000).await;
-        for (i, (o, ag)) in noise.iter().enumerate() {
-            fill(&state.db, o, ag, (size - filled) / 20, now, 100 + i as u64 + step as u64 * 1000).await;
-        }
+        fill(&state.db, &orgs, size - filled, now, 1 + step as u64 * 1000).await;
         filled = size;
         let mut c = state.db.conn().await.expect("conn");
         if postgres {
@@ -371,7 +388,9 @@ async fn main() {
         peak_rss_kib() / 1024
     );
     state.db.close().await;
-    if let Some((admin_url, name)) = pg_admin {
+    if let (Some((_, name)), true) = (&pg_admin, a.keep) {
+        println!("kept the database {name}");
+    } else if let Some((admin_url, name)) = pg_admin {
         let mut admin = <sqlx::PgConnection as sqlx::Connection>::connect(&admin_url).await.expect("postgres");
         let _ = sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)")).execute(&mut admin).await;
     }

@@ -609,6 +609,53 @@ db_test! {
     }
 }
 
+db_test! {
+    async fn a_page_is_planned_with_its_own_values_every_time(app: TestApp) {
+        use agenticos::db::DbKind;
+        use agenticos::sandbox::operations::{filter, store};
+        let f = fixture(&app).await;
+        let kind = app.state.db.kind();
+        let mut c = app.state.db.conn().await.expect("conn");
+        if kind == DbKind::Postgres {
+            // An organization of 20,000 rows among another's, analysed: a plan made without the
+            // values would AND one session's few rows with all of the organization's.
+            let org = &f.org;
+            sqlx::query("INSERT INTO organizations (id, name, created_at) VALUES ('other-org', 'Other', 1)")
+                .execute(&mut *c)
+                .await
+                .expect("other organization");
+            sqlx::query(&format!(
+                "INSERT INTO sandbox_operations (id, organization_id, session_key, operation, target, ok, detail, duration_ms, created_at, seq) \
+                 SELECT gen_random_uuid(), CASE WHEN g % 2 = 0 THEN '{org}' ELSE 'other-org' END, 'noise-' || g % 100, 'read', \
+                 '/workspace/noise/' || g || '.log', 1, g || ' bytes', 1, {} - g, g FROM generate_series(1, 40000) AS g",
+                f.now - 2 * DAY
+            ))
+            .execute(&mut *c)
+            .await
+            .expect("noise");
+            sqlx::query("VACUUM ANALYZE sandbox_operations").execute(&mut *c).await.expect("vacuum");
+        }
+        let filter = filter::parse_filter(&filter::FilterInput::from_query("session_key=session-1")).expect("valid");
+        let expected = f.expect(|r| r.session == "session-1");
+        // More times than PostgreSQL plans a kept statement for its values before it may switch
+        // to a plan of none.
+        for _ in 0..8 {
+            let (items, _) = store::ranked_page(&mut c, &f.org, &filter, None, None, 51).await.expect("page");
+            assert_eq!(items.iter().map(|i| i.id.clone()).collect::<Vec<_>>(), expected);
+        }
+        if kind == DbKind::Postgres {
+            let (kept, generic): (i64, i64) = sqlx::query_as(
+                "SELECT COUNT(*), COALESCE(SUM(generic_plans), 0)::bigint FROM pg_prepared_statements \
+                 WHERE statement LIKE '%AS arrived FROM%' AND statement NOT LIKE '%pg_prepared_statements%'",
+            )
+            .fetch_one(&mut *c)
+            .await
+            .expect("prepared statements");
+            assert_eq!((kept, generic), (0, 0), "a page statement was kept on the connection, its plan reused");
+        }
+    }
+}
+
 /// Whether a plan sorts the rows it reads: PostgreSQL's `Sort` node or SQLite's temporary B-tree.
 /// An `Incremental Sort` is not one: its rows come in time order from the time index (keyed on
 /// the organization and the time, migration `20270102090000_operation_log_time_keys`) and it puts
