@@ -44,7 +44,9 @@ pub(super) mod lean {
     //! A keep-alive HTTP/1.1 connection per thread and host.
     //!
     //! A connection is taken from the calling thread's idle list (or opened), carries one
-    //! request, and goes back only after its answer was read whole; any error drops it. An idle
+    //! request, and goes back only after its answer was read whole; any error drops it, and so
+    //! does an answer that may have come before a large body was sent whole ([`EARLY_ANSWER`]).
+    //! An idle
     //! connection is used for at most [`IDLE_MAX`] (sandboxd's uvicorn closes one idle for 5 s),
     //! and a request the connection turned down unsent (the host closed it meanwhile) is sent
     //! once more on a new one.
@@ -73,8 +75,22 @@ pub(super) mod lean {
 
     type Sender = SendRequest<Full<Bytes>>;
 
+    /// A request body at least this large may still be on its way when the host answers: sandboxd
+    /// refuses a native write (409) before it reads the body, and its server stops reading at 64
+    /// KiB until the answer is out. hyper then keeps the connection in a state that is never ready
+    /// again (hyperium/hyper#4176): the next request on it waited for its whole timeout (a 504
+    /// after 60 s, one test run in three). Such a connection is closed after an answer that is not
+    /// a success, never kept.
+    const EARLY_ANSWER: usize = 64 * 1024;
+
+    /// A connection: the handle that sends on it and its task, closed by aborting it.
+    struct Connection {
+        sender: Sender,
+        task: tokio::task::AbortHandle,
+    }
+
     thread_local! {
-        static IDLE: RefCell<HashMap<String, Vec<(Sender, Instant)>>> = RefCell::new(HashMap::new());
+        static IDLE: RefCell<HashMap<String, Vec<(Connection, Instant)>>> = RefCell::new(HashMap::new());
     }
 
     /// One request.
@@ -114,15 +130,15 @@ pub(super) mod lean {
     }
 
     async fn exchange(authority: &str, r: &Request<'_>) -> Result<Answer, SandboxdError> {
-        let mut sender = match take_idle(authority) {
-            Some(s) => s,
+        let mut conn = match take_idle(authority) {
+            Some(c) => c,
             None => connect(authority).await?,
         };
         // Ready once its connection has finished the previous answer (a task of this thread).
-        if sender.ready().await.is_err() {
-            sender = connect(authority).await?;
+        if conn.sender.ready().await.is_err() {
+            conn = connect(authority).await?;
         }
-        let response = match sender.try_send_request(build(authority, r)?).await {
+        let response = match conn.sender.try_send_request(build(authority, r)?).await {
             Ok(response) => response,
             Err(mut e) => {
                 if e.take_message().is_none() {
@@ -130,13 +146,17 @@ pub(super) mod lean {
                 }
                 // Turned down before anything was written (the host closed the idle connection
                 // meanwhile): once more, on a new connection.
-                sender = connect(authority).await?;
-                sender.send_request(build(authority, r)?).await.map_err(transport)?
+                conn = connect(authority).await?;
+                conn.sender.send_request(build(authority, r)?).await.map_err(transport)?
             }
         };
         let (parts, body) = response.into_parts();
         let body = body.collect().await.map_err(transport)?.to_bytes();
-        put_idle(authority, sender);
+        if r.body.len() >= EARLY_ANSWER && !parts.status.is_success() {
+            conn.task.abort();
+        } else {
+            put_idle(authority, conn);
+        }
         Ok(Answer { status: parts.status, headers: parts.headers, body })
     }
 
@@ -171,7 +191,7 @@ pub(super) mod lean {
         SandboxdError::Unreachable { reason: error_chain(&e) }
     }
 
-    async fn connect(authority: &str) -> Result<Sender, SandboxdError> {
+    async fn connect(authority: &str) -> Result<Connection, SandboxdError> {
         let stream = match tokio::time::timeout(CONNECT_TIMEOUT, tokio::net::TcpStream::connect(authority)).await {
             Ok(Ok(stream)) => stream,
             Ok(Err(e)) => return Err(SandboxdError::Unreachable { reason: format!("tcp connect error: {e}") }),
@@ -180,45 +200,107 @@ pub(super) mod lean {
         let _ = stream.set_nodelay(true);
         let (sender, connection) = http1::handshake(TokioIo::new(stream)).await.map_err(transport)?;
         // Driven by the calling runtime: on an actix worker, its own thread.
-        tokio::spawn(async move {
+        let task = tokio::spawn(async move {
             if let Err(e) = connection.await {
                 tracing::debug!(target: "sandboxd", error = %e, "a host connection ended");
             }
-        });
-        Ok(sender)
+        })
+        .abort_handle();
+        Ok(Connection { sender, task })
     }
 
-    fn take_idle(authority: &str) -> Option<Sender> {
+    fn take_idle(authority: &str) -> Option<Connection> {
         IDLE.with(|idle| {
             let mut idle = idle.borrow_mut();
             let list = idle.get_mut(authority)?;
-            while let Some((sender, since)) = list.pop() {
-                if since.elapsed() < IDLE_MAX && !sender.is_closed() {
-                    return Some(sender);
+            while let Some((conn, since)) = list.pop() {
+                if since.elapsed() < IDLE_MAX && !conn.sender.is_closed() {
+                    return Some(conn);
                 }
             }
             None
         })
     }
 
-    fn put_idle(authority: &str, sender: Sender) {
-        if sender.is_closed() {
+    fn put_idle(authority: &str, conn: Connection) {
+        if conn.sender.is_closed() {
             return;
         }
         IDLE.with(|idle| {
             let mut idle = idle.borrow_mut();
             let list = idle.entry(authority.to_owned()).or_default();
-            list.retain(|(s, since)| since.elapsed() < IDLE_MAX && !s.is_closed());
+            list.retain(|(c, since)| since.elapsed() < IDLE_MAX && !c.sender.is_closed());
             if list.len() < IDLE_PER_HOST {
-                list.push((sender, Instant::now()));
+                list.push((conn, Instant::now()));
             }
         });
     }
 
     #[cfg(test)]
     mod tests {
-        use super::usable;
+        use super::{send, usable, Request};
+        use bytes::Bytes;
+        use reqwest::Method;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+        use std::time::Duration;
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
         use url::Url;
+
+        /// A host that answers each connection's first request after its head, never reading a
+        /// body: the first connection `409`, later ones `204`. Its sockets are held open.
+        async fn answering_before_the_body() -> (String, Arc<AtomicUsize>) {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+            let address = listener.local_addr().expect("address").to_string();
+            let accepted = Arc::new(AtomicUsize::new(0));
+            let count = accepted.clone();
+            tokio::spawn(async move {
+                let mut held = Vec::new();
+                while let Ok((mut socket, _)) = listener.accept().await {
+                    let n = count.fetch_add(1, Ordering::SeqCst) + 1;
+                    let mut head = Vec::new();
+                    let mut chunk = [0u8; 4096];
+                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match socket.read(&mut chunk).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(k) => head.extend_from_slice(&chunk[..k]),
+                        }
+                    }
+                    let answer: &[u8] = if n == 1 {
+                        b"HTTP/1.1 409 Conflict\r\ncontent-length: 0\r\n\r\n"
+                    } else {
+                        b"HTTP/1.1 204 No Content\r\n\r\n"
+                    };
+                    let _ = socket.write_all(answer).await;
+                    held.push(socket);
+                }
+            });
+            (address, accepted)
+        }
+
+        #[tokio::test]
+        async fn a_connection_answered_before_its_large_body_was_sent_is_not_used_again() {
+            let (address, accepted) = answering_before_the_body().await;
+            let url = Url::parse(&format!("http://{address}/sessions/s/files/write")).expect("url");
+            let request = |body: Bytes| Request {
+                method: Method::POST,
+                url: &url,
+                token: None,
+                content_type: None,
+                body,
+                timeout: Duration::from_secs(5),
+            };
+            // More than the loopback's socket buffers hold, so most of it is unsent at the answer.
+            let first = send(request(Bytes::from(vec![b'x'; 32 << 20]))).await.expect("answered");
+            assert_eq!(first.status, 409);
+            let second = send(request(Bytes::from_static(b"{}"))).await;
+            assert_eq!(
+                second.map(|a| a.status).ok(),
+                Some(reqwest::StatusCode::NO_CONTENT),
+                "the next request waited on the first connection"
+            );
+            assert_eq!(accepted.load(Ordering::SeqCst), 2, "the second request went on a connection of its own");
+        }
 
         #[test]
         fn only_plain_http_without_credentials_is_usable() {
