@@ -567,22 +567,7 @@ db_test! {
         if kind == agenticos::db::DbKind::Postgres {
             // PostgreSQL's planner weighs a search against the table's statistics: give it an
             // organization of 20,000 rows, few of which hold the term, among another's, as a real log would be.
-            let org = &f.org;
-            sqlx::query("INSERT INTO organizations (id, name, created_at) VALUES ('other-org', 'Other', 1)")
-                .execute(&mut *c)
-                .await
-                .expect("other organization");
-            sqlx::query(&format!(
-                "INSERT INTO sandbox_operations (id, organization_id, session_key, operation, target, ok, detail, duration_ms, created_at, seq) \
-                 SELECT gen_random_uuid(), CASE WHEN g % 2 = 0 THEN '{org}' ELSE 'other-org' END, 'noise-' || g % 100, (ARRAY['read', 'write', 'ls', 'mkdir', 'remove', 'execute'])[1 + g % 6], \
-                 '/workspace/noise/' || g || '.log', 1, g || ' bytes', 1, {} - g, g \
-                 FROM generate_series(1, 40000) AS g",
-                f.now - 2 * DAY
-            ))
-            .execute(&mut *c)
-            .await
-            .expect("noise");
-            sqlx::query("VACUUM ANALYZE sandbox_operations").execute(&mut *c).await.expect("vacuum");
+            among_another_organization(&mut c, &f).await;
             sqlx::query("SET enable_seqscan = off").execute(&mut *c).await.expect("set");
         }
         for q in &queries {
@@ -619,21 +604,7 @@ db_test! {
         if kind == DbKind::Postgres {
             // An organization of 20,000 rows among another's, analysed: a plan made without the
             // values would AND one session's few rows with all of the organization's.
-            let org = &f.org;
-            sqlx::query("INSERT INTO organizations (id, name, created_at) VALUES ('other-org', 'Other', 1)")
-                .execute(&mut *c)
-                .await
-                .expect("other organization");
-            sqlx::query(&format!(
-                "INSERT INTO sandbox_operations (id, organization_id, session_key, operation, target, ok, detail, duration_ms, created_at, seq) \
-                 SELECT gen_random_uuid(), CASE WHEN g % 2 = 0 THEN '{org}' ELSE 'other-org' END, 'noise-' || g % 100, 'read', \
-                 '/workspace/noise/' || g || '.log', 1, g || ' bytes', 1, {} - g, g FROM generate_series(1, 40000) AS g",
-                f.now - 2 * DAY
-            ))
-            .execute(&mut *c)
-            .await
-            .expect("noise");
-            sqlx::query("VACUUM ANALYZE sandbox_operations").execute(&mut *c).await.expect("vacuum");
+            among_another_organization(&mut c, &f).await;
         }
         let filter = filter::parse_filter(&filter::FilterInput::from_query("session_key=session-1")).expect("valid");
         let expected = f.expect(|r| r.session == "session-1");
@@ -654,6 +625,28 @@ db_test! {
             assert_eq!((kept, generic), (0, 0), "a page statement was kept on the connection, its plan reused");
         }
     }
+}
+
+/// PostgreSQL: 20,000 rows of the fixture's organization (sessions `noise-0`…`noise-99`, every
+/// operation, `/workspace/noise/{n}.log`) interleaved with as many of another organization's,
+/// older than the fixture's, then `VACUUM ANALYZE`.
+async fn among_another_organization(c: &mut agenticos::db::Conn, f: &Fixture) {
+    let org = &f.org;
+    sqlx::query("INSERT INTO organizations (id, name, created_at) VALUES ('other-org', 'Other', 1)")
+        .execute(&mut *c)
+        .await
+        .expect("other organization");
+    sqlx::query(&format!(
+        "INSERT INTO sandbox_operations (id, organization_id, session_key, operation, target, ok, detail, duration_ms, created_at, seq) \
+         SELECT gen_random_uuid(), CASE WHEN g % 2 = 0 THEN '{org}' ELSE 'other-org' END, 'noise-' || g % 100, (ARRAY['read', 'write', 'ls', 'mkdir', 'remove', 'execute'])[1 + g % 6], \
+         '/workspace/noise/' || g || '.log', 1, g || ' bytes', 1, {} - g, g \
+         FROM generate_series(1, 40000) AS g",
+        f.now - 2 * DAY
+    ))
+    .execute(&mut *c)
+    .await
+    .expect("noise");
+    sqlx::query("VACUUM ANALYZE sandbox_operations").execute(&mut *c).await.expect("vacuum");
 }
 
 /// Whether a plan sorts the rows it reads: PostgreSQL's `Sort` node or SQLite's temporary B-tree.
