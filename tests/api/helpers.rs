@@ -482,6 +482,23 @@ impl Resp {
     }
 }
 
+/// Whether a request failed because its connection was closed or reset under it.
+fn closed_under_the_request(e: &reqwest::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            if matches!(io.kind(), std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe) {
+                return true;
+            }
+        }
+        if s.downcast_ref::<hyper::Error>().is_some_and(|h| h.is_incomplete_message()) {
+            return true;
+        }
+        source = s.source();
+    }
+    false
+}
+
 impl Client {
     pub fn new(base: &str) -> Client {
         let http = reqwest::Client::builder()
@@ -497,7 +514,20 @@ impl Client {
     }
 
     pub async fn send(&self, rb: reqwest::RequestBuilder) -> Resp {
-        let res = rb.send().await.expect("request sent");
+        // A GET or HEAD that met a kept connection the server had just closed is sent once more,
+        // as browsers and HTTP libraries do (RFC 9112, 9.3.1): on a loaded machine a connection
+        // was reset under the next request after a slow one (once in a full run). Nothing else
+        // is sent twice.
+        let again = rb.try_clone().filter(|b| {
+            b.try_clone()
+                .and_then(|b| b.build().ok())
+                .is_some_and(|r| matches!(*r.method(), reqwest::Method::GET | reqwest::Method::HEAD))
+        });
+        let res = match (rb.send().await, again) {
+            (Ok(res), _) => res,
+            (Err(e), Some(again)) if closed_under_the_request(&e) => again.send().await.expect("request sent"),
+            (Err(e), _) => panic!("request sent: {e:?}"),
+        };
         let status = res.status();
         let headers = res.headers().clone();
         let body = res.text().await.expect("body");
