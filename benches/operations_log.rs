@@ -89,7 +89,11 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
 /// interleaved row by row. A second fill writes its rows over the same 30 days again, so at every
 /// size the rows spread evenly over the 30 days and the table holds one time-ordered run per fill.
 /// `salt` picks the rows (a second fill takes another).
-async fn fill(db: &agenticos::db::Db, orgs: &[(String, Vec<String>)], n: usize, now: i64, salt: u64) {
+/// On SQLite each row is written with its time key as its rowid, as the recorder writes it (a
+/// row's millisecond times 2^20, then the fill's `run` and the row's number; migration
+/// `20270104090000_operation_log_time_rowids`).
+async fn fill(db: &agenticos::db::Db, orgs: &[(String, Vec<String>)], n: usize, now: i64, salt: u64, run: i64) {
+    let sqlite = db.kind() == agenticos::db::DbKind::Sqlite;
     let ops = ["read", "write", "ls", "mkdir", "remove", "execute"];
     let (own, noise) = orgs.split_first().expect("an organization");
     let total = 2 * n;
@@ -107,10 +111,13 @@ async fn fill(db: &agenticos::db::Db, orgs: &[(String, Vec<String>)], n: usize, 
         let end = (done + 50_000).min(total);
         while done < end {
             let batch = (end - done).min(500);
-            let mut sql = String::from(
+            let mut sql = String::from(if sqlite {
+                "INSERT INTO sandbox_operations (rowid, id, organization_id, workspace_id, session_key, connection_id, agent_id, \
+                 run_id, operation, target, ok, detail, duration_ms, created_at, seq) VALUES "
+            } else {
                 "INSERT INTO sandbox_operations (id, organization_id, workspace_id, session_key, connection_id, agent_id, \
-                 run_id, operation, target, ok, detail, duration_ms, created_at, seq) VALUES ",
-            );
+                 run_id, operation, target, ok, detail, duration_ms, created_at, seq) VALUES "
+            });
             for i in 0..batch {
                 let k = done + i;
                 let (org, agents) = if k % 2 == 0 {
@@ -136,8 +143,16 @@ async fn fill(db: &agenticos::db::Db, orgs: &[(String, Vec<String>)], n: usize, 
                 if i > 0 {
                     sql.push(',');
                 }
+                if sqlite {
+                    let key = at * agenticos::sandbox::operations::store::TIME_KEY_SPAN
+                        + (run << 19)
+                        + (k as i64 % (1 << 19));
+                    sql.push_str(&format!("({key}, "));
+                } else {
+                    sql.push('(');
+                }
                 sql.push_str(&format!(
-                    "('{}', '{org}', NULL, 'session-{session}', NULL, '{agent}', NULL, '{op}', '{target}', {ok}, '{detail}', {}, {at}, {k})",
+                    "'{}', '{org}', NULL, 'session-{session}', NULL, '{agent}', NULL, '{op}', '{target}', {ok}, '{detail}', {}, {at}, {k})",
                     agenticos::db::new_time_ordered_id(),
                     r % 200,
                 ));
@@ -252,7 +267,7 @@ async fn main() {
     let mut results: Vec<Vec<Measured>> = Vec::new();
     for (step, &size) in a.sizes.iter().enumerate() {
         let started = Instant::now();
-        fill(&state.db, &orgs, size - filled, now, 1 + step as u64 * 1000).await;
+        fill(&state.db, &orgs, size - filled, now, 1 + step as u64 * 1000, step as i64).await;
         filled = size;
         let mut c = state.db.conn().await.expect("conn");
         if postgres {

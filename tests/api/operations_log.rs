@@ -413,6 +413,97 @@ db_test! {
 }
 
 db_test! {
+    async fn a_search_paged_through_rows_of_one_millisecond_returns_each_once_in_order(app: TestApp) {
+        // On SQLite a search reads its FTS5 index newest first by time key and stops at the page
+        // (migration 20270104090000_operation_log_time_rowids); rows of one millisecond are
+        // keyed in the order they were written, and here that is the reverse of their ids'.
+        let f = fixture(&app).await;
+        let at = f.now - 10 * DAY;
+        let mut ids_ascending: Vec<String> = (0..36).map(|_| uuid::Uuid::new_v4().to_string()).collect();
+        ids_ascending.sort();
+        let sql = format!(
+            "INSERT INTO sandbox_operations (id, organization_id, session_key, operation, target, ok, detail, duration_ms, created_at, seq) \
+             VALUES ({}, $2, 's', 'read', $3, 1, 'tied', 1, $4, 0)",
+            id_param(&app)
+        );
+        let mut expected = Vec::new();
+        // 18 rows in each of two milliseconds, written highest id first; a decoy without the term
+        // in each, and one of another organization.
+        sqlx::query("INSERT INTO organizations (id, name, created_at) VALUES ('tie-org', 'Ties', 1)")
+            .execute(app.state.db.pool())
+            .await
+            .expect("org");
+        for (ms, chunk) in [(at, &ids_ascending[18..]), (at - 1, &ids_ascending[..18])] {
+            for (i, id) in chunk.iter().enumerate().rev() {
+                sqlx::query(&sql).bind(id).bind(&f.org).bind(format!("/workspace/tiedterm/{i}.log")).bind(ms).execute(app.state.db.pool()).await.expect("row");
+            }
+            expected.extend(chunk.iter().rev().cloned());
+            for (org, target) in [(f.org.as_str(), "/workspace/other.log"), ("tie-org", "/workspace/tiedterm/x.log")] {
+                sqlx::query(&sql).bind(uuid::Uuid::new_v4().to_string()).bind(org).bind(target).bind(ms).execute(app.state.db.pool()).await.expect("decoy");
+            }
+        }
+        // 2,000 newer rows without the term: it is rare among the newest, so it is asked of the
+        // search index, not walked to.
+        let newer: Vec<Row> = (0..2_000i64)
+            .map(|i| Row { target: format!("/workspace/noise/{i}.txt"), at: f.now - 5 * DAY - i, ..f.rows[0].clone() })
+            .collect();
+        seed(&app, &newer).await;
+        {
+            use agenticos::sandbox::operations::{filter, store};
+            let mut c = app.state.db.conn().await.expect("conn");
+            for term in ["tiedterm", "tiedterm/1"] {
+                let filter = filter::parse_filter(&filter::FilterInput::from_query(&format!("q={term}"))).expect("valid");
+                let narrowing = store::search_narrowing(&mut c, &f.org, &filter).await.expect("narrowing");
+                assert!(
+                    matches!(narrowing, Some(store::Narrowing::Fts(_) | store::Narrowing::Grams(_))),
+                    "{term}: {narrowing:?}"
+                );
+            }
+        }
+        if app.state.db.kind() == agenticos::db::DbKind::Sqlite {
+            let outside = app.scalar_strings(&format!(
+                "SELECT CAST(COUNT(*) AS TEXT) FROM sandbox_operations \
+                 WHERE rowid < created_at * {k} OR rowid >= (created_at + 1) * {k}",
+                k = agenticos::sandbox::operations::store::TIME_KEY_SPAN
+            )).await;
+            assert_eq!(outside, ["0"], "a row written without its time key was not moved to one");
+        }
+        for term in ["tiedterm", "tiedterm/1"] {
+            let mut seen = Vec::new();
+            let mut page = list(&app.web, &format!("?limit=5&q={term}")).await.json();
+            loop {
+                seen.extend(ids(&page));
+                let Some(next) = page["next_cursor"].as_str().map(str::to_string) else { break };
+                page = list(&app.web, &format!("?limit=5&q={term}&cursor={next}")).await.json();
+            }
+            let want: Vec<String> = if term == "tiedterm" {
+                expected.clone()
+            } else {
+                // `tiedterm/1` is in the targets of the rows numbered 1 and 10 to 17 of each millisecond.
+                expected.iter().filter(|id| {
+                    let i = ids_ascending.iter().position(|x| x == *id).expect("seeded") % 18;
+                    i == 1 || i >= 10
+                }).cloned().collect()
+            };
+            assert_eq!(seen, want, "{term}: forward, each row once, in (time, id) order");
+            let mut back = vec![ids(&page)];
+            while let Some(prev) = page["prev_cursor"].as_str().map(str::to_string) {
+                page = list(&app.web, &format!("?limit=5&q={term}&cursor={prev}")).await.json();
+                back.push(ids(&page));
+            }
+            let back: Vec<String> = back.into_iter().rev().flatten().collect();
+            assert_eq!(back, want, "{term}: backward, each row once, in order");
+        }
+        // Within a time range that ends in the first millisecond, from a cursor inside it.
+        let page = list(&app.web, &format!("?limit=4&q=tiedterm&since={}&until={}", at - 1, at - 1)).await.json();
+        assert_eq!(ids(&page), expected[18..22].to_vec());
+        let next = page["next_cursor"].as_str().expect("a next page");
+        let page = list(&app.web, &format!("?limit=40&q=tiedterm&since={}&until={}&cursor={next}", at - 1, at - 1)).await.json();
+        assert_eq!(ids(&page), expected[22..].to_vec());
+    }
+}
+
+db_test! {
     async fn refused_queries_name_their_field_and_roles_and_organizations_are_kept_apart(app: TestApp) {
         let f = fixture(&app).await;
         for (query, field) in [
@@ -682,6 +773,23 @@ fn assert_full_scan_free(kind: agenticos::db::DbKind, plan: &str, q: &str, whole
                 assert!(
                     plan.contains("SEARCH o USING INTEGER PRIMARY KEY (rowid=?)"),
                     "{q}: rows not read by rowid\n{plan}"
+                );
+                // Read in rowid order, which is time order (the rowids are time keys, migration
+                // 20270104090000), and so stopped at the page: FTS5 took the ORDER BY
+                // (its plan number has FTS5_BI_ORDER_ROWID, 64). The page's last millisecond is a
+                // range of rowids.
+                let numbers: Vec<u32> = plan
+                    .lines()
+                    .filter_map(|l| l.split("VIRTUAL TABLE INDEX ").nth(1))
+                    .filter_map(|rest| rest.split(':').next()?.parse().ok())
+                    .collect();
+                assert!(
+                    !numbers.is_empty() && numbers.iter().all(|n| n & 64 != 0),
+                    "{q}: the search index is not read in time order\n{plan}"
+                );
+                assert!(
+                    plan.contains("SEARCH o USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+                    "{q}: the page's last millisecond is not read by its rowids\n{plan}"
                 );
                 if whole {
                     assert!(

@@ -162,6 +162,28 @@ db_test! {
             }
         }
         assert_eq!(seen, want(&|_| true));
+        if backend == Backend::Sqlite {
+            // Migration 20270104090000: every row moved to its time key, the search index rebuilt
+            // under the new rowids (each row once, found by its own rowid).
+            let outside = app
+                .scalar_strings(&format!(
+                    "SELECT CAST(COUNT(*) AS TEXT) FROM sandbox_operations \
+                     WHERE rowid < created_at * {k} OR rowid >= (created_at + 1) * {k}",
+                    k = agenticos::sandbox::operations::store::TIME_KEY_SPAN
+                ))
+                .await;
+            assert_eq!(outside, ["0"], "a row kept its old rowid");
+            assert_eq!(app.count("sandbox_operations_search").await, 60);
+            let found = app
+                .scalar_strings(
+                    "SELECT o.id FROM sandbox_operations_search s JOIN sandbox_operations o ON o.rowid = s.rowid \
+                     WHERE sandbox_operations_search MATCH '\"legacy-report\"'",
+                )
+                .await;
+            assert_eq!(found, [rows[17].id.clone()], "the search index names the row by its new rowid");
+            let indexes = app.scalar_strings("SELECT name FROM sqlite_master WHERE name = 'sandbox_operations_created'").await;
+            assert!(indexes.is_empty(), "the sweep's index of the time is gone: {indexes:?}");
+        }
         if backend == Backend::Postgres {
             let kind: Vec<String> = app
                 .scalar_strings(

@@ -79,6 +79,9 @@ pub enum Narrowing {
     /// fresh statistics the planner cannot tell, and took 1.8 s over 360,000 rows for a common
     /// word until `ANALYZE` ran).
     Common,
+    /// Either database: the term checked with the LIKEs alone, no index asked; for rows another
+    /// condition finds (not a search's own choice).
+    Likes,
 }
 
 /// A WHERE clause and its arguments (`$1` is the organization).
@@ -93,6 +96,9 @@ struct Clause {
     /// walking the organization's rows newest first and testing each (it cannot tell how rare
     /// the term is, only its trigrams).
     narrowed: bool,
+    /// A SQLite search read from the FTS5 index, whose rowids are time keys
+    /// ([`time_keyed_page`]).
+    time_keyed: bool,
 }
 
 impl Clause {
@@ -106,6 +112,7 @@ impl Clause {
             conditions: vec![of_organization(kind, &org)],
             args,
             narrowed: false,
+            time_keyed: false,
         }
     }
 
@@ -190,7 +197,10 @@ impl Clause {
                 .push(format!("({function}(LOWER(o.target), {a}) > 0 OR {function}(LOWER(o.detail), {b}) > 0)"));
             return;
         }
-        if kind == DbKind::Sqlite && q.chars().count() >= 3 {
+        if narrowing == Some(&Narrowing::Likes) {
+            // Only the LIKEs below: the rows are found by other conditions (a page's last
+            // millisecond, [`time_keyed_page`]).
+        } else if kind == DbKind::Sqlite && q.chars().count() >= 3 {
             // CROSS JOIN: SQLite reads the matches first (left to right), then each row by rowid;
             // it never walks the organization's rows to test them against the index's.
             self.from = "sandbox_operations_search CROSS JOIN sandbox_operations o";
@@ -201,9 +211,10 @@ impl Clause {
             let p = self.arg(Arg::Text(fts));
             self.conditions
                 .push(format!("sandbox_operations_search MATCH {p} AND o.rowid = sandbox_operations_search.rowid"));
+            self.time_keyed = true;
         }
         let pattern = format!("%{}%", like_escaped(q));
-        if kind == DbKind::Postgres && q.chars().count() >= 3 {
+        if kind == DbKind::Postgres && q.chars().count() >= 3 && narrowing != Some(&Narrowing::Likes) {
             // The trigram index's candidates (both columns in one value), checked column by column below.
             let p = self.arg(Arg::Text(pattern.clone()));
             self.conditions.push(format!("{SEARCHED_TEXT} LIKE {p} ESCAPE '\\'"));
@@ -266,6 +277,9 @@ pub fn page_sql_matching(
     if let Some(c) = cursor {
         w.position(c);
     }
+    if w.time_keyed {
+        return time_keyed_page(w, org_id, f, cursor, fetch);
+    }
     let time = if w.narrowed { "o.created_at + 0" } else { "o.created_at" };
     let order = match cursor.map(|c| c.direction) {
         Some(Direction::Before) => format!("{time} ASC, o.id ASC"),
@@ -284,6 +298,72 @@ pub fn page_sql_matching(
         columns(kind),
     );
     debug_assert!(COLUMNS_AFTER_ID.contains(AGENT_DELETED));
+    (sql, args)
+}
+
+/// A SQLite rowid of the operation log is its time key: `created_at * 2^20 + n`, n counting the
+/// rows of one millisecond (migration `20270104090000_operation_log_time_rowids`).
+pub const TIME_KEY_SPAN: i64 = 1 << 20;
+
+/// The first time key of the millisecond `ms` (saturated: a cursor or range far out reads nothing).
+fn time_key(ms: i64) -> i64 {
+    ms.saturating_mul(TIME_KEY_SPAN)
+}
+
+/// SQLite, a search of the FTS5 index: a page that stops at the page. The index's rowids are the
+/// rows' time keys ([`TIME_KEY_SPAN`]), so reading its matches by descending rowid (ascending
+/// for a `Before` page) reads them newest first, from the cursor's or the time range's edge;
+/// each is joined to its row and checked, and the read stops at `fetch` rows (`page`). A row of
+/// the page's last millisecond that the read did not reach may still belong before another of
+/// that millisecond (the order's tie-break is the id, not n), so the statement also takes every
+/// match of that millisecond, by its rowid range, and puts the lot in (created_at, id) order.
+/// A rare word reads its newest page's candidates, not all of them.
+fn time_keyed_page(mut w: Clause, org_id: &str, f: &Filter, cursor: Option<&Cursor>, fetch: u32) -> (String, Vec<Arg>) {
+    let kind = DbKind::Sqlite;
+    let before = cursor.is_some_and(|c| c.direction == Direction::Before);
+    let (mut oldest, mut newest) = (f.since, f.until);
+    match cursor {
+        Some(c) if before => oldest = Some(oldest.map_or(c.created_at, |s| s.max(c.created_at))),
+        Some(c) => newest = Some(newest.map_or(c.created_at, |u| u.min(c.created_at))),
+        None => {}
+    }
+    if let Some(ms) = oldest {
+        let p = w.arg(Arg::Int(time_key(ms)));
+        w.conditions.push(format!("sandbox_operations_search.rowid >= {p}"));
+    }
+    if let Some(ms) = newest {
+        let p = w.arg(Arg::Int(time_key(ms.saturating_add(1))));
+        w.conditions.push(format!("sandbox_operations_search.rowid < {p}"));
+    }
+    let (read, edge, order) = if before { ("ASC", "MAX", "ASC") } else { ("DESC", "MIN", "DESC") };
+    let page = format!(
+        "SELECT o.rowid AS r, o.created_at AS t FROM {} WHERE {} \
+         ORDER BY sandbox_operations_search.rowid {read} LIMIT {fetch}",
+        w.from,
+        w.sql()
+    );
+    let mut tie = Clause::following(w.args, kind, org_id, f, Some(&Narrowing::Likes));
+    if let Some(c) = cursor {
+        tie.position(c);
+    }
+    tie.conditions.push(format!(
+        "o.rowid >= (SELECT {edge}(t) FROM page) * {TIME_KEY_SPAN} \
+         AND o.rowid < ((SELECT {edge}(t) FROM page) + 1) * {TIME_KEY_SPAN}"
+    ));
+    let ties = tie.sql();
+    let (arrived, args) = match cursor.and_then(|c| c.rank.as_ref()) {
+        Some(rank) => arrivals(tie.args, kind, org_id, f, rank),
+        None => ("0".to_string(), tie.args),
+    };
+    let sql = format!(
+        "WITH page AS MATERIALIZED ({page}) \
+         SELECT {}, {arrived} AS arrived FROM sandbox_operations o NOT INDEXED \
+         LEFT JOIN sandbox_connections c ON c.id = o.connection_id \
+         LEFT JOIN agents a ON a.id = o.agent_id \
+         WHERE o.rowid IN (SELECT r FROM page) OR ({ties}) \
+         ORDER BY o.created_at {order}, o.id {order} LIMIT {fetch}",
+        columns(kind),
+    );
     (sql, args)
 }
 
@@ -448,9 +528,14 @@ pub async fn search_narrowing(c: &mut Conn, org_id: &str, f: &Filter) -> DbResul
     }
     match kind_of(c) {
         DbKind::Sqlite => {
-            let (newest,): (Option<i64>,) =
-                sqlx::query_as("SELECT MAX(rowid) FROM sandbox_operations").fetch_one(&mut *c).await?;
-            let from = newest.unwrap_or(0) - PROBE_WINDOW;
+            // The newest rows' time keys (not dense: the PROBE_WINDOW-th newest row's).
+            let from: Option<(i64,)> = sqlx::query_as(&format!(
+                "SELECT rowid FROM sandbox_operations ORDER BY rowid DESC LIMIT 1 OFFSET {}",
+                PROBE_WINDOW - 1
+            ))
+            .fetch_optional(&mut *c)
+            .await?;
+            let from = from.map_or(i64::MIN, |r| r.0 - 1);
             let mut counted = Vec::new();
             for (at, gram) in grams {
                 let (n,): (i64,) = sqlx::query_as(
@@ -596,12 +681,18 @@ pub async fn delete_batch_before(c: &mut Conn, kind: DbKind, cutoff_ms: i64, bat
             "DELETE FROM sandbox_operations WHERE id IN (SELECT id FROM sandbox_operations \
              WHERE created_at < $1 LIMIT {batch} FOR UPDATE SKIP LOCKED)"
         ),
+        // The rows before the cutoff are those whose time key is below the cutoff's, oldest
+        // first along the table itself (no index of the time is kept for it).
         DbKind::Sqlite => format!(
-            "DELETE FROM sandbox_operations WHERE id IN (SELECT id FROM sandbox_operations \
-             WHERE created_at < $1 LIMIT {batch})"
+            "DELETE FROM sandbox_operations WHERE rowid IN (SELECT rowid FROM sandbox_operations \
+             WHERE rowid < $1 ORDER BY rowid LIMIT {batch})"
         ),
     };
-    Ok(sqlx::query(&sql).bind(cutoff_ms).execute(c).await?.rows_affected())
+    let bound = match kind {
+        DbKind::Postgres => cutoff_ms,
+        DbKind::Sqlite => time_key(cutoff_ms),
+    };
+    Ok(sqlx::query(&sql).bind(bound).execute(c).await?.rows_affected())
 }
 
 #[cfg(test)]

@@ -96,10 +96,22 @@ fn resolved_sql(kind: DbKind, rows: usize) -> String {
         }
         values.push(')');
     }
+    let (rowid_column, rowid) = match kind {
+        // The row's time key (migration `20270104090000_operation_log_time_rowids`): the next
+        // free ones of its millisecond, counted on in the statement.
+        DbKind::Sqlite => (
+            "rowid, ",
+            format!(
+                "{} + ROW_NUMBER() OVER (PARTITION BY v.created_at ORDER BY v.id) - 1, ",
+                next_time_key("v.created_at")
+            ),
+        ),
+        DbKind::Postgres => ("", String::new()),
+    };
     format!(
         "WITH v ({COLUMNS}) AS (VALUES {values}) \
-         INSERT INTO sandbox_operations ({COLUMNS}) \
-         SELECT {}, v.organization_id, \
+         INSERT INTO sandbox_operations ({rowid_column}{COLUMNS}) \
+         SELECT {rowid}{}, v.organization_id, \
            (SELECT w.id FROM sandbox_workspaces w WHERE w.id = v.workspace_id), \
            v.session_key, \
            (SELECT c.id FROM sandbox_connections c WHERE c.id = v.connection_id), \
@@ -112,11 +124,25 @@ fn resolved_sql(kind: DbKind, rows: usize) -> String {
     )
 }
 
+/// SQLite: the first free rowid of the millisecond `created_at` (an expression) names, in the
+/// operation log's time keys (`created_at * 2^20 + n`, migration
+/// `20270104090000_operation_log_time_rowids`).
+fn next_time_key(created_at: &str) -> String {
+    format!(
+        "COALESCE((SELECT MAX(s.rowid) + 1 FROM sandbox_operations s \
+         WHERE s.rowid >= {created_at} * 1048576 AND s.rowid < ({created_at} + 1) * 1048576), {created_at} * 1048576)"
+    )
+}
+
 /// One row with no optional reference: it cannot fail on another row's account.
 async fn insert_bare(db: &Db, r: &Record) -> Result<(), DbError> {
+    let (rowid_column, rowid) = match db.kind() {
+        DbKind::Sqlite => ("rowid, ", format!("{}, ", next_time_key("$9"))),
+        DbKind::Postgres => ("", String::new()),
+    };
     sqlx::query(&format!(
-        "INSERT INTO sandbox_operations ({COLUMNS}) \
-         SELECT {}, $2, NULL, $3, NULL, NULL, NULL, $4, $5, $6, $7, $8, $9, $10, NULL \
+        "INSERT INTO sandbox_operations ({rowid_column}{COLUMNS}) \
+         SELECT {rowid}{}, $2, NULL, $3, NULL, NULL, NULL, $4, $5, $6, $7, $8, $9, $10, NULL \
          WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = $2)",
         id_of(db.kind(), "$1")
     ))
