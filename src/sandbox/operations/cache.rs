@@ -30,9 +30,12 @@ impl VocabularyCache {
 
 pub const SEARCH_TTL: Duration = Duration::from_secs(60);
 
-/// [`super::store::search_narrowing`]'s answer by organization id and term. A stale answer only
-/// narrows less well (any choice of the term's trigrams finds every row that holds it).
-pub struct SearchCache(TtlCache<(String, String), Option<Narrowing>>);
+/// [`super::store::search_narrowing`]'s answer by organization id, term, and whether the filter
+/// lets the search be read in time order ([`super::store::reads_index_in_time_order`]: on SQLite
+/// a term alone is never walked to, the same term with a session or failures only may be). A
+/// stale answer only narrows less well (any choice of the term's trigrams finds every row that
+/// holds it).
+pub struct SearchCache(TtlCache<(String, String, bool), Option<Narrowing>>);
 
 impl Default for SearchCache {
     fn default() -> Self {
@@ -41,10 +44,26 @@ impl Default for SearchCache {
 }
 
 impl SearchCache {
-    pub fn get(&self, org_id: &str, q: &str) -> Option<Option<Narrowing>> {
-        self.0.get(&(org_id.to_string(), q.to_string()))
+    pub fn get(&self, org_id: &str, q: &str, in_time_order: bool) -> Option<Option<Narrowing>> {
+        self.0.get(&(org_id.to_string(), q.to_string(), in_time_order))
     }
-    pub fn put(&self, org_id: &str, q: &str, narrowing: Option<Narrowing>) {
-        self.0.put((org_id.to_string(), q.to_string()), narrowing);
+    pub fn put(&self, org_id: &str, q: &str, in_time_order: bool, narrowing: Option<Narrowing>) {
+        self.0.put((org_id.to_string(), q.to_string(), in_time_order), narrowing);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_term_read_in_time_order_and_the_same_term_walked_to_are_cached_apart() {
+        let cache = SearchCache::default();
+        cache.put("org", "cargo", true, Some(Narrowing::Fts("\"car\"".into())));
+        assert_eq!(cache.get("org", "cargo", false), None, "a failures-only search asks again");
+        cache.put("org", "cargo", false, Some(Narrowing::Common));
+        assert_eq!(cache.get("org", "cargo", true), Some(Some(Narrowing::Fts("\"car\"".into()))));
+        assert_eq!(cache.get("org", "cargo", false), Some(Some(Narrowing::Common)));
+        assert_eq!(cache.get("other", "cargo", true), None);
     }
 }

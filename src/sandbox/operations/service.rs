@@ -147,11 +147,12 @@ pub async fn newer(st: &AppState, caller: &Caller, input: &FilterInput) -> Resul
 /// within the minute.
 async fn narrowing(st: &AppState, c: &mut Conn, org_id: &str, f: &Filter) -> Result<Option<Narrowing>> {
     let Some(q) = f.q.as_deref() else { return Ok(None) };
-    if let Some(known) = st.operation_searches.get(org_id, q) {
+    let in_time_order = store::reads_index_in_time_order(st.db.kind(), f);
+    if let Some(known) = st.operation_searches.get(org_id, q, in_time_order) {
         return Ok(known);
     }
     let found = store::search_narrowing(c, org_id, f).await?;
-    st.operation_searches.put(org_id, q, found.clone());
+    st.operation_searches.put(org_id, q, in_time_order, found.clone());
     Ok(found)
 }
 

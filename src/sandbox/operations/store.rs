@@ -511,7 +511,7 @@ pub async fn search_narrowing(c: &mut Conn, org_id: &str, f: &Filter) -> DbResul
     if chars.len() < 3 {
         return Ok(None);
     }
-    if term_is_common(c, org_id, &q.to_lowercase()).await? {
+    if !reads_index_in_time_order(kind_of(c), f) && term_is_common(c, org_id, &q.to_lowercase()).await? {
         return Ok(Some(Narrowing::Common));
     }
     if chars.len() < 5 {
@@ -583,6 +583,20 @@ pub async fn search_narrowing(c: &mut Conn, org_id: &str, f: &Filter) -> DbResul
             Ok((!chosen.is_empty()).then_some(Narrowing::Grams(chosen)))
         }
     }
+}
+
+/// Whether a search is read from its trigram index newest first whatever the term's frequency,
+/// never walked to: on SQLite, whose FTS5 index is read in time order and stops at the page
+/// ([`time_keyed_page`]), when nothing but the term, the operations and a time range narrow it.
+/// A common term's page is then found among its newest matches, as a walk would, without reading
+/// the organization's rows that do not hold it. With one session, workspace, connection, agent,
+/// run or conversation, or failures only, the page may be far down the term's matches, and the
+/// term is probed as on PostgreSQL: a common one is walked to along that filter's own index.
+pub fn reads_index_in_time_order(kind: DbKind, f: &Filter) -> bool {
+    let narrow = [&f.session_key, &f.workspace_id, &f.connection_id, &f.agent_id, &f.run_id, &f.conversation_id]
+        .iter()
+        .any(|v| v.is_some());
+    kind == DbKind::Sqlite && !narrow && !f.failed_only
 }
 
 /// Whether `term` (lower-cased) is walked to ([`walked_to`]), from its share of the

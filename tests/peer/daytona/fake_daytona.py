@@ -1033,10 +1033,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             import traceback
             traceback.print_exc()
             answer = api_error(500, "An unexpected error occurred.", path)
-        data = self.send(answer)
+        # Counted before the answer goes out: a client that has its answer and then reads or
+        # resets the counts (`reset_request_counts`) must find this request in them, not have it
+        # counted after its reset.
         if route:
             with LOCK:
                 COUNTS[route] = COUNTS.get(route, 0) + 1
+        data = self.send(answer)
         entry = {"api": api, "route": route, "method": self.command, "path": path, "query": query,
                  "contentType": content_type or None, "status": answer.status,
                  "responseContentType": answer.content_type if data or answer.content_type != "application/json" else None,
