@@ -321,3 +321,68 @@ db_test! {
         assert_eq!(app.count("sandbox_operations").await, 0, "DESIGN §8: what never reached a host is not a row");
     }
 }
+
+db_test! {
+    async fn a_burst_of_more_rows_than_one_statement_holds_is_recorded_whole(app: TestApp) {
+        // 1,200 operations queued while the log is locked: the writer, waiting for the lock, takes
+        // them as batches of which at least one holds more than one statement's 500 rows (one
+        // transaction of several statements). Each row is written once, with its own sequence
+        // number and the agent it names (a batch written row by row, the last resort, would have
+        // emptied that reference); rows of one millisecond keep distinct time keys on SQLite.
+        app.setup_owner().await;
+        let org = org_id(&app, "Acme").await;
+        let rest = Rest::new(&app.address, &app.web.create_token_in_page("burst", "admin").await);
+        let agent = rest.created("/api/v1/agents", json!({"name": "burst", "backend": "state", "scope": "run"})).await;
+        let recorder = agenticos::sandbox::recording::Recorder::new(app.state.db.clone(), false);
+        let at = agenticos::db::now_ms();
+        let record = |i: i64| agenticos::sandbox::recording::Record {
+            organization_id: org.clone(),
+            workspace_id: "no-such-workspace".into(),
+            session_key: "burst".into(),
+            connection_id: None,
+            agent_id: Some(agent.clone()),
+            run_id: "no-such-run".into(),
+            conversation_id: None,
+            operation: agenticos::sandbox::recording::Operation::Write,
+            target: format!("/workspace/burst-{i}.txt"),
+            ok: true,
+            detail: String::new(),
+            duration_ms: 1,
+            created_at: at + i / 400,
+            seq: i,
+        };
+        let mut lock = app.state.db.begin().await.expect("lock");
+        if app.state.db.kind() == agenticos::db::DbKind::Postgres {
+            sqlx::query("LOCK TABLE sandbox_operations IN SHARE ROW EXCLUSIVE MODE").execute(&mut *lock).await.expect("lock");
+        } else {
+            sqlx::query("DELETE FROM sandbox_operations WHERE 0").execute(&mut *lock).await.expect("write lock");
+        }
+        for i in 0..1200 {
+            recorder.record(record(i)).await;
+        }
+        lock.rollback().await.expect("unlock");
+        recorder.flush_all().await;
+
+        let rows = app
+            .scalar_strings(&format!(
+                "SELECT target FROM sandbox_operations WHERE organization_id = '{org}' AND session_key = 'burst' \
+                 AND agent_id = '{agent}' AND workspace_id IS NULL AND run_id IS NULL"
+            ))
+            .await;
+        let unique: HashSet<&String> = rows.iter().collect();
+        assert_eq!((rows.len(), unique.len()), (1200, 1200), "each queued row once, with its agent");
+        let seqs = app
+            .scalar_strings(&format!("SELECT CAST(COUNT(DISTINCT seq) AS TEXT) FROM sandbox_operations WHERE organization_id = '{org}'"))
+            .await;
+        assert_eq!(seqs, ["1200"]);
+        if app.state.db.kind() == agenticos::db::DbKind::Sqlite {
+            let outside = app
+                .scalar_strings(
+                    "SELECT CAST(COUNT(*) AS TEXT) FROM sandbox_operations \
+                     WHERE rowid < created_at * 1048576 OR rowid >= (created_at + 1) * 1048576",
+                )
+                .await;
+            assert_eq!(outside, ["0"], "every row at its time key");
+        }
+    }
+}

@@ -8,9 +8,15 @@
 //! foreign-key check still fails it: the batch is tried again (the references are looked up anew),
 //! and as a last resort row by row with every optional reference empty, so no row can take
 //! another down.
+//!
+//! A batch of up to [`ROWS_PER_STATEMENT`] rows is one statement on its own (autocommit, atomic by
+//! itself): no `BEGIN` and `COMMIT` sent around it, and on SQLite no statement journal, which a
+//! multi-row insert with triggers inside an explicit transaction writes page by page to a
+//! temporary file (opened, written and deleted with every commit: a tenth of the console's CPU
+//! under load in `cargo bench --bench workspace_load`).
 
 use super::Record;
-use crate::db::{Db, DbError, DbKind};
+use crate::db::{Conn, DbError, DbKind};
 
 /// Rows per statement: 15 binds a row stays far below SQLite's limit of 32,766.
 const ROWS_PER_STATEMENT: usize = 500;
@@ -20,10 +26,11 @@ const TRIES: usize = 3;
 const COLUMNS: &str = "id, organization_id, workspace_id, session_key, connection_id, agent_id, run_id, \
      operation, target, ok, detail, duration_ms, created_at, seq, conversation_id";
 
-pub async fn insert_batch(db: &Db, rows: &[Record]) -> Result<(), DbError> {
+/// Writes `rows` on `c`, a connection of a database of `kind`.
+pub async fn insert_batch(c: &mut Conn, kind: DbKind, rows: &[Record]) -> Result<(), DbError> {
     let mut last = None;
     for _ in 0..TRIES {
-        match insert_resolved(db, rows).await {
+        match insert_resolved(c, kind, rows).await {
             Ok(()) => return Ok(()),
             Err(e) => {
                 tracing::warn!(error = %e, rows = rows.len(), event = "operations_batch_retried", "recording a batch failed; trying again");
@@ -36,40 +43,53 @@ pub async fn insert_batch(db: &Db, rows: &[Record]) -> Result<(), DbError> {
     }
     let mut failed = None;
     for row in rows {
-        if let Err(e) = insert_bare(db, row).await {
+        if let Err(e) = insert_bare(c, kind, row).await {
             failed = Some(e);
         }
     }
     failed.map_or(Ok(()), Err)
 }
 
-/// The whole batch, references looked up in the statement.
-async fn insert_resolved(db: &Db, rows: &[Record]) -> Result<(), DbError> {
-    let mut tx = db.begin().await?;
+/// The whole batch, references looked up in the statement: one statement alone, or several in one
+/// transaction (on SQLite `BEGIN IMMEDIATE`, the write lock waited for at its start).
+async fn insert_resolved(c: &mut Conn, kind: DbKind, rows: &[Record]) -> Result<(), DbError> {
+    if rows.len() <= ROWS_PER_STATEMENT {
+        return insert_statement(c, kind, rows).await;
+    }
+    let mut tx = match kind {
+        DbKind::Sqlite => sqlx::Connection::begin_with(&mut *c, "BEGIN IMMEDIATE").await?,
+        DbKind::Postgres => sqlx::Connection::begin(&mut *c).await?,
+    };
     for chunk in rows.chunks(ROWS_PER_STATEMENT) {
-        let sql = resolved_sql(db.kind(), chunk.len());
-        let mut q = sqlx::query(&sql);
-        for r in chunk {
-            q = q
-                .bind(crate::db::new_time_ordered_id())
-                .bind(&r.organization_id)
-                .bind(&r.workspace_id)
-                .bind(&r.session_key)
-                .bind(&r.connection_id)
-                .bind(&r.agent_id)
-                .bind(&r.run_id)
-                .bind(r.operation.as_str())
-                .bind(&r.target)
-                .bind(i64::from(r.ok))
-                .bind(&r.detail)
-                .bind(r.duration_ms)
-                .bind(r.created_at)
-                .bind(r.seq)
-                .bind(&r.conversation_id);
-        }
-        q.execute(&mut *tx).await?;
+        insert_statement(&mut tx, kind, chunk).await?;
     }
     tx.commit().await?;
+    Ok(())
+}
+
+/// Up to [`ROWS_PER_STATEMENT`] rows in one statement.
+async fn insert_statement(c: &mut Conn, kind: DbKind, chunk: &[Record]) -> Result<(), DbError> {
+    let sql = resolved_sql(kind, chunk.len());
+    let mut q = sqlx::query(&sql);
+    for r in chunk {
+        q = q
+            .bind(crate::db::new_time_ordered_id())
+            .bind(&r.organization_id)
+            .bind(&r.workspace_id)
+            .bind(&r.session_key)
+            .bind(&r.connection_id)
+            .bind(&r.agent_id)
+            .bind(&r.run_id)
+            .bind(r.operation.as_str())
+            .bind(&r.target)
+            .bind(i64::from(r.ok))
+            .bind(&r.detail)
+            .bind(r.duration_ms)
+            .bind(r.created_at)
+            .bind(r.seq)
+            .bind(&r.conversation_id);
+    }
+    q.execute(&mut *c).await?;
     Ok(())
 }
 
@@ -135,8 +155,8 @@ fn next_time_key(created_at: &str) -> String {
 }
 
 /// One row with no optional reference: it cannot fail on another row's account.
-async fn insert_bare(db: &Db, r: &Record) -> Result<(), DbError> {
-    let (rowid_column, rowid) = match db.kind() {
+async fn insert_bare(c: &mut Conn, kind: DbKind, r: &Record) -> Result<(), DbError> {
+    let (rowid_column, rowid) = match kind {
         DbKind::Sqlite => ("rowid, ", format!("{}, ", next_time_key("$9"))),
         DbKind::Postgres => ("", String::new()),
     };
@@ -144,7 +164,7 @@ async fn insert_bare(db: &Db, r: &Record) -> Result<(), DbError> {
         "INSERT INTO sandbox_operations ({rowid_column}{COLUMNS}) \
          SELECT {rowid}{}, $2, NULL, $3, NULL, NULL, NULL, $4, $5, $6, $7, $8, $9, $10, NULL \
          WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = $2)",
-        id_of(db.kind(), "$1")
+        id_of(kind, "$1")
     ))
     .bind(crate::db::new_time_ordered_id())
     .bind(&r.organization_id)
@@ -156,7 +176,7 @@ async fn insert_bare(db: &Db, r: &Record) -> Result<(), DbError> {
     .bind(r.duration_ms)
     .bind(r.created_at)
     .bind(r.seq)
-    .execute(db.pool())
+    .execute(c)
     .await?;
     Ok(())
 }
