@@ -110,12 +110,7 @@ impl Db {
             .after_connect(move |conn, _meta| {
                 Box::pin(async move {
                     if kind == DbKind::Sqlite {
-                        // The write-ahead log is copied back into the database file (with an
-                        // fsync) every 8,000 pages (32 MiB) rather than SQLite's 1,000: a recorded
-                        // operation's commit writes a page of each of the log's indexes, the same
-                        // few pages again and again, and each checkpoint copies each page once.
-                        conn.execute("PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA busy_timeout=10000; PRAGMA synchronous=NORMAL; \
-                             PRAGMA wal_autocheckpoint=8000;")
+                        conn.execute("PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA busy_timeout=10000; PRAGMA synchronous=NORMAL;")
                             .await?;
                     }
                     Ok(())
@@ -322,7 +317,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn every_sqlite_connection_writes_ahead_and_checkpoints_every_8000_pages() {
+    async fn every_sqlite_connection_writes_ahead_and_waits_for_the_write_lock() {
         let dir = tempfile::tempdir().expect("temp dir");
         let db =
             super::Db::connect(&format!("sqlite://{}", dir.path().join("p.db").display()), 2).await.expect("connect");
@@ -331,14 +326,14 @@ mod tests {
         for c in [&mut a, &mut b] {
             let pragma = |name: &'static str| format!("PRAGMA {name}");
             let mut values = Vec::new();
-            for name in ["journal_mode", "synchronous", "foreign_keys", "busy_timeout", "wal_autocheckpoint"] {
+            for name in ["journal_mode", "synchronous", "foreign_keys", "busy_timeout"] {
                 let row = sqlx::query(&pragma(name)).fetch_one(&mut **c).await.expect("pragma");
                 values.push(match sqlx::Row::try_get::<String, _>(&row, 0) {
                     Ok(text) => text,
                     Err(_) => sqlx::Row::try_get::<i64, _>(&row, 0).expect("a number").to_string(),
                 });
             }
-            assert_eq!(values, ["wal", "1", "1", "10000", "8000"]);
+            assert_eq!(values, ["wal", "1", "1", "10000"]);
         }
         drop((a, b));
         db.close().await;
