@@ -13,7 +13,7 @@
 //! rather than taking whichever the pool hands out next. SQLite empties a connection's page cache
 //! whenever another connection has written since it last read, so a batch written on the
 //! connection that wrote the one before finds the log's index pages still in its cache instead of
-//! reading them back from the file (`pread`: a seventh of the console's CPU under load).
+//! reading them back from the file (`pread` and the cache refill: 8–9 % of the console's CPU under load).
 //!
 //! **No row takes another down**: a row's references (workspace, run, conversation, agent,
 //! connection) are resolved in the statement itself, so a row whose run or conversation was
