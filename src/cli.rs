@@ -174,6 +174,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     startup::spawn_sweeps(state.clone());
     startup::spawn_destroy_retry(state.clone());
     startup::spawn_operation_sweep(state.clone());
+    startup::spawn_search_indexing(state.clone());
     tracing::info!(address = %bind, "agenticos is serving; open http://{bind}/ in a browser");
     app.run_until_stopped().await?;
     // Every acknowledged operation is committed before its answer; this waits for the in-flight ones.

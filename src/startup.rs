@@ -236,6 +236,20 @@ pub fn spawn_operation_sweep(state: Data<AppState>) {
     every(state, 86_400, |st| async move { sweeps::operation_log(&st, crate::db::now_ms()).await });
 }
 
+/// SQLite, while serving: every second, the operation log's rows queued for the search index are
+/// moved into it (`sandbox::recording::search_queue`); the recorder does it too after enough rows.
+pub fn spawn_search_indexing(state: Data<AppState>) {
+    if state.db.kind() != crate::db::DbKind::Sqlite {
+        return;
+    }
+    let seconds = crate::sandbox::recording::search_queue::TICK.as_secs();
+    every(state, seconds, |st| async move {
+        if let Err(e) = st.recorder.index_search().await {
+            tracing::error!(error = %e, event = "operations_search_not_indexed", "failed to index queued operations for search");
+        }
+    });
+}
+
 /// The `sandbox-destroy-retry` sweep every minute while serving: each due tombstone this replica
 /// can claim is destroyed or rescheduled (DESIGN.md §10), then the snapshot store's.
 pub fn spawn_destroy_retry(state: Data<AppState>) {

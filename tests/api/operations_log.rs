@@ -622,12 +622,117 @@ db_test! {
         assert_eq!(left.len(), 91);
         assert!(left.contains(&kept_edge[0]));
         if app.state.db.kind() == agenticos::db::DbKind::Sqlite {
+            // Seeded rows wait in the search index's queue; the swept ones left it and the index.
+            let (indexed, queued) =
+                (app.count("sandbox_operations_search").await, app.count("sandbox_operations_search_queue").await);
+            assert_eq!(indexed + queued, 91, "the search index and its queue lost or kept swept rows");
+            assert_eq!(app.state.recorder.index_search().await.expect("index"), queued as u64);
             assert_eq!(app.count("sandbox_operations_search").await, 91, "the search index lost the swept rows");
         }
         let page = list(&app.web, "?q=file-0.txt").await.json();
         assert_eq!(ids(&page), [f.ids[0].clone(), kept_edge[0].clone()], "the fixture's row and the kept one, searched");
         let logs = crate::helpers::captured_logs();
         assert!(logs.lines().any(|l| l.contains("operations_swept") && l.contains("\"rows\":2500")), "the count is logged");
+    }
+}
+
+/// The searches of [`a_search_finds_rows_queued_for_its_index_and_rows_in_it_alike`], each with
+/// the rows it must find: the whole page, and paged through 7 at a time both ways.
+async fn searched_alike(app: &TestApp, f: &Fixture, stage: &str) {
+    let (since, until) = (f.now - HOUR - 30_000, f.now - HOUR - 10_000);
+    let checks: Vec<(String, Vec<String>)> = vec![
+        ("q=file-".into(), f.expect(|r| r.target.contains("file-"))),
+        ("q=exit%200".into(), f.expect(|r| r.detail == "exit 0")),
+        ("q=make%20build&op=execute".into(), f.expect(|r| r.target.contains("make build"))),
+        ("q=bytes&op=read,ls".into(), f.expect(|r| r.detail == "12 bytes" && (r.op == "read" || r.op == "ls"))),
+        (
+            format!("q=file-&since={since}&until={until}"),
+            f.expect(|r| r.target.contains("file-") && r.at >= since && r.at <= until),
+        ),
+    ];
+    for (query, expected) in checks {
+        let page = list(&app.web, &format!("?limit=200&{query}")).await.json();
+        assert_eq!(ids(&page), expected, "{stage}: {query}");
+        assert!(expected.len() > 7, "{stage}: {query} pages through too few rows");
+        let mut page = list(&app.web, &format!("?limit=7&{query}")).await.json();
+        let mut seen = ids(&page);
+        while let Some(next) = page["next_cursor"].as_str().map(str::to_string) {
+            page = list(&app.web, &format!("?limit=7&{query}&cursor={next}")).await.json();
+            seen.extend(ids(&page));
+        }
+        assert_eq!(seen, expected, "{stage}: {query}, paged forward");
+        let mut back = vec![ids(&page)];
+        while let Some(prev) = page["prev_cursor"].as_str().map(str::to_string) {
+            page = list(&app.web, &format!("?limit=7&{query}&cursor={prev}")).await.json();
+            back.push(ids(&page));
+        }
+        let back: Vec<String> = back.into_iter().rev().flatten().collect();
+        assert_eq!(back, expected, "{stage}: {query}, paged back");
+    }
+}
+
+db_test! {
+    async fn a_search_finds_rows_queued_for_its_index_and_rows_in_it_alike(app: TestApp) {
+        // On SQLite a row's insert queues it for the FTS5 index and the recorder indexes queued
+        // rows in bulk (migration 20270105090000): a search finds a row either way, and mixed.
+        let f = fixture(&app).await;
+        let sqlite = app.state.db.kind() == agenticos::db::DbKind::Sqlite;
+        let sizes = || async {
+            (app.count("sandbox_operations_search").await, app.count("sandbox_operations_search_queue").await)
+        };
+        if sqlite {
+            assert_eq!(sizes().await, (0, 90), "the seeded rows wait in the queue");
+        }
+        searched_alike(&app, &f, "all queued").await;
+        let moved = app.state.recorder.index_search().await.expect("index");
+        assert_eq!(moved, if sqlite { 90 } else { 0 });
+        if sqlite {
+            assert_eq!(sizes().await, (90, 0), "every queued row moved into the index");
+        }
+        searched_alike(&app, &f, "all indexed").await;
+        // A change of a row's text takes it out of the index and queues it again.
+        app.execute("UPDATE sandbox_operations SET detail = detail WHERE operation IN ('read', 'ls', 'remove')").await;
+        if sqlite {
+            assert_eq!(sizes().await, (45, 45), "the changed rows are queued again, the others stay indexed");
+        }
+        searched_alike(&app, &f, "half queued").await;
+    }
+}
+
+db_test! {
+    async fn an_indexing_that_fails_leaves_the_queue_whole_and_a_later_one_indexes_it(app: TestApp) {
+        use agenticos::sandbox::recording::{search_queue, store};
+        let f = fixture(&app).await;
+        if app.state.db.kind() == agenticos::db::DbKind::Postgres {
+            // PostgreSQL's trigram indexes are written with the row: nothing is queued.
+            assert_eq!(app.state.recorder.index_search().await.expect("index"), 0);
+            return;
+        }
+        let sizes = || async {
+            (app.count("sandbox_operations_search").await, app.count("sandbox_operations_search_queue").await)
+        };
+        let mut c = app.state.db.conn().await.expect("conn");
+        // The queue refuses to lose a row on this connection: the index has already gained the
+        // rows when the statement that takes them out of the queue fails.
+        sqlx::query(
+            "CREATE TEMP TRIGGER refuse_dequeue BEFORE DELETE ON main.sandbox_operations_search_queue \
+             BEGIN SELECT RAISE(ABORT, 'refused by the test'); END",
+        )
+        .execute(&mut *c)
+        .await
+        .expect("trigger");
+        let failed = store::index_queued(&mut c, search_queue::CHUNK).await.expect_err("the indexing fails");
+        assert!(failed.to_string().contains("refused by the test"), "{failed}");
+        assert_eq!(sizes().await, (0, 90), "the failed indexing changed the index or the queue");
+        searched_alike(&app, &f, "after a failed indexing").await;
+        sqlx::query("DROP TRIGGER temp.refuse_dequeue").execute(&mut *c).await.expect("drop trigger");
+        assert_eq!(store::index_queued(&mut c, 50).await.expect("index 50"), 50, "the oldest 50 rows");
+        assert_eq!(sizes().await, (50, 40));
+        searched_alike(&app, &f, "partly indexed").await;
+        assert_eq!(search_queue::index_all(&mut c).await.expect("index the rest"), 40);
+        assert_eq!(store::index_queued(&mut c, search_queue::CHUNK).await.expect("an empty queue"), 0);
+        assert_eq!(sizes().await, (90, 0));
+        searched_alike(&app, &f, "all indexed").await;
     }
 }
 

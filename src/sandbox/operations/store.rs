@@ -235,6 +235,19 @@ impl Clause {
         });
     }
 
+    /// SQLite: `column`, a time key ([`TIME_KEY_SPAN`]), within the milliseconds from `oldest` to
+    /// `newest` (each bound optional, both included).
+    fn time_keys_within(&mut self, column: &str, oldest: Option<i64>, newest: Option<i64>) {
+        if let Some(ms) = oldest {
+            let p = self.arg(Arg::Int(time_key(ms)));
+            self.conditions.push(format!("{column} >= {p}"));
+        }
+        if let Some(ms) = newest {
+            let p = self.arg(Arg::Int(time_key(ms.saturating_add(1))));
+            self.conditions.push(format!("{column} < {p}"));
+        }
+    }
+
     fn sql(&self) -> String {
         self.conditions.join(" AND ")
     }
@@ -318,6 +331,11 @@ fn time_key(ms: i64) -> i64 {
 /// that millisecond (the order's tie-break is the id, not n), so the statement also takes every
 /// match of that millisecond, by its rowid range, and puts the lot in (created_at, id) order.
 /// A rare word reads its newest page's candidates, not all of them.
+///
+/// Rows not yet in the index are queued for it (migration
+/// `20270105090000_operation_log_search_queue`, a few hundred at most while the recorder keeps
+/// up): the page's read takes them too, each checked with the LIKEs, and keeps the first `fetch`
+/// of both in time-key order.
 fn time_keyed_page(mut w: Clause, org_id: &str, f: &Filter, cursor: Option<&Cursor>, fetch: u32) -> (String, Vec<Arg>) {
     let kind = DbKind::Sqlite;
     let before = cursor.is_some_and(|c| c.direction == Direction::Before);
@@ -327,22 +345,24 @@ fn time_keyed_page(mut w: Clause, org_id: &str, f: &Filter, cursor: Option<&Curs
         Some(c) => newest = Some(newest.map_or(c.created_at, |u| u.min(c.created_at))),
         None => {}
     }
-    if let Some(ms) = oldest {
-        let p = w.arg(Arg::Int(time_key(ms)));
-        w.conditions.push(format!("sandbox_operations_search.rowid >= {p}"));
+    w.time_keys_within("sandbox_operations_search.rowid", oldest, newest);
+    let (from, indexed) = (w.from, w.sql());
+    let mut queued = Clause::following(w.args, kind, org_id, f, Some(&Narrowing::Likes));
+    if let Some(c) = cursor {
+        queued.position(c);
     }
-    if let Some(ms) = newest {
-        let p = w.arg(Arg::Int(time_key(ms.saturating_add(1))));
-        w.conditions.push(format!("sandbox_operations_search.rowid < {p}"));
-    }
+    queued.time_keys_within("q.row", oldest, newest);
+    queued.conditions.push("o.rowid = q.row".into());
     let (read, edge, order) = if before { ("ASC", "MAX", "ASC") } else { ("DESC", "MIN", "DESC") };
     let page = format!(
-        "SELECT o.rowid AS r, o.created_at AS t FROM {} WHERE {} \
-         ORDER BY sandbox_operations_search.rowid {read} LIMIT {fetch}",
-        w.from,
-        w.sql()
+        "SELECT r, t FROM (SELECT o.rowid AS r, o.created_at AS t FROM {from} WHERE {indexed} \
+         ORDER BY sandbox_operations_search.rowid {read} LIMIT {fetch}) \
+         UNION ALL SELECT o.rowid AS r, o.created_at AS t \
+         FROM sandbox_operations_search_queue q CROSS JOIN sandbox_operations o WHERE {} \
+         ORDER BY r {read} LIMIT {fetch}",
+        queued.sql()
     );
-    let mut tie = Clause::following(w.args, kind, org_id, f, Some(&Narrowing::Likes));
+    let mut tie = Clause::following(queued.args, kind, org_id, f, Some(&Narrowing::Likes));
     if let Some(c) = cursor {
         tie.position(c);
     }

@@ -15,6 +15,11 @@
 //! connection that wrote the one before finds the log's index pages still in its cache instead of
 //! reading them back from the file (`pread` and the cache refill: 8–9 % of the console's CPU under load).
 //!
+//! **The search index in bulk on SQLite** (`search_queue.rs`): a row's insert only queues it for
+//! the FTS5 index; after a batch, once [`search_queue::BULK`] rows wait and no other batch does
+//! (or [`search_queue::BACKLOG`] wait whatever), the writer moves them into the index on its own
+//! connection, after the batch's operations were answered. A search reads queued rows too.
+//!
 //! **No row takes another down**: a row's references (workspace, run, conversation, agent,
 //! connection) are resolved in the statement itself, so a row whose run or conversation was
 //! deleted meanwhile is kept with that reference empty; a row of an organization that no longer
@@ -22,6 +27,7 @@
 //! tried again, then row by row with every reference empty. A failure to record is logged and does
 //! not fail the operation.
 
+pub mod search_queue;
 pub mod store;
 
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -108,6 +114,8 @@ struct Inner {
     /// SQLite: the writer's own connection, taken out of the pool when first needed and dropped
     /// after a batch that failed (the next one opens another).
     connection: tokio::sync::Mutex<Option<Conn>>,
+    /// SQLite: rows the recorder has queued for the search index since it last indexed.
+    unindexed: AtomicI64,
 }
 
 #[derive(Default)]
@@ -130,6 +138,7 @@ impl Recorder {
                 seq: AtomicI64::new(crate::db::now_ms() * 1000),
                 durable,
                 connection: tokio::sync::Mutex::new(None),
+                unindexed: AtomicI64::new(0),
             }),
         }
     }
@@ -158,6 +167,12 @@ impl Recorder {
     /// Rows queued but not yet committed (for health and metrics).
     pub fn queued(&self) -> usize {
         self.inner.queue.lock().map(|q| q.rows.len()).unwrap_or(0)
+    }
+
+    /// SQLite: moves every row queued for the search index into it (the serving console's tick,
+    /// and a bench after it filled the log); nothing on PostgreSQL. Returns how many rows moved.
+    pub async fn index_search(&self) -> Result<u64, DbError> {
+        self.inner.index_search(true).await
     }
 
     /// Waits until everything queued now is committed (shutdown, and the end of a run).
@@ -210,6 +225,7 @@ impl Inner {
             };
             let n = rows.len();
             let written = std::panic::AssertUnwindSafe(self.write(&rows)).catch_unwind().await;
+            let committed = matches!(written, Ok(Ok(())));
             match written {
                 Ok(Ok(())) => count_recorded(&rows),
                 Ok(Err(e)) => {
@@ -225,6 +241,67 @@ impl Inner {
                 }
             }
             self.committed.send_replace(batch);
+            if committed {
+                self.index_after_batch(n).await;
+            }
+        }
+    }
+
+    /// SQLite, after a committed batch of `n` rows (its operations already answered): indexes the
+    /// queued rows once enough wait ([`search_queue::BULK`] with no batch waiting, or
+    /// [`search_queue::BACKLOG`]). A failure is logged; the rows stay queued for the next try.
+    async fn index_after_batch(&self, n: usize) {
+        if self.db.kind() != DbKind::Sqlite {
+            return;
+        }
+        let unindexed = self.unindexed.fetch_add(n as i64, Ordering::Relaxed) + n as i64;
+        let waiting = self.queue.lock().map(|q| !q.rows.is_empty()).unwrap_or(false);
+        if !(unindexed >= search_queue::BACKLOG || (unindexed >= search_queue::BULK && !waiting)) {
+            return;
+        }
+        match std::panic::AssertUnwindSafe(self.index_search(false)).catch_unwind().await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => {
+                tracing::error!(error = %e, event = "operations_search_not_indexed", "failed to index queued operations for search")
+            }
+            Err(_) => {
+                if let Ok(mut connection) = self.connection.try_lock() {
+                    *connection = None;
+                }
+                tracing::error!(event = "operations_search_not_indexed", "indexing queued operations panicked")
+            }
+        }
+    }
+
+    /// SQLite: moves queued rows into the search index on the writer's own connection, one
+    /// [`search_queue::CHUNK`] each time it holds it (a batch waits for one chunk at most): one
+    /// chunk, or with `all` until the queue is empty. Nothing on PostgreSQL.
+    async fn index_search(&self, all: bool) -> Result<u64, DbError> {
+        if self.db.kind() != DbKind::Sqlite {
+            return Ok(0);
+        }
+        // Rows committed from here on count towards the next indexing.
+        self.unindexed.store(0, Ordering::Relaxed);
+        let mut moved = 0;
+        loop {
+            let n = {
+                let mut connection = self.connection.lock().await;
+                let c = match connection.as_mut() {
+                    Some(c) => c,
+                    None => connection.insert(self.db.conn().await?.detach()),
+                };
+                match store::index_queued(c, search_queue::CHUNK).await {
+                    Ok(n) => n,
+                    Err(e) => {
+                        *connection = None;
+                        return Err(e);
+                    }
+                }
+            };
+            moved += n;
+            if !all || n < search_queue::CHUNK as u64 {
+                return Ok(moved);
+            }
         }
     }
 

@@ -180,3 +180,41 @@ async fn insert_bare(c: &mut Conn, kind: DbKind, r: &Record) -> Result<(), DbErr
     .await?;
     Ok(())
 }
+
+/// SQLite: moves the oldest `most` rows queued for the search index into it (`search_queue.rs`),
+/// in one `BEGIN IMMEDIATE` transaction: the index gains them and the queue loses them together,
+/// or neither changes. Returns how many rows were moved.
+pub async fn index_queued(c: &mut Conn, most: i64) -> Result<u64, DbError> {
+    // An empty queue takes no write lock (the tick of an idle console).
+    let any: Option<(i64,)> =
+        sqlx::query_as("SELECT row FROM sandbox_operations_search_queue LIMIT 1").fetch_optional(&mut *c).await?;
+    if any.is_none() {
+        return Ok(0);
+    }
+    let mut tx = sqlx::Connection::begin_with(&mut *c, "BEGIN IMMEDIATE").await?;
+    let last: Option<(i64,)> =
+        sqlx::query_as("SELECT row FROM sandbox_operations_search_queue ORDER BY row LIMIT 1 OFFSET $1")
+            .bind(most.max(1) - 1)
+            .fetch_optional(&mut *tx)
+            .await?;
+    let last = match last {
+        Some((row,)) => row,
+        // Fewer than `most` queued: all of them.
+        None => i64::MAX,
+    };
+    sqlx::query(
+        "INSERT INTO sandbox_operations_search (rowid, target, detail) \
+         SELECT o.rowid, o.target, o.detail FROM sandbox_operations_search_queue q \
+         CROSS JOIN sandbox_operations o WHERE o.rowid = q.row AND q.row <= $1 ORDER BY q.row",
+    )
+    .bind(last)
+    .execute(&mut *tx)
+    .await?;
+    let moved = sqlx::query("DELETE FROM sandbox_operations_search_queue WHERE row <= $1")
+        .bind(last)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    tx.commit().await?;
+    Ok(moved)
+}
