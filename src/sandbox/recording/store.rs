@@ -15,6 +15,9 @@
 //! temporary file (opened, written and deleted with every commit: a tenth of the console's CPU
 //! under load in `cargo bench --bench workspace_load`).
 
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
 use super::Record;
 use crate::db::{Conn, DbError, DbKind};
 
@@ -22,6 +25,9 @@ use crate::db::{Conn, DbError, DbKind};
 const ROWS_PER_STATEMENT: usize = 500;
 /// How often a batch is tried whole before it is written row by row.
 const TRIES: usize = 3;
+/// Batches of up to this many rows take a statement text built once per database kind (under load
+/// a batch holds the few rows that arrived while the one before was written).
+const KEPT_STATEMENTS: usize = 16;
 
 const COLUMNS: &str = "id, organization_id, workspace_id, session_key, connection_id, agent_id, run_id, \
      operation, target, ok, detail, duration_ms, created_at, seq, conversation_id";
@@ -69,7 +75,7 @@ async fn insert_resolved(c: &mut Conn, kind: DbKind, rows: &[Record]) -> Result<
 
 /// Up to [`ROWS_PER_STATEMENT`] rows in one statement.
 async fn insert_statement(c: &mut Conn, kind: DbKind, chunk: &[Record]) -> Result<(), DbError> {
-    let sql = resolved_sql(kind, chunk.len());
+    let sql = statement(kind, chunk.len());
     let mut q = sqlx::query(&sql);
     for r in chunk {
         q = q
@@ -98,6 +104,20 @@ fn id_of(kind: DbKind, value: &str) -> String {
     match kind {
         DbKind::Postgres => format!("CAST({value} AS uuid)"),
         DbKind::Sqlite => value.to_string(),
+    }
+}
+
+/// The statement for a batch of `rows` rows: [`resolved_sql`], kept for small batches.
+fn statement(kind: DbKind, rows: usize) -> Cow<'static, str> {
+    static SQLITE: [OnceLock<String>; KEPT_STATEMENTS] = [const { OnceLock::new() }; KEPT_STATEMENTS];
+    static POSTGRES: [OnceLock<String>; KEPT_STATEMENTS] = [const { OnceLock::new() }; KEPT_STATEMENTS];
+    let kept = match kind {
+        DbKind::Sqlite => &SQLITE,
+        DbKind::Postgres => &POSTGRES,
+    };
+    match rows.checked_sub(1).and_then(|i| kept.get(i)) {
+        Some(slot) => Cow::Borrowed(slot.get_or_init(|| resolved_sql(kind, rows)).as_str()),
+        None => Cow::Owned(resolved_sql(kind, rows)),
     }
 }
 
@@ -217,4 +237,26 @@ pub async fn index_queued(c: &mut Conn, most: i64) -> Result<u64, DbError> {
         .rows_affected();
     tx.commit().await?;
     Ok(moved)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_statement_is_the_one_built_for_its_number_of_rows() {
+        for kind in [DbKind::Sqlite, DbKind::Postgres] {
+            for rows in 1..=KEPT_STATEMENTS + 2 {
+                let first = statement(kind, rows);
+                assert_eq!(first, resolved_sql(kind, rows), "{kind:?}, {rows} rows");
+                assert_eq!(first.matches("($").count(), rows, "{kind:?}: one VALUES tuple a row");
+                let again = statement(kind, rows);
+                assert_eq!(
+                    matches!((&first, &again), (Cow::Borrowed(a), Cow::Borrowed(b)) if std::ptr::eq(*a, *b)),
+                    rows <= KEPT_STATEMENTS,
+                    "{kind:?}: {rows} rows kept or built anew"
+                );
+            }
+        }
+    }
 }
