@@ -179,6 +179,10 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     app.run_until_stopped().await?;
     // Every acknowledged operation is committed before its answer; this waits for the in-flight ones.
     state.recorder.flush_all().await;
+    // And moved into the log from SQLite's inbox, so the file holds it where every reader looks.
+    if let Err(e) = state.recorder.index_search().await {
+        tracing::error!(error = %e, event = "operations_not_moved", "failed to move the operation log's inbox at shutdown");
+    }
     Ok(())
 }
 

@@ -112,6 +112,8 @@ async fn rest_for(console: &Console) -> Rest {
 
 async fn rows(console: &Console) -> i64 {
     let db = agenticos::db::Db::connect(&console.database_url, 1).await.expect("connect");
+    // SQLite: rows still in the log's inbox are moved first, as the console does before a read.
+    agenticos::sandbox::recording::Recorder::new(db.clone(), true).settle().await;
     let (n,): (i64,) =
         sqlx::query_as("SELECT COUNT(*) FROM sandbox_operations").fetch_one(db.pool()).await.expect("count");
     db.close().await;

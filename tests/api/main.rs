@@ -69,6 +69,7 @@ mod nothing_lost_connections;
 mod nothing_lost_workspaces;
 mod one_transaction;
 mod openapi;
+mod operations_inbox;
 mod operations_log;
 mod operations_log_compact;
 mod password_reset_mail;

@@ -292,6 +292,9 @@ db_test! {
         assert!(acknowledged.len() >= 400, "{}", acknowledged.len());
 
         let db = agenticos::db::Db::connect(&database.url, 1).await.expect("connect");
+        // On SQLite what the killed console had not moved waits in the log's inbox, durable, for
+        // the next console to move before anything reads the log.
+        agenticos::sandbox::recording::Recorder::new(db.clone(), true).settle().await;
         let rows: Vec<(String,)> = sqlx::query_as("SELECT target FROM sandbox_operations WHERE operation = 'write'")
             .fetch_all(db.pool())
             .await
@@ -362,6 +365,7 @@ db_test! {
         }
         lock.rollback().await.expect("unlock");
         recorder.flush_all().await;
+        recorder.settle().await;
 
         let rows = app
             .scalar_strings(&format!(

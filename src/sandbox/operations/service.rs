@@ -36,6 +36,7 @@ pub fn export_filter(caller: &Caller, input: &FilterInput) -> Result<Filter> {
 async fn read_page(st: &AppState, caller: &Caller, query: &PageQuery) -> Result<OperationsPage> {
     let org = caller.org_id.as_str();
     let limit = query.limit;
+    st.recorder.settle().await;
     let mut c = st.db.conn().await?;
     let narrowing = narrowing(st, &mut c, org, &query.filter).await?;
     let cursor = query.cursor.as_ref();
@@ -161,6 +162,7 @@ pub async fn vocabulary(st: &AppState, org_id: &str) -> Result<Vec<String>> {
     if let Some(v) = st.operation_vocabulary.get(org_id) {
         return Ok(v);
     }
+    st.recorder.settle().await;
     let mut c = st.db.conn().await?;
     let mut ops = Vec::new();
     for op in OPERATIONS {
@@ -180,6 +182,7 @@ pub async fn batch(
     after: Option<&Cursor>,
     n: u32,
 ) -> Result<Vec<OperationItem>> {
+    st.recorder.settle().await;
     let mut c = st.db.conn().await?;
     let narrowing = narrowing(st, &mut c, org_id, f).await?;
     Ok(store::ranked_page(&mut c, org_id, f, narrowing.as_ref(), after, n).await?.0)

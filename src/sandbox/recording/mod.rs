@@ -12,13 +12,17 @@
 //! **One connection of its own on SQLite**: the writer keeps one connection for its batches
 //! rather than taking whichever the pool hands out next. SQLite empties a connection's page cache
 //! whenever another connection has written since it last read, so a batch written on the
-//! connection that wrote the one before finds the log's index pages still in its cache instead of
-//! reading them back from the file (`pread` and the cache refill: 8–9 % of the console's CPU under load).
+//! connection that wrote the one before finds its pages still in its cache instead of reading them
+//! back from the file (`pread` and the cache refill: 8–9 % of the console's CPU under load).
 //!
-//! **The search index in bulk on SQLite** (`search_queue.rs`): a row's insert only queues it for
-//! the FTS5 index; after a batch, once [`search_queue::BULK`] rows wait and no other batch does
-//! (or [`search_queue::BACKLOG`] wait whatever), the writer moves them into the index on its own
-//! connection, after the batch's operations were answered. A search reads queued rows too.
+//! **The log written behind the recorder on SQLite**: a batch is committed into the bare
+//! `sandbox_operations_inbox` (durable, but no index, trigger or reference to check), and its rows
+//! are moved into `sandbox_operations` in bulk, together with the search index
+//! (`search_queue.rs`): after a batch once [`search_queue::BULK`] rows wait and no other batch does
+//! (or [`search_queue::BACKLOG`] wait whatever), every [`search_queue::TICK`] while serving, at
+//! shutdown, and before anything reads the log: every reader of `sandbox_operations` calls
+//! [`Recorder::settle`] first, so an operation answered before a read is in what the read sees.
+//! [`Recorder::settle`] costs nothing while the inbox is empty (the recorder counts what it holds).
 //!
 //! **No row takes another down**: a row's references (workspace, run, conversation, agent,
 //! connection) are resolved in the statement itself, so a row whose run or conversation was
@@ -114,8 +118,9 @@ struct Inner {
     /// SQLite: the writer's own connection, taken out of the pool when first needed and dropped
     /// after a batch that failed (the next one opens another).
     connection: tokio::sync::Mutex<Option<Conn>>,
-    /// SQLite: rows the recorder has queued for the search index since it last indexed.
-    unindexed: AtomicI64,
+    /// SQLite: rows in the inbox as far as the recorder knows (changed only while `connection` is
+    /// held). It starts at 1, "maybe": a console stopped before its inbox moved leaves rows there.
+    inboxed: AtomicI64,
 }
 
 #[derive(Default)]
@@ -138,7 +143,7 @@ impl Recorder {
                 seq: AtomicI64::new(crate::db::now_ms() * 1000),
                 durable,
                 connection: tokio::sync::Mutex::new(None),
-                unindexed: AtomicI64::new(0),
+                inboxed: AtomicI64::new(1),
             }),
         }
     }
@@ -169,10 +174,24 @@ impl Recorder {
         self.inner.queue.lock().map(|q| q.rows.len()).unwrap_or(0)
     }
 
-    /// SQLite: moves every row queued for the search index into it (the serving console's tick,
-    /// and a bench after it filled the log); nothing on PostgreSQL. Returns how many rows moved.
+    /// SQLite: moves the whole inbox into the log and every row queued for the search index into
+    /// it (the serving console's tick, shutdown, and a bench after it filled the log); nothing on
+    /// PostgreSQL. Returns how many rows were indexed.
     pub async fn index_search(&self) -> Result<u64, DbError> {
-        self.inner.index_search(true).await
+        self.inner.settle_steps(Steps::All).await.map(|s| s.indexed)
+    }
+
+    /// SQLite: moves the whole inbox into the log, so that a read of `sandbox_operations` that
+    /// follows sees every operation answered before it. Every reader of the log calls it first.
+    /// Nothing to do (no query) while the inbox is empty, and nothing on PostgreSQL. A move that
+    /// fails is logged and the read goes on with what the log holds.
+    pub async fn settle(&self) {
+        if self.inner.db.kind() != DbKind::Sqlite || self.inner.inboxed.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        if let Err(e) = self.inner.settle_steps(Steps::Inbox).await {
+            tracing::error!(error = %e, event = "operations_not_moved", "failed to move the operation log's inbox before a read");
+        }
     }
 
     /// Waits until everything queued now is committed (shutdown, and the end of a run).
@@ -242,65 +261,75 @@ impl Inner {
             }
             self.committed.send_replace(batch);
             if committed {
-                self.index_after_batch(n).await;
+                self.settle_after_batch().await;
             }
         }
     }
 
-    /// SQLite, after a committed batch of `n` rows (its operations already answered): indexes the
-    /// queued rows once enough wait ([`search_queue::BULK`] with no batch waiting, or
-    /// [`search_queue::BACKLOG`]). A failure is logged; the rows stay queued for the next try.
-    async fn index_after_batch(&self, n: usize) {
+    /// SQLite, after a committed batch (its operations already answered): moves the inbox into the
+    /// log and indexes what waits for the search index, once enough rows wait
+    /// ([`search_queue::BULK`] with no batch waiting, or [`search_queue::BACKLOG`]); one chunk, so
+    /// the next batch waits for one at most. A failure is logged; the rows stay for the next try.
+    async fn settle_after_batch(&self) {
         if self.db.kind() != DbKind::Sqlite {
             return;
         }
-        let unindexed = self.unindexed.fetch_add(n as i64, Ordering::Relaxed) + n as i64;
+        let inboxed = self.inboxed.load(Ordering::Acquire);
         let waiting = self.queue.lock().map(|q| !q.rows.is_empty()).unwrap_or(false);
-        if !(unindexed >= search_queue::BACKLOG || (unindexed >= search_queue::BULK && !waiting)) {
+        if !(inboxed >= search_queue::BACKLOG || (inboxed >= search_queue::BULK && !waiting)) {
             return;
         }
-        match std::panic::AssertUnwindSafe(self.index_search(false)).catch_unwind().await {
+        match std::panic::AssertUnwindSafe(self.settle_steps(Steps::One)).catch_unwind().await {
             Ok(Ok(_)) => {}
             Ok(Err(e)) => {
-                tracing::error!(error = %e, event = "operations_search_not_indexed", "failed to index queued operations for search")
+                tracing::error!(error = %e, event = "operations_not_moved", "failed to move the operation log's inbox")
             }
             Err(_) => {
                 if let Ok(mut connection) = self.connection.try_lock() {
                     *connection = None;
                 }
-                tracing::error!(event = "operations_search_not_indexed", "indexing queued operations panicked")
+                tracing::error!(event = "operations_not_moved", "moving the operation log's inbox panicked")
             }
         }
     }
 
-    /// SQLite: moves queued rows into the search index on the writer's own connection, one
-    /// [`search_queue::CHUNK`] each time it holds it (a batch waits for one chunk at most): one
-    /// chunk, or with `all` until the queue is empty. Nothing on PostgreSQL.
-    async fn index_search(&self, all: bool) -> Result<u64, DbError> {
+    /// SQLite: [`store::settle_step`]s on the writer's own connection, [`search_queue::CHUNK`]
+    /// rows each time it holds it (a batch waits for one step at most). Nothing on PostgreSQL.
+    async fn settle_steps(&self, steps: Steps) -> Result<store::Settled, DbError> {
+        let mut done = store::Settled::default();
         if self.db.kind() != DbKind::Sqlite {
-            return Ok(0);
+            return Ok(done);
         }
-        // Rows committed from here on count towards the next indexing.
-        self.unindexed.store(0, Ordering::Relaxed);
-        let mut moved = 0;
         loop {
-            let n = {
+            let step = {
                 let mut connection = self.connection.lock().await;
                 let c = match connection.as_mut() {
                     Some(c) => c,
                     None => connection.insert(self.db.conn().await?.detach()),
                 };
-                match store::index_queued(c, search_queue::CHUNK).await {
-                    Ok(n) => n,
+                let step = match store::settle_step(c, search_queue::CHUNK, steps != Steps::Inbox).await {
+                    Ok(step) => step,
                     Err(e) => {
                         *connection = None;
                         return Err(e);
                     }
+                };
+                // Under the connection's lock, which every write to the inbox holds too.
+                match step.left {
+                    Some(left) => self.inboxed.store(left as i64, Ordering::Release),
+                    None => {
+                        let known = self.inboxed.load(Ordering::Acquire);
+                        self.inboxed.store((known - step.moved as i64).max(1), Ordering::Release)
+                    }
                 }
+                step
             };
-            moved += n;
-            if !all || n < search_queue::CHUNK as u64 {
-                return Ok(moved);
+            done.moved += step.moved;
+            done.indexed += step.indexed;
+            done.left = step.left;
+            let more = step.left.is_none() || (steps == Steps::All && step.indexed == search_queue::CHUNK as u64);
+            if steps == Steps::One || !more {
+                return Ok(done);
             }
         }
     }
@@ -318,11 +347,26 @@ impl Inner {
             None => connection.insert(self.db.conn().await?.detach()),
         };
         let written = store::insert_batch(c, kind, rows).await;
-        if written.is_err() {
-            *connection = None;
+        match written {
+            // Under the connection's lock, as every change of the count.
+            Ok(()) => {
+                self.inboxed.fetch_add(rows.len() as i64, Ordering::Release);
+            }
+            Err(_) => *connection = None,
         }
         written
     }
+}
+
+/// How far [`Inner::settle_steps`] goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Steps {
+    /// One step: a chunk of the inbox and one of the search queue.
+    One,
+    /// Until the inbox is empty; the search queue left as it is.
+    Inbox,
+    /// Until the inbox and the search queue are empty.
+    All,
 }
 
 /// Counts a committed batch's rows by operation (metrics).

@@ -1,19 +1,23 @@
 //! SQL for the operation record.
 //!
-//! A batch is written as multi-row statements in one transaction. Each row's references are
-//! looked up in the statement (`(SELECT id FROM runs WHERE id = v.run_id)`), so a run,
-//! conversation, workspace, agent or connection deleted before the write leaves that reference
-//! empty instead of failing the batch; a row whose organization is gone is skipped (its rows go
-//! with it anyway). On PostgreSQL a delete committed between the statement's snapshot and its
-//! foreign-key check still fails it: the batch is tried again (the references are looked up anew),
-//! and as a last resort row by row with every optional reference empty, so no row can take
+//! **PostgreSQL**: a batch is written into `sandbox_operations` as multi-row statements in one
+//! transaction. Each row's references are looked up in the statement (`(SELECT id FROM runs WHERE
+//! id = v.run_id)`), so a run, conversation, workspace, agent or connection deleted before the
+//! write leaves that reference empty instead of failing the batch; a row whose organization is gone
+//! is skipped (its rows go with it anyway). A delete committed between the statement's snapshot and
+//! its foreign-key check still fails it: the batch is tried again (the references are looked up
+//! anew), and as a last resort row by row with every optional reference empty, so no row can take
 //! another down.
 //!
+//! **SQLite**: a batch is written into the bare `sandbox_operations_inbox` (migration
+//! `20270106090000_operation_log_inbox`), and [`settle_step`] moves the inbox's rows into the log in
+//! bulk with the same statement shape reading the inbox instead of `VALUES`: references looked up,
+//! each row's time key given, and the moved rows taken out of the inbox in the same transaction
+//! (`BEGIN IMMEDIATE`, so nothing is deleted between the lookups and the insert). A move that fails
+//! is tried row by row, so a row the log refuses stays in the inbox and its neighbours move.
+//!
 //! A batch of up to [`ROWS_PER_STATEMENT`] rows is one statement on its own (autocommit, atomic by
-//! itself): no `BEGIN` and `COMMIT` sent around it, and on SQLite no statement journal, which a
-//! multi-row insert with triggers inside an explicit transaction writes page by page to a
-//! temporary file (opened, written and deleted with every commit: a tenth of the console's CPU
-//! under load in `cargo bench --bench workspace_load`).
+//! itself): no `BEGIN` and `COMMIT` sent around it, and on SQLite no statement journal.
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
@@ -32,11 +36,12 @@ const KEPT_STATEMENTS: usize = 16;
 const COLUMNS: &str = "id, organization_id, workspace_id, session_key, connection_id, agent_id, run_id, \
      operation, target, ok, detail, duration_ms, created_at, seq, conversation_id";
 
-/// Writes `rows` on `c`, a connection of a database of `kind`.
+/// Writes `rows` on `c`, a connection of a database of `kind`: into the log on PostgreSQL, into
+/// the inbox on SQLite.
 pub async fn insert_batch(c: &mut Conn, kind: DbKind, rows: &[Record]) -> Result<(), DbError> {
     let mut last = None;
     for _ in 0..TRIES {
-        match insert_resolved(c, kind, rows).await {
+        match insert_whole(c, kind, rows).await {
             Ok(()) => return Ok(()),
             Err(e) => {
                 tracing::warn!(error = %e, rows = rows.len(), event = "operations_batch_retried", "recording a batch failed; trying again");
@@ -44,21 +49,25 @@ pub async fn insert_batch(c: &mut Conn, kind: DbKind, rows: &[Record]) -> Result
             }
         }
     }
+    if kind == DbKind::Sqlite {
+        // The inbox has no constraint a row could fail: what failed is the database.
+        return last.map_or(Ok(()), Err);
+    }
     if let Some(e) = last {
         tracing::warn!(error = %e, rows = rows.len(), event = "operations_batch_row_by_row", "recording the batch row by row");
     }
     let mut failed = None;
     for row in rows {
-        if let Err(e) = insert_bare(c, kind, row).await {
+        if let Err(e) = insert_bare(c, row).await {
             failed = Some(e);
         }
     }
     failed.map_or(Ok(()), Err)
 }
 
-/// The whole batch, references looked up in the statement: one statement alone, or several in one
-/// transaction (on SQLite `BEGIN IMMEDIATE`, the write lock waited for at its start).
-async fn insert_resolved(c: &mut Conn, kind: DbKind, rows: &[Record]) -> Result<(), DbError> {
+/// The whole batch: one statement alone, or several in one transaction (on SQLite
+/// `BEGIN IMMEDIATE`, the write lock waited for at its start).
+async fn insert_whole(c: &mut Conn, kind: DbKind, rows: &[Record]) -> Result<(), DbError> {
     if rows.len() <= ROWS_PER_STATEMENT {
         return insert_statement(c, kind, rows).await;
     }
@@ -99,15 +108,7 @@ async fn insert_statement(c: &mut Conn, kind: DbKind, chunk: &[Record]) -> Resul
     Ok(())
 }
 
-/// A bound id as the id column's type (`uuid` on PostgreSQL, TEXT on SQLite).
-fn id_of(kind: DbKind, value: &str) -> String {
-    match kind {
-        DbKind::Postgres => format!("CAST({value} AS uuid)"),
-        DbKind::Sqlite => value.to_string(),
-    }
-}
-
-/// The statement for a batch of `rows` rows: [`resolved_sql`], kept for small batches.
+/// The statement for a batch of `rows` rows ([`built`]), kept for small batches.
 fn statement(kind: DbKind, rows: usize) -> Cow<'static, str> {
     static SQLITE: [OnceLock<String>; KEPT_STATEMENTS] = [const { OnceLock::new() }; KEPT_STATEMENTS];
     static POSTGRES: [OnceLock<String>; KEPT_STATEMENTS] = [const { OnceLock::new() }; KEPT_STATEMENTS];
@@ -116,13 +117,25 @@ fn statement(kind: DbKind, rows: usize) -> Cow<'static, str> {
         DbKind::Postgres => &POSTGRES,
     };
     match rows.checked_sub(1).and_then(|i| kept.get(i)) {
-        Some(slot) => Cow::Borrowed(slot.get_or_init(|| resolved_sql(kind, rows)).as_str()),
-        None => Cow::Owned(resolved_sql(kind, rows)),
+        Some(slot) => Cow::Borrowed(slot.get_or_init(|| built(kind, rows)).as_str()),
+        None => Cow::Owned(built(kind, rows)),
     }
 }
 
-fn resolved_sql(kind: DbKind, rows: usize) -> String {
+/// A batch's statement: into the inbox as it comes on SQLite, into the log with its references
+/// looked up on PostgreSQL.
+fn built(kind: DbKind, rows: usize) -> String {
+    let values = values(rows);
+    match kind {
+        DbKind::Sqlite => format!("INSERT INTO sandbox_operations_inbox ({COLUMNS}) {values}"),
+        DbKind::Postgres => resolved_sql(kind, &values),
+    }
+}
+
+/// `VALUES` with 15 parameters a row.
+fn values(rows: usize) -> String {
     let mut values = String::with_capacity(rows * 80);
+    values.push_str("VALUES ");
     for i in 0..rows {
         if i > 0 {
             values.push_str(", ");
@@ -136,6 +149,12 @@ fn resolved_sql(kind: DbKind, rows: usize) -> String {
         }
         values.push(')');
     }
+    values
+}
+
+/// Inserts the rows `source` gives (a query of [`COLUMNS`]) into the log, references looked up,
+/// rows of an organization that is gone skipped, and on SQLite each row's time key given.
+fn resolved_sql(kind: DbKind, source: &str) -> String {
     let (rowid_column, rowid) = match kind {
         // The row's time key (migration `20270104090000_operation_log_time_rowids`): the next
         // free ones of its millisecond, counted on in the statement.
@@ -149,7 +168,7 @@ fn resolved_sql(kind: DbKind, rows: usize) -> String {
         DbKind::Postgres => ("", String::new()),
     };
     format!(
-        "WITH v ({COLUMNS}) AS (VALUES {values}) \
+        "WITH v ({COLUMNS}) AS ({source}) \
          INSERT INTO sandbox_operations ({rowid_column}{COLUMNS}) \
          SELECT {rowid}{}, v.organization_id, \
            (SELECT w.id FROM sandbox_workspaces w WHERE w.id = v.workspace_id), \
@@ -164,6 +183,14 @@ fn resolved_sql(kind: DbKind, rows: usize) -> String {
     )
 }
 
+/// A bound id as the id column's type (`uuid` on PostgreSQL, TEXT on SQLite).
+fn id_of(kind: DbKind, value: &str) -> String {
+    match kind {
+        DbKind::Postgres => format!("CAST({value} AS uuid)"),
+        DbKind::Sqlite => value.to_string(),
+    }
+}
+
 /// SQLite: the first free rowid of the millisecond `created_at` (an expression) names, in the
 /// operation log's time keys (`created_at * 2^20 + n`, migration
 /// `20270104090000_operation_log_time_rowids`).
@@ -174,17 +201,13 @@ fn next_time_key(created_at: &str) -> String {
     )
 }
 
-/// One row with no optional reference: it cannot fail on another row's account.
-async fn insert_bare(c: &mut Conn, kind: DbKind, r: &Record) -> Result<(), DbError> {
-    let (rowid_column, rowid) = match kind {
-        DbKind::Sqlite => ("rowid, ", format!("{}, ", next_time_key("$9"))),
-        DbKind::Postgres => ("", String::new()),
-    };
+/// PostgreSQL: one row with no optional reference: it cannot fail on another row's account.
+async fn insert_bare(c: &mut Conn, r: &Record) -> Result<(), DbError> {
     sqlx::query(&format!(
-        "INSERT INTO sandbox_operations ({rowid_column}{COLUMNS}) \
-         SELECT {rowid}{}, $2, NULL, $3, NULL, NULL, NULL, $4, $5, $6, $7, $8, $9, $10, NULL \
+        "INSERT INTO sandbox_operations ({COLUMNS}) \
+         SELECT {}, $2, NULL, $3, NULL, NULL, NULL, $4, $5, $6, $7, $8, $9, $10, NULL \
          WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = $2)",
-        id_of(kind, "$1")
+        id_of(DbKind::Postgres, "$1")
     ))
     .bind(crate::db::new_time_ordered_id())
     .bind(&r.organization_id)
@@ -201,6 +224,112 @@ async fn insert_bare(c: &mut Conn, kind: DbKind, r: &Record) -> Result<(), DbErr
     Ok(())
 }
 
+/// What one [`settle_step`] did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Settled {
+    /// Rows moved from the inbox into the log.
+    pub moved: u64,
+    /// Rows moved from the search queue into the search index.
+    pub indexed: u64,
+    /// Rows left in the inbox, as far as the step knows: `None` when it moved as many as it was
+    /// allowed (more may wait), else the rows the log refused (0 when the inbox is empty).
+    pub left: Option<u64>,
+}
+
+/// SQLite: moves the oldest `most` rows of the inbox into the log and, with `index`, the oldest
+/// `most` rows of the search queue into the search index, in one `BEGIN IMMEDIATE` transaction.
+/// An empty inbox and queue take no write lock. A move that fails is tried row by row over the
+/// whole inbox ([`move_row_by_row`]); an indexing that fails fails the step (the queue stays whole).
+pub async fn settle_step(c: &mut Conn, most: i64, index: bool) -> Result<Settled, DbError> {
+    let (inbox, queue): (i64, i64) = sqlx::query_as(
+        "SELECT EXISTS (SELECT 1 FROM sandbox_operations_inbox), EXISTS (SELECT 1 FROM sandbox_operations_search_queue)",
+    )
+    .fetch_one(&mut *c)
+    .await?;
+    let index = index && queue != 0;
+    if inbox == 0 && !index {
+        return Ok(Settled { left: Some(0), ..Settled::default() });
+    }
+    let mut tx = sqlx::Connection::begin_with(&mut *c, "BEGIN IMMEDIATE").await?;
+    let moved = if inbox != 0 { move_in(&mut tx, most).await } else { Ok(0) };
+    let moved = match moved {
+        Ok(n) => n,
+        Err(e) => {
+            drop(tx);
+            tracing::warn!(error = %e, event = "operations_move_row_by_row", "moving the inbox into the log failed; moving it row by row");
+            let (moved, refused) = move_row_by_row(c).await?;
+            return Ok(Settled { moved, indexed: 0, left: Some(refused) });
+        }
+    };
+    let indexed = if index { index_in(&mut tx, most).await? } else { 0 };
+    tx.commit().await?;
+    let left = if moved < most.max(1) as u64 { Some(0) } else { None };
+    Ok(Settled { moved, indexed, left })
+}
+
+/// The oldest `most` rows of the inbox into the log, inside the caller's transaction.
+async fn move_in(c: &mut Conn, most: i64) -> Result<u64, DbError> {
+    let last: Option<(i64,)> =
+        sqlx::query_as("SELECT rowid FROM sandbox_operations_inbox ORDER BY rowid LIMIT 1 OFFSET $1")
+            .bind(most.max(1) - 1)
+            .fetch_optional(&mut *c)
+            .await?;
+    let last = last.map_or(i64::MAX, |(row,)| row);
+    sqlx::query(&moved_sql("rowid <= $1")).bind(last).execute(&mut *c).await?;
+    Ok(sqlx::query("DELETE FROM sandbox_operations_inbox WHERE rowid <= $1")
+        .bind(last)
+        .execute(&mut *c)
+        .await?
+        .rows_affected())
+}
+
+/// The move's statement for the inbox rows `condition` selects.
+fn moved_sql(condition: &str) -> String {
+    resolved_sql(DbKind::Sqlite, &format!("SELECT {COLUMNS} FROM sandbox_operations_inbox WHERE {condition}"))
+}
+
+/// Every row of the inbox on its own transaction: with its references, or failing that with none;
+/// a row the log refuses both ways stays in the inbox (logged). Returns the rows moved and refused.
+async fn move_row_by_row(c: &mut Conn) -> Result<(u64, u64), DbError> {
+    let rows: Vec<(i64,)> =
+        sqlx::query_as("SELECT rowid FROM sandbox_operations_inbox ORDER BY rowid").fetch_all(&mut *c).await?;
+    let bare = format!(
+        "INSERT INTO sandbox_operations (rowid, {COLUMNS}) \
+         SELECT {}, i.id, i.organization_id, NULL, i.session_key, NULL, NULL, NULL, i.operation, i.target, i.ok, \
+           i.detail, i.duration_ms, i.created_at, i.seq, NULL \
+         FROM sandbox_operations_inbox i WHERE i.rowid = $1 \
+           AND EXISTS (SELECT 1 FROM organizations o WHERE o.id = i.organization_id)",
+        next_time_key("i.created_at")
+    );
+    let resolved = moved_sql("rowid = $1");
+    let (mut moved, mut refused) = (0, 0);
+    for (row,) in rows {
+        let mut tx = sqlx::Connection::begin_with(&mut *c, "BEGIN IMMEDIATE").await?;
+        let inserted = match sqlx::query(&resolved).bind(row).execute(&mut *tx).await {
+            Ok(_) => Ok(()),
+            Err(_) => sqlx::query(&bare).bind(row).execute(&mut *tx).await.map(|_| ()),
+        };
+        let done = match inserted {
+            Ok(()) => {
+                sqlx::query("DELETE FROM sandbox_operations_inbox WHERE rowid = $1").bind(row).execute(&mut *tx).await
+            }
+            Err(e) => Err(e),
+        };
+        match done {
+            Ok(_) => {
+                tx.commit().await?;
+                moved += 1;
+            }
+            Err(e) => {
+                drop(tx);
+                refused += 1;
+                tracing::error!(error = %e, row, event = "operations_not_moved", "the operation log refused a row of its inbox; it stays there");
+            }
+        }
+    }
+    Ok((moved, refused))
+}
+
 /// SQLite: moves the oldest `most` rows queued for the search index into it (`search_queue.rs`),
 /// in one `BEGIN IMMEDIATE` transaction: the index gains them and the queue loses them together,
 /// or neither changes. Returns how many rows were moved.
@@ -212,31 +341,33 @@ pub async fn index_queued(c: &mut Conn, most: i64) -> Result<u64, DbError> {
         return Ok(0);
     }
     let mut tx = sqlx::Connection::begin_with(&mut *c, "BEGIN IMMEDIATE").await?;
+    let moved = index_in(&mut tx, most).await?;
+    tx.commit().await?;
+    Ok(moved)
+}
+
+/// The oldest `most` queued rows into the search index, inside the caller's transaction.
+async fn index_in(c: &mut Conn, most: i64) -> Result<u64, DbError> {
     let last: Option<(i64,)> =
         sqlx::query_as("SELECT row FROM sandbox_operations_search_queue ORDER BY row LIMIT 1 OFFSET $1")
             .bind(most.max(1) - 1)
-            .fetch_optional(&mut *tx)
+            .fetch_optional(&mut *c)
             .await?;
-    let last = match last {
-        Some((row,)) => row,
-        // Fewer than `most` queued: all of them.
-        None => i64::MAX,
-    };
+    // Fewer than `most` queued: all of them.
+    let last = last.map_or(i64::MAX, |(row,)| row);
     sqlx::query(
         "INSERT INTO sandbox_operations_search (rowid, target, detail) \
          SELECT o.rowid, o.target, o.detail FROM sandbox_operations_search_queue q \
          CROSS JOIN sandbox_operations o WHERE o.rowid = q.row AND q.row <= $1 ORDER BY q.row",
     )
     .bind(last)
-    .execute(&mut *tx)
+    .execute(&mut *c)
     .await?;
-    let moved = sqlx::query("DELETE FROM sandbox_operations_search_queue WHERE row <= $1")
+    Ok(sqlx::query("DELETE FROM sandbox_operations_search_queue WHERE row <= $1")
         .bind(last)
-        .execute(&mut *tx)
+        .execute(&mut *c)
         .await?
-        .rows_affected();
-    tx.commit().await?;
-    Ok(moved)
+        .rows_affected())
 }
 
 #[cfg(test)]
@@ -248,7 +379,7 @@ mod tests {
         for kind in [DbKind::Sqlite, DbKind::Postgres] {
             for rows in 1..=KEPT_STATEMENTS + 2 {
                 let first = statement(kind, rows);
-                assert_eq!(first, resolved_sql(kind, rows), "{kind:?}, {rows} rows");
+                assert_eq!(first, built(kind, rows), "{kind:?}, {rows} rows");
                 assert_eq!(first.matches("($").count(), rows, "{kind:?}: one VALUES tuple a row");
                 let again = statement(kind, rows);
                 assert_eq!(

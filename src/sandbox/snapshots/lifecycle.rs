@@ -29,6 +29,7 @@ pub async fn at_finish(st: &AppState, r: &Resolved) {
             Mode::Never => false,
             Mode::OnFinish => true,
             Mode::OnFinishWhenChanged => {
+                st.recorder.settle().await;
                 let stored =
                     store::of_workspace(&mut c, &r.org_id, &r.workspace.id).await?.first().map(|s| s.created_at);
                 let waiting = store::latest_pending(&mut c, &r.org_id, &r.workspace.id).await?;
