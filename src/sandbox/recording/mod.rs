@@ -305,7 +305,7 @@ impl Inner {
                 let mut connection = self.connection.lock().await;
                 let c = match connection.as_mut() {
                     Some(c) => c,
-                    None => connection.insert(self.db.conn().await?.detach()),
+                    None => connection.insert(self.own_connection().await?),
                 };
                 let step = match store::settle_step(c, search_queue::CHUNK, steps != Steps::Inbox).await {
                     Ok(step) => step,
@@ -334,6 +334,13 @@ impl Inner {
         }
     }
 
+    /// SQLite: a connection taken out of the pool for the writer ([`store::prepare_own`]).
+    async fn own_connection(&self) -> Result<Conn, DbError> {
+        let mut c = self.db.conn().await?.detach();
+        store::prepare_own(&mut c).await?;
+        Ok(c)
+    }
+
     /// Writes a batch: on SQLite on the writer's own connection, on PostgreSQL on one of the pool's.
     async fn write(&self, rows: &[Record]) -> Result<(), DbError> {
         let kind = self.db.kind();
@@ -344,7 +351,7 @@ impl Inner {
         let mut connection = self.connection.lock().await;
         let c = match connection.as_mut() {
             Some(c) => c,
-            None => connection.insert(self.db.conn().await?.detach()),
+            None => connection.insert(self.own_connection().await?),
         };
         let written = store::insert_batch(c, kind, rows).await;
         match written {

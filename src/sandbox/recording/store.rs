@@ -224,6 +224,15 @@ async fn insert_bare(c: &mut Conn, r: &Record) -> Result<(), DbError> {
     Ok(())
 }
 
+/// SQLite: readies the recorder's own connection. A move's insert runs inside a transaction and
+/// fires the log's triggers, so SQLite keeps a statement journal for it (to undo that statement
+/// alone); kept in memory rather than in a temporary file, which it spills to past 64 KiB, it costs
+/// no file writes (`subjournalPage` was 3.8 % of the console's CPU under load in a profile).
+pub async fn prepare_own(c: &mut Conn) -> Result<(), DbError> {
+    sqlx::query("PRAGMA temp_store = MEMORY").execute(c).await?;
+    Ok(())
+}
+
 /// What one [`settle_step`] did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Settled {
