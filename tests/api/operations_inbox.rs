@@ -2,7 +2,8 @@
 //! committed into `sandbox_operations_inbox` before its answer and moved into the log in bulk, and
 //! every reader of the log moves the inbox first. So a row is read at once, a row the log refuses
 //! stays in the inbox without holding its neighbours back, and a move that fails leaves the inbox
-//! whole and writes no row twice. On PostgreSQL rows are written into the log directly.
+//! whole and writes no row twice, and another console on the same database reads it at once too.
+//! On PostgreSQL rows are written into the log directly.
 
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -189,5 +190,36 @@ db_test! {
         let ids = app.scalar_strings("SELECT DISTINCT CAST(id AS TEXT) FROM sandbox_operations").await;
         assert_eq!(ids.len(), 3, "each row once");
         assert_eq!(listed(&app, &token, &run).await, ["/workspace/one.txt", "/workspace/two.txt", "/workspace/three.txt"]);
+    }
+}
+
+db_test! {
+    async fn a_row_one_console_answered_is_read_at_once_through_another_on_the_same_database(app: TestApp) {
+        let (token, run) = open_run(&app).await;
+        // A second console on the same database, as the replica tests run one.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let url = app.state.config.database.url.clone();
+        let replica = agenticos::startup::Application::build(crate::helpers::test_config(&url, dir.path(), &[]))
+            .await
+            .expect("the second console builds");
+        let other = crate::helpers::Client::new(&format!("http://127.0.0.1:{}", replica.port()));
+        tokio::spawn(replica.run_until_stopped());
+        // The second console reads the log once, so it knows of no row in the inbox.
+        let r = other.bearer(&token, Method::GET, &format!("/api/v1/operations?run_id={run}"), None).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert_eq!(r.json()["items"].as_array().map(Vec::len), Some(0));
+        write(&app, &token, &run, "seen-elsewhere.txt").await;
+        if on_sqlite(&app) {
+            assert_eq!(raw_count(&app, "sandbox_operations_inbox").await, 1, "in the first console's inbox");
+        }
+        let r = other.bearer(&token, Method::GET, &format!("/api/v1/operations?run_id={run}"), None).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        let targets: Vec<String> = r.json()["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .map(|i| i["target"].as_str().unwrap_or("").to_string())
+            .collect();
+        assert_eq!(targets, ["/workspace/seen-elsewhere.txt"], "the second console moved the first one's inbox");
     }
 }

@@ -22,7 +22,8 @@
 //! (or [`search_queue::BACKLOG`] wait whatever), every [`search_queue::TICK`] while serving, at
 //! shutdown, and before anything reads the log: every reader of `sandbox_operations` calls
 //! [`Recorder::settle`] first, so an operation answered before a read is in what the read sees.
-//! [`Recorder::settle`] costs nothing while the inbox is empty (the recorder counts what it holds).
+//! While the recorder knows of no row in the inbox, [`Recorder::settle`] costs one query that
+//! looks for another console's rows (several on one SQLite file, as the replica tests run).
 //!
 //! **No row takes another down**: a row's references (workspace, run, conversation, agent,
 //! connection) are resolved in the statement itself, so a row whose run or conversation was
@@ -182,12 +183,25 @@ impl Recorder {
     }
 
     /// SQLite: moves the whole inbox into the log, so that a read of `sandbox_operations` that
-    /// follows sees every operation answered before it. Every reader of the log calls it first.
-    /// Nothing to do (no query) while the inbox is empty, and nothing on PostgreSQL. A move that
-    /// fails is logged and the read goes on with what the log holds.
+    /// follows sees every operation answered before it, by this console or another one on the same
+    /// file. Every reader of the log calls it first. When this recorder knows of no row there, one
+    /// query on a connection of the pool looks (another console's rows), and the writer's
+    /// connection is not waited for; nothing on PostgreSQL. A move that fails is logged and the
+    /// read goes on with what the log holds.
     pub async fn settle(&self) {
-        if self.inner.db.kind() != DbKind::Sqlite || self.inner.inboxed.load(Ordering::Acquire) == 0 {
+        if self.inner.db.kind() != DbKind::Sqlite {
             return;
+        }
+        if self.inner.inboxed.load(Ordering::Acquire) == 0 {
+            let holds = async { store::inbox_holds_rows(&mut *self.inner.db.conn().await?).await };
+            match holds.await {
+                Ok(false) => return,
+                Ok(true) => {}
+                Err(e) => {
+                    tracing::error!(error = %e, event = "operations_not_moved", "failed to look at the operation log's inbox before a read");
+                    return;
+                }
+            }
         }
         if let Err(e) = self.inner.settle_steps(Steps::Inbox).await {
             tracing::error!(error = %e, event = "operations_not_moved", "failed to move the operation log's inbox before a read");

@@ -233,6 +233,13 @@ pub async fn prepare_own(c: &mut Conn) -> Result<(), DbError> {
     Ok(())
 }
 
+/// SQLite: whether the inbox holds a row.
+pub async fn inbox_holds_rows(c: &mut Conn) -> Result<bool, DbError> {
+    let any: Option<(i64,)> =
+        sqlx::query_as("SELECT rowid FROM sandbox_operations_inbox LIMIT 1").fetch_optional(c).await?;
+    Ok(any.is_some())
+}
+
 /// What one [`settle_step`] did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Settled {
@@ -276,14 +283,17 @@ pub async fn settle_step(c: &mut Conn, most: i64, index: bool) -> Result<Settled
     Ok(Settled { moved, indexed, left })
 }
 
+/// The last of the oldest `most` rows `ordered` (a query of rowids in order) selects, or the
+/// highest rowid there is when it selects fewer (all of them).
+async fn last_of_oldest(c: &mut Conn, ordered: &str, most: i64) -> Result<i64, DbError> {
+    let last: Option<(i64,)> =
+        sqlx::query_as(&format!("{ordered} LIMIT 1 OFFSET $1")).bind(most.max(1) - 1).fetch_optional(&mut *c).await?;
+    Ok(last.map_or(i64::MAX, |(row,)| row))
+}
+
 /// The oldest `most` rows of the inbox into the log, inside the caller's transaction.
 async fn move_in(c: &mut Conn, most: i64) -> Result<u64, DbError> {
-    let last: Option<(i64,)> =
-        sqlx::query_as("SELECT rowid FROM sandbox_operations_inbox ORDER BY rowid LIMIT 1 OFFSET $1")
-            .bind(most.max(1) - 1)
-            .fetch_optional(&mut *c)
-            .await?;
-    let last = last.map_or(i64::MAX, |(row,)| row);
+    let last = last_of_oldest(c, "SELECT rowid FROM sandbox_operations_inbox ORDER BY rowid", most).await?;
     sqlx::query(&moved_sql("rowid <= $1")).bind(last).execute(&mut *c).await?;
     Ok(sqlx::query("DELETE FROM sandbox_operations_inbox WHERE rowid <= $1")
         .bind(last)
@@ -357,13 +367,7 @@ pub async fn index_queued(c: &mut Conn, most: i64) -> Result<u64, DbError> {
 
 /// The oldest `most` queued rows into the search index, inside the caller's transaction.
 async fn index_in(c: &mut Conn, most: i64) -> Result<u64, DbError> {
-    let last: Option<(i64,)> =
-        sqlx::query_as("SELECT row FROM sandbox_operations_search_queue ORDER BY row LIMIT 1 OFFSET $1")
-            .bind(most.max(1) - 1)
-            .fetch_optional(&mut *c)
-            .await?;
-    // Fewer than `most` queued: all of them.
-    let last = last.map_or(i64::MAX, |(row,)| row);
+    let last = last_of_oldest(c, "SELECT row FROM sandbox_operations_search_queue ORDER BY row", most).await?;
     sqlx::query(
         "INSERT INTO sandbox_operations_search (rowid, target, detail) \
          SELECT o.rowid, o.target, o.detail FROM sandbox_operations_search_queue q \
