@@ -46,12 +46,16 @@ async fn write(app: &TestApp, token: &str, run: &str, path: &str) {
     assert!(r.status.is_success(), "{path}: {} {}", r.status, r.body);
 }
 
+/// The targets of a page of the log, newest first.
+fn targets(page: &Value) -> Vec<String> {
+    page["items"].as_array().expect("items").iter().map(|i| i["target"].as_str().expect("target").to_string()).collect()
+}
+
 /// The targets of the run's rows as the API lists them, oldest first.
 async fn listed(app: &TestApp, token: &str, run: &str) -> Vec<String> {
     let r = app.web.bearer(token, Method::GET, &format!("/api/v1/operations?run_id={run}"), None).await;
     assert_eq!(r.status, 200, "{}", r.body);
-    let items: Vec<Value> = r.json()["items"].as_array().expect("items").clone();
-    items.iter().rev().map(|i| i["target"].as_str().expect("target").to_string()).collect()
+    targets(&r.json()).into_iter().rev().collect()
 }
 
 /// Rows of `table` read straight from the database: no inbox moved first.
@@ -98,13 +102,7 @@ db_test! {
         }
         let found = app.web.bearer(&token, Method::GET, "/api/v1/operations?q=b.txt", None).await;
         assert_eq!(found.status, 200, "{}", found.body);
-        let targets: Vec<String> = found.json()["items"]
-            .as_array()
-            .expect("items")
-            .iter()
-            .map(|i| i["target"].as_str().unwrap_or("").to_string())
-            .collect();
-        assert_eq!(targets, ["/workspace/b.txt"], "the search finds the moved row");
+        assert_eq!(targets(&found.json()), ["/workspace/b.txt"], "the search finds the moved row");
     }
 }
 
@@ -214,12 +212,6 @@ db_test! {
         }
         let r = other.bearer(&token, Method::GET, &format!("/api/v1/operations?run_id={run}"), None).await;
         assert_eq!(r.status, 200, "{}", r.body);
-        let targets: Vec<String> = r.json()["items"]
-            .as_array()
-            .expect("items")
-            .iter()
-            .map(|i| i["target"].as_str().unwrap_or("").to_string())
-            .collect();
-        assert_eq!(targets, ["/workspace/seen-elsewhere.txt"], "the second console moved the first one's inbox");
+        assert_eq!(targets(&r.json()), ["/workspace/seen-elsewhere.txt"], "the second console moved the first one's inbox");
     }
 }
