@@ -236,8 +236,9 @@ pub fn spawn_operation_sweep(state: Data<AppState>) {
     every(state, 86_400, |st| async move { sweeps::operation_log(&st, crate::db::now_ms()).await });
 }
 
-/// SQLite, while serving: every second, the operation log's rows queued for the search index are
-/// moved into it (`sandbox::recording::search_queue`); the recorder does it too after enough rows.
+/// SQLite, while serving: every second, the recorder's inbox is moved into the operation log and
+/// the log's rows queued for the search index are moved into it (`sandbox::recording`); the
+/// recorder does it too after enough rows, and before every read of the log.
 pub fn spawn_search_indexing(state: Data<AppState>) {
     if state.db.kind() != crate::db::DbKind::Sqlite {
         return;
@@ -245,7 +246,7 @@ pub fn spawn_search_indexing(state: Data<AppState>) {
     let seconds = crate::sandbox::recording::search_queue::TICK.as_secs();
     every(state, seconds, |st| async move {
         if let Err(e) = st.recorder.index_search().await {
-            tracing::error!(error = %e, event = "operations_search_not_indexed", "failed to index queued operations for search");
+            tracing::error!(error = %e, event = "operations_not_moved", "failed to move the operation log's inbox or index it for search");
         }
     });
 }
