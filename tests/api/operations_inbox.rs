@@ -18,10 +18,15 @@ use crate::helpers::TestApp;
 async fn open_run(app: &TestApp) -> (String, String) {
     app.setup_owner().await;
     let token = app.web.create_token_in_page("runtime", "admin").await;
-    let agent = app
-        .web
+    let run = run_with(&app.web, &token).await;
+    (token, run)
+}
+
+/// A run of a new `state` agent of the organization `token` belongs to.
+async fn run_with(web: &crate::helpers::Client, token: &str) -> String {
+    let agent = web
         .bearer(
-            &token,
+            token,
             Method::POST,
             "/api/v1/agents",
             Some(json!({"name": "notes", "backend": "state", "scope": "run"})),
@@ -29,12 +34,10 @@ async fn open_run(app: &TestApp) -> (String, String) {
         .await;
     assert_eq!(agent.status, 201, "{}", agent.body);
     let agent = agent.json()["id"].as_str().expect("agent id").to_string();
-    let run = app
-        .web
-        .bearer(&token, Method::POST, "/api/v1/runs", Some(json!({"agent_id": agent, "started_by": "api"})))
-        .await;
+    let run =
+        web.bearer(token, Method::POST, "/api/v1/runs", Some(json!({"agent_id": agent, "started_by": "api"}))).await;
     assert_eq!(run.status, 201, "{}", run.body);
-    (token, run.json()["id"].as_str().expect("run id").to_string())
+    run.json()["id"].as_str().expect("run id").to_string()
 }
 
 /// Writes `path` in the run's workspace; asserts it was acknowledged.
@@ -53,7 +56,12 @@ fn targets(page: &Value) -> Vec<String> {
 
 /// The targets of the run's rows as the API lists them, oldest first.
 async fn listed(app: &TestApp, token: &str, run: &str) -> Vec<String> {
-    let r = app.web.bearer(token, Method::GET, &format!("/api/v1/operations?run_id={run}"), None).await;
+    listed_by(&app.web, token, run).await
+}
+
+/// [`listed`] through any client.
+async fn listed_by(web: &crate::helpers::Client, token: &str, run: &str) -> Vec<String> {
+    let r = web.bearer(token, Method::GET, &format!("/api/v1/operations?run_id={run}"), None).await;
     assert_eq!(r.status, 200, "{}", r.body);
     targets(&r.json()).into_iter().rev().collect()
 }
@@ -127,9 +135,18 @@ db_test! {
             )
             .await;
         }
-        for name in ["before.txt", "refused.txt", "after.txt"] {
-            write(&app, &token, &run, name).await;
-        }
+        // Another organization's row waits beside the refused one.
+        let tenant = app.other_org_user("tenant@example.com", "Tenant").await;
+        let tenant_token = tenant.create_token_in_page("tenant runtime", "admin").await;
+        let tenant_run = run_with(&tenant, &tenant_token).await;
+        write(&app, &token, &run, "before.txt").await;
+        write(&app, &token, &run, "refused.txt").await;
+        let r = tenant
+            .bearer_raw(&tenant_token, Method::PUT, &format!("/api/v1/runs/{tenant_run}/workspace/files?path=tenant.txt"), "hi")
+            .await;
+        assert!(r.status.is_success(), "{} {}", r.status, r.body);
+        write(&app, &token, &run, "after.txt").await;
+        assert_eq!(listed_by(&tenant, &tenant_token, &tenant_run).await, ["/workspace/tenant.txt"], "the other organization's row");
         assert_eq!(listed(&app, &token, &run).await, ["/workspace/before.txt", "/workspace/after.txt"]);
         if !on_sqlite(&app) {
             // PostgreSQL writes into the log before the answer: the refused row is dropped, logged.
