@@ -18,8 +18,8 @@
 //! **The log written behind the recorder on SQLite**: a batch is committed into the bare
 //! `sandbox_operations_inbox` (durable, but no index, trigger or reference to check), and its rows
 //! are moved into `sandbox_operations` in bulk, together with the search index
-//! (`search_queue.rs`): after a batch once [`search_queue::BULK`] rows wait and no other batch does
-//! (or [`search_queue::BACKLOG`] wait whatever), every [`search_queue::TICK`] while serving, at
+//! (`search_queue.rs`): every [`search_queue::TICK`] while serving, after a batch once
+//! [`search_queue::BACKLOG`] rows wait (a burst faster than the tick), at
 //! shutdown, and before anything reads the log: every reader of `sandbox_operations` calls
 //! [`Recorder::settle`] first, so an operation answered before a read is in what the read sees.
 //! While the recorder knows of no row in the inbox, [`Recorder::settle`] costs one query that
@@ -281,16 +281,14 @@ impl Inner {
     }
 
     /// SQLite, after a committed batch (its operations already answered): moves the inbox into the
-    /// log and indexes what waits for the search index, once enough rows wait
-    /// ([`search_queue::BULK`] with no batch waiting, or [`search_queue::BACKLOG`]); one chunk, so
+    /// log and indexes what waits for the search index, once [`search_queue::BACKLOG`] rows wait
+    /// (otherwise the tick or the next read moves them, more rows a move); one chunk, so
     /// the next batch waits for one at most. A failure is logged; the rows stay for the next try.
     async fn settle_after_batch(&self) {
         if self.db.kind() != DbKind::Sqlite {
             return;
         }
-        let inboxed = self.inboxed.load(Ordering::Acquire);
-        let waiting = self.queue.lock().map(|q| !q.rows.is_empty()).unwrap_or(false);
-        if !(inboxed >= search_queue::BACKLOG || (inboxed >= search_queue::BULK && !waiting)) {
+        if self.inboxed.load(Ordering::Acquire) < search_queue::BACKLOG {
             return;
         }
         match std::panic::AssertUnwindSafe(self.settle_steps(Steps::One)).catch_unwind().await {

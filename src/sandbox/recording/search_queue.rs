@@ -4,25 +4,23 @@
 //! at its commit did. A search reads the queued rows as well as the index's matches
 //! (`sandbox::operations::store`), so when the indexing runs changes only what a row costs.
 //!
-//! When: together with the move of the recorder's inbox into the log (`recording/mod.rs`), after a
-//! recorder batch once [`BULK`] rows wait in the inbox and no other batch does (a burst is not
-//! slowed by moving and indexing between its batches), after any batch once [`BACKLOG`] wait, and
-//! every [`TICK`] while serving (rows of a quiet log, and rows written by anything but the recorder).
+//! When: together with the move of the recorder's inbox into the log (`recording/mod.rs`), every
+//! [`TICK`] while serving (and before any read of the log), and after a recorder batch only once
+//! [`BACKLOG`] rows wait in the inbox (a burst faster than the tick). A move's cost is mostly the
+//! B-tree pages it dirties, one a filter index's key (a workspace, run, session, conversation) per
+//! commit whatever the rows, so moving a second's rows at once costs a row about 40 % less than
+//! moving 100 at a time did (`benches/sql/moved_row_cost.sh`, docs/benchmarks.md).
 
 use std::time::Duration;
 
 use super::store::index_queued;
 use crate::db::{Conn, DbError};
 
-/// Rows in the inbox that are moved (and indexed) after a batch when no other batch waits.
-pub const BULK: i64 = 100;
-/// Rows in the inbox that are moved (and indexed) after a batch even while others wait.
-pub const BACKLOG: i64 = 500;
+/// Rows in the inbox that are moved (and indexed) after a batch, before the tick would.
+pub const BACKLOG: i64 = 1000;
 /// The most rows moved into the log, and into the search index, in one transaction, so a batch
-/// (and the operations waiting for it) waits for one chunk at most: 100 rows a bulk already cost
-/// about what 500 do
-/// (`benches/sql/recorded_row_cost.sh`'s by-hand variant, docs/benchmarks.md).
-pub const CHUNK: i64 = 500;
+/// (and the operations waiting for it) waits for one chunk at most.
+pub const CHUNK: i64 = 1000;
 /// How often a serving console moves its inbox and indexes what is queued.
 pub const TICK: Duration = Duration::from_secs(1);
 
