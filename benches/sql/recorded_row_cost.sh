@@ -8,16 +8,7 @@
 # workspace or run), 50 clients' sessions, workspaces, runs and conversations in turn.
 #
 #   benches/sql/recorded_row_cost.sh            # builds target/release/agenticos if missing
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-target="${CARGO_TARGET_DIR:-target}"
-[ -x "$target/release/agenticos" ] || cargo build --release --bin agenticos
-venv="$target/sqlean-venv"
-[ -x "$venv/bin/python" ] || { python3 -m venv "$venv" && "$venv/bin/pip" install -q 'sqlean.py==3.50.4.2'; }
-dir="$(mktemp -d)"
-trap 'rm -rf "$dir"' EXIT
-DATABASE_URL="sqlite://$dir/migrated.db?mode=rwc" AGENTICOS_VAULT_KEY_FILE="$dir/vault.key" AGENTICOS_LOG=warn \
-    "$target/release/agenticos" migrate >/dev/null
+source "$(dirname "$0")/sqlite_migrated.sh"
 "$venv/bin/python" - "$dir/migrated.db" <<'PY'
 import shutil, sys, time, uuid
 import sqlean as sqlite3
