@@ -34,17 +34,27 @@ impl<K: Eq + Hash, V: Clone> TtlCache<K, V> {
         self.lock().get(key).filter(|(at, _)| at.elapsed() < self.ttl).map(|(_, v)| v.clone())
     }
 
-    pub fn put(&self, key: K, value: V) {
-        let mut map = self.lock();
-        self.insert(&mut map, key, value);
+    /// The value for `key` and when it was put, live or expired (until it is dropped).
+    pub fn peek(&self, key: &K) -> Option<(Instant, V)> {
+        self.lock().get(key).map(|(at, v)| (*at, v.clone()))
     }
 
-    fn insert(&self, map: &mut HashMap<K, (Instant, V)>, key: K, value: V) {
+    pub fn put(&self, key: K, value: V) {
+        self.put_at(key, value, Instant::now());
+    }
+
+    /// Keeps `value` as if put at `at` (no later than now): it expires a TTL after `at`.
+    pub fn put_at(&self, key: K, value: V, at: Instant) {
+        let mut map = self.lock();
+        self.insert(&mut map, key, value, at.min(Instant::now()));
+    }
+
+    fn insert(&self, map: &mut HashMap<K, (Instant, V)>, key: K, value: V, at: Instant) {
         if map.len() > self.soft_max {
             let ttl = self.ttl;
             map.retain(|_, (at, _)| at.elapsed() < ttl);
         }
-        map.insert(key, (Instant::now(), value));
+        map.insert(key, (at, value));
     }
 
     /// The generation to hand back to [`TtlCache::put_unless_cleared`].
@@ -56,7 +66,7 @@ impl<K: Eq + Hash, V: Clone> TtlCache<K, V> {
     pub fn put_unless_cleared(&self, key: K, value: V, generation: u64) {
         let mut map = self.lock();
         if self.generation() == generation {
-            self.insert(&mut map, key, value);
+            self.insert(&mut map, key, value, Instant::now());
         }
     }
 
@@ -89,6 +99,18 @@ mod tests {
         let expired = TtlCache::new(Duration::ZERO, 10);
         expired.put("a", 1);
         assert_eq!(expired.get(&"a"), None);
+    }
+
+    #[test]
+    fn an_expired_entry_can_be_peeked_at_and_put_back_as_of_an_earlier_moment() {
+        let c = TtlCache::new(Duration::from_secs(60), 10);
+        let long_ago = std::time::Instant::now() - Duration::from_secs(120);
+        c.put_at("a", 1, long_ago);
+        assert_eq!(c.get(&"a"), None, "put as of two minutes ago, a TTL of one");
+        assert_eq!(c.peek(&"a"), Some((long_ago, 1)));
+        c.put_at("a", 2, std::time::Instant::now() - Duration::from_secs(30));
+        assert_eq!(c.get(&"a"), Some(2));
+        assert_eq!(c.peek(&"b"), None);
     }
 
     #[test]

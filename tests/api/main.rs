@@ -76,6 +76,7 @@ mod password_reset_mail;
 mod peer;
 mod prometheus;
 mod recording_durable;
+mod resolve_renewal;
 mod rest_client;
 mod running_close;
 mod s3_server;
