@@ -15,7 +15,7 @@ use crate::db_test;
 use crate::helpers::TestApp;
 
 /// A run of a `state` agent (no host needed) and the bearer token of the owner's organization.
-async fn open_run(app: &TestApp) -> (String, String) {
+pub(crate) async fn open_run(app: &TestApp) -> (String, String) {
     app.setup_owner().await;
     let token = app.web.create_token_in_page("runtime", "admin").await;
     let run = run_with(&app.web, &token).await;

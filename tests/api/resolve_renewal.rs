@@ -14,33 +14,13 @@ use agenticos::sandbox::workspaces::cache::RESOLVE_TTL;
 
 use crate::db_test;
 use crate::helpers::TestApp;
+use crate::operations_inbox;
 
-/// A run of a new `state` agent (no host needed), the agent's id and the bearer token.
+/// A run of a new `state` agent (no host needed): the bearer token, the agent's id and the run's.
 async fn open_run(app: &TestApp) -> (String, String, String) {
-    app.setup_owner().await;
-    let token = app.web.create_token_in_page("runtime", "admin").await;
-    let agent = app
-        .web
-        .bearer(
-            &token,
-            Method::POST,
-            "/api/v1/agents",
-            Some(json!({"name": "notes", "backend": "state", "scope": "run"})),
-        )
-        .await;
-    assert_eq!(agent.status, 201, "{}", agent.body);
-    let agent = agent.json()["id"].as_str().expect("agent id").to_string();
-    let run = start(app, &token, &agent).await;
+    let (token, run) = operations_inbox::open_run(app).await;
+    let agent = app.scalar_strings(&format!("SELECT agent_id FROM runs WHERE id = '{run}'")).await.remove(0);
     (token, agent, run)
-}
-
-async fn start(app: &TestApp, token: &str, agent: &str) -> String {
-    let run = app
-        .web
-        .bearer(token, Method::POST, "/api/v1/runs", Some(json!({"agent_id": agent, "started_by": "api"})))
-        .await;
-    assert_eq!(run.status, 201, "{}", run.body);
-    run.json()["id"].as_str().expect("run id").to_string()
 }
 
 /// Writes `path` in the run's workspace (a document: the write moves the counter): the status and
@@ -107,8 +87,11 @@ db_test! {
         }
         // New rows change nothing already resolved.
         let before = counter(&app).await;
-        let other = start(&app, &token, &agent).await;
-        assert_eq!(counter(&app).await, before, "starting a run");
+        let body = json!({"agent_id": agent, "started_by": "api"});
+        let other = app.web.bearer(&token, Method::POST, "/api/v1/runs", Some(body)).await;
+        assert_eq!(other.status, 201, "{}", other.body);
+        let other = other.json()["id"].as_str().expect("run id").to_string();
+        assert_eq!(counter(&app).await, before, "a new run of the agent");
         let workspace = app.scalar_strings(&format!("SELECT id FROM sandbox_workspaces WHERE run_id = '{run}'")).await.remove(0);
         // Each change, as another console would make it, in SQL.
         let changes = [
