@@ -34,8 +34,10 @@ pub enum DbError {
     NotFound,
     #[error("conflict on {constraint}")]
     Conflict { constraint: String },
-    #[error(transparent)]
-    Other(sqlx::Error),
+    /// Anything else; the driver's error is its source, so a chain walked from a capability's
+    /// error still finds it ([`unavailable_in`]).
+    #[error("{0}")]
+    Other(#[source] sqlx::Error),
 }
 
 impl From<sqlx::Error> for DbError {
@@ -66,6 +68,41 @@ impl DbError {
 }
 
 pub type DbResult<T> = Result<T, DbError>;
+
+/// Whether the driver's error says the database did not answer, rather than refused a statement:
+/// a connection that could not be made or was cut, a pool that timed out or closed, PostgreSQL
+/// shutting down, not accepting connections or out of them (SQLSTATE classes 08 and 57P, 53300),
+/// SQLite busy, locked, failing to read or unable to open its file. The web layer answers these
+/// with 503 and `Retry-After` instead of 500 (`web::error`).
+pub fn is_unavailable(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::Protocol(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(d) => d.code().is_some_and(|code| unavailable_code(&code)),
+        _ => false,
+    }
+}
+
+/// PostgreSQL's SQLSTATEs and SQLite's (extended) result codes that mean "not answering".
+fn unavailable_code(code: &str) -> bool {
+    if let Ok(n) = code.parse::<i64>() {
+        // SQLite: the primary code is the low byte of an extended one.
+        return matches!(n & 0xff, 5 /* BUSY */ | 6 /* LOCKED */ | 10 /* IOERR */ | 14 /* CANTOPEN */);
+    }
+    code.starts_with("08") || code.starts_with("57P") || code == "53300"
+}
+
+/// Whether any error in `e`'s chain is a database that did not answer ([`is_unavailable`]).
+pub fn unavailable_in(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause.downcast_ref::<sqlx::Error>().is_some_and(is_unavailable)
+            || matches!(cause.downcast_ref::<DbError>(), Some(DbError::Other(inner)) if is_unavailable(inner))
+    })
+}
 
 /// One row of an organization, by id: `q` binds the organization and the row id last
 /// (`… WHERE organization_id = $n AND id = $n+1`), so another organization's row is none.
@@ -156,9 +193,15 @@ impl Db {
         Ok(conn?)
     }
 
-    /// `SELECT 1`, for `/readyz`.
-    pub async fn ping(&self) -> bool {
-        sqlx::query("SELECT 1").execute(&self.pool).await.is_ok()
+    /// Whether the database answers a read of its schema within `within`, for `/readyz`. On
+    /// SQLite a bare `SELECT 1` never touches the file, so the read is of `sqlite_master` (a
+    /// database another process holds locked does not answer it).
+    pub async fn ping(&self, within: Duration) -> bool {
+        let sql = match self.kind {
+            DbKind::Sqlite => "SELECT COUNT(*) FROM sqlite_master",
+            DbKind::Postgres => "SELECT 1",
+        };
+        matches!(tokio::time::timeout(within, sqlx::query(sql).execute(&self.pool)).await, Ok(Ok(_)))
     }
 
     pub async fn close(&self) {

@@ -211,11 +211,17 @@ async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(serde_json::json!({ "status": "ok" }))
 }
 
+/// How long `/readyz` waits for the database before it answers 503: well inside a load
+/// balancer's or compose healthcheck's timeout.
+const READY_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
+
 async fn readyz(st: Data<AppState>) -> HttpResponse {
-    if st.db.ping().await {
+    if st.db.ping(READY_WITHIN).await {
         HttpResponse::Ok().json(serde_json::json!({ "status": "ready", "database": "ok" }))
     } else {
-        HttpResponse::ServiceUnavailable().json(serde_json::json!({ "status": "not ready", "database": "unreachable" }))
+        HttpResponse::ServiceUnavailable()
+            .insert_header(("Retry-After", "5"))
+            .json(serde_json::json!({ "status": "not ready", "database": "unreachable" }))
     }
 }
 

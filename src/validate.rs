@@ -118,6 +118,19 @@ pub fn name(errors: &mut FieldErrors, field: &str, raw: &str, what: &str) -> Str
     v
 }
 
+/// An identifier another system gives (a channel's key, a sender's platform id), already
+/// trimmed: at most 200 characters, no control characters (CR, LF, NUL), no invisible ones
+/// (as [`name`] refuses). `what` names it with its article, capitalised: "A channel key".
+pub fn platform_id(errors: &mut FieldErrors, field: &str, v: &str, what: &str) {
+    if v.chars().count() > 200 {
+        errors.add(field, format!("{what} has at most 200 characters."));
+    } else if v.chars().any(|c| c.is_control()) {
+        errors.add(field, format!("{what} cannot contain control characters such as line breaks."));
+    } else if v.chars().any(is_invisible) {
+        errors.add(field, format!("{what} cannot contain invisible characters or text-direction overrides."));
+    }
+}
+
 /// What a form shows when a name is taken in this organization; `thing` names the row with its
 /// article: `A secret`, `An agent`.
 pub fn name_taken(thing: &str) -> FieldErrors {

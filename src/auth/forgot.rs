@@ -30,19 +30,22 @@ pub async fn request_link(st: &AppState, email_raw: &str, link: impl FnOnce(&str
     let email = validate::email(&mut errors, "email", email_raw);
     errors.into_result().map_err(AuthError::Invalid)?;
     let Some(mailer) = st.mailer.clone() else { return Ok(()) };
-    let mut c = st.db.conn().await?;
-    let Some(user) = store::find_user_by_email(&mut c, &email).await? else {
+    // Counted and issued in one transaction that holds the account (SQLite: the write lock from
+    // its start; PostgreSQL: the user's row), so a burst of requests issues at most the limit.
+    let mut tx = st.db.begin().await?;
+    let Some(user) = store::find_user_by_email(&mut tx, &email).await? else {
         tracing::info!(event = "password_reset_link_unknown", "reset link asked for an address without an account");
         return Ok(());
     };
+    store::lock_user_for_reset(&mut tx, st.db.kind(), &user.id).await?;
     let now = db::now_ms();
-    if store::reset_links_since(&mut c, &user.id, now - 60 * 60 * 1000).await? >= LINKS_PER_HOUR {
+    if store::reset_links_since(&mut tx, &user.id, now - 60 * 60 * 1000).await? >= LINKS_PER_HOUR {
         tracing::info!(event = "password_reset_link_limited", user_id = %user.id, "reset link not sent: hourly limit");
         return Ok(());
     }
     let token = secrets::random_token(32);
-    store::insert_reset_link(&mut c, &secrets::sha256_hex(&token), &user.id, now, now + LINK_LIFETIME_MS).await?;
-    drop(c);
+    store::insert_reset_link(&mut tx, &secrets::sha256_hex(&token), &user.id, now, now + LINK_LIFETIME_MS).await?;
+    tx.commit().await.map_err(DbError::from)?;
     let text = mail_text(&st.config.http.public_url, &user.email, &link(&token));
     tokio::spawn(async move {
         match mailer.send(&user.email, SUBJECT, text).await {

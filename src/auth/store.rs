@@ -247,6 +247,15 @@ pub async fn insert_reset_link(
 }
 
 /// How many reset links the account was sent since `since`.
+/// Holds the account's row until the transaction ends (PostgreSQL; a SQLite transaction holds the
+/// write lock from its start), so its reset links are counted and issued one request at a time.
+pub async fn lock_user_for_reset(c: &mut Conn, kind: crate::db::DbKind, user_id: &str) -> DbResult<()> {
+    if kind == crate::db::DbKind::Postgres {
+        sqlx::query("SELECT id FROM users WHERE id = $1 FOR UPDATE").bind(user_id).fetch_optional(c).await?;
+    }
+    Ok(())
+}
+
 pub async fn reset_links_since(c: &mut Conn, user_id: &str, since: i64) -> DbResult<i64> {
     Ok(sqlx::query_scalar("SELECT COUNT(*) FROM password_reset_links WHERE user_id = $1 AND created_at > $2")
         .bind(user_id)

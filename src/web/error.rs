@@ -98,6 +98,12 @@ impl Kind {
     }
 }
 
+/// What a person or client reads when the database did not answer.
+pub const DATABASE_UNAVAILABLE: &str = "The database did not answer; try again in a few seconds.";
+
+/// The seconds a client is asked to wait after [`DATABASE_UNAVAILABLE`].
+pub const DATABASE_RETRY_AFTER: u64 = 5;
+
 /// An outcome to show to a person or a client; capability errors convert into it.
 #[derive(Debug)]
 pub struct AppError {
@@ -125,13 +131,26 @@ impl AppError {
         let detail = fields.0.iter().map(|f| format!("{}: {}", f.field, f.message)).collect::<Vec<_>>().join("; ");
         AppError { kind: Kind::Invalid, detail, fields, retry_after: None, source: None }
     }
+    /// Something failed on our side: 500, or 503 with `Retry-After` when the cause is a database
+    /// that did not answer ([`crate::db::unavailable_in`]: down, cut mid-request, out of
+    /// connections, locked), which a client may retry.
     pub fn internal(source: impl Into<anyhow::Error>) -> Self {
+        let source = source.into();
+        if crate::db::unavailable_in(&source) {
+            return AppError {
+                kind: Kind::Unavailable,
+                detail: DATABASE_UNAVAILABLE.into(),
+                fields: FieldErrors::new(),
+                retry_after: Some(DATABASE_RETRY_AFTER),
+                source: Some(source),
+            };
+        }
         AppError {
             kind: Kind::Internal,
             detail: "Something went wrong".into(),
             fields: FieldErrors::new(),
             retry_after: None,
-            source: Some(source.into()),
+            source: Some(source),
         }
     }
     pub fn with_retry_after(mut self, seconds: u64) -> Self {

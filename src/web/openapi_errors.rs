@@ -47,9 +47,15 @@ impl<A: ErrorType, B: ErrorType> ErrorType for (A, B) {
     }
 }
 
-/// The kinds the table turns the cases of `E` that `keep` keeps into, each once.
+/// The kinds the table turns the cases of `E` that `keep` keeps into, each once. What can fail on
+/// our side (`internal`) can also meet a database that does not answer (`unavailable`, 503): the
+/// table turns an internal error whose cause is one into that ([`AppError::internal`]).
 pub fn kinds_where<E: ErrorCases + Into<AppError>>(keep: impl Fn(&E) -> bool) -> Vec<Kind> {
-    once_each(E::cases().into_iter().filter(|e| keep(e)).map(|e| e.into().kind))
+    let mut kinds = once_each(E::cases().into_iter().filter(|e| keep(e)).map(|e| e.into().kind));
+    if kinds.contains(&Kind::Internal) && !kinds.contains(&Kind::Unavailable) {
+        kinds.push(Kind::Unavailable);
+    }
+    kinds
 }
 
 fn once_each(kinds: impl Iterator<Item = Kind>) -> Vec<Kind> {
@@ -150,7 +156,9 @@ fn meaning(kind: Kind) -> &'static str {
         Kind::StoreFailed => "The snapshot store failed",
         Kind::StoreTimeout => "The snapshot store did not answer in time",
         Kind::HostTimeout => "The sandbox host did not answer, or the operation did not finish, in time",
-        Kind::Unavailable => "Temporarily unavailable",
+        Kind::Unavailable => {
+            "Temporarily unavailable: the database did not answer (`Retry-After` says when to try again)"
+        }
         Kind::Internal => "Something went wrong on our side (`request_id` finds it in the log)",
     }
 }

@@ -324,11 +324,12 @@ fn an_operation_documents_only_what_its_handler_can_meet() {
     let statuses = |method: &str, path: &str| error_statuses(&doc["paths"][path][method]);
     // Finishing a run touches no file and asks no host: refused for the caller's role (403), a run
     // that does not exist (404), and what fails (500) — no file's 400, 409, 410, 413 or 422, no
-    // host's 429 or 502, no snapshot store's 504.
-    assert_eq!(statuses("post", "/api/v1/runs/{run_id}/finish"), BTreeSet::from([401, 403, 404, 500]));
+    // host's 429 or 502, no snapshot store's 504 (and, like everything that can fail on our side,
+    // a database that does not answer: 503).
+    assert_eq!(statuses("post", "/api/v1/runs/{run_id}/finish"), BTreeSet::from([401, 403, 404, 500, 503]));
     // Reading the run's briefing or state: also refused for a run that gets no workspace (409).
     for path in ["/api/v1/runs/{run_id}/workspace/briefing", "/api/v1/runs/{run_id}/workspace/state"] {
-        assert_eq!(statuses("get", path), BTreeSet::from([401, 403, 404, 409, 500]), "{path}");
+        assert_eq!(statuses("get", path), BTreeSet::from([401, 403, 404, 409, 500, 503]), "{path}");
     }
     // A file operation meets everything a workspace can come to.
     let read = statuses("get", "/api/v1/runs/{run_id}/workspace/files");
@@ -341,6 +342,6 @@ fn an_operation_documents_only_what_its_handler_can_meet() {
     let bad_gateway = files["502"]["description"].as_str().unwrap_or_default();
     assert!(bad_gateway.contains("/problems/bad-gateway`") && bad_gateway.contains("/problems/store-failed`"));
     // Listing tokens has no id to miss and no input to refuse; revoking one has an id.
-    assert_eq!(statuses("get", "/api/v1/tokens"), BTreeSet::from([401, 403, 500]));
+    assert_eq!(statuses("get", "/api/v1/tokens"), BTreeSet::from([401, 403, 500, 503]));
     assert!(statuses("delete", "/api/v1/tokens/{id}").contains(&404));
 }

@@ -167,6 +167,38 @@ db_test! {
 }
 
 db_test! {
+    async fn a_burst_of_requests_issues_no_more_links_than_the_hourly_limit(app: TestApp)
+        settings(&[("AGENTICOS_SMTP_URL", smtp_sink::url()), ("AGENTICOS_MAIL_FROM", "console@example.com")])
+    {
+        app.setup_owner().await;
+        let email = unique_email("burst");
+        app.member_with_role(&email, "member").await;
+        // Twenty forms fetched first, then posted at once: the count and the insert of each are
+        // one transaction, so the fourth and later find three links.
+        let mut posts = Vec::new();
+        for _ in 0..20 {
+            let c = app.new_client();
+            let page = c.get("/forgot-password").await;
+            let token = page.select_attr("input[name=csrf_token]", "value").expect("the form's CSRF token");
+            posts.push((c, token));
+        }
+        let answers = futures_util::future::join_all(posts.iter().map(|(c, token)| {
+            let form = [("email", email.as_str()), ("csrf_token", token.as_str())];
+            c.send(c.http.post(c.url("/forgot-password")).form(&form))
+        }))
+        .await;
+        assert!(answers.iter().all(|r| r.status == 200), "every request is answered alike");
+        let issued = app
+            .scalar_strings(&format!(
+                "SELECT l.id FROM password_reset_links l JOIN users u ON u.id = l.user_id WHERE u.email = '{email}'"
+            ))
+            .await;
+        assert_eq!(issued.len(), 3, "at most three links an hour, however many ask at once");
+        assert_eq!(smtp_sink::wait_for_mails(&email, 3).await.len(), 3);
+    }
+}
+
+db_test! {
     async fn without_mail_the_page_says_to_ask_an_admin_and_sends_nothing(app: TestApp) {
         app.setup_owner().await;
         let c = app.new_client();

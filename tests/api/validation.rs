@@ -85,3 +85,38 @@ db_test! {
         assert!(r.body.contains("cannot contain invisible characters or text-direction overrides"), "{}", r.body);
     }
 }
+
+db_test! {
+    async fn channel_keys_and_senders_with_line_breaks_or_invisible_characters_are_refused(app: TestApp) {
+        use serde_json::json;
+        app.setup_owner().await;
+        let token = app.web.create_token_in_page("channels", "owner").await;
+        let post = |path: &'static str, body: serde_json::Value| {
+            let (web, token) = (&app.web, token.clone());
+            async move { web.bearer(&token, Method::POST, path, Some(body)).await }
+        };
+        let agent = post("/api/v1/agents", json!({"name": "chan", "backend": "state", "scope": "channel"})).await;
+        assert_eq!(agent.status, 201, "{}", agent.body);
+        let agent = agent.json()["id"].as_str().expect("id").to_string();
+        let bad = ["slack:C1\r\nX-Injected: 1", "slack:\u{202E}1C", "slack:\u{200B}C1", "a\0b"];
+        for key in bad {
+            let r = post("/api/v1/conversations", json!({"agent_id": agent, "title": "t", "channel_key": key})).await;
+            r.problem(422);
+            assert_eq!(r.problem_fields(), vec!["channel_key".to_string()], "{key:?}: {}", r.body);
+        }
+        assert_eq!(app.count("conversations").await, 0, "nothing was written");
+        let conversation =
+            post("/api/v1/conversations", json!({"agent_id": agent, "title": "t", "channel_key": "slack:C1"})).await;
+        assert_eq!(conversation.status, 201, "{}", conversation.body);
+        let conversation = conversation.json()["id"].as_str().expect("id").to_string();
+        for sender in bad {
+            let run = json!({"agent_id": agent, "conversation_id": conversation, "started_by": "channel", "channel_sender": sender});
+            let r = post("/api/v1/runs", run).await;
+            r.problem(422);
+            assert_eq!(r.problem_fields(), vec!["channel_sender".to_string()], "{sender:?}: {}", r.body);
+        }
+        assert_eq!(app.count("runs").await, 0, "nothing was written");
+        let run = json!({"agent_id": agent, "conversation_id": conversation, "started_by": "channel", "channel_sender": "U123"});
+        assert_eq!(post("/api/v1/runs", run).await.status, 201);
+    }
+}

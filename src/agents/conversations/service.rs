@@ -49,8 +49,8 @@ pub async fn create(st: &AppState, caller: &Caller, input: ConversationInput) ->
         }
     }
     let channel_key = input.channel_key.map(|k| k.trim().to_string()).filter(|k| !k.is_empty());
-    if channel_key.as_ref().is_some_and(|k| k.len() > 200) {
-        errors.add("channel_key", "A channel key has at most 200 characters.");
+    if let Some(k) = &channel_key {
+        validate::platform_id(&mut errors, "channel_key", k, "A channel key");
     }
     errors.into_result().map_err(AgentError::Invalid)?;
     let id = db::new_id();

@@ -15,7 +15,7 @@ use crate::agents::store as agents;
 use crate::db::{self, Conn, DbError};
 use crate::sandbox::snapshots::starts;
 use crate::state::AppState;
-use crate::validate::FieldErrors;
+use crate::validate::{self, FieldErrors};
 use crate::vocabulary::scope::Scope;
 
 type Result<T> = std::result::Result<T, AgentError>;
@@ -91,8 +91,8 @@ pub async fn create(st: &AppState, caller: &Caller, input: RunInput) -> Result<R
     if started_by == Some(StartedBy::Channel) && channel_sender.is_none() {
         errors.add("channel_sender", "A channel run names its sender's platform id.");
     }
-    if channel_sender.as_ref().is_some_and(|s| s.len() > 200) {
-        errors.add("channel_sender", "A platform id has at most 200 characters.");
+    if let Some(sender) = &channel_sender {
+        validate::platform_id(&mut errors, "channel_sender", sender, "A platform id");
     }
     let manifest = match &input.manifest {
         Some(m) => {

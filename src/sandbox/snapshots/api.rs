@@ -97,7 +97,11 @@ pub async fn snapshot_archive(
     id: Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let s = service::get(&st, &c, &id).await?;
-    let stream = st.snapshots.get(&s.object_key).await.map_err(|e| st.snapshots.refusal(e))?;
+    let stream = st
+        .snapshots
+        .get(&s.object_key)
+        .await
+        .map_err(|e| st.snapshots.read_refusal(e, "the download did not start"))?;
     let body = stream.map(|r| r.map_err(|e| std::io::Error::other(e.to_string())));
     Ok(HttpResponse::Ok()
         .content_type("application/gzip")

@@ -61,17 +61,16 @@ impl StoreError {
         matches!(self, StoreError::NoAnswer(_))
     }
 
-    /// What a person or client reads (504 or 502, naming the store); the cause goes to the log.
-    pub fn into_workspace_error(self, kind: &str) -> WorkspaceError {
+    /// What a person or client reads (504 or 502, naming the store and what did not happen:
+    /// `consequence`, e.g. "nothing was saved"); the cause goes to the log.
+    pub fn into_workspace_error(self, kind: &str, consequence: &str) -> WorkspaceError {
         match self {
             StoreError::NoAnswer(source) => WorkspaceError::StoreNoAnswer {
-                message: format!(
-                    "The snapshot store ({kind}) did not answer in time; nothing was saved. Try again later."
-                ),
+                message: format!("The snapshot store ({kind}) did not answer in time; {consequence}. Try again later."),
                 source,
             },
             StoreError::Failed(source) => WorkspaceError::StoreFailed {
-                message: format!("The snapshot store ({kind}) failed; nothing was saved. Try again later."),
+                message: format!("The snapshot store ({kind}) failed; {consequence}. Try again later."),
                 source,
             },
         }
@@ -81,9 +80,15 @@ impl StoreError {
 type StoreResult<T> = std::result::Result<T, StoreError>;
 
 impl Objects {
-    /// The store's failure in the words a person reads.
+    /// The store's failure while saving a snapshot, in the words a person reads.
     pub fn refusal(&self, e: StoreError) -> WorkspaceError {
-        e.into_workspace_error(self.kind)
+        e.into_workspace_error(self.kind, "nothing was saved")
+    }
+
+    /// The store's failure while reading a snapshot back (`consequence`: what did not happen,
+    /// "the download did not start", "nothing was restored").
+    pub fn read_refusal(&self, e: StoreError, consequence: &str) -> WorkspaceError {
+        e.into_workspace_error(self.kind, consequence)
     }
 
     /// The store the configuration names (a local folder is created if missing, private to this
@@ -262,4 +267,20 @@ fn timed_out(e: &(dyn std::error::Error + 'static)) -> bool {
         next = err.source();
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_read_says_what_did_not_happen_not_that_nothing_was_saved() {
+        let no_answer = StoreError::NoAnswer(anyhow::anyhow!("timed out"));
+        let shown = no_answer.into_workspace_error("s3", "the download did not start").to_string();
+        assert!(shown.contains("did not answer in time; the download did not start"), "{shown}");
+        assert!(!shown.contains("saved"), "{shown}");
+        let failed = StoreError::Failed(anyhow::anyhow!("refused"));
+        let shown = failed.into_workspace_error("local", "nothing was saved").to_string();
+        assert!(shown.contains("(local) failed; nothing was saved"), "{shown}");
+    }
 }

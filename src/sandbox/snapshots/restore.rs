@@ -37,7 +37,10 @@ pub fn had_files(r: &Resolved) -> bool {
 /// The snapshot's entries, one at a time (downloaded to a temporary file first).
 pub async fn entries(st: &AppState, s: &Snapshot) -> Result<tokio::sync::mpsc::Receiver<std::io::Result<Item>>> {
     let file = TempFile::new();
-    st.snapshots.get_to_file(&s.object_key, &file.0).await.map_err(|e| st.snapshots.refusal(e))?;
+    st.snapshots
+        .get_to_file(&s.object_key, &file.0)
+        .await
+        .map_err(|e| st.snapshots.read_refusal(e, "nothing was restored"))?;
     Ok(archive::entries(file))
 }
 
