@@ -1,5 +1,6 @@
 //! The audit log's events: each code as the API gives it and the name the log page shows. One
-//! table; `tests/api/audit_log.rs` fails when a code recorded in `src/` is missing from it.
+//! table; `tests/api/audit_log.rs` fails when a code written anywhere in `src/` (any literal
+//! `subject.what_happened`, whatever its subject) is missing from it.
 
 /// `(code, name)`, grouped by what they are about.
 pub const EVENTS: &[(&str, &str)] = &[
@@ -33,6 +34,8 @@ pub const EVENTS: &[(&str, &str)] = &[
     ("agent.deleted", "Agent deleted"),
     ("conversation.deleted", "Conversation deleted"),
     ("sandbox.orphans_purged", "Orphaned sandboxes purged"),
+    ("sandbox_session.closed", "Sandbox session closed"),
+    ("sandbox_session.files_deleted", "Sandbox session closed and its files deleted"),
 ];
 
 /// The name of an event's code; a code the table lacks reads as its words
