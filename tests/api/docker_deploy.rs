@@ -281,17 +281,18 @@ async fn a_deploy_asked_for_the_docker_proxy_starts_it_and_the_documented_backup
 
     // The documented backup, taken while the console serves, restores what was there before it
     // (and not what came after), with the console's volume.
-    stack.agent(&token, "before the backup", "python").await;
+    stack.connect_own_sandboxd(&token).await;
+    stack.agent(&token, "before-backup", "python").await;
     run_documented(&stack, &documented_block("backup")).await;
     for file in ["agenticos.dump", "console-data.tar.gz"] {
         let size = std::fs::metadata(stack.dir.join(file)).map(|m| m.len()).unwrap_or(0);
         assert!(size > 100, "{file}: {size} bytes");
     }
-    stack.agent(&token, "after the backup", "python").await;
-    assert_eq!(agent_names(&stack, &token).await, ["after the backup", "before the backup"]);
+    stack.agent(&token, "after-backup", "python").await;
+    assert_eq!(agent_names(&stack, &token).await, ["after-backup", "before-backup"]);
     run_documented(&stack, &documented_block("restore")).await;
     stack.ready().await.unwrap_or_else(|e| panic!("{e:#}\n{}", stack.logs()));
-    assert_eq!(agent_names(&stack, &token).await, ["before the backup"]);
+    assert_eq!(agent_names(&stack, &token).await, ["before-backup"]);
 }
 
 /// `NAME`'s value in the stack's `.env`.
