@@ -207,7 +207,7 @@ if $proxy; then
     "${compose[@]}" up -d --no-deps --no-build docker-proxy
 fi
 # The old console stops before the new one listens on the published port: connections in that gap
-# (about a second and a half) are refused (docs/operating.md "Deploying").
+# (a second or more) are refused (docs/operating.md "Deploying").
 log "replacing the console"
 "${compose[@]}" up -d --no-deps --no-build app
 wait_healthy app || exit 1
