@@ -412,3 +412,14 @@ async fn quickstart_installs_the_release_served_over_loopback_and_its_stack_serv
     own_sandboxd_is_healthy(&mut stack).await;
     let _ = server.kill().await;
 }
+
+#[test]
+fn quickstart_installs_this_release() {
+    // No engine: the script's release is the crate's version (the console image it names, and the
+    // release address it fetches from by default).
+    let script =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/quickstart.sh"))
+            .expect("scripts/quickstart.sh");
+    let release = format!("version={}", env!("CARGO_PKG_VERSION"));
+    assert!(script.lines().any(|l| l == release), "scripts/quickstart.sh does not say `{release}`");
+}
