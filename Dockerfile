@@ -3,6 +3,10 @@
 #   docker build -t agenticos .
 #   docker run --rm -p 8000:8000 -v agenticos-data:/app/data agenticos
 #
+# Everything the console writes is under /app/data (a volume: local snapshots, the vault key file,
+# the default SQLite file) and /tmp (snapshot archives while they are assembled), so the root
+# filesystem may be read-only (`--read-only --tmpfs /tmp`, as docker-compose.yml runs it).
+#
 # Works with BuildKit and the classic builder alike (no RUN --mount).
 #
 # Both base images are build arguments (defaults below), for a machine that builds its own bases
@@ -54,5 +58,8 @@ RUN mkdir -p /app/data && chown agenticos:agenticos /app/data
 USER agenticos:agenticos
 ENV AGENTICOS_BIND=0.0.0.0:8000
 EXPOSE 8000
+# GET /readyz on loopback (AGENTICOS_BIND's port): healthy while the console serves and its database
+# answers. The image has no curl: the binary asks.
+HEALTHCHECK --interval=5s --timeout=10s --start-period=30s --retries=3 CMD ["agenticos", "healthcheck"]
 ENTRYPOINT ["/usr/local/bin/agenticos"]
 CMD ["serve"]

@@ -1,6 +1,6 @@
 //! The `agenticos` command line: `serve` (default), `migrate`, `admin create-owner`,
 //! `admin create-token`, `sandbox-runtimes`, `sandbox-token`, `doctor`, `sweep`, `backup`,
-//! `docker-proxy`.
+//! `docker-proxy`, `healthcheck`, `--version`.
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -59,12 +59,20 @@ USAGE:
                                       path) to the engine at SOCKET (default
                                       /var/run/docker.sock); everything else is refused with
                                       403. Point DOCKER_HOST of the console at ADDR
+    agenticos healthcheck             ask this machine's console (AGENTICOS_BIND's port) for
+                                      /readyz: exit 0 when it answers 200, 1 otherwise (the
+                                      container's health check: the image has no curl)
+    agenticos --version               print the version
     agenticos help                    this text
 
 Configuration comes from the environment; see docs/operating.md (Configuration).";
 
 /// Runs the command line; returns the process exit code.
 pub async fn run(args: Vec<String>) -> i32 {
+    if matches!(args.get(1).map(String::as_str), Some("--version" | "version")) && args.len() == 2 {
+        println!("agenticos {}", env!("CARGO_PKG_VERSION"));
+        return 0;
+    }
     let config = match Config::from_env() {
         Ok(c) => c,
         Err(e) => {
@@ -92,6 +100,7 @@ pub async fn run(args: Vec<String>) -> i32 {
             Err(e) => return usage_error(&e),
         },
         ["doctor"] => doctor(config).await,
+        ["healthcheck"] => Ok(healthcheck(&config).await),
         ["backup", rest @ ..] => match Flags::parse(rest, &[], &["--to"]) {
             Ok(flags) => match flags.value("--to") {
                 Some(to) => backup(config, Path::new(to)).await.map(|()| 0),
@@ -184,6 +193,35 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         tracing::error!(error = %e, event = "operations_not_moved", "failed to move the operation log's inbox at shutdown");
     }
     Ok(())
+}
+
+/// `GET /readyz` of the console on this machine (the port of `AGENTICOS_BIND`, on loopback when it
+/// binds every address): 0 when it answers 200 within 5 seconds, else 1, with why on stderr.
+async fn healthcheck(config: &Config) -> i32 {
+    let mut address = config.http.bind;
+    if address.ip().is_unspecified() {
+        address.set_ip(if address.is_ipv4() {
+            std::net::Ipv4Addr::LOCALHOST.into()
+        } else {
+            std::net::Ipv6Addr::LOCALHOST.into()
+        });
+    }
+    let url = format!("http://{address}/readyz");
+    let answer = match reqwest::Client::builder().no_proxy().timeout(std::time::Duration::from_secs(5)).build() {
+        Ok(client) => client.get(&url).send().await,
+        Err(e) => Err(e),
+    };
+    match answer {
+        Ok(r) if r.status().is_success() => 0,
+        Ok(r) => {
+            eprintln!("agenticos: {url} answered {}", r.status());
+            1
+        }
+        Err(e) => {
+            eprintln!("agenticos: {url} did not answer: {e}");
+            1
+        }
+    }
 }
 
 async fn migrate(config: Config) -> anyhow::Result<()> {

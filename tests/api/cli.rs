@@ -26,6 +26,38 @@ fn an_invalid_setting_stops_start_up_listing_every_problem_with_status_2() {
     }
 }
 
+#[test]
+fn version_prints_the_release_without_reading_the_configuration() {
+    // An invalid setting does not matter: `--version` answers before the configuration is read.
+    let out = agenticos().env("AGENTICOS_BIND", "not-an-address").arg("--version").output().expect("runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), format!("agenticos {}\n", env!("CARGO_PKG_VERSION")));
+}
+
+/// `agenticos healthcheck` with `AGENTICOS_BIND` set to `bind`: exit code and standard error.
+async fn healthcheck(bind: &str) -> (Option<i32>, String) {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_agenticos"))
+        .env_clear()
+        .env("AGENTICOS_BIND", bind)
+        .arg("healthcheck")
+        .output()
+        .await
+        .expect("runs");
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+db_test! {
+    async fn healthcheck_exits_0_while_the_console_is_ready_and_1_when_nothing_answers(app: TestApp) {
+        // The container's setting: every address; the check asks loopback on that port.
+        let (code, stderr) = healthcheck(&format!("0.0.0.0:{}", app.port)).await;
+        assert_eq!(code, Some(0), "{stderr}");
+        let free = std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port();
+        let (code, stderr) = healthcheck(&format!("0.0.0.0:{free}")).await;
+        assert_eq!(code, Some(1), "{stderr}");
+        assert!(stderr.contains(&format!("http://127.0.0.1:{free}/readyz did not answer")), "{stderr}");
+    }
+}
+
 db_test! {
     async fn migrate_and_create_owner_work_on_a_fresh_database(database: TestDatabase) {
         let key = database.dir.path().join("vault.key");

@@ -52,6 +52,16 @@ impl ComposeStack {
     /// workspace root belongs to the sandbox uid. Starts nothing; the override is
     /// [`ComposeStack::write_override`]'s.
     pub fn create() -> anyhow::Result<ComposeStack> {
+        let stack = Self::empty()?;
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+        std::fs::copy(repo.join("docker-compose.yml"), stack.dir.join("docker-compose.yml"))
+            .context("copying docker-compose.yml")?;
+        stack.write_env(&repo.join(".env.example"))
+    }
+
+    /// The project's directory, empty, and a workspace root that belongs to the sandbox uid, with
+    /// a free port for the console and no token yet. Starts nothing.
+    pub fn empty() -> anyhow::Result<ComposeStack> {
         docker_support::sweep_abandoned();
         let run = docker_support::new_run_id();
         let dir = docker_support::run_dir(&run).join("compose");
@@ -60,12 +70,27 @@ impl ComposeStack {
         std::os::unix::fs::chown(&workspaces, Some(SANDBOX_UID), Some(SANDBOX_UID))
             .context("giving the workspace root to the sandbox uid")?;
         std::fs::create_dir_all(&dir).context("creating the project directory")?;
-        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-        std::fs::copy(repo.join("docker-compose.yml"), dir.join("docker-compose.yml"))
-            .context("copying docker-compose.yml")?;
+        let url = format!("http://127.0.0.1:{}", free_port()?);
+        Ok(ComposeStack { run, dir, url, sandboxd_token: String::new() })
+    }
 
-        // The token as an operator makes it: the binary writes it into ./.env, unprinted.
+    /// The console's published port.
+    pub fn port(&self) -> &str {
+        self.url.rsplit(':').next().unwrap_or_default()
+    }
+
+    /// The workspace root [`ComposeStack::empty`] made.
+    pub fn workspaces(&self) -> PathBuf {
+        docker_support::run_dir(&self.run).join("workspaces")
+    }
+
+    /// Writes `.env` from `template`; the stack with its token.
+    fn write_env(mut self, template: &Path) -> anyhow::Result<ComposeStack> {
+        let dir = self.dir.clone();
+        // `.env` as an operator makes it: the shipped template, the token written by the binary
+        // into its empty line (unprinted), the rest filled in.
         let env_file = dir.join(".env");
+        std::fs::copy(template, &env_file).context("copying .env.example")?;
         let out = Command::new(env!("CARGO_BIN_EXE_agenticos"))
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -79,20 +104,42 @@ impl ComposeStack {
         let written = std::fs::read_to_string(&env_file).context("reading .env")?;
         let sandboxd_token = written
             .lines()
-            .find_map(|l| l.strip_prefix("SANDBOXD_TOKEN="))
+            .find_map(|l| l.strip_prefix("SANDBOXD_TOKEN=").filter(|t| !t.is_empty()))
             .context("sandbox-token wrote no SANDBOXD_TOKEN")?
             .to_string();
-        let port = free_port()?;
+        self.sandboxd_token = sandboxd_token;
+        let stack = self;
+        let port = stack.port().to_string();
         let vault_key = uuid::Uuid::new_v4().simple().to_string() + &uuid::Uuid::new_v4().simple().to_string();
-        let postgres_password = uuid::Uuid::new_v4().simple().to_string();
-        let more = format!(
-            "AGENTICOS_VAULT_KEY={vault_key}\nPOSTGRES_PASSWORD={postgres_password}\nAGENTICOS_PORT={port}\n\
-             SANDBOXD_WORKSPACE_ROOT={}\nDOCKER_GID={}\n",
-            workspaces.display(),
-            docker_support::socket_gid()?
-        );
-        std::fs::write(&env_file, format!("{written}{more}")).context("writing .env")?;
-        Ok(ComposeStack { run, dir, url: format!("http://127.0.0.1:{port}"), sandboxd_token })
+        stack.set_env("AGENTICOS_VAULT_KEY", Some(&vault_key))?;
+        stack.set_env("POSTGRES_PASSWORD", Some(&uuid::Uuid::new_v4().simple().to_string()))?;
+        stack.set_env("AGENTICOS_PORT", Some(&port))?;
+        stack.set_env("AGENTICOS_PUBLIC_URL", Some(&stack.url))?;
+        stack.set_env("SANDBOXD_WORKSPACE_ROOT", Some(&stack.workspaces().display().to_string()))?;
+        stack.set_env("DOCKER_GID", Some(&docker_support::socket_gid()?))?;
+        Ok(stack)
+    }
+
+    /// Sets `name` in the project's `.env` to `value` (its first line, or a new one; other lines
+    /// of it go), or removes it (`None`).
+    pub fn set_env(&self, name: &str, value: Option<&str>) -> anyhow::Result<()> {
+        let path = self.dir.join(".env");
+        let text = std::fs::read_to_string(&path).context("reading .env")?;
+        let prefix = format!("{name}=");
+        let mut lines: Vec<String> = Vec::new();
+        let mut set = false;
+        for line in text.lines() {
+            if !line.starts_with(&prefix) {
+                lines.push(line.to_string());
+            } else if let (Some(value), false) = (value, set) {
+                lines.push(format!("{prefix}{value}"));
+                set = true;
+            }
+        }
+        if let (Some(value), false) = (value, set) {
+            lines.push(format!("{prefix}{value}"));
+        }
+        std::fs::write(&path, lines.join("\n") + "\n").context("writing .env")
     }
 
     /// (Re)writes the override: local images, the run's labels, and sandboxd's `runtimes`.
@@ -220,6 +267,41 @@ impl ComposeStack {
         }
     }
 
+    /// The id of the stack's running container of `service` (not a one-off `run`), or empty.
+    pub fn container_of(&self, service: &str) -> String {
+        let project = docker_support::compose_project(&self.run);
+        docker(&[
+            "ps",
+            "-q",
+            "--no-trunc",
+            "--filter",
+            &format!("label=com.docker.compose.project={project}"),
+            "--filter",
+            &format!("label=com.docker.compose.service={service}"),
+            "--filter",
+            "label=com.docker.compose.oneoff=False",
+        ])
+        .unwrap_or_default()
+    }
+
+    /// Waits until the container of `service` is `healthy` by its own compose healthcheck.
+    pub async fn healthy(&self, service: &str) -> anyhow::Result<()> {
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            let container = self.container_of(service);
+            let health =
+                docker(&["inspect", "--format", "{{if .State.Health}}{{.State.Health.Status}}{{end}}", &container])
+                    .unwrap_or_default();
+            if health == "healthy" {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                bail!("{service} is not healthy within {READY_TIMEOUT:?}: `{health}`");
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
     /// Names of the running containers of the stack: the project's, and the session
     /// containers sandboxd started (their bind mounts are under the run's directory).
     fn running(&self) -> Vec<String> {
@@ -272,6 +354,7 @@ fn override_file(images: &DeploymentImages, run: &str, runtimes: &str) -> anyhow
     let file = json!({
         "services": {
             "app": {"image": images.console, "labels": labels},
+            "docker-proxy": {"image": images.console, "labels": labels},
             "postgres": {"image": images.postgres, "labels": labels},
             "sandboxd": {
                 "labels": labels,
@@ -280,6 +363,18 @@ fn override_file(images: &DeploymentImages, run: &str, runtimes: &str) -> anyhow
         }
     });
     Ok(serde_json::to_string_pretty(&file)?)
+}
+
+/// `GET path` on the console's API with `token`: status and the body's bytes.
+pub async fn get_bytes(stack: &ComposeStack, token: &str, path: &str) -> (u16, Vec<u8>) {
+    let response = reqwest::Client::new()
+        .get(format!("{}{path}", stack.url))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
+    let status = response.status().as_u16();
+    (status, response.bytes().await.map(|b| b.to_vec()).unwrap_or_default())
 }
 
 fn free_port() -> anyhow::Result<u16> {
@@ -315,6 +410,38 @@ async fn the_compose_stack_runs_echo_in_a_real_sandbox_and_down_leaves_nothing_r
     let db =
         stack.compose(&["exec", "-T", "app", "sh", "-c", "echo \"$DATABASE_URL\""]).unwrap_or_else(|e| panic!("{e:#}"));
     assert!(db.trim().starts_with("postgres://agenticos:") && db.trim().ends_with("@postgres:5432/agenticos"), "{db}");
+    // Configured from .env, not edited: the public address follows what .env says.
+    let public = stack
+        .compose(&["exec", "-T", "app", "sh", "-c", "echo \"$AGENTICOS_PUBLIC_URL\""])
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(public.trim(), stack.url);
+    // The binary says which release it is.
+    let version = stack.agenticos(&["--version"], None).unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(version, format!("agenticos {}\n", env!("CARGO_PKG_VERSION")));
+
+    // Both services become healthy by their own healthchecks (the console's asks /readyz,
+    // sandboxd's its /healthz), and run hardened: a read-only root filesystem, no capability, no
+    // privilege to gain. Everything the console writes is on its named volume (or /tmp, memory).
+    for service in ["app", "sandboxd"] {
+        stack.healthy(service).await.unwrap_or_else(|e| panic!("{e:#}\n{}", stack.logs()));
+        let container = stack.container_of(service);
+        let hardening = docker(&[
+            "inspect",
+            "--format",
+            "{{.HostConfig.ReadonlyRootfs}} {{.HostConfig.CapDrop}} {{.HostConfig.SecurityOpt}}",
+            &container,
+        ])
+        .unwrap_or_else(|e| panic!("{e:#}"));
+        assert_eq!(hardening, "true [ALL] [no-new-privileges:true]", "{service}");
+    }
+    let mounts = docker(&[
+        "inspect",
+        "--format",
+        "{{range .Mounts}}{{.Type}}:{{.Destination}} {{end}}",
+        &stack.container_of("app"),
+    ])
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(mounts.trim(), "volume:/app/data", "the console's mounts");
 
     // The first owner and a token, on the console's own command line.
     let token = stack.owner_token().unwrap_or_else(|e| panic!("{e:#}"));
@@ -358,4 +485,56 @@ async fn the_compose_stack_runs_echo_in_a_real_sandbox_and_down_leaves_nothing_r
     // SANDBOXD_CONTAINER_TTL (the test's Drop removes it).
     let status = docker(&["inspect", "--format", "{{.State.Status}}", &container]).unwrap_or_else(|e| panic!("{e:#}"));
     assert_eq!(status, "exited");
+}
+
+#[tokio::test]
+async fn a_recreated_console_still_downloads_and_restores_a_snapshot_taken_before() {
+    let Some(images) = docker_support::deployment_images("docker_compose::snapshot").await else { return };
+    let stack = ComposeStack::up(&images).unwrap_or_else(|e| panic!("{e:#}"));
+    stack.ready().await.unwrap_or_else(|e| panic!("{e:#}\n{}", stack.logs()));
+    let token = stack.owner_token().unwrap_or_else(|e| panic!("{e:#}"));
+    stack.connect_own_sandboxd(&token).await;
+    let agent = stack.agent(&token, "keeper", "python").await;
+
+    // A run writes a file; an on-demand snapshot of its workspace is stored locally (no S3).
+    let run_body = json!({"agent_id": agent, "started_by": "member"});
+    let (status, run) = api(&stack, &token, reqwest::Method::POST, "/api/v1/runs", Some(run_body.clone())).await;
+    assert_eq!(status, 201, "{run}");
+    let run_id = run["id"].as_str().expect("run id").to_string();
+    let file = format!("{}/api/v1/runs/{run_id}/workspace/files?path=kept.txt", stack.url);
+    let put = reqwest::Client::new().put(&file).bearer_auth(&token).body("kept across deploys\n").send().await;
+    assert_eq!(put.expect("write").status(), 204);
+    let (_, state) =
+        api(&stack, &token, reqwest::Method::GET, &format!("/api/v1/runs/{run_id}/workspace/state"), None).await;
+    let workspace = state["workspace_id"].as_str().unwrap_or_else(|| panic!("{state}")).to_string();
+    let (status, snapshot) =
+        api(&stack, &token, reqwest::Method::POST, &format!("/api/v1/workspaces/{workspace}/snapshots"), None).await;
+    assert_eq!(status, 201, "{snapshot}\n{}", stack.logs());
+    let snapshot_id = snapshot["id"].as_str().expect("snapshot id").to_string();
+    let archive = format!("/api/v1/snapshots/{snapshot_id}/archive");
+    let (status, before) = get_bytes(&stack, &token, &archive).await;
+    assert_eq!(status, 200);
+    assert!(!before.is_empty());
+
+    // The console is recreated, as every deploy does: a new container of the same service.
+    let old = stack.container_of("app");
+    stack
+        .compose(&["up", "--detach", "--no-deps", "--no-build", "--force-recreate", "app"])
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let new = stack.container_of("app");
+    assert!(!new.is_empty() && new != old, "the console was not recreated: {old} / {new}");
+    stack.ready().await.unwrap_or_else(|e| panic!("{e:#}\n{}", stack.logs()));
+
+    // The snapshot taken before is still there: the same bytes, and a new run starts from it.
+    let (status, after) = get_bytes(&stack, &token, &archive).await;
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&after));
+    assert!(after == before, "the archive changed across the recreate");
+    let mut restored = run_body;
+    restored["snapshot_id"] = json!(snapshot_id);
+    let (status, run) = api(&stack, &token, reqwest::Method::POST, "/api/v1/runs", Some(restored)).await;
+    assert_eq!(status, 201, "{run}");
+    let run_id = run["id"].as_str().expect("run id");
+    let (status, read) =
+        get_bytes(&stack, &token, &format!("/api/v1/runs/{run_id}/workspace/files?path=kept.txt")).await;
+    assert_eq!((status, String::from_utf8_lossy(&read).into_owned()), (200, "kept across deploys\n".to_string()));
 }
