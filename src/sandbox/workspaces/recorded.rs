@@ -1,4 +1,4 @@
-//! Recording (DESIGN.md §8) as a wrapper around any backend: `read`, `write`, `ls`, `mkdir`,
+//! Recording (docs/design.md §8) as a wrapper around any backend: `read`, `write`, `ls`, `mkdir`,
 //! `remove` and `execute` each become one row of `sandbox_operations` — the target, whether it
 //! went well, a detail line written by us, the duration — never a payload, never an output.
 //! `stat` is a question and passes unrecorded. A refusal before anything reached a host (a path,
