@@ -634,7 +634,7 @@ async fn check_rows(console: &Console, t: &Tally) -> bool {
     let options = sqlx::sqlite::SqliteConnectOptions::new().filename(&console.db_path).read_only(true);
     let mut db = options.connect().await.expect("open the console's SQLite file");
     // Finishing a run commits its rows; a periodic flush that took some a moment earlier may still
-    // be committing them, so give it (DESIGN.md §8 "shortly after") up to 5 s.
+    // be committing them, so give it (docs/design.md §8 "shortly after") up to 5 s.
     let finished = Instant::now();
     // A console that writes the log behind its recorder (SQLite's `sandbox_operations_inbox`) holds
     // rows there that it has not moved yet: they are counted too. An older console has no inbox.

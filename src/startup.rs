@@ -258,7 +258,7 @@ pub fn spawn_search_indexing(state: Data<AppState>) {
 }
 
 /// The `sandbox-destroy-retry` sweep every minute while serving: each due tombstone this replica
-/// can claim is destroyed or rescheduled (DESIGN.md §10), then the snapshot store's.
+/// can claim is destroyed or rescheduled (docs/design.md §10), then the snapshot store's.
 pub fn spawn_destroy_retry(state: Data<AppState>) {
     every(state, 60, |st| async move { sweeps::destroy_retry(&st, crate::db::now_ms()).await });
 }

@@ -1,7 +1,7 @@
 //! The runtime catalog (`catalog/sandbox_runtimes.json`) and the sandboxd version pin
 //! (`catalog/sandboxd.version`). This module is the only reader of `catalog/`.
 //!
-//! The catalog names the runtimes this deployment ships to its sandboxd hosts (DESIGN.md §5).
+//! The catalog names the runtimes this deployment ships to its sandboxd hosts (docs/design.md §5).
 //! What the server loads at start-up lives here: the validated [`RuntimeCatalog`], the
 //! `SANDBOXD_RUNTIMES` value and the briefing derived from it, and [`read_version_file`].
 //! [`repo`] is the repository tooling used only by the CLI and the tests (compose drift, version

@@ -1,5 +1,5 @@
 //! `agenticos docker-proxy`: the one process that holds the Docker engine's socket when the
-//! console reads the engine (DESIGN §1; docs/operating.md, "The Docker proxy"). It passes the
+//! console reads the engine (docs/design.md §1; docs/operating.md, "The Docker proxy"). It passes the
 //! read calls of `src/docker/` ([`allowlist`]) with the environment and command lines taken out
 //! of their answers ([`redact`]), and refuses everything else with 403 and a JSON `message` (the
 //! engine's own error shape, which the docker CLI and bollard show). Nothing is sent on a

@@ -1,4 +1,4 @@
-//! What Documents never lists or counts (DESIGN.md §9): the agent's skills, the tool-output spill
+//! What Documents never lists or counts (docs/design.md §9): the agent's skills, the tool-output spill
 //! folder and our own `.agenticos/` at the top of a workspace, and toolchain folders wherever
 //! they are. A pure function of the path, so listings, counts and search agree.
 
@@ -43,7 +43,7 @@ pub fn is_excluded(path: &str) -> bool {
 mod tests {
     use super::*;
 
-    /// DESIGN.md §9's toolchain folders.
+    /// docs/design.md §9's toolchain folders.
     const TOOLCHAIN: [&str; 11] = [
         ".venv",
         "venv",

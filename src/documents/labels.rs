@@ -8,7 +8,7 @@ use crate::sandbox::workspaces::model::recovery_label;
 use crate::state::AppState;
 use crate::vocabulary::scope::Scope;
 
-/// The kind of a `state` workspace's recovery copy (DESIGN.md §11).
+/// The kind of a `state` workspace's recovery copy (docs/design.md §11).
 pub const RECOVERY_COPY: &str = "recovery copy";
 
 /// How a workspace is named and placed: the scope's words, its owner, where it is stored.

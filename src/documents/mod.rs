@@ -1,4 +1,4 @@
-//! Documents (DESIGN.md §9): what agents keep for people. Visibility and rows (`store.rs`),
+//! Documents (docs/design.md §9): what agents keep for people. Visibility and rows (`store.rs`),
 //! listing through the host's archive routes (`listing.rs`) or a Daytona sandbox's toolbox
 //! (`daytona.rs`), exclusions, grouping, thumbnails,
 //! safe serving, and the pages and API over them.

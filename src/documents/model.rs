@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use crate::vocabulary::scope::Scope;
 
-/// Who put a file there, as far as a path tells (DESIGN.md §9: a host records no author).
+/// Who put a file there, as far as a path tells (docs/design.md §9: a host records no author).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AddedBy {

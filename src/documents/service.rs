@@ -1,4 +1,4 @@
-//! Documents (DESIGN.md §9): what agents keep for people. Which workspaces a caller may see comes
+//! Documents (docs/design.md §9): what agents keep for people. Which workspaces a caller may see comes
 //! from `store.rs`; their files from `listing.rs` (the host's archive routes, or a `state`
 //! workspace's document); `grouping.rs` shapes them; tiles get thumbnails and text previews
 //! within a budget per request.

@@ -1,4 +1,4 @@
-//! SQL for Documents: the workspaces a caller may see (DESIGN.md §9), each with the names it is
+//! SQL for Documents: the workspaces a caller may see (docs/design.md §9), each with the names it is
 //! shown under, and a `state` workspace's document. Read-only; every query is confined to the
 //! caller's organization.
 

@@ -1,4 +1,4 @@
-//! Organizations, memberships and the five roles of DESIGN.md §4.
+//! Organizations, memberships and the five roles of docs/design.md §4.
 
 use serde::Serialize;
 

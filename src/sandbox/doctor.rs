@@ -1,4 +1,4 @@
-//! `agenticos doctor`: checks every registered connection of every organization (DESIGN.md §6).
+//! `agenticos doctor`: checks every registered connection of every organization (docs/design.md §6).
 //!
 //! A sandboxd connection is checked in five steps: the host is reachable (`/healthz`), its
 //! credential is present (the vault secret exists and decrypts), the host accepts it (`/policy`

@@ -1,6 +1,6 @@
 //! Headless Chromium for the few tests that need htmx running in a real browser.
 //!
-//! STYLE.md: browser tests only for flows that need htmx running; keep them few. Everything
+//! docs/style.md: browser tests only for flows that need htmx running; keep them few. Everything
 //! else is asserted on parsed HTML from the reqwest client.
 //!
 //! Chromium and chromedriver come from Debian (`apt-get install chromium chromium-driver`):

@@ -1,5 +1,5 @@
 //! The FAKE Daytona (tests/peer/daytona/fake_daytona.py; not Daytona) and the two checks of its
-//! contract: against Daytona's OpenAPI documents (`../shared/specs/daytona/`, pinned by sha256;
+//! contract: against Daytona's OpenAPI documents (vendored in [`SPECS_DIR`], pinned by sha256;
 //! tests/peer/daytona/contract.py) and against Daytona's own client (the official Python SDK,
 //! `daytona==0.226.1`; tests/peer/daytona/sdk_check.py). See docs/testing.md, "The fake Daytona".
 //!
@@ -22,6 +22,11 @@ use std::time::{Duration, Instant};
 
 /// How long a first start may take: it creates the venv and installs into it.
 const READY_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Daytona's two OpenAPI documents, vendored with their licence and sha256 pin
+/// (`tests/peer/daytona/specs/README.md`), relative to the repository root. The Python checks are
+/// always pointed here, so a `DAYTONA_SPECS_DIR` left in the environment cannot swap them.
+pub const SPECS_DIR: &str = "tests/peer/daytona/specs";
 
 /// Fakes' folders are `<temp>/fake-daytona-test-<pid>-*`.
 const DIR_PREFIX: &str = "fake-daytona-test-";
@@ -140,6 +145,7 @@ impl FakeDaytona {
             .env("DAYTONA_URL", &self.url)
             .env("DAYTONA_API_URL", &self.api_url)
             .env("DAYTONA_API_KEY", &self.api_key)
+            .env("DAYTONA_SPECS_DIR", Path::new(env!("CARGO_MANIFEST_DIR")).join(SPECS_DIR))
             .env("PYTHONDONTWRITEBYTECODE", "1")
             .stdin(Stdio::null())
             .output()
@@ -283,7 +289,7 @@ fn assert_ran(what: &str, output: &Output, fake: &FakeDaytona) {
     );
 }
 
-/// The two documents are the ones pinned in ../shared/specs/daytona/README.md, and the contract
+/// The two documents are the ones pinned in tests/peer/daytona/specs/README.md, and the contract
 /// check is not vacuous: each mismatch planted in a log is reported, and a changed document fails
 /// the pin.
 #[test]

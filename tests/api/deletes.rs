@@ -1,4 +1,4 @@
-//! Deletes that leave nothing behind (DESIGN.md §10), against the real sandboxd peer on SQLite
+//! Deletes that leave nothing behind (docs/design.md §10), against the real sandboxd peer on SQLite
 //! and PostgreSQL: a deleted conversation's session is purged at the host; a host that is down
 //! keeps the tombstone, retried with a doubling pause (driven by the sweep's clock, no sleeping)
 //! until the host is back; the delete and its tombstones commit together or not at all; two

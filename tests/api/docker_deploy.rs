@@ -4,8 +4,8 @@
 //! of the new sandboxd image while the running one keeps serving, fails naming a runtime it could
 //! not prepare after three tries before anything is replaced, migrates before the console is
 //! replaced, waits until each replaced service is healthy, and the new sandboxd then
-//! serves the changed runtime from an image built before it started (DESIGN, "Wann ein Build
-//! bezahlt wird").
+//! serves the changed runtime from an image built before it started (docs/design.md §14, "When a
+//! runtime build is paid").
 //!
 //! The changed runtime's build waits on a gate this test holds (its setup command fetches a URL on
 //! this machine), so the test looks at the old sandboxd exactly while the new runtime is being

@@ -2,7 +2,7 @@
 //! workspace exec) against the pinned sandboxd image run with the engine's socket
 //! ([`DockerPeer`]), each on SQLite and PostgreSQL: no network, the catalog entry's memory
 //! ceiling and the service's process ceiling enforced by the kernel, and a container removed
-//! from outside healed with its files (DESIGN.md §7).
+//! from outside healed with its files (docs/design.md §7).
 
 use reqwest::Method;
 use serde_json::{json, Value};

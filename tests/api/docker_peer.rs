@@ -46,7 +46,7 @@ impl DockerPeer {
 
     /// [`DockerPeer::start`] as the deployment runs it: the service itself as uid
     /// [`SANDBOX_UID`] (in the engine socket's group), with `SANDBOXD_SANDBOX_UID` set to it, and
-    /// a workspace root that uid owns (DESIGN, "Isolation, schlicht gesagt").
+    /// a workspace root that uid owns (docs/design.md §14, "Isolation, plainly").
     pub async fn start_unprivileged(images: &Images, env: &[(&str, &str)]) -> anyhow::Result<DockerPeer> {
         Self::start_with(images, env, true).await
     }

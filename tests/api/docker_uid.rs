@@ -1,4 +1,4 @@
-//! Sandboxes run as uid 10001 (DESIGN, "Isolation, schlicht gesagt"): sandboxd itself runs as
+//! Sandboxes run as uid 10001 (docs/design.md §14, "Isolation, plainly"): sandboxd itself runs as
 //! that uid (opening a session chowns its workspace, which an unprivileged sandboxd can do only for
 //! itself), the runtime builder creates the account with a home, every file an agent writes
 //! belongs to 10001 on the host, and LibreOffice converts a document there (it needs a real

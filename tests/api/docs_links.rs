@@ -131,7 +131,7 @@ fn anchors(text: &str) -> Vec<String> {
 
 /// Every link target of the text (outside code) with its line: `[text](target)`, `![alt](target)`
 /// and `<img src="target">`.
-fn links(text: &str) -> Vec<(usize, String)> {
+pub(crate) fn links(text: &str) -> Vec<(usize, String)> {
     let text = without_code_spans(&without_fences(text));
     let line_of = |offset: usize| text[..offset].matches('\n').count() + 1;
     let mut out = Vec::new();
@@ -154,7 +154,7 @@ fn links(text: &str) -> Vec<(usize, String)> {
     out
 }
 
-fn is_external(target: &str) -> bool {
+pub(crate) fn is_external(target: &str) -> bool {
     let lower = target.to_ascii_lowercase();
     ["http:", "https:", "mailto:"].iter().any(|scheme| lower.starts_with(scheme))
 }

@@ -86,6 +86,7 @@ mod sandbox_policy;
 mod sandbox_running;
 mod sandboxd_client;
 mod snapshots;
+mod stands_alone;
 mod state_merge;
 mod tcp;
 mod templates;

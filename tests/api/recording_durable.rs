@@ -321,7 +321,7 @@ db_test! {
         // Finishing commits whatever a run's operations left behind.
         let (status, v) = rest.call(Method::POST, &format!("/api/v1/runs/{run}/finish"), None).await;
         assert_eq!(status, 200, "{v}");
-        assert_eq!(app.count("sandbox_operations").await, 0, "DESIGN §8: what never reached a host is not a row");
+        assert_eq!(app.count("sandbox_operations").await, 0, "docs/design.md §8: never reaching a host, it is no row");
     }
 }
 

@@ -1,4 +1,4 @@
-//! The `state` backend under concurrency (DESIGN.md §11), on SQLite and PostgreSQL: each run of a
+//! The `state` backend under concurrency (docs/design.md §11), on SQLite and PostgreSQL: each run of a
 //! shared document works on its own view and is merged at `finish`; the limit counts files and
 //! empty folders, also of the merged result; what does not merge is kept in a recovery copy that
 //! goes with its source. Runs are interleaved explicitly, request by request (no sleeps).

@@ -3,26 +3,41 @@
 //! algorithm until the client's delayed ACK (about 40 ms); and an answer too small to gain from
 //! compression goes out as it is, in one write with its length, even to a client that accepts gzip.
 
-use std::os::fd::BorrowedFd;
-
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::helpers::{spawn_app, Backend};
 
-/// `TCP_NODELAY` of the server's end of the connection whose client end is `client` (the app runs
-/// in this process, so its accepted socket is one of this process's descriptors).
-fn server_side_nodelay(server_port: u16, client: std::net::SocketAddr) -> Option<bool> {
-    for entry in std::fs::read_dir("/proc/self/fd").ok()?.flatten() {
-        let Ok(fd) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
-        // SAFETY: the descriptor is only asked about (getsockname, getpeername, getsockopt) and
-        // never closed; one closed meanwhile answers an error, which is skipped.
-        let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
-        let socket = socket2::SockRef::from(&borrowed);
-        let local = socket.local_addr().ok().and_then(|a| a.as_socket());
-        let peer = socket.peer_addr().ok().and_then(|a| a.as_socket());
-        if local.map(|a| a.port()) == Some(server_port) && peer == Some(client) {
-            return socket.tcp_nodelay().ok();
+/// The inode of this process's TCP socket whose local port is `local_port` and whose peer's port
+/// is `peer_port` (`/proc/self/net/tcp` and `tcp6`: the ports are hexadecimal after the colon).
+fn socket_inode(local_port: u16, peer_port: u16) -> Option<String> {
+    let port_of = |address: &str| address.rsplit(':').next().and_then(|p| u16::from_str_radix(p, 16).ok());
+    for table in ["/proc/self/net/tcp", "/proc/self/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(table) else { continue };
+        for line in text.lines().skip(1) {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            if fields.len() > 9 && port_of(fields[1]) == Some(local_port) && port_of(fields[2]) == Some(peer_port) {
+                return Some(fields[9].to_string());
+            }
         }
+    }
+    None
+}
+
+/// `TCP_NODELAY` of the server's end of the connection whose client end is `client` (the app runs
+/// in this process, so its accepted socket is one of this process's descriptors: found by its
+/// inode, then duplicated through a pidfd of this process, so no raw descriptor is borrowed).
+fn server_side_nodelay(server_port: u16, client: std::net::SocketAddr) -> Option<bool> {
+    let inode = socket_inode(server_port, client.port())?;
+    let link = format!("socket:[{inode}]");
+    for entry in std::fs::read_dir("/proc/self/fd").ok()?.flatten() {
+        let Ok(target) = std::fs::read_link(entry.path()) else { continue };
+        if target.to_string_lossy() != link {
+            continue;
+        }
+        let fd: i32 = entry.file_name().to_string_lossy().parse().ok()?;
+        let me = rustix::process::pidfd_open(rustix::process::getpid(), rustix::process::PidfdFlags::empty()).ok()?;
+        let copy = rustix::process::pidfd_getfd(&me, fd, rustix::process::PidfdGetfdFlags::empty()).ok()?;
+        return socket2::SockRef::from(&copy).tcp_nodelay().ok();
     }
     None
 }

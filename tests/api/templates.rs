@@ -1,4 +1,4 @@
-//! Links and form actions come from `web/paths.rs`, never string-built (STYLE.md, Templates and
+//! Links and form actions come from `web/paths.rs`, never string-built (docs/style.md, Templates and
 //! htmx). This reads every template as text and fails naming the file, line and attribute where
 //! a URL attribute holds a hand-written path: `href="/agents"`, `hx-get="/x/{{ id }}"`,
 //! `action="{{ base }}/delete"`.

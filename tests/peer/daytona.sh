@@ -12,7 +12,9 @@
 # before the tests). Otherwise the fake listens on 127.0.0.1:${PORT:-0} (0: a free port), prints
 # DAYTONA_URL=..., DAYTONA_API_URL=... and DAYTONA_API_KEY=... on standard output, and serves until
 # standard input reaches end of file (the test binary holding its other end exits). Its other
-# settings (DAYTONA_FAKE_LOG, DAYTONA_FAKE_API_KEY, ...) are described in fake_daytona.py.
+# settings (DAYTONA_FAKE_LOG, DAYTONA_FAKE_API_KEY, ...) are described in fake_daytona.py. The
+# fake is checked against Daytona's OpenAPI documents vendored in daytona/specs/ (Apache-2.0, with
+# their licence, source commit and sha256 pin; daytona/contract.py reads them).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -1,4 +1,4 @@
-//! An agent's manifest (DESIGN.md §7, issue 14): what a new workspace starts with, as typed
+//! An agent's manifest (docs/design.md §7, issue 14): what a new workspace starts with, as typed
 //! entries — a `file`, a `dir` (an output folder), a `git_repo` (cloned or fetched and written
 //! in), an `env` variable (a plain value or a vault secret, given to every command, never
 //! written to a file). A run may bring its own manifest for its new workspace.

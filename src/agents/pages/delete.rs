@@ -1,6 +1,6 @@
 //! HTML: deleting an agent or a conversation, one confirmation for both — a dialog for htmx,
 //! else a page — saying how many workspaces and sandboxes go and at which hosts; the post deletes
-//! it with its workspaces (DESIGN.md §10): an agent with its conversations, runs and workspaces of
+//! it with its workspaces (docs/design.md §10): an agent with its conversations, runs and workspaces of
 //! every scope, a conversation with its runs and workspaces.
 
 use actix_web::web::{Data, Path};

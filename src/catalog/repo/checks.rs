@@ -119,7 +119,7 @@ mod tests {
         let default = c.default_runtime();
         assert_eq!(default.alias, "workbench");
         assert!(default.needs_network && default.builds());
-        // One runtime ships (DESIGN §5 and the design's "one instead of eight": the host builds
+        // One runtime ships (docs/design.md §5 and §14, "one instead of eight": the host builds
         // every allowlisted alias as it starts).
         assert_eq!(c.aliases().collect::<Vec<_>>(), ["workbench"]);
         for entry in c.entries() {

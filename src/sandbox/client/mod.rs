@@ -15,7 +15,7 @@
 //!   that follows one could hand the token to another address.
 //! - Error messages never name the host's address: members and the model may
 //!   read them. The address goes to the `sandboxd` tracing target instead.
-//! - Version skew is detected as DESIGN.md §6 says: a bare FastAPI
+//! - Version skew is detected as docs/design.md §6 says: a bare FastAPI
 //!   `404 {"detail":"Not Found"}`, or a `409` when re-attaching a stored session
 //!   reference, makes the client read the host's index (`GET /`). Only a route
 //!   of [`required_routes`] that the index confirms missing becomes

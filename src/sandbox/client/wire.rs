@@ -472,7 +472,7 @@ pub(super) struct PathBody<'a> {
     pub(super) path: &'a str,
 }
 
-/// Bounds of a `tree`/`trees` listing. The default is DESIGN.md's: the
+/// Bounds of a `tree`/`trees` listing. The default is docs/design.md's: the
 /// workspace root, 6 levels, 2,000 entries.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TreeOptions {

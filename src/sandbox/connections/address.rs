@@ -1,4 +1,4 @@
-//! The address rules of DESIGN.md §6: `http(s)`, names a host, carries no credentials, and is
+//! The address rules of docs/design.md §6: `http(s)`, names a host, carries no credentials, and is
 //! never a link-local or cloud-metadata address — checked on the text and again on what a name
 //! resolves to, before any request is sent.
 

@@ -1,4 +1,4 @@
-//! Connections: the rules of DESIGN.md §6. Names unique per organization, the first connection is
+//! Connections: the rules of docs/design.md §6. Names unique per organization, the first connection is
 //! the default, exactly one default, credentials are vault references, and a host is asked only
 //! with a key (this deployment's own token only for the compose addresses). A stored key goes
 //! only to the address it was saved for (`keys.rs`); address changes and probes are audited.

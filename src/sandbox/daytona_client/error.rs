@@ -1,6 +1,6 @@
 //! The errors of a Daytona call, read from the status and, when there is one, the error body:
 //! the main API's NestJS body (`{statusCode, error, message}`), the toolbox's `ErrorResponse`
-//! (`{statusCode, message, code, …}`), or nothing at all (old daemons, daytona.md §1.5).
+//! (`{statusCode, message, code, …}`), or nothing at all (old daemons, docs/daytona.md §1.5).
 
 use reqwest::StatusCode;
 

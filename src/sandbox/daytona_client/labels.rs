@@ -1,4 +1,4 @@
-//! The labels every Daytona sandbox of ours carries (daytona.md §4.1), in one place for the
+//! The labels every Daytona sandbox of ours carries (docs/daytona.md §4.1), in one place for the
 //! workspaces that set them and the orphan sweep that lists by them: with them, two deployments
 //! or two organizations sharing one Daytona key never take each other's sandboxes for their own.
 

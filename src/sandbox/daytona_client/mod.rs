@@ -1,6 +1,6 @@
 //! The Daytona client: the only code in the product that talks to Daytona (its main API and each
-//! sandbox's toolbox). What the API does is in `../shared/docs/daytona.md`; its documents are in
-//! `../shared/specs/daytona/` (`api.json`, `toolbox.json`).
+//! sandbox's toolbox). What the API does is in `docs/daytona.md`; its documents are vendored in
+//! `tests/peer/daytona/specs/` (`api.json`, `toolbox.json`).
 //!
 //! Rules this module keeps:
 //!

@@ -1,5 +1,5 @@
 //! The `multipart/form-data` body of `POST /files/bulk-upload`: for each file, the text field
-//! `files[i].path` sent before the file field `files[i].file` (what the SDK sends, daytona.md
+//! `files[i].path` sent before the file field `files[i].file` (what the SDK sends, docs/daytona.md
 //! §1.4; the documents name no fields).
 
 use super::error::DaytonaError;

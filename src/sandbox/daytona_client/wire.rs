@@ -1,5 +1,5 @@
 //! The shapes we send to and read from Daytona (`api.json`, `toolbox.json` in
-//! `../shared/specs/daytona/`), only the fields we use; every field read is optional where the
+//! `tests/peer/daytona/specs/`), only the fields we use; every field read is optional where the
 //! documents allow a daemon or API version to leave it out.
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! The operation log (DESIGN.md §8): the organization's recorded workspace operations, paged by
+//! The operation log (docs/design.md §8): the organization's recorded workspace operations, paged by
 //! keyset and searched in the API (`/api/v1/operations`, its export) and the console
 //! (Sandboxes → Activity), and deleted after `OPERATION_RETENTION_DAYS` by the sweep.
 

@@ -1,5 +1,5 @@
 //! The policy panel of a sandboxd connection: what the host allows and the ceilings in force,
-//! read live (DESIGN.md §6, §10).
+//! read live (docs/design.md §6, §10).
 
 pub mod api;
 pub mod error;

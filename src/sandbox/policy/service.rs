@@ -1,4 +1,4 @@
-//! The policy panel (DESIGN.md §6, §10): a host's live allowlist and ceilings, read from the host
+//! The policy panel (docs/design.md §6, §10): a host's live allowlist and ceilings, read from the host
 //! at every view and marked against this deployment's catalog. Where the two disagree, the host
 //! is right, so nothing here is cached or stored.
 
@@ -55,7 +55,7 @@ impl HostPolicy {
     }
 }
 
-/// What the operator must be told: an empty allowlist, an unset workspace TTL (DESIGN.md §10),
+/// What the operator must be told: an empty allowlist, an unset workspace TTL (docs/design.md §10),
 /// a host of another release (§6).
 pub fn notices(policy: &ServicePolicy, version: Option<String>) -> Vec<Notice> {
     let mut out = Vec::new();

@@ -1,4 +1,4 @@
-//! Recording (DESIGN.md §8): every workspace operation that reached the host becomes a row of
+//! Recording (docs/design.md §8): every workspace operation that reached the host becomes a row of
 //! `sandbox_operations` — never a payload, never an output. The rows come from the wrapper every
 //! workspace backend is used through (`sandbox::workspaces::recorded`).
 //!

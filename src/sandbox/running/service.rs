@@ -1,4 +1,4 @@
-//! Running sessions (DESIGN.md §6, §7): what each sandboxd host holds for this organization —
+//! Running sessions (docs/design.md §6, §7): what each sandboxd host holds for this organization —
 //! only the sessions whose sandboxd `tenant` is the organization's id, never another tenant's —
 //! with the host-wide counts beside them; and one session's live activity (the host's 200-entry
 //! event ring), shown only after its tenant is checked. Switched-off hosts are listed too,

@@ -1,4 +1,4 @@
-//! The one interface every workspace backend implements (DESIGN.md §1): [`super::state`] (a
+//! The one interface every workspace backend implements (docs/design.md §1): [`super::state`] (a
 //! document in our database), [`super::sandboxd`] (a session on a sandbox host), later Daytona.
 //! The service reaches a backend only through [`super::recorded::Recorded`], so no operation can
 //! skip the record.

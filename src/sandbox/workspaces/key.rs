@@ -1,4 +1,4 @@
-//! Session keys (DESIGN.md §7): the name of a session on its host, so every run of a scope opens it
+//! Session keys (docs/design.md §7): the name of a session on its host, so every run of a scope opens it
 //! by that name — the first creates, the others attach, concurrent ones included.
 //!
 //! ```text

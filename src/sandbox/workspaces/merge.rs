@@ -1,4 +1,4 @@
-//! The three-way merge of a `state` document by path (DESIGN.md §11): what a run changed against
+//! The three-way merge of a `state` document by path (docs/design.md §11): what a run changed against
 //! its base lands in the shared document, unless the shared document changed that same path
 //! otherwise since the base (another run finished first). Then the version already shared stays
 //! — **the earlier finish wins** — and the path is reported as a conflict: the later run's

@@ -66,7 +66,7 @@ pub struct Workspace {
     pub session_ref: Option<String>,
     pub state: WorkspaceState,
     pub lost_run_id: Option<String>,
-    /// For a recovery copy (DESIGN.md §11): the `state` workspace whose run's files it keeps.
+    /// For a recovery copy (docs/design.md §11): the `state` workspace whose run's files it keeps.
     /// Listed as [`recovery_label`] of its source; deleted with it.
     pub recovery_of: Option<String>,
     pub created_at: i64,

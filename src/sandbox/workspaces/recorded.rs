@@ -1,9 +1,9 @@
-//! Recording (DESIGN.md §8) as a wrapper around any backend: `read`, `write`, `ls`, `mkdir`,
+//! Recording (docs/design.md §8) as a wrapper around any backend: `read`, `write`, `ls`, `mkdir`,
 //! `remove` and `execute` each become one row of `sandbox_operations` — the target, whether it
 //! went well, a detail line written by us, the duration — never a payload, never an output.
 //! `stat` is a question and passes unrecorded. A refusal before anything reached a host (a path,
 //! a scope, a switched-off connection, a document asked to run a command) is no operation, and
-//! neither is a call the host never received (nothing answered at its address: DESIGN §8; a call
+//! neither is a call the host never received (nothing answered at its address: docs/design.md §8; a call
 //! that was sent and not answered in time may have reached it, and is a failed row). A
 //! command that ran but did not succeed (a non-zero exit, a timeout, output cut at the limit) is
 //! a failed operation. The writes a backend makes when it opens a workspace (the agent's skills

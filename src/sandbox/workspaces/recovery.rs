@@ -1,6 +1,6 @@
-//! Recovery copies (DESIGN.md §11): who may open one. A copy keeps a run's files that could not be
+//! Recovery copies (docs/design.md §11): who may open one. A copy keeps a run's files that could not be
 //! merged into a shared `state` workspace; it may be opened only by someone who may both **view**
-//! its source (DESIGN.md §9: operators and above every workspace of the organization; a member
+//! its source (docs/design.md §9: operators and above every workspace of the organization; a member
 //! those of conversations they are in, their own `user` workspaces and `agent` workspaces of
 //! agents they talk to) and **use** it (run its agent: the agent still exists, and a member talks
 //! to it). Anyone else — and another organization — gets 404, as for a copy that does not exist.

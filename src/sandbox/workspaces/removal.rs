@@ -1,4 +1,4 @@
-//! Deleting what has workspaces (DESIGN.md §10): a conversation, an agent, a member's `user`
+//! Deleting what has workspaces (docs/design.md §10): a conversation, an agent, a member's `user`
 //! workspaces. The workspace rows go and, **in the same transaction**, one tombstone per sandbox
 //! that may still run at its host (a `state` workspace is only its row); after the commit the
 //! destroy is attempted at once, and whatever fails stays for the `sandbox-destroy-retry` sweep.

@@ -1,4 +1,4 @@
-//! JSON: deleting a conversation or an agent with its workspaces (DESIGN.md §10).
+//! JSON: deleting a conversation or an agent with its workspaces (docs/design.md §10).
 
 use actix_web::web::{Data, Json, Path};
 

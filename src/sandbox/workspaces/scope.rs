@@ -1,4 +1,4 @@
-//! Whose files a run's workspace holds (DESIGN.md §7): the subject each scope names in the
+//! Whose files a run's workspace holds (docs/design.md §7): the subject each scope names in the
 //! session key, and the runs a scope refuses. A scope whose subject is missing is refused naming
 //! the scope, never widened; the `user` scope belongs to the signed-in person, so a widget
 //! visitor's run and a trigger's run get none (unless the trigger runs as its creator).

@@ -1,4 +1,4 @@
-//! Workspaces for runs (DESIGN.md §7-8): which workspace a run gets (its session key), and its
+//! Workspaces for runs (docs/design.md §7-8): which workspace a run gets (its session key), and its
 //! operations — each through the recording wrapper around the run's backend, which opens the
 //! workspace lazily on the first one.
 
@@ -321,7 +321,7 @@ pub async fn state(st: &AppState, caller: &Caller, run_id: &str) -> Result<(Reso
     Ok((r, s))
 }
 
-/// The workspace of a run of a conversation the caller may see (a member of it, DESIGN.md §9 —
+/// The workspace of a run of a conversation the caller may see (a member of it, docs/design.md §9 —
 /// checked by whoever calls this), or why the run gets none. From our rows only, never a host
 /// call; confined to the caller's organization.
 pub async fn of_visible_run(st: &AppState, caller: &Caller, run_id: &str) -> Result<RunWorkspace> {

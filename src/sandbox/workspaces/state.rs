@@ -1,4 +1,4 @@
-//! The `state` backend (DESIGN.md §11): the workspace is one [`Document`] in our database. A
+//! The `state` backend (docs/design.md §11): the workspace is one [`Document`] in our database. A
 //! run of a shared workspace (any scope but `run`) works on its own view: its first operation
 //! copies the shared document as it is then (the base), and its changes go into the run's copy;
 //! [`super::state_finish`] merges them into the shared document when the run finishes. A `run`

@@ -1,4 +1,4 @@
-//! The end of a run of a shared `state` workspace (DESIGN.md §11): its view is merged into the
+//! The end of a run of a shared `state` workspace (docs/design.md §11): its view is merged into the
 //! shared document, three-way by path against the run's base ([`super::merge`]). Changes to
 //! different paths all land; a path that a run finishing earlier changed otherwise keeps the
 //! earlier run's version (**the earlier finish wins**, so what is shared is never overwritten by

@@ -1,4 +1,4 @@
-//! SQL for the `state` backend under concurrency (DESIGN.md §11): each run's view of a shared
+//! SQL for the `state` backend under concurrency (docs/design.md §11): each run's view of a shared
 //! document (`state_run_views`), recovery copies (`sandbox_workspaces.recovery_of`) and who may
 //! open one.
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Contract check 1: the FAKE Daytona (fake_daytona.py), and later our own Daytona client, against
-Daytona's OpenAPI documents (`../shared/specs/daytona/`: api.json, OpenAPI 3.0; toolbox.json,
-Swagger 2.0; copied from `daytona/clients@v0.205.1`).
+Daytona's OpenAPI documents (vendored in `tests/peer/daytona/specs/`: api.json, OpenAPI 3.0;
+toolbox.json, Swagger 2.0; copied from `daytona/clients@v0.205.1`, Apache-2.0, licence beside them).
 
     contract.py pin                 the two documents are the pinned ones (sha256 in the specs README)
     contract.py check-log LOG       every request in the fake's JSONL log (DAYTONA_FAKE_LOG) matches a
@@ -15,7 +15,7 @@ Swagger 2.0; copied from `daytona/clients@v0.205.1`).
                                     changed document fails the pin
 
 Exits non-zero with one line per mismatch. Needs `jsonschema` (tests/peer/daytona-requirements.txt).
-The specs folder is DAYTONA_SPECS_DIR, else `<project>/../shared/specs/daytona`.
+The specs folder is DAYTONA_SPECS_DIR, else `specs/` beside this file (`tests/peer/daytona/specs`).
 
 `match_request(method, path, query, content_type, body)` is the request check, for later tests of our
 own client: `path` is as the fake saw it (`/api/sandbox/...` for the main API,
@@ -27,7 +27,7 @@ ContractError listing what is wrong.
 Schemas are checked strictly: an object property the document does not declare is a mismatch (the
 documents never forbid extra properties, but an undeclared field is a typo in the fake or the client
 more often than not), except the few listed in EXTRA_PROPERTIES. Where Daytona is known to differ from
-its documents (`../shared/docs/daytona.md`), QUIRKS says how and where that is written; every answer
+its documents (`docs/daytona.md`), QUIRKS says how and where that is written; every answer
 that relied on a quirk is counted in the summary.
 """
 
@@ -100,7 +100,7 @@ class ContractError(Exception):
 def specs_dir() -> Path:
     if os.environ.get("DAYTONA_SPECS_DIR"):
         return Path(os.environ["DAYTONA_SPECS_DIR"])
-    return HERE.parents[2].parent / "shared" / "specs" / "daytona"
+    return HERE / "specs"
 
 
 def pin_problems() -> list[str]:

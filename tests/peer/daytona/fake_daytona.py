@@ -3,8 +3,8 @@
 
 One local HTTP server (Python 3.11 standard library only) that answers the subset of Daytona's main
 API and per-sandbox toolbox that issue 28 needs, shaped after the OpenAPI documents in
-`../shared/specs/daytona/` (api.json, toolbox.json; `daytona/clients@v0.205.1`) and the behaviour
-`../shared/docs/daytona.md` collects from the SDK and the old server source. Its contract is checked
+`tests/peer/daytona/specs/` (api.json, toolbox.json; `daytona/clients@v0.205.1`) and the behaviour
+`docs/daytona.md` collects from the SDK and the old server source. Its contract is checked
 two ways: `contract.py` (every request it received matches a documented operation; every answer it
 sent validates against the documented schema) and `sdk_check.py` (the official Python SDK,
 `daytona==0.226.1`, drives it). Where this fake guesses (nothing in the documents or the sources

@@ -1,4 +1,4 @@
-//! The labels every Daytona sandbox of ours carries (daytona.md §4.1): with them, two
+//! The labels every Daytona sandbox of ours carries (docs/daytona.md §4.1): with them, two
 //! deployments or two organizations sharing one Daytona key never take each other's sandboxes
 //! for their own (orphans are listed by them).
 

@@ -1,5 +1,5 @@
 //! The `sandboxd` backend: the workspace is a session on the connection's sandbox host, opened
-//! on the run's first operation (DESIGN.md §7) and named by its session key, so every run of a
+//! on the run's first operation (docs/design.md §7) and named by its session key, so every run of a
 //! scope finds the same one. A session the host closed meanwhile is attached again; one whose files
 //! are gone is reported lost, never silently replaced; a `run`-scoped one is purged at the end.
 
