@@ -24,7 +24,8 @@ pub(super) fn invalid_address(message: impl Into<String>) -> ConnectionError {
     ConnectionError::Invalid(FieldErrors::one("address", message))
 }
 
-fn client(st: &AppState, address: &str, token: SecretString) -> Result<SandboxdClient> {
+/// A client for `address` with `token`, the key the service chose for exactly this address.
+pub(super) fn client(st: &AppState, address: &str, token: SecretString) -> Result<SandboxdClient> {
     let url = address::parse(address).map_err(invalid_address)?;
     Ok(SandboxdClient::new(st.http.clone(), url, token)
         .with_expected_version(st.sandboxd_version.clone())
@@ -130,14 +131,39 @@ pub(super) async fn ask_with(st: &AppState, client: &SandboxdClient, address: &s
     }
 }
 
-/// The first compose address whose unauthenticated `/healthz` answers (only those two are asked).
-pub async fn discover_local(st: &AppState) -> Option<String> {
-    for a in &st.config.sandboxd.local_addresses {
+/// What looking for this deployment's own sandbox service found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LocalService {
+    /// The first of its addresses that answered.
+    Found(String),
+    /// A connection of the organization (named) already reaches one of its addresses: the others
+    /// are spellings of the same service and are not offered again.
+    Connected(String),
+    /// None of its addresses answered.
+    NotFound,
+}
+
+/// The first compose address whose unauthenticated `/healthz` answers (only those are asked),
+/// unless one of `connected` (the organization's connections) already reaches one of them: the
+/// compose addresses are spellings of this deployment's one sandbox service, so none is offered
+/// for a second connection to it.
+pub async fn discover_local(st: &AppState, connected: &[Connection]) -> LocalService {
+    let locals = &st.config.sandboxd.local_addresses;
+    for c in connected.iter().filter(|c| c.kind == super::model::ConnectionKind::Sandboxd) {
+        let Some(at) = c.address.as_deref() else { continue };
+        let theirs = super::identity::forms(at).await;
+        for a in locals {
+            if !super::identity::forms(a).await.is_disjoint(&theirs) {
+                return LocalService::Connected(c.name.clone());
+            }
+        }
+    }
+    for a in locals {
         let Ok(url) = address::parse(a) else { continue };
         let c = SandboxdClient::new(st.http.clone(), url, SecretString::from(String::new()));
         if tokio::time::timeout(std::time::Duration::from_millis(1500), c.health()).await.is_ok_and(|r| r.is_ok()) {
-            return Some(a.trim_end_matches('/').to_string());
+            return LocalService::Found(a.trim_end_matches('/').to_string());
         }
     }
-    None
+    LocalService::NotFound
 }
