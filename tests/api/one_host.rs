@@ -48,7 +48,10 @@ async fn listed(o: &Org<'_>) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for h in v["connections"].as_array().expect("connections") {
         for s in h["sessions"].as_array().expect("sessions") {
-            out.push((h["connection_id"].as_str().expect("id").to_string(), s["session_id"].as_str().expect("id").to_string()));
+            out.push((
+                h["connection_id"].as_str().expect("id").to_string(),
+                s["session_id"].as_str().expect("id").to_string(),
+            ));
         }
     }
     out

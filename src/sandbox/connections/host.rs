@@ -131,39 +131,14 @@ pub(super) async fn ask_with(st: &AppState, client: &SandboxdClient, address: &s
     }
 }
 
-/// What looking for this deployment's own sandbox service found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LocalService {
-    /// The first of its addresses that answered.
-    Found(String),
-    /// A connection of the organization (named) already reaches one of its addresses: the others
-    /// are spellings of the same service and are not offered again.
-    Connected(String),
-    /// None of its addresses answered.
-    NotFound,
-}
-
-/// The first compose address whose unauthenticated `/healthz` answers (only those are asked),
-/// unless one of `connected` (the organization's connections) already reaches one of them: the
-/// compose addresses are spellings of this deployment's one sandbox service, so none is offered
-/// for a second connection to it.
-pub async fn discover_local(st: &AppState, connected: &[Connection]) -> LocalService {
-    let locals = &st.config.sandboxd.local_addresses;
-    for c in connected.iter().filter(|c| c.kind == super::model::ConnectionKind::Sandboxd) {
-        let Some(at) = c.address.as_deref() else { continue };
-        let theirs = super::identity::forms(at).await;
-        for a in locals {
-            if !super::identity::forms(a).await.is_disjoint(&theirs) {
-                return LocalService::Connected(c.name.clone());
-            }
-        }
-    }
-    for a in locals {
+/// The first compose address whose unauthenticated `/healthz` answers (only those are asked).
+pub(super) async fn first_local_answering(st: &AppState) -> Option<String> {
+    for a in &st.config.sandboxd.local_addresses {
         let Ok(url) = address::parse(a) else { continue };
         let c = SandboxdClient::new(st.http.clone(), url, SecretString::from(String::new()));
         if tokio::time::timeout(std::time::Duration::from_millis(1500), c.health()).await.is_ok_and(|r| r.is_ok()) {
-            return LocalService::Found(a.trim_end_matches('/').to_string());
+            return Some(a.trim_end_matches('/').to_string());
         }
     }
-    LocalService::NotFound
+    None
 }

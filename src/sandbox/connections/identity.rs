@@ -162,6 +162,37 @@ pub async fn same_host(
     })
 }
 
+/// What looking for this deployment's own sandbox service found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LocalService {
+    /// The first of its addresses that answered.
+    Found(String),
+    /// A connection of the organization (named) already reaches one of its addresses: the others
+    /// are spellings of the same service and are not offered again.
+    Connected(String),
+    /// None of its addresses answered.
+    NotFound,
+}
+
+/// The first compose address (`SANDBOXD_LOCAL_ADDRESSES`) whose unauthenticated `/healthz`
+/// answers, unless one of `connected` (the organization's connections) already reaches one of
+/// them: the compose addresses are spellings of this deployment's one sandbox service, so none is
+/// offered for a second connection to it.
+pub async fn discover_local(st: &AppState, connected: &[Connection]) -> LocalService {
+    let locals = join_all(st.config.sandboxd.local_addresses.iter().map(|a| forms(a))).await;
+    for c in connected.iter().filter(|c| c.kind == ConnectionKind::Sandboxd) {
+        let Some(at) = c.address.as_deref() else { continue };
+        let theirs = forms(at).await;
+        if locals.iter().any(|l| !l.is_disjoint(&theirs)) {
+            return LocalService::Connected(c.name.clone());
+        }
+    }
+    match super::host::first_local_answering(st).await {
+        Some(a) => LocalService::Found(a),
+        None => LocalService::NotFound,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

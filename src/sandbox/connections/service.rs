@@ -12,8 +12,9 @@ pub use super::delete::{delete, delete_preview, DeletePreview, Deleted, KeyOutco
 use super::error::{ConnectionError, HostCheck};
 use super::health;
 use super::host;
+pub use super::host::{client_for, Probe, ProbeInput, ProbeStatus};
 use super::identity::{self, SameHost};
-pub use super::host::{client_for, discover_local, LocalService, Probe, ProbeInput, ProbeStatus};
+pub use super::identity::{discover_local, LocalService};
 use super::keys::{self, at_field, Bind};
 use super::model::{Connection, ConnectionKind};
 pub use super::model::{ConnectionHealth, Health};

@@ -19,8 +19,8 @@ use crate::access::Caller;
 use crate::audit::service as audit;
 use crate::db::DbError;
 use crate::sandbox::client::{is_session_id, SandboxdClient, SandboxdError, SessionInfo};
-use crate::sandbox::connections::identity;
 use crate::sandbox::connections::error::ConnectionError;
+use crate::sandbox::connections::identity;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service as connections;
 use crate::sandbox::tombstones::model::Reason;
@@ -82,10 +82,8 @@ async fn collect(st: &AppState, caller: &Caller, usage: bool, with_policy: bool)
 /// through (`conns[i]` read `hosts[i]`): dropped here when that connection's read lists it (it shows
 /// there), else kept marked with its owner (`owned_by`), offered for nothing.
 fn under_key_owner(org_id: &str, conns: &[Connection], hosts: &mut [HostSessions]) {
-    let listed: Vec<(String, String)> = hosts
-        .iter()
-        .flat_map(|h| h.sessions.iter().map(|s| (h.connection_id.clone(), s.session_id.clone())))
-        .collect();
+    let listed: Vec<(String, String)> =
+        hosts.iter().flat_map(|h| h.sessions.iter().map(|s| (h.connection_id.clone(), s.session_id.clone()))).collect();
     for (conn, host) in conns.iter().zip(hosts.iter_mut()) {
         host.sessions.retain_mut(|s| {
             let owner = key::connection_named(&s.session_id, org_id, conns.iter().map(|c| c.id.as_str()));
@@ -107,9 +105,10 @@ fn same_host_groups(conns: &[Connection], hosts: &[HostSessions]) -> Vec<Vec<usi
     let canonical: Vec<Option<String>> =
         conns.iter().map(|c| c.address.as_deref().and_then(identity::canonical)).collect();
     let shares = |i: usize, j: usize| {
-        hosts[i].sessions.iter().any(|s| {
-            hosts[j].sessions.iter().any(|t| t.session_id == s.session_id && t.created_at == s.created_at)
-        })
+        hosts[i]
+            .sessions
+            .iter()
+            .any(|s| hosts[j].sessions.iter().any(|t| t.session_id == s.session_id && t.created_at == s.created_at))
     };
     let mut label: Vec<usize> = (0..conns.len()).collect();
     for i in 0..conns.len() {
