@@ -12,6 +12,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 use crate::db_test;
 use crate::peer::{self, Peer};
+use crate::support::sandbox_hosts::dead_address;
 use crate::support::{service_agent, Org};
 
 /// A port forward to `peer` on another loopback port (a second address of the same host, as a
@@ -145,6 +146,32 @@ db_test! {
         assert_eq!(ours, [(id_of(&eu.json()), key.clone())]);
         let page = app.web.get("/sandboxes/running").await;
         assert!(page.select_text(&format!("#host-{tunnel} .host-same")).is_some_and(|t| t.contains("“eu”")), "{}", page.body);
+
+        // The connection that opened it can no longer read the host (its address changed behind
+        // our back): the session shows under the second connection marked as the first one's,
+        // offered for nothing there, and the second connection still may not close it.
+        let eu = id_of(&eu.json());
+        let mut c = app.state.db.conn().await.expect("conn");
+        sqlx::query("UPDATE sandbox_connections SET address = $1, updated_at = updated_at + 1 WHERE id = $2")
+            .bind(dead_address())
+            .bind(&eu)
+            .execute(&mut *c)
+            .await
+            .expect("moved");
+        drop(c);
+        let v = o.call(Method::GET, "/api/v1/sandbox-sessions", None).await.json();
+        let hosts = v["connections"].as_array().expect("connections");
+        let under_tunnel = hosts.iter().find(|h| h["connection_id"] == tunnel.as_str()).expect("the tunnel");
+        let s = under_tunnel["sessions"].as_array().expect("sessions").iter().find(|s| s["session_id"] == key.as_str());
+        assert_eq!(s.map(|s| s["owned_by"].clone()), Some(json!("eu")), "{v}");
+        assert!(s.is_some_and(|s| s["orphaned"] == false), "{v}");
+        let page = app.web.get("/sandboxes/running").await;
+        let row = format!("#host-{tunnel} tr.session[data-session-id='{key}']");
+        assert!(page.select_text(&format!("{row} .owned-by")).is_some_and(|t| t.contains("“eu”")), "{}", page.body);
+        assert!(page.select_all(&format!("{row} form")).is_empty() && page.select_all(&format!("{row} a.session-delete")).is_empty(), "{}", page.body);
+        let r = o.call(Method::DELETE, &format!("/api/v1/sandbox-sessions/{tunnel}/{key}?delete_files=true"), None).await;
+        assert!(r.problem(404)["detail"].as_str().is_some_and(|d| d.contains("“eu”")), "{}", r.body);
+        assert!(peer.workspace_root.join(&key).join("workspace").join("a.txt").is_file(), "the files were deleted");
     }
 }
 
