@@ -42,12 +42,19 @@ pub struct SandboxdContainer {
     /// `http://127.0.0.1:<port>`: the port the container publishes on this machine's loopback
     /// (or on every address), sandboxd's own port 8080 first; null when it publishes none.
     pub address: Option<String>,
+    /// The connection of the caller's organization that already reaches this address (another
+    /// spelling of it included): the dialog does not offer it again. Null when none does.
+    pub connected_as: Option<String>,
 }
 
 impl SandboxdContainer {
-    /// Whether the dialog offers its address with one click: the pinned tag, running, published.
+    /// Whether the dialog offers its address with one click: the pinned tag, running, published,
+    /// and not already connected.
     pub fn is_offered(&self) -> bool {
-        self.version == VersionCheck::Matches && self.state == "running" && self.address.is_some()
+        self.version == VersionCheck::Matches
+            && self.state == "running"
+            && self.address.is_some()
+            && self.connected_as.is_none()
     }
 }
 
@@ -104,6 +111,7 @@ pub fn of_summary(summary: &ContainerSummary, image_name: &str, pin: &str) -> Op
         version: if matches { VersionCheck::Matches } else { VersionCheck::Mismatch },
         version_message: (!matches).then(|| mismatch_message(image, image_name, pin)),
         address: published_address(summary.ports.as_deref().unwrap_or_default()),
+        connected_as: None,
     })
 }
 

@@ -388,6 +388,7 @@ impl From<RunningError> for AppError {
     fn from(e: RunningError) -> Self {
         match e {
             RunningError::NotFound => AppError::not_found(),
+            e @ RunningError::OwnedElsewhere(_) => AppError::new(Kind::NotFound, e.to_string()),
             RunningError::Forbidden => AppError::forbidden(),
             RunningError::HostUnavailable(e) => e.into(),
             RunningError::Internal(e) => AppError::internal(e),

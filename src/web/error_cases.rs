@@ -106,6 +106,7 @@ error_cases!(PolicyError {
 
 error_cases!(RunningError {
     NotFound => [NotFound],
+    OwnedElsewhere => [OwnedElsewhere(text())],
     Forbidden => [Forbidden],
     HostUnavailable => ConnectionError::cases().into_iter().map(HostUnavailable),
     Internal => [Internal(cause())],

@@ -219,9 +219,10 @@ db_test! {
         .bind(&slow).bind(&org_id).bind(&silent_url).bind(&key)
         .execute(&mut *c).await.expect("the slow row");
         drop(c);
-        // The same host under its other name (one address is one connection).
+        // The same host under its other name (one address is one connection; the same host under
+        // another spelling is warned about and saved anyway).
         let localhost = format!("http://localhost:{}", peer.port());
-        let off = id_of(&create(&app, &t, json!({"name": "off", "address": localhost, "new_key": peer.token})).await);
+        let off = id_of(&create(&app, &t, json!({"name": "off", "address": localhost, "new_key": peer.token, "save_anyway": true})).await);
         let r = app.web.bearer(&t, Method::PATCH, &format!("/api/v1/sandbox-connections/{off}"), Some(json!({"is_enabled": false}))).await;
         assert_eq!(r.status, 200, "{}", r.body);
 
@@ -273,7 +274,7 @@ db_test! {
         // now, and a key goes to one address): written directly.
         let b_id = same_host_again(&app, &a_id, "b").await;
         let localhost = format!("http://localhost:{}", peer.port());
-        let c = create(&app, &t, json!({"name": "c", "address": localhost, "new_key": peer.token})).await;
+        let c = create(&app, &t, json!({"name": "c", "address": localhost, "new_key": peer.token, "save_anyway": true})).await;
         let (c_id, own_key) = (id_of(&c), c.json()["credential_secret_id"].as_str().expect("key").to_string());
 
         let vault = app.web.get("/vault").await;

@@ -249,7 +249,7 @@ db_test! {
         let peer = peer::shared().await;
         let o = Org::new(&app).await;
         let first = o.connect("first", &peer.url, json!({"new_key": peer.token})).await;
-        let pinned = o.connect("pinned", &format!("http://localhost:{}", peer.port()), json!({"new_key": peer.token})).await;
+        let pinned = o.connect("pinned", &format!("http://localhost:{}", peer.port()), json!({"new_key": peer.token, "save_anyway": true})).await;
         let id = str_of(&pinned, "id");
         for name in ["coder", "reviewer"] {
             let r = o.as_owner(Method::POST, "/api/v1/agents", Some(json!({"name": name, "backend": "service", "scope": "run", "connection_id": id}))).await;

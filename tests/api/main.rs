@@ -68,6 +68,7 @@ mod members;
 mod metrics;
 mod nothing_lost_connections;
 mod nothing_lost_workspaces;
+mod one_host;
 mod one_transaction;
 mod openapi;
 mod operations_inbox;

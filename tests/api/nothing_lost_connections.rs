@@ -192,7 +192,7 @@ db_test! {
         assert!(r.field_error("connection-address").is_some_and(|m| m.contains("“eu”")), "{}", r.body);
         // An update onto the address of another connection is refused too.
         let localhost = format!("http://localhost:{port}");
-        let second = o.connect(json!({"name": "eu via localhost", "address": localhost, "new_key": peer.token})).await;
+        let second = o.connect(json!({"name": "eu via localhost", "address": localhost, "new_key": peer.token, "save_anyway": true})).await;
         let path = format!("/api/v1/sandbox-connections/{}", text(&second, "id"));
         let r = o.owner(Method::PATCH, &path, Some(json!({"address": peer.url, "new_key": peer.token, "save_anyway": true}))).await;
         let p = r.problem(422);

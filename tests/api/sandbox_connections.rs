@@ -196,9 +196,10 @@ db_test! {
         let day = app.web.bearer(&t, Method::POST, "/api/v1/sandbox-connections", Some(json!({"name": "d", "kind": "kubernetes", "address": "http://h:1"}))).await;
         day.problem(422);
         assert_eq!(day.problem_fields(), vec!["kind"]);
-        // The same host under its other name (one address is one connection).
+        // The same host under its other name (one address is one connection; another spelling of
+        // a connected host is warned about and saved anyway).
         let localhost = format!("http://localhost:{}", peer.port());
-        let b = app.web.bearer(&t, Method::POST, "/api/v1/sandbox-connections", Some(json!({"name": "b", "address": localhost, "new_key": peer.token}))).await.json();
+        let b = app.web.bearer(&t, Method::POST, "/api/v1/sandbox-connections", Some(json!({"name": "b", "address": localhost, "new_key": peer.token, "save_anyway": true}))).await.json();
         assert_eq!(b["is_default"], false);
         assert_eq!(b["credential"], "in the vault");
         let dup = app.web.bearer(&t, Method::POST, "/api/v1/sandbox-connections", Some(json!({"name": "a", "address": "http://h:1"}))).await;

@@ -6,6 +6,8 @@ use serde::Serialize;
 
 use super::common::ensure_manage;
 use super::error::ConnectionError;
+use super::identity;
+use super::model::{Connection, ConnectionKind};
 use crate::access::Caller;
 use crate::docker::SandboxdContainer;
 use crate::state::AppState;
@@ -29,10 +31,30 @@ impl Discovery {
     }
 }
 
-/// The engine's sandboxd containers, for builders and above (those who add connections).
+/// The engine's sandboxd containers, for builders and above (those who add connections); each
+/// one a connection of the organization already reaches is marked with it and not offered.
 pub async fn discover(st: &AppState, caller: &Caller) -> Result<Discovery, ConnectionError> {
     ensure_manage(caller)?;
-    Ok(of_engine(st).await)
+    let connected = super::service::list(st, caller).await?;
+    Ok(of_engine_for(st, &connected).await)
+}
+
+/// [`of_engine`], each container whose address reaches the host of one of `connected` (compared
+/// by identity, `identity.rs`) marked with that connection's name.
+pub async fn of_engine_for(st: &AppState, connected: &[Connection]) -> Discovery {
+    let mut found = of_engine(st).await;
+    let mut theirs = Vec::new();
+    for c in connected.iter().filter(|c| c.kind == ConnectionKind::Sandboxd) {
+        if let Some(at) = c.address.as_deref() {
+            theirs.push((c.name.clone(), identity::forms(at).await));
+        }
+    }
+    for container in &mut found.containers {
+        let Some(at) = container.address.as_deref() else { continue };
+        let mine = identity::forms(at).await;
+        container.connected_as = theirs.iter().find(|(_, t)| !t.is_disjoint(&mine)).map(|(n, _)| n.clone());
+    }
+    found
 }
 
 /// The engine's sandboxd containers; an engine that does not answer is a problem in the answer,

@@ -17,7 +17,9 @@ crate::error_subset! {
 /// builders and above (those who add connections): each one's name, state, image tag against
 /// `catalog/sandboxd.version` (a mismatch is the version-mismatch message naming the image; no
 /// request is ever sent to a container) and the address it publishes on loopback. Read from the
-/// engine's container list only: no container's environment is read. Without a configured engine
+/// engine's container list only: no container's environment is read. A container whose address a
+/// connection of the organization already reaches (any spelling of it) names that connection in
+/// `connected_as` and is not offered again. Without a configured engine
 /// (`AGENTICOS_DOCKER_SOCKET`, `DOCKER_HOST`): `engine_enabled` false and an empty list.
 #[utoipa::path(get, path = "/api/v1/sandbox-connections/discovered", tag = "sandbox connections",
     responses((status = 200, body = Discovery), Problems<Discovering>))]

@@ -24,7 +24,8 @@ pub(super) fn invalid_address(message: impl Into<String>) -> ConnectionError {
     ConnectionError::Invalid(FieldErrors::one("address", message))
 }
 
-fn client(st: &AppState, address: &str, token: SecretString) -> Result<SandboxdClient> {
+/// A client for `address` with `token`, the key the service chose for exactly this address.
+pub(super) fn client(st: &AppState, address: &str, token: SecretString) -> Result<SandboxdClient> {
     let url = address::parse(address).map_err(invalid_address)?;
     Ok(SandboxdClient::new(st.http.clone(), url, token)
         .with_expected_version(st.sandboxd_version.clone())
@@ -130,8 +131,8 @@ pub(super) async fn ask_with(st: &AppState, client: &SandboxdClient, address: &s
     }
 }
 
-/// The first compose address whose unauthenticated `/healthz` answers (only those two are asked).
-pub async fn discover_local(st: &AppState) -> Option<String> {
+/// The first compose address whose unauthenticated `/healthz` answers (only those are asked).
+pub(super) async fn first_local_answering(st: &AppState) -> Option<String> {
     for a in &st.config.sandboxd.local_addresses {
         let Ok(url) = address::parse(a) else { continue };
         let c = SandboxdClient::new(st.http.clone(), url, SecretString::from(String::new()));

@@ -11,6 +11,7 @@ pub mod discovered_api;
 pub mod error;
 pub mod health;
 pub mod host;
+pub mod identity;
 pub mod keys;
 pub mod model;
 pub mod pages;

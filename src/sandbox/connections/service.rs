@@ -12,7 +12,9 @@ pub use super::delete::{delete, delete_preview, DeletePreview, Deleted, KeyOutco
 use super::error::{ConnectionError, HostCheck};
 use super::health;
 use super::host;
-pub use super::host::{client_for, discover_local, Probe, ProbeInput, ProbeStatus};
+pub use super::host::{client_for, Probe, ProbeInput, ProbeStatus};
+use super::identity::{self, SameHost};
+pub use super::identity::{discover_local, LocalService};
 use super::keys::{self, at_field, Bind};
 use super::model::{Connection, ConnectionKind};
 pub use super::model::{ConnectionHealth, Health};
@@ -290,7 +292,7 @@ pub async fn create(st: &AppState, caller: &Caller, input: ConnectionInput) -> R
     let mut dry = st.db.begin().await?;
     let written = insert(st, &mut dry, caller, &checked, &input).await?;
     let key = key_then_roll_back(st, dry, caller, &written).await?;
-    let probe = check_host(st, caller, &checked, &input, key).await?;
+    let (probe, same) = check_host(st, caller, &checked, &input, key, None).await?;
     let mut tx = st.db.begin().await?;
     let written = insert(st, &mut tx, caller, &checked, &input).await?;
     let detail = format!(
@@ -298,7 +300,7 @@ pub async fn create(st: &AppState, caller: &Caller, input: ConnectionInput) -> R
         checked.kind,
         at(checked.address.as_deref()),
         if written.is_first { ", default" } else { "" },
-        checked_words(&probe, &checked)
+        checked_words(&probe, &checked, same.as_ref())
     );
     let conn = commit_audited(tx, caller, &written.id, "connection.created", &checked.name, &detail).await?;
     health::remember(st, &caller.org_id, &conn, &probe);
@@ -380,17 +382,25 @@ async fn key_then_roll_back(
 }
 
 /// A save's check of the host, with the key the save gives the connection (audited like a
-/// probe). A failure refuses the save, at the field it is about, unless `save_anyway`.
+/// probe), and whether the address reaches the host of another connection of the organization
+/// (`identity.rs`; not asked for an edit that keeps the address of `editing`). A failure refuses
+/// the save, at the field it is about, unless `save_anyway`; the same host is a warning at the
+/// address naming that connection, said after the host's own failure when there is one.
 async fn check_host(
     st: &AppState,
     caller: &Caller,
     checked: &Checked,
     input: &ConnectionInput,
     key: Option<ProbeKey>,
-) -> Result<Probe> {
+    editing: Option<&Connection>,
+) -> Result<(Probe, Option<SameHost>)> {
     let address = checked.address.as_deref().unwrap_or_default();
     let key_field =
         if pasted(input).is_none() && !input.credential_secret_id.trim().is_empty() { keys::FIELD } else { "new_key" };
+    let asks_identity = checked.kind == ConnectionKind::Sandboxd
+        && !address.is_empty()
+        && editing.is_none_or(|e| e.address.as_deref() != Some(address));
+    let session_key = key.as_ref().map(|k| k.token.clone());
     let probe = match key {
         None => Probe::unanswered(
             st,
@@ -408,30 +418,51 @@ async fn check_host(
             probe
         }
     };
+    let same = if asks_identity {
+        // The host's sessions are compared only once it accepted the key.
+        let host = match session_key {
+            Some(token) if probe.status == ProbeStatus::Ok => host::client(st, address, token).ok(),
+            _ => None,
+        };
+        let others: Vec<Connection> =
+            list(st, caller).await?.into_iter().filter(|c| editing.is_none_or(|e| e.id != c.id)).collect();
+        identity::same_host(st, &caller.org_id, &others, address, host.as_ref()).await
+    } else {
+        None
+    };
+    let same_words = same.as_ref().map(SameHost::words);
     let failure = if probe.status != ProbeStatus::Ok {
-        Some((probe.health.field(key_field), probe.message.clone()))
+        let message = match &same_words {
+            Some(w) => format!("{} {w}", probe.message),
+            None => probe.message.clone(),
+        };
+        Some((probe.health.field(key_field), message))
     } else if !probe.offers(checked.default_runtime.as_deref()) {
         Some(("default_runtime", health::runtime_not_offered(checked.default_runtime.as_deref())))
     } else {
-        None
+        same_words.map(|w| ("address", w))
     };
     match failure {
         Some((field, message)) if !input.save_anyway => {
             Err(ConnectionError::Unhealthy(Box::new(HostCheck { field, message, probe })))
         }
-        _ => Ok(probe),
+        _ => Ok((probe, same)),
     }
 }
 
 /// What a save's check found, for the audit log.
-fn checked_words(probe: &Probe, checked: &Checked) -> String {
-    if probe.status == ProbeStatus::Ok && probe.offers(checked.default_runtime.as_deref()) {
-        "the host check passed".into()
+fn checked_words(probe: &Probe, checked: &Checked, same: Option<&SameHost>) -> String {
+    let mut words = if probe.status == ProbeStatus::Ok && probe.offers(checked.default_runtime.as_deref()) {
+        "the host check passed".to_string()
     } else if probe.status == ProbeStatus::Ok {
         "saved anyway: the host does not offer its default runtime".into()
     } else {
         format!("saved anyway: {}", probe.health.label())
+    };
+    if let Some(s) = same {
+        words.push_str(&format!("; saved anyway beside “{}”, which reaches the same host", s.connection.name));
     }
+    words
 }
 
 /// Saves a connection's settings. Leaving the credential empty keeps the stored key, but only
@@ -479,6 +510,8 @@ struct Settings {
     checked: Checked,
     input: ConnectionInput,
     probe: Probe,
+    /// Another connection reaching the same host, saved anyway.
+    same: Option<SameHost>,
 }
 
 /// Applies `change` (see [`Change`]); the host check of new settings comes first and writes
@@ -499,7 +532,7 @@ pub async fn change(st: &AppState, caller: &Caller, id: &str, change: Change) ->
         } else {
             String::new()
         };
-        detail.push_str(&checked_words(&s.probe, &s.checked));
+        detail.push_str(&checked_words(&s.probe, &s.checked, s.same.as_ref()));
         name = s.checked.name.clone();
         audit::record(&mut tx, &caller.org_id, &caller.actor(), "connection.updated", &name, &detail).await?;
     }
@@ -535,8 +568,8 @@ async fn checked_settings(st: &AppState, caller: &Caller, id: &str, input: Conne
     let mut dry = st.db.begin().await?;
     let written = rewrite(st, &mut dry, caller, id, &checked, &input).await?;
     let key = key_then_roll_back(st, dry, caller, &written).await?;
-    let probe = check_host(st, caller, &checked, &input, key).await?;
-    Ok(Settings { checked, input, probe })
+    let (probe, same) = check_host(st, caller, &checked, &input, key, written.before.as_ref()).await?;
+    Ok(Settings { checked, input, probe, same })
 }
 
 async fn rewrite(

@@ -27,9 +27,10 @@ crate::error_subset! {
 }
 
 /// This organization's sessions on each sandboxd connection, switched-off ones too (`is_enabled`
-/// false: what still runs there can be closed), never another tenant's; a host registered twice
-/// shows each session once, under the connection it belongs to (`same_host_as`),
-/// with the host-wide counts. A host that cannot be read carries a `problem` instead of sessions.
+/// false: what still runs there can be closed), never another tenant's; one host reached by two
+/// connections (two spellings of its address, or both list one session) shows each session once,
+/// under the connection it belongs to (`same_host_as`): the one its key names, which alone may close
+/// it (`owned_by` marks one listed elsewhere), with the host-wide counts. A host that cannot be read carries a `problem` instead of sessions.
 /// `daytona` lists each Daytona connection's sandboxes of this organization (by this deployment's,
 /// the organization's and the connection's labels; at most 200, `truncated` beyond) with state,
 /// CPU, memory, disk and last activity, or the connection's `problem`.

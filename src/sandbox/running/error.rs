@@ -9,6 +9,13 @@ pub enum RunningError {
     /// No such connection or session of this organization (another tenant's is not ours either).
     #[error("no such connection or session of this organization")]
     NotFound,
+    /// The session's key names another connection of this organization (the one that opened it,
+    /// named here): it is closed, and its activity read, only under that one.
+    #[error(
+        "This session belongs to the connection “{0}”, which opened it (its name is made for that connection): close \
+         it there."
+    )]
+    OwnedElsewhere(String),
     #[error("this role may not see sandbox hosts")]
     Forbidden,
     /// The host could not be asked (no credential, no address) or did not answer well.

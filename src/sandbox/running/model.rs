@@ -78,6 +78,11 @@ pub struct RunningSession {
     /// and connection) that no workspace row and no pending removal names: nothing here knows it
     /// any more. "Close and delete files" purges it.
     pub orphaned: bool,
+    /// The connection this session belongs to when it is not the one it is listed under: its key
+    /// names that connection (which opened it), whose own read of the host does not list it (it
+    /// cannot be read, or reaches the host by an address that no longer does). It is closed only
+    /// there, so no action is offered here. Null for every session listed under its own connection.
+    pub owned_by: Option<String>,
 }
 
 impl RunningSession {
@@ -97,6 +102,7 @@ impl RunningSession {
             created_at: (info.created_at * 1000.0) as i64,
             workspace: None,
             orphaned: false,
+            owned_by: None,
         }
     }
 
@@ -182,9 +188,10 @@ pub struct HostSessions {
     /// Whether the connection is switched on. A switched-off one is listed too: off stops new
     /// work, not what still runs there, and its sessions may still be closed.
     pub is_enabled: bool,
-    /// The name of another connection of this organization at the same address, listed first (an
-    /// old database may hold one host twice): each session shows once, under the connection it
-    /// belongs to, and this host's counts are not added again. Null for a host registered once.
+    /// The name of another connection of this organization that reaches the same host, listed
+    /// first (the same address in another spelling, or both list one session): each session shows
+    /// once, under the connection it belongs to, and this host's counts are not added again. Null
+    /// for a host reached by one connection.
     pub same_host_as: Option<String>,
     /// Why the host could not be read (unreachable, no credential, key refused, another
     /// release); null when it answered.

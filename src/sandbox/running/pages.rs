@@ -195,19 +195,26 @@ impl RunningSession {
         self.workspace.as_ref().map(|w| paths::operations_of_workspace(&w.workspace_id))
     }
 
-    /// The live activity page; none for an id that is not a session id.
+    /// Whether the row offers actions: a session id, listed under the connection it belongs to.
+    fn actionable(&self) -> bool {
+        is_session_id(&self.session_id) && self.owned_by.is_none()
+    }
+
+    /// The live activity page; none for an id that is not a session id, or a session of another
+    /// connection.
     pub fn activity_path(&self) -> Option<String> {
-        is_session_id(&self.session_id).then(|| super::activity_path(&self.connection_id, &self.session_id, 0))
+        self.actionable().then(|| super::activity_path(&self.connection_id, &self.session_id, 0))
     }
 
-    /// Where "Close" posts; none for an id that is not a session id.
+    /// Where "Close" posts; none for an id that is not a session id, or a session of another
+    /// connection.
     pub fn close_path(&self) -> Option<String> {
-        is_session_id(&self.session_id).then(|| paths::session_close(&self.connection_id, &self.session_id))
+        self.actionable().then(|| paths::session_close(&self.connection_id, &self.session_id))
     }
 
-    /// The confirmation of "Close and delete files" (and where it posts).
+    /// The confirmation of "Close and delete files" (and where it posts); none as for Close.
     pub fn delete_path(&self) -> Option<String> {
-        is_session_id(&self.session_id).then(|| paths::session_delete(&self.connection_id, &self.session_id))
+        self.actionable().then(|| paths::session_delete(&self.connection_id, &self.session_id))
     }
 
     /// The conversation's page and title, when there is one.

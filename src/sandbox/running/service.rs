@@ -3,8 +3,11 @@
 //! with the host-wide counts beside them; and one session's live activity (the host's 200-entry
 //! event ring), shown only after its tenant is checked. Switched-off hosts are listed too,
 //! marked off: off stops new work, not what still runs (and is billed) there, which may still be
-//! closed. One host registered twice (an old database) shows each session once, under the
-//! connection it belongs to, and only there may it be closed.
+//! closed. Identity, not spelling: a session's key names the connection that opened it
+//! (`workspaces/key.rs`), so a session read through another connection of the organization (one
+//! host under two addresses: `localhost` and `127.0.0.1`, a second name, a port forward) is never
+//! listed, closed, its files deleted or called an orphan there. One host under several connections
+//! shows each session once, under the connection it belongs to, and only there may it be closed.
 
 use futures_util::future::join_all;
 
@@ -16,8 +19,8 @@ use crate::access::Caller;
 use crate::audit::service as audit;
 use crate::db::DbError;
 use crate::sandbox::client::{is_session_id, SandboxdClient, SandboxdError, SessionInfo};
-use crate::sandbox::connections::address;
 use crate::sandbox::connections::error::ConnectionError;
+use crate::sandbox::connections::identity;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service as connections;
 use crate::sandbox::tombstones::model::Reason;
@@ -64,25 +67,69 @@ async fn collect(st: &AppState, caller: &Caller, usage: bool, with_policy: bool)
         .await
         .into_iter()
         .collect::<Result<_>>()?;
-    once_per_host(st, caller, &conns, &mut hosts).await?;
+    let groups = same_host_groups(&conns, &hosts);
+    under_key_owner(&caller.org_id, &conns, &mut hosts);
+    once_per_host(st, caller, &conns, &groups, &mut hosts).await?;
+    if with_policy {
+        for (conn, host) in conns.iter().zip(hosts.iter_mut()) {
+            name_owners(st, caller, conn, &mut host.sessions).await?;
+        }
+    }
     Ok(hosts)
 }
 
-/// The connections of `conns` registered at one normalised address, by index, the oldest first:
-/// only groups of two or more (one host registered twice, which an old database may hold).
-fn same_host_groups(conns: &[Connection]) -> Vec<Vec<usize>> {
-    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
-    for (i, c) in conns.iter().enumerate() {
-        let Some(a) = c.address.as_deref().and_then(address::normalised) else { continue };
-        match groups.iter_mut().find(|(g, _)| *g == a) {
-            Some((_, members)) => members.push(i),
-            None => groups.push((a, vec![i])),
+/// Each session whose key names another connection of the organization than the one it was read
+/// through (`conns[i]` read `hosts[i]`): dropped here when that connection's read lists it (it shows
+/// there), else kept marked with its owner (`owned_by`), offered for nothing.
+fn under_key_owner(org_id: &str, conns: &[Connection], hosts: &mut [HostSessions]) {
+    let listed: Vec<(String, String)> =
+        hosts.iter().flat_map(|h| h.sessions.iter().map(|s| (h.connection_id.clone(), s.session_id.clone()))).collect();
+    for (conn, host) in conns.iter().zip(hosts.iter_mut()) {
+        host.sessions.retain_mut(|s| {
+            let owner = key::connection_named(&s.session_id, org_id, conns.iter().map(|c| c.id.as_str()));
+            let Some(owner) = owner.filter(|o| *o != conn.id) else { return true };
+            if listed.iter().any(|(c, id)| c == owner && *id == s.session_id) {
+                return false;
+            }
+            s.owned_by = conns.iter().find(|c| c.id == owner).map(|c| c.name.clone());
+            true
+        });
+    }
+}
+
+/// The connections of `conns` that reach one host, by index, the oldest first: those whose
+/// addresses have one canonical form (`identity.rs`: `localhost`, `127.0.0.1` and `[::1]`, a
+/// trailing dot, an explicit default port), and those whose reads (`hosts`, in `conns`' order) list
+/// one session (its name and the instant it was opened). Only groups of two or more.
+fn same_host_groups(conns: &[Connection], hosts: &[HostSessions]) -> Vec<Vec<usize>> {
+    let canonical: Vec<Option<String>> =
+        conns.iter().map(|c| c.address.as_deref().and_then(identity::canonical)).collect();
+    let shares = |i: usize, j: usize| {
+        hosts[i]
+            .sessions
+            .iter()
+            .any(|s| hosts[j].sessions.iter().any(|t| t.session_id == s.session_id && t.created_at == s.created_at))
+    };
+    let mut label: Vec<usize> = (0..conns.len()).collect();
+    for i in 0..conns.len() {
+        for j in 0..i {
+            if label[i] != label[j] && ((canonical[i].is_some() && canonical[i] == canonical[j]) || shares(i, j)) {
+                let (from, to) = (label[i], label[j]);
+                label.iter_mut().filter(|l| **l == from).for_each(|l| *l = to);
+            }
+        }
+    }
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for i in 0..conns.len() {
+        match groups.iter_mut().find(|g| label[g[0]] == label[i]) {
+            Some(g) => g.push(i),
+            None => groups.push(vec![i]),
         }
     }
     groups
         .into_iter()
-        .filter(|(_, m)| m.len() > 1)
-        .map(|(_, mut m)| {
+        .filter(|m| m.len() > 1)
+        .map(|mut m| {
             m.sort_by(|a, b| (conns[*a].created_at, &conns[*a].id).cmp(&(conns[*b].created_at, &conns[*b].id)));
             m
         })
@@ -114,15 +161,21 @@ async fn belongs_to<'a>(
 /// it belongs to ([`belongs_to`]) when that connection's read of the host has it (else under the
 /// first that read it), and the later connections say which one lists the host first, so nothing
 /// is counted twice.
-async fn once_per_host(st: &AppState, caller: &Caller, conns: &[Connection], hosts: &mut [HostSessions]) -> Result<()> {
-    for group in same_host_groups(conns) {
+async fn once_per_host(
+    st: &AppState,
+    caller: &Caller,
+    conns: &[Connection],
+    groups: &[Vec<usize>],
+    hosts: &mut [HostSessions],
+) -> Result<()> {
+    for group in groups {
         let members: Vec<&Connection> = group.iter().map(|i| &conns[*i]).collect();
         let read_by = |conn_id: &str, session_id: &str| {
             hosts.iter().any(|h| h.connection_id == conn_id && h.sessions.iter().any(|s| s.session_id == session_id))
         };
         // (session id, the connection it is shown under)
         let mut shown_under: Vec<(String, String)> = Vec::new();
-        for i in &group {
+        for i in group {
             for s in &hosts[*i].sessions {
                 if shown_under.iter().any(|(id, _)| *id == s.session_id) {
                     continue;
@@ -132,7 +185,7 @@ async fn once_per_host(st: &AppState, caller: &Caller, conns: &[Connection], hos
                 shown_under.push((s.session_id.clone(), under));
             }
         }
-        for i in &group {
+        for i in group {
             let here = &conns[*i].id;
             hosts[*i].sessions.retain(|s| shown_under.iter().any(|(id, under)| *id == s.session_id && under == here));
         }
@@ -165,9 +218,6 @@ async fn host_sessions(
             let mut host = HostSessions::read(conn, &caller.org_id, list, idle_timeout);
             if usage {
                 super::engine_usage::fill(st, conn, &mut host.sessions).await;
-            }
-            if with_policy {
-                name_owners(st, caller, conn, &mut host.sessions).await?;
             }
             Ok(host)
         }
@@ -216,9 +266,7 @@ async fn our_session_on(
     if conn.kind != ConnectionKind::Sandboxd || !is_session_id(session_id) {
         return Err(RunningError::NotFound);
     }
-    if !belongs_here(st, caller, &conn, session_id).await? {
-        return Err(RunningError::NotFound);
-    }
+    belongs_here(st, caller, &conn, session_id).await?;
     let client = connections::client_for(st, &caller.org_id, &conn).await?;
     let info = client.session(session_id, false).await?;
     if info.tenant.as_deref() != Some(caller.org_id.as_str()) {
@@ -227,26 +275,34 @@ async fn our_session_on(
     Ok((conn, client, info))
 }
 
-/// Whether `session_id` belongs to `conn` rather than to another connection of the organization
-/// registered at the same address (an old database may hold two): a session is closed only under
-/// the connection it belongs to.
-async fn belongs_here(st: &AppState, caller: &Caller, conn: &Connection, session_id: &str) -> Result<bool> {
-    let Some(here) = conn.address.as_deref().and_then(address::normalised) else {
-        return Ok(true);
+/// Refuses `session_id` on `conn` when it belongs to another connection of the organization
+/// (`OwnedElsewhere`, naming it): the one its key was built for, whatever address either reaches
+/// the host by; for a name that is no key of ours, among connections whose addresses have one
+/// canonical form, the one a workspace row names it under, else the oldest. A session is closed,
+/// its files deleted and its activity read only under the connection it belongs to.
+async fn belongs_here(st: &AppState, caller: &Caller, conn: &Connection, session_id: &str) -> Result<()> {
+    let all: Vec<Connection> =
+        connections::list(st, caller).await?.into_iter().filter(|c| c.kind == ConnectionKind::Sandboxd).collect();
+    let elsewhere = |owner: &Connection| {
+        if owner.id == conn.id {
+            Ok(())
+        } else {
+            Err(RunningError::OwnedElsewhere(owner.name.clone()))
+        }
     };
-    let all = connections::list(st, caller).await?;
-    let mut group: Vec<&Connection> = all
-        .iter()
-        .filter(|c| {
-            c.kind == ConnectionKind::Sandboxd
-                && c.address.as_deref().and_then(address::normalised).as_deref() == Some(here.as_str())
-        })
-        .collect();
+    if let Some(owner) = key::connection_named(session_id, &caller.org_id, all.iter().map(|c| c.id.as_str())) {
+        return all.iter().find(|c| c.id == owner).map_or(Ok(()), elsewhere);
+    }
+    let Some(here) = conn.address.as_deref().and_then(identity::canonical) else {
+        return Ok(());
+    };
+    let mut group: Vec<&Connection> =
+        all.iter().filter(|c| c.address.as_deref().and_then(identity::canonical).as_deref() == Some(&here)).collect();
     if group.len() < 2 {
-        return Ok(true);
+        return Ok(());
     }
     group.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
-    Ok(belongs_to(st, &caller.org_id, &group, session_id).await?.id == conn.id)
+    elsewhere(belongs_to(st, &caller.org_id, &group, session_id).await?)
 }
 
 /// One session as the close dialog shows it, with whose it is.

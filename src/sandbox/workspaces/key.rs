@@ -88,6 +88,17 @@ pub fn is_key_of(session_id: &str, org_id: &str, connection_id: &str) -> bool {
         && parts.next() == Some(hex8(connection_id).as_str())
 }
 
+/// Which of `connection_ids` (connections of `org_id`) the container session key `session_id` was
+/// built for: the session belongs to that connection alone, whichever address of its host it is
+/// read through. None for a name that is no key of this organization's or names none of them.
+pub fn connection_named<'a>(
+    session_id: &str,
+    org_id: &str,
+    connection_ids: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    connection_ids.into_iter().find(|id| is_key_of(session_id, org_id, id))
+}
+
 /// sandboxd's session-id pattern: `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`.
 pub fn is_valid(key: &str) -> bool {
     let mut chars = key.chars();
@@ -163,6 +174,18 @@ mod tests {
         assert_ne!(a, b);
         let state = session_key(Carrier::Document, Scope::Agent, ORG, None, Subject::Id(AGENT));
         assert_ne!(a, state);
+    }
+
+    #[test]
+    fn a_key_names_the_connection_it_was_built_for_and_no_other() {
+        const OTHER: &str = "0d1e2f30-aaaa-4bbb-8ccc-ddddeeeeffff";
+        let k = session_key(Carrier::Container, Scope::User, ORG, Some(HOST), Subject::Id(RUN));
+        assert_eq!(connection_named(&k, ORG, [OTHER, HOST]), Some(HOST));
+        assert_eq!(connection_named(&k, ORG, [OTHER]), None);
+        assert_eq!(connection_named(&k, RUN, [OTHER, HOST]), None, "another organization's key");
+        assert_eq!(connection_named("demo-1", ORG, [HOST]), None);
+        let state = session_key(Carrier::Document, Scope::User, ORG, None, Subject::Id(RUN));
+        assert_eq!(connection_named(&state, ORG, [HOST]), None);
     }
 
     #[test]

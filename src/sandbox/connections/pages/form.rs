@@ -15,7 +15,7 @@ use super::super::error::ConnectionError;
 use super::super::health::runtime_not_offered;
 use super::super::keys;
 use super::super::model::{Connection, ConnectionKind};
-use super::super::service::{self, ConnectionInput, Probe, ProbeInput, ProbeStatus, RuntimeMark};
+use super::super::service::{self, ConnectionInput, LocalService, Probe, ProbeInput, ProbeStatus, RuntimeMark};
 use crate::state::AppState;
 use crate::vault::model::Secret;
 use crate::web::{paths, redirect_with_flash, render_status, AppError, FieldErrors, PageCaller, PageError, Shell};
@@ -111,7 +111,7 @@ impl FormPartial {
             [ConnectionKind::Sandboxd, ConnectionKind::Daytona].iter().any(|k| s.purpose == keys::purpose_for(*k))
         });
         let discovered = match st.docker {
-            Some(_) => Some(discovered::of_engine(st).await),
+            Some(_) => Some(discovered::of_engine_for(st, &service::list(st, caller).await?).await),
             None => None,
         };
         Ok(FormPartial {
@@ -259,14 +259,20 @@ pub async fn new_form(
     let chosen = query.into_inner().address.filter(|a| !a.trim().is_empty() && !a.chars().any(char::is_control));
     let found = match chosen {
         Some(a) => Err(a.trim().chars().take(2000).collect::<String>()),
-        None => Ok(service::discover_local(&st).await),
+        None => Ok(service::discover_local(&st, &service::list(&st, &caller).await?).await),
     };
     let (address, address_note) = match found {
         Err(chosen) => (chosen, None),
-        Ok(Some(a)) => {
+        Ok(LocalService::Found(a)) => {
             (a.clone(), Some(format!("Found this deployment's sandbox service at {a} (only its /healthz was asked).")))
         }
-        Ok(None) => (
+        Ok(LocalService::Connected(name)) => (
+            String::new(),
+            Some(format!(
+                "This deployment's sandbox service is already connected as “{name}”; enter the address of another host."
+            )),
+        ),
+        Ok(LocalService::NotFound) => (
             String::new(),
             Some("No sandbox service of this deployment answered; enter your host's address.".to_string()),
         ),
