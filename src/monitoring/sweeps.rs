@@ -19,7 +19,8 @@ fn failed(sweep: &'static str, error: &dyn std::fmt::Display, words: &str) -> St
     format!("{words} (the server log has why).")
 }
 
-/// `sandbox-destroy-retry`: every due tombstone, then the snapshot store's own.
+/// `sandbox-destroy-retry`: every due tombstone, then the snapshot store's own; then the open
+/// runs' Daytona sandboxes are kept awake.
 pub async fn destroy_retry(st: &AppState, now: i64) {
     let outcome = match crate::sandbox::tombstones::sweep::sweep(st, now).await {
         Ok(r) => {
@@ -37,6 +38,10 @@ pub async fn destroy_retry(st: &AppState, now: i64) {
         Err(e) => tracing::warn!(sweep = DESTROY_RETRY, error = %e, "snapshot sweep failed"),
     }
     keep(st, DESTROY_RETRY, now, outcome);
+    // Open runs' Daytona sandboxes, kept awake on the same minute.
+    if let Err(e) = crate::sandbox::workspaces::daytona::keepalive::touch_open_runs(st, now).await {
+        tracing::warn!(sweep = DESTROY_RETRY, error = %e, "keeping open runs' Daytona sandboxes awake failed");
+    }
 }
 
 /// The operation log's retention.

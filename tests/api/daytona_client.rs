@@ -72,7 +72,8 @@ async fn daytona_client_sandbox_lifecycle_and_lists() {
     // Stopped, then started again.
     fake.set_sandbox(&s.id, serde_json::json!({"state": "stopped"}));
     assert_eq!(c.get_sandbox(&s.id).await.unwrap().state(), SandboxState::Stopped);
-    assert_eq!(c.start_sandbox(&s.id).await.unwrap().state(), SandboxState::Starting);
+    // Daytona holds a start until the sandbox started (sandbox.controller.ts waitForSandboxStarted).
+    assert_eq!(c.start_sandbox(&s.id).await.unwrap().state(), SandboxState::Started);
     // Lists by labels with the cursor: three of ours, one of another organization.
     for n in 2..=3 {
         c.create_sandbox(&create(&format!("dc-client-{n}"), mine.clone())).await.unwrap();
@@ -103,8 +104,8 @@ async fn daytona_client_sandbox_lifecycle_and_lists() {
     let refused = client_with_key(&fake, "wrong").get_sandbox("dc-client-1").await.unwrap_err();
     assert!(matches!(refused, DaytonaError::KeyRefused));
     fake.set_hooks(serde_json::json!({"fail": [
-        {"route": "DELETE /sandbox/{sandboxIdOrName}", "status": 503, "times": 1},
-        {"route": "GET /sandbox", "status": 429, "times": 1}
+        {"route": "DELETE /sandbox/{sandboxIdOrName}", "status": 503, "times": 3},
+        {"route": "GET /sandbox", "status": 429, "retryAfter": 0, "times": 3}
     ]}));
     let down = c.delete_sandbox("dc-client-3").await.unwrap_err();
     assert!(matches!(&down, DaytonaError::Status { status: 503, .. }) && down.is_retryable(), "{down:?}");
@@ -144,15 +145,28 @@ async fn daytona_client_toolbox_files_and_commands() {
         envs: BTreeMap::from([("GREETING".to_string(), "hi".to_string())]),
         timeout,
     };
-    let out = tb.execute(&run("echo $GREETING; cat deep/er/a.txt; exit 3", 10)).await.unwrap();
-    assert_eq!((out.exit(), out.result.as_str()), (Some(3), "hi\nhello\n"));
-    assert!(matches!(tb.execute(&run("sleep 5", 1)).await, Err(DaytonaError::RequestTimeout)));
+    let out = tb.execute(&run("echo $GREETING; cat deep/er/a.txt; exit 3", 10), 1024).await.unwrap();
+    assert_eq!((out.exit(), out.result.as_str(), out.output_limited), (Some(3), "hi\nhello\n", false));
+    let cut = tb.execute(&run("echo 0123456789", 10), 4).await.unwrap();
+    assert_eq!((cut.exit(), cut.result.as_str(), cut.output_limited), (Some(0), "0123", true));
+    assert!(matches!(tb.execute(&run("sleep 5", 1), 1024).await, Err(DaytonaError::RequestTimeout)));
     // An old daemon's empty error bodies map by status alone.
     fake.set_sandbox(&s.id, serde_json::json!({"daemonVersion": "0.190.0"}));
     assert!(matches!(tb.info("none").await, Err(DaytonaError::NotFound { .. })));
-    // A stopped sandbox's toolbox refuses (the proxy's 409).
+    // A stopped sandbox's toolbox refuses: the runner's 400 "no IP address found", read as not
+    // running; an archived one's the proxy's 400 "failed to get runner info", a deleted one's 401.
     fake.set_sandbox(&s.id, serde_json::json!({"state": "stopped"}));
-    assert!(matches!(tb.info("deep").await, Err(DaytonaError::Conflict { .. })));
+    let stopped = tb.info("deep").await.unwrap_err();
+    assert!(
+        matches!(&stopped, DaytonaError::NotRunning { message } if message.contains("Is the Sandbox started?")),
+        "{stopped:?}"
+    );
+    fake.set_sandbox(&s.id, serde_json::json!({"state": "archived"}));
+    assert!(
+        matches!(tb.info("deep").await, Err(DaytonaError::NotRunning { message }) if message.starts_with("failed to get runner info"))
+    );
+    fake.set_sandbox(&s.id, serde_json::json!({"state": "destroyed"}));
+    assert!(matches!(tb.info("deep").await, Err(DaytonaError::NotRunning { .. })));
     fake.assert_log_matches_the_documents();
 }
 
@@ -181,4 +195,24 @@ async fn daytona_client_never_sends_the_key_elsewhere() {
     assert_eq!(seen.len(), 1, "{seen:?}");
     assert!(seen[0].starts_with("GET /toolbox/"), "{}", seen[0]);
     assert!(!format!("{e:?}{e}").contains(&fake.api_key));
+}
+
+/// Many sandboxes destroyed at once (the orphan purge's helper): each deleted and confirmed gone,
+/// one already gone counted as done, each outcome in the order asked.
+#[tokio::test]
+async fn daytona_sandboxes_are_destroyed_many_at_a_time() {
+    let fake = FakeDaytona::start(&[]);
+    let c = client(&fake);
+    let mut ids = Vec::new();
+    for n in 0..12 {
+        ids.push(c.create_sandbox(&create(&format!("dc-many-{n}"), BTreeMap::new())).await.unwrap().id);
+    }
+    ids.push("never-existed".to_string());
+    let outcomes = agenticos::sandbox::tombstones::daytona::destroy_many(&c, &ids).await;
+    assert_eq!(outcomes.iter().map(|(id, _)| id.clone()).collect::<Vec<_>>(), ids);
+    assert!(outcomes.iter().all(|(_, o)| o.is_ok()), "{outcomes:?}");
+    for id in &ids {
+        assert!(matches!(c.get_sandbox(id).await, Err(DaytonaError::NotFound { .. })), "{id} still there");
+    }
+    fake.assert_log_matches_the_documents();
 }

@@ -211,6 +211,43 @@ async fn live_daytona_accepts_the_key_and_has_its_default_snapshot() {
             .expect("client");
     let found = agenticos::sandbox::connections::daytona::find(&client, None).await;
     assert!(found.key.is_ok(), "{found:?}");
+    eprintln!("live: permissions the key lacks: {:?}", found.missing);
     let snapshot = found.snapshot.expect("a snapshot asked");
     assert!(snapshot.found.is_ok(), "the default snapshot {:?}: {:?}", snapshot.name, snapshot.found);
+    live_smoke_checklist(&client).await;
+}
+
+/// The automatable steps of docs/daytona.md's real-account checklist, each step's outcome logged:
+/// a throw-away sandbox created, written, stopped (the toolbox's not-running answer), started
+/// again (how long Daytona held the start), deleted (the toolbox's answer for a deleted one).
+async fn live_smoke_checklist(c: &agenticos::sandbox::daytona_client::DaytonaClient) {
+    use agenticos::sandbox::daytona_client::{CreateSandbox, DaytonaError};
+    let name = format!("agenticos-smoke-{}", uuid::Uuid::new_v4().simple());
+    let began = std::time::Instant::now();
+    let create = CreateSandbox { name: Some(name.clone()), auto_stop_interval: Some(15), ..Default::default() };
+    let sb = c.create_sandbox(&create).await;
+    eprintln!("live: create {name}: {:?} after {:?}", sb.as_ref().map(|s| s.state()), began.elapsed());
+    let sb = sb.expect("create");
+    let tb = c.toolbox(&sb).await.expect("toolbox");
+    eprintln!("live: upload: {:?}", tb.upload("smoke.txt", b"smoke").await);
+    eprintln!(
+        "live: download: {:?}",
+        tb.download("smoke.txt", 1024).await.map(|b| String::from_utf8_lossy(&b).into_owned())
+    );
+    let began = std::time::Instant::now();
+    eprintln!("live: stop: {:?} after {:?}", c.stop_sandbox(&sb.id).await.map(|s| s.state()), began.elapsed());
+    for _ in 0..60 {
+        if c.get_sandbox(&sb.id).await.map(|s| s.state().as_str() == "stopped").unwrap_or(false) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    }
+    let stopped = tb.info("smoke.txt").await;
+    eprintln!("live: toolbox of a stopped sandbox: {stopped:?}");
+    let began = std::time::Instant::now();
+    eprintln!("live: start: {:?} held {:?}", c.start_sandbox(&sb.id).await.map(|s| s.state()), began.elapsed());
+    eprintln!("live: delete: {:?}", c.delete_sandbox(&sb.id).await);
+    let deleted = tb.info("smoke.txt").await;
+    eprintln!("live: toolbox of a deleted sandbox: {deleted:?}");
+    assert!(matches!(stopped, Err(DaytonaError::NotRunning { .. })), "a stopped sandbox's toolbox: {stopped:?}");
 }

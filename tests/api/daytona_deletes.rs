@@ -74,7 +74,8 @@ db_test! {
         let (agent, id) = agent_with_a_sandbox(&app, &o, &fake, &fake.api_key).await;
 
         // Daytona is down for the attempt right after the delete.
-        fake.set_hooks(json!({"fail": [{"route": "GET /sandbox/{sandboxIdOrName}", "status": 503, "times": 1}]}));
+        // (Three times: a call is tried three times before it fails.)
+        fake.set_hooks(json!({"fail": [{"route": "GET /sandbox/{sandboxIdOrName}", "status": 503, "times": 3}]}));
         let r = o.call(Method::DELETE, &format!("/api/v1/agents/{agent}"), None).await;
         assert_eq!(r.status, 200, "{}", r.body);
         assert_eq!(r.json(), json!({"workspaces": 1, "sandboxes": 1, "destroyed": 0, "pending": 1}));

@@ -177,6 +177,18 @@ impl FakeDaytona {
         self.control("POST", &format!("/_fake/sandbox/{id_or_name}"), Some(&fields))
     }
 
+    /// Moves the fake's clock `seconds` on: transitions and Daytona's intervals (auto-stop,
+    /// -archive, -delete, measured from each sandbox's last activity) due meanwhile fire. No test
+    /// waits for Daytona's minutes.
+    pub fn advance_clock(&self, seconds: u64) {
+        self.control("POST", "/_fake/clock", Some(&serde_json::json!({"advance_seconds": seconds})));
+    }
+
+    /// How far tests have moved the fake's clock, in seconds.
+    pub fn clock_offset(&self) -> f64 {
+        self.control("GET", "/_fake/clock", None)["offsetSeconds"].as_f64().expect("the fake's clock")
+    }
+
     /// Every sandbox the fake has had, destroyed ones too, each with its folder as `dir`.
     pub fn sandboxes(&self) -> Vec<serde_json::Value> {
         serde_json::from_value(self.control("GET", "/_fake/sandboxes", None)).expect("the fake's sandboxes")

@@ -230,7 +230,8 @@ db_test! {
         assert_eq!(o.write(&run, "a.txt", "gone soon").await.status, 204);
         let key = key_of(&o, &run).await;
         let sb = sandbox_named(&fake, &key).expect("the run's sandbox");
-        assert_eq!((sb["labels"]["agenticos.io/scope"].as_str(), sb["autoDeleteInterval"].as_i64()), (Some("run"), Some(0)));
+        // Not deleted by Daytona when it stops (an idle run keeps its files): a week, as a backstop.
+        assert_eq!((sb["labels"]["agenticos.io/scope"].as_str(), sb["autoDeleteInterval"].as_i64()), (Some("run"), Some(7 * 24 * 60)));
         o.finish(&run).await;
         let after = fake.sandboxes().into_iter().find(|s| s["id"] == sb["id"]).expect("still listed by the fake");
         assert_eq!(after["desiredState"], "destroyed", "{after}");

@@ -31,6 +31,7 @@ mod connection_health;
 mod console_pages;
 mod csrf;
 mod database_down;
+mod daytona_account;
 mod daytona_client;
 mod daytona_connections;
 mod daytona_deletes;

@@ -1,8 +1,10 @@
 //! Daytona connections (docs/daytona.md): an API URL (Daytona's cloud by default) and a vault key
 //! of purpose `daytona` bound to that URL, as a sandboxd key is bound to its address. Asking
-//! Daytona checks that the key is accepted (`GET /sandbox?limit=1`) and that the snapshot new
-//! sandboxes start from exists (the chosen one, else the default `GET /config` names), and says
-//! which in plain words: refused key, unknown snapshot, unreachable, not Daytona. Every request
+//! Daytona checks that the key is accepted (`GET /sandbox?limit=1`), that the snapshot new
+//! sandboxes start from exists (the chosen one, else the default `GET /config` names) and that the
+//! key may create and delete sandboxes (`write:sandboxes`, `delete:sandboxes`, proven without
+//! creating one), and says which in plain words: refused key, unknown snapshot, missing
+//! permissions, unreachable, not Daytona. Every request
 //! goes through the Daytona client (`sandbox::daytona_client`): the key goes only to the API URL,
 //! never with a redirect followed.
 
@@ -77,6 +79,10 @@ pub struct Findings {
     /// The snapshot new sandboxes start from, whether it was chosen, and whether it exists; none
     /// when the key was not accepted.
     pub snapshot: Option<Snapshot>,
+    /// The permissions the key lacks of those the backend needs (`write:sandboxes`,
+    /// `delete:sandboxes`), proven without creating a sandbox; asked only once the snapshot was
+    /// found.
+    pub missing: std::result::Result<Vec<&'static str>, DaytonaError>,
 }
 
 #[derive(Debug)]
@@ -101,7 +107,7 @@ impl Findings {
 /// Asks Daytona with `client`: the key, then the snapshot `snapshot` (none: the default).
 pub async fn find(client: &DaytonaClient, snapshot: Option<&str>) -> Findings {
     if let Err(e) = client.list_sandboxes(&BTreeMap::new(), 1, None).await {
-        return Findings { key: Err(e), snapshot: None };
+        return Findings { key: Err(e), snapshot: None, missing: Ok(Vec::new()) };
     }
     let (name, chosen) = match snapshot {
         Some(s) => (s.to_string(), true),
@@ -109,12 +115,25 @@ pub async fn find(client: &DaytonaClient, snapshot: Option<&str>) -> Findings {
             Ok(config) => (config.default_snapshot, false),
             Err(e) => {
                 let snapshot = Snapshot { name: String::new(), chosen: false, found: Err(e) };
-                return Findings { key: Ok(()), snapshot: Some(snapshot) };
+                return Findings { key: Ok(()), snapshot: Some(snapshot), missing: Ok(Vec::new()) };
             }
         },
     };
     let found = client.get_snapshot(&name).await.map(drop);
-    Findings { key: Ok(()), snapshot: Some(Snapshot { name, chosen, found }) }
+    let missing = if found.is_ok() { missing_permissions(client).await } else { Ok(Vec::new()) };
+    Findings { key: Ok(()), snapshot: Some(Snapshot { name, chosen, found }), missing }
+}
+
+/// The permissions of `write:sandboxes` and `delete:sandboxes` the key lacks.
+async fn missing_permissions(client: &DaytonaClient) -> std::result::Result<Vec<&'static str>, DaytonaError> {
+    let mut missing = Vec::new();
+    if !client.may_create().await? {
+        missing.push("write:sandboxes");
+    }
+    if !client.may_delete().await? {
+        missing.push("delete:sandboxes");
+    }
+    Ok(missing)
 }
 
 /// A failure of Daytona in plain words: refused key, unreachable, not Daytona, or Daytona's own.
@@ -161,8 +180,18 @@ impl Findings {
         let Some(s) = &self.snapshot else {
             return failed(Health::HostError, "Daytona was not asked for a snapshot.".into());
         };
-        match &s.found {
-            Ok(()) => {
+        match (&s.found, &self.missing) {
+            (Ok(()), Err(e)) => failed(health_of(e), words(e)),
+            (Ok(()), Ok(missing)) if !missing.is_empty() => failed(
+                Health::KeyRefused,
+                format!(
+                    "Missing permissions: Daytona accepted the key, but it lacks {}. Creating, starting and \
+                     stopping sandboxes needs write:sandboxes; deleting them needs delete:sandboxes. Give the key \
+                     these permissions in Daytona's dashboard (API Keys).",
+                    missing.join(" and ")
+                ),
+            ),
+            (Ok(()), Ok(_)) => {
                 let mark = RuntimeMark {
                     alias: s.name.clone(),
                     description: "A Daytona snapshot of this organization.".into(),
@@ -187,7 +216,7 @@ impl Findings {
                     host_default_runtime: (!s.chosen).then(|| s.name.clone()),
                 }
             }
-            Err(DaytonaError::NotFound { .. }) if s.chosen => failed(
+            (Err(DaytonaError::NotFound { .. }), _) if s.chosen => failed(
                 Health::NoRuntime,
                 format!(
                     "Unknown snapshot: Daytona accepted the key, but this organization has no snapshot “{}”. Pick \
@@ -195,7 +224,7 @@ impl Findings {
                     s.name
                 ),
             ),
-            Err(DaytonaError::NotFound { .. }) => failed(
+            (Err(DaytonaError::NotFound { .. }), _) => failed(
                 Health::NoRuntime,
                 format!(
                     "Unknown snapshot: Daytona accepted the key, but its default snapshot “{}” does not exist. Name \
@@ -203,7 +232,7 @@ impl Findings {
                     s.name
                 ),
             ),
-            Err(e) => failed(health_of(e), words(e)),
+            (Err(e), _) => failed(health_of(e), words(e)),
         }
     }
 }

@@ -833,6 +833,12 @@ pub async fn for_org(st: &AppState, org_id: &str, id: &str) -> Result<Option<Con
     Ok(store::get(&mut c, org_id, id).await?)
 }
 
+/// Whether connection `id` of `org_id` is a Daytona one, read on the caller's connection (inside
+/// its transaction).
+pub async fn is_daytona_in(c: &mut db::Conn, org_id: &str, id: &str) -> Result<bool> {
+    Ok(store::get(c, org_id, id).await?.is_some_and(|conn| conn.kind == ConnectionKind::Daytona))
+}
+
 /// The default connection of `org_id`, if it has one.
 pub async fn default_for_org(st: &AppState, org_id: &str) -> Result<Option<Connection>> {
     let mut c = st.db.conn().await?;

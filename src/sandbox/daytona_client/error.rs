@@ -2,6 +2,9 @@
 //! the main API's NestJS body (`{statusCode, error, message}`), the toolbox's `ErrorResponse`
 //! (`{statusCode, message, code, …}`), or nothing at all (old daemons, docs/daytona.md §1.5).
 
+use std::time::Duration;
+
+use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
 
 use crate::sandbox::client::{error_chain, SandboxdError};
@@ -28,9 +31,21 @@ pub enum DaytonaError {
     #[error("Daytona did not answer in time")]
     Timeout,
 
-    /// 401 (anywhere) or 403 from the main API: the key is wrong, revoked or lacks a permission.
+    /// 401 from the main API: the key is wrong or revoked.
     #[error("Daytona refused the API key it was given")]
     KeyRefused,
+
+    /// 403 from the main API, in Daytona's words: the key lacks a permission (`Forbidden
+    /// resource`), the organization is suspended, no quota in the region.
+    #[error("{}", forbidden_words(.message))]
+    Forbidden { message: String },
+
+    /// The toolbox cannot reach the sandbox: it is not running (400 `…no IP address found. Is
+    /// the Sandbox started?` from the runner, 400 `failed to get runner info: …` from the proxy
+    /// when it is archived) or the proxy no longer lets this key reach it (401: deleted, or the key
+    /// revoked). What the sandbox is now, only a `GET /sandbox/{id}` says.
+    #[error("The Daytona sandbox is not running: {message}")]
+    NotRunning { message: String },
 
     /// 404, in Daytona's words when it gave any.
     #[error("{message}")]
@@ -40,9 +55,10 @@ pub enum DaytonaError {
     #[error("{message}")]
     Conflict { message: String },
 
-    /// 429: throttled.
+    /// 429: throttled; `retry_after` from Daytona's `Retry-After-{throttler}` (or `Retry-After`)
+    /// header.
     #[error("Daytona is throttling requests: {message}")]
-    Throttled { message: String },
+    Throttled { message: String, retry_after: Option<Duration> },
 
     /// 400 or 422: the request itself is wrong (a path, a snapshot that does not exist, a state
     /// that does not allow it). `code` is the toolbox's `DaemonErrorCode` when it sent one.
@@ -84,6 +100,8 @@ impl DaytonaError {
     pub fn status(&self) -> Option<u16> {
         match self {
             Self::KeyRefused => Some(401),
+            Self::Forbidden { .. } => Some(403),
+            Self::NotRunning { .. } => Some(400),
             Self::NotFound { .. } => Some(404),
             Self::Conflict { .. } => Some(409),
             Self::Throttled { .. } => Some(429),
@@ -128,15 +146,19 @@ impl DaytonaError {
             Self::Unreachable { reason } => SandboxdError::Unreachable { reason },
             Self::Timeout | Self::RequestTimeout => SandboxdError::Timeout,
             Self::KeyRefused => SandboxdError::CredentialRefused,
+            // Not running: a conflict with the sandbox's state, which a reopen resolves.
+            Self::NotRunning { message } => {
+                SandboxdError::Conflict { detail: format!("The Daytona sandbox is not running: {message}") }
+            }
             Self::NotFound { message } => SandboxdError::NotFound { detail: message },
             Self::Conflict { message } => SandboxdError::Conflict { detail: message },
-            Self::Throttled { message } => SandboxdError::Capacity { detail: message },
+            Self::Throttled { message, .. } => SandboxdError::Capacity { detail: message },
             Self::Invalid { message, .. } | Self::AccessDenied { message } => {
                 SandboxdError::Invalid { detail: message }
             }
             Self::Status { status, message } => SandboxdError::Status { status, detail: message },
             Self::Redirected { .. } | Self::NotDaytona => SandboxdError::NotJson,
-            e @ (Self::ToolboxRefused { .. } | Self::Refused(_)) => return Err(e),
+            e @ (Self::ToolboxRefused { .. } | Self::Refused(_) | Self::Forbidden { .. }) => return Err(e),
         })
     }
 
@@ -147,8 +169,22 @@ impl DaytonaError {
         Self::Unreachable { reason: error_chain(&error.without_url()) }
     }
 
+    /// How long to wait before trying this call again, when trying again is worth it: a 429 (its
+    /// `Retry-After-*` header, else 1 s; none past [`RETRY_AFTER_MAX`]) and a 502/503/504 (the
+    /// toolbox proxy or a gateway between: `backoff`).
+    pub fn retry_after(&self, backoff: Duration) -> Option<Duration> {
+        match self {
+            Self::Throttled { retry_after, .. } => {
+                let wait = retry_after.unwrap_or(Duration::from_secs(1));
+                (wait <= RETRY_AFTER_MAX).then_some(wait)
+            }
+            Self::Status { status: 502..=504, .. } => Some(backoff),
+            _ => None,
+        }
+    }
+
     /// The error for a non-2xx answer from `side`.
-    pub(super) fn from_answer(side: Side, status: StatusCode, body: &[u8]) -> Self {
+    pub(super) fn from_answer(side: Side, status: StatusCode, headers: &HeaderMap, body: &[u8]) -> Self {
         let parsed = ErrorBody::parse(body);
         let message = parsed
             .as_ref()
@@ -158,8 +194,12 @@ impl DaytonaError {
         let code = parsed.and_then(|b| b.code);
         match status.as_u16() {
             300..=399 => Self::Redirected { status: status.as_u16() },
+            // The toolbox proxy answers 401 when the API says the key may not reach the sandbox:
+            // a sandbox deleted (or never ours), or a key revoked (apps/proxy/pkg/proxy/auth.go).
+            401 if side == Side::Toolbox => Self::NotRunning { message },
             401 => Self::KeyRefused,
-            403 if side == Side::Api => Self::KeyRefused,
+            403 if side == Side::Api => Self::Forbidden { message },
+            400 if side == Side::Toolbox && is_not_running(&message) => Self::NotRunning { message },
             // The proxy refusing the key says so by its code; a path the user may not touch is
             // FILE_ACCESS_DENIED, or (old daemons) no body at all.
             403 if matches!(code.as_deref(), Some("UNAUTHORIZED" | "FORBIDDEN")) => Self::KeyRefused,
@@ -167,10 +207,42 @@ impl DaytonaError {
             404 => Self::NotFound { message },
             408 => Self::RequestTimeout,
             409 => Self::Conflict { message },
-            429 => Self::Throttled { message },
+            429 => Self::Throttled { message, retry_after: retry_after(headers) },
             400 | 422 => Self::Invalid { message, code },
             other => Self::Status { status: other, message },
         }
+    }
+}
+
+/// The longest `Retry-After` a call waits for before it gives up and says Daytona is throttling.
+pub const RETRY_AFTER_MAX: Duration = Duration::from_secs(10);
+
+/// Daytona's words for a toolbox call to a sandbox that is not running: the runner's (stopped,
+/// starting, error: `apps/runner/pkg/api/controllers/proxy.go`) and the proxy's (archived, no
+/// runner: `apps/proxy/pkg/proxy/get_sandbox_target.go`), at daytonaio/daytona v0.190.0.
+fn is_not_running(message: &str) -> bool {
+    message.contains("no IP address found. Is the Sandbox started?") || message.starts_with("failed to get runner info")
+}
+
+/// The longest of Daytona's `Retry-After-{throttler}` headers (and a plain `Retry-After`), in
+/// whole seconds.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    headers
+        .iter()
+        .filter(|(name, _)| name.as_str().starts_with("retry-after"))
+        .filter_map(|(_, v)| v.to_str().ok()?.trim().parse::<u64>().ok())
+        .max()
+        .map(Duration::from_secs)
+}
+
+/// A 403 of the main API in words: the missing permission named, or Daytona's own message.
+fn forbidden_words(message: &str) -> String {
+    if message == "Forbidden resource" {
+        "Daytona refused: the API key lacks a permission this needs (creating, starting and stopping sandboxes \
+         need write:sandboxes; deleting them needs delete:sandboxes)."
+            .into()
+    } else {
+        format!("Daytona refused: {message}")
     }
 }
 
@@ -214,6 +286,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn retry_after_is_the_throttlers_header_and_5xx_backs_off() {
+        let mut h = HeaderMap::new();
+        h.insert("retry-after-sandbox-lifecycle", "3".parse().unwrap());
+        h.insert("x-ratelimit-reset-sandbox-lifecycle", "40".parse().unwrap());
+        let throttled = DaytonaError::from_answer(Side::Api, StatusCode::TOO_MANY_REQUESTS, &h, b"");
+        assert_eq!(throttled.retry_after(Duration::from_millis(1)), Some(Duration::from_secs(3)));
+        h.insert("retry-after-authenticated", "600".parse().unwrap());
+        let long = DaytonaError::from_answer(Side::Api, StatusCode::TOO_MANY_REQUESTS, &h, b"");
+        assert_eq!(long.retry_after(Duration::from_millis(1)), None, "longer than a call waits");
+        let bad_gateway = DaytonaError::from_answer(Side::Toolbox, StatusCode::BAD_GATEWAY, &HeaderMap::new(), b"");
+        assert_eq!(bad_gateway.retry_after(Duration::from_millis(5)), Some(Duration::from_millis(5)));
+        let not_found = DaytonaError::from_answer(Side::Api, StatusCode::NOT_FOUND, &HeaderMap::new(), b"");
+        assert_eq!(not_found.retry_after(Duration::from_millis(5)), None);
+    }
+
+    #[test]
     fn nestjs_daemon_and_empty_bodies_parse() {
         let nest = br#"{"path":"/api/sandbox/x","timestamp":"t","statusCode":404,"error":"Not Found","message":"Sandbox with ID or name x not found"}"#;
         assert_eq!(
@@ -235,11 +323,20 @@ mod tests {
     #[test]
     fn statuses_map_to_errors_by_side() {
         let e = |side, status: u16, body: &[u8]| {
-            DaytonaError::from_answer(side, StatusCode::from_u16(status).unwrap(), body)
+            DaytonaError::from_answer(side, StatusCode::from_u16(status).unwrap(), &HeaderMap::new(), body)
         };
         assert!(matches!(e(Side::Api, 401, b""), DaytonaError::KeyRefused));
-        assert!(matches!(e(Side::Api, 403, b""), DaytonaError::KeyRefused));
-        assert!(matches!(e(Side::Toolbox, 401, b""), DaytonaError::KeyRefused));
+        let suspended =
+            e(Side::Api, 403, br#"{"statusCode":403,"error":"Forbidden","message":"Organization is suspended"}"#);
+        assert_eq!(suspended.to_string(), "Daytona refused: Organization is suspended");
+        assert!(e(Side::Api, 403, br#"{"statusCode":403,"message":"Forbidden resource"}"#)
+            .to_string()
+            .contains("write:sandboxes"));
+        assert!(matches!(e(Side::Toolbox, 401, b""), DaytonaError::NotRunning { .. }));
+        let stopped = br#"{"statusCode":400,"message":"failed to resolve container IP after 3 attempts: no IP address found. Is the Sandbox started?","code":"BAD_REQUEST"}"#;
+        assert!(matches!(e(Side::Toolbox, 400, stopped), DaytonaError::NotRunning { .. }));
+        let archived = br#"{"statusCode":400,"message":"failed to get runner info: Sandbox with ID x does not have a runner","code":"BAD_REQUEST"}"#;
+        assert!(matches!(e(Side::Toolbox, 400, archived), DaytonaError::NotRunning { .. }));
         assert!(matches!(e(Side::Toolbox, 403, b""), DaytonaError::AccessDenied { .. }));
         assert!(matches!(
             e(Side::Toolbox, 403, br#"{"statusCode":403,"message":"denied","code":"FILE_ACCESS_DENIED"}"#),

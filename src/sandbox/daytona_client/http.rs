@@ -1,5 +1,8 @@
 //! How a call reaches Daytona and its answer comes back: the key in `Authorization` (marked
-//! sensitive), no redirect followed, any non-2xx an error ([`DaytonaError`]).
+//! sensitive), no redirect followed, any non-2xx an error ([`DaytonaError`]). A 429 is tried
+//! again after Daytona's `Retry-After-*`, a 502/503/504 after a short backoff, at most
+//! [`ATTEMPTS`] times in all, each retry in the log ([`DaytonaClient::send_with`] once for a call
+//! that must not run twice).
 
 use std::fmt;
 use std::sync::Arc;
@@ -14,15 +17,21 @@ use url::Url;
 
 use super::error::{DaytonaError, Side};
 
+/// How many times a call is sent at most (the first and two retries).
+pub const ATTEMPTS: u32 = 3;
+
+/// The wait before the first retry of a 502/503/504 (doubled for the next).
+const BACKOFF: Duration = Duration::from_millis(250);
+
 /// Daytona Cloud's API, the default API URL of a connection.
 pub const DEFAULT_API_URL: &str = "https://app.daytona.io/api";
 
 /// Deadlines of the calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {
-    /// Gets, lists, starts, deletes, snapshot gets: 15 s.
+    /// Gets, lists, deletes, snapshot gets: 15 s.
     pub read: Duration,
-    /// A create (Daytona waits up to 30 s for a snapshot's sandbox to start): 60 s.
+    /// A create, start or recover (Daytona holds each up to 30 s until the sandbox started): 60 s.
     pub create: Duration,
     /// A toolbox file call: 60 s.
     pub operation: Duration,
@@ -69,6 +78,19 @@ pub(crate) enum Body {
         boundary: String,
         bytes: Vec<u8>,
     },
+}
+
+impl Body {
+    /// Its content type and bytes (cheap to send again).
+    fn into_parts(self) -> Option<(String, Bytes)> {
+        match self {
+            Body::None => None,
+            Body::Json(bytes) => Some(("application/json".into(), Bytes::from(bytes))),
+            Body::Multipart { boundary, bytes } => {
+                Some((format!("multipart/form-data; boundary={boundary}"), Bytes::from(bytes)))
+            }
+        }
+    }
 }
 
 /// Whether `url` can carry the key: http(s), a host, no user info.
@@ -134,7 +156,8 @@ impl DaytonaClient {
 
     // -- transport --------------------------------------------------------------
 
-    /// One request: the key in `Authorization`, no redirect followed, any non-2xx an error.
+    /// A request: the key in `Authorization`, no redirect followed, any non-2xx an error; a 429
+    /// or a 502/503/504 sent again (see the module), so only for calls Daytona may see twice.
     pub(crate) async fn send(
         &self,
         side: Side,
@@ -143,24 +166,60 @@ impl DaytonaClient {
         body: Body,
         timeout: Duration,
     ) -> Result<reqwest::Response, DaytonaError> {
+        self.send_with(side, method, url, body, timeout, ATTEMPTS).await
+    }
+
+    /// As [`Self::send`], sent at most `attempts` times (1 for a command, which must not run
+    /// twice).
+    pub(crate) async fn send_with(
+        &self,
+        side: Side,
+        method: Method,
+        url: Url,
+        body: Body,
+        timeout: Duration,
+        attempts: u32,
+    ) -> Result<reqwest::Response, DaytonaError> {
+        let body = body.into_parts();
+        let mut backoff = BACKOFF;
+        for attempt in 1.. {
+            let error = match self.send_one(side, method.clone(), url.clone(), body.clone(), timeout).await {
+                Err(e) if attempt < attempts => e,
+                other => return other,
+            };
+            let Some(wait) = error.retry_after(backoff) else { return Err(error) };
+            tracing::info!(target: "daytona", attempt, status = error.status(), wait_ms = wait.as_millis() as u64,
+                error = %error, "Daytona answered with a failure worth a retry: trying again");
+            tokio::time::sleep(wait).await;
+            backoff *= 2;
+        }
+        unreachable!("the loop returns")
+    }
+
+    /// One request, sent once.
+    async fn send_one(
+        &self,
+        side: Side,
+        method: Method,
+        url: Url,
+        body: Option<(String, Bytes)>,
+        timeout: Duration,
+    ) -> Result<reqwest::Response, DaytonaError> {
         let mut auth = HeaderValue::from_str(&format!("Bearer {}", self.key.expose_secret()))
             .map_err(|_| DaytonaError::Refused("The API key holds characters a header cannot carry.".into()))?;
         auth.set_sensitive(true);
         let mut request = self.http.request(method, url).header(AUTHORIZATION, auth).timeout(timeout);
-        request = match body {
-            Body::None => request,
-            Body::Json(bytes) => request.header(CONTENT_TYPE, "application/json").body(bytes),
-            Body::Multipart { boundary, bytes } => {
-                request.header(CONTENT_TYPE, format!("multipart/form-data; boundary={boundary}")).body(bytes)
-            }
-        };
+        if let Some((content_type, bytes)) = body {
+            request = request.header(CONTENT_TYPE, content_type).body(bytes);
+        }
         let response = request.send().await.map_err(DaytonaError::from_transport)?;
         let status = response.status();
         if status.is_success() {
             return Ok(response);
         }
+        let headers = response.headers().clone();
         let body = if status.is_redirection() { Bytes::new() } else { response.bytes().await.unwrap_or_default() };
-        let error = DaytonaError::from_answer(side, status, &body);
+        let error = DaytonaError::from_answer(side, status, &headers, &body);
         tracing::debug!(target: "daytona", status = status.as_u16(), error = %error, "Daytona refused a call");
         Err(error)
     }

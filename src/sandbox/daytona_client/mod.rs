@@ -13,6 +13,7 @@
 
 mod admin;
 mod error;
+mod exec_output;
 mod http;
 pub mod labels;
 mod multipart;

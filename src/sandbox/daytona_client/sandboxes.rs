@@ -29,10 +29,26 @@ impl DaytonaClient {
         self.json(Side::Api, Method::POST, url, json_body(create)?, self.timeouts.create).await
     }
 
-    /// `POST /sandbox/{idOrName}/start`: also un-archives; a started one is a no-op.
+    /// `POST /sandbox/{idOrName}/start`: also un-archives; a started one is a no-op. Daytona
+    /// holds the answer up to 30 s until the sandbox started (an archived one answers at once,
+    /// `restoring`), so it gets the create's deadline.
     pub async fn start_sandbox(&self, id_or_name: &str) -> Result<Sandbox, DaytonaError> {
         let url = self.api_url_of(&["sandbox", id_or_name, "start"]);
-        self.json(Side::Api, Method::POST, url, Body::None, self.timeouts.read).await
+        self.json(Side::Api, Method::POST, url, Body::None, self.timeouts.create).await
+    }
+
+    /// `POST /sandbox/{idOrName}/recover`: a sandbox in `error` with `recoverable: true` starts
+    /// again (held up to 30 s like a start); 400 otherwise.
+    pub async fn recover_sandbox(&self, id_or_name: &str) -> Result<Sandbox, DaytonaError> {
+        let url = self.api_url_of(&["sandbox", id_or_name, "recover"]);
+        self.json(Side::Api, Method::POST, url, Body::None, self.timeouts.create).await
+    }
+
+    /// `POST /sandbox/{id}/last-activity`: the sandbox counts as active now (its auto-stop
+    /// interval starts again).
+    pub async fn touch_sandbox(&self, id: &str) -> Result<(), DaytonaError> {
+        let url = self.api_url_of(&["sandbox", id, "last-activity"]);
+        self.send(Side::Api, Method::POST, url, Body::None, self.timeouts.read).await.map(drop)
     }
 
     /// `POST /sandbox/{idOrName}/stop`.

@@ -7,6 +7,7 @@ use reqwest::Method;
 use url::Url;
 
 use super::error::{DaytonaError, Side};
+use super::exec_output::ExecScan;
 use super::http::{join, json_body, Body, DaytonaClient};
 use super::multipart;
 use super::wire::{Dir, ExecuteRequest, ExecuteResponse, FileInfo};
@@ -121,15 +122,27 @@ impl Toolbox {
         Ok(dir.dir)
     }
 
-    /// `POST /process/execute`: waits the command's own `timeout` plus a margin. A command past
-    /// its timeout is [`DaytonaError::RequestTimeout`] (killed; no output comes back).
-    pub async fn execute(&self, request: &ExecuteRequest) -> Result<ExecuteResponse, DaytonaError> {
+    /// `POST /process/execute`, sent once (a command must not run twice): waits the command's own
+    /// `timeout` plus a margin. A command past its timeout is [`DaytonaError::RequestTimeout`]
+    /// (killed; no output comes back). The answer is read as it streams: `result` is kept up to
+    /// `limit` bytes (`output_limited` past it), the rest never held.
+    pub async fn execute(&self, request: &ExecuteRequest, limit: usize) -> Result<ExecuteResponse, DaytonaError> {
         if request.command.trim().is_empty() {
             return Err(DaytonaError::Refused("A command cannot be empty.".into()));
         }
         let wait = Duration::from_secs(request.timeout) + self.client.timeouts.exec_margin;
         let url = self.url(&["process", "execute"], &[]);
-        self.client.json(Side::Toolbox, Method::POST, url, json_body(request)?, wait).await
+        let mut response =
+            self.client.send_with(Side::Toolbox, Method::POST, url, json_body(request)?, wait, 1).await?;
+        let mut scan = ExecScan::new(limit);
+        while let Some(chunk) = response.chunk().await.map_err(DaytonaError::from_transport)? {
+            scan.feed(&chunk);
+        }
+        let Some(s) = scan.finish() else {
+            tracing::debug!(target: "daytona", "an execute answer that is not Daytona's");
+            return Err(DaytonaError::NotDaytona);
+        };
+        Ok(ExecuteResponse { exit_code: s.exit, code: None, result: s.result, output_limited: s.limited })
     }
 }
 

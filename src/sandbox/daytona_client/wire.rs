@@ -95,6 +95,9 @@ pub struct Sandbox {
     pub desired_state: Option<SandboxState>,
     #[serde(default)]
     pub error_reason: Option<String>,
+    /// In `error`, whether `POST /sandbox/{id}/recover` may bring it back.
+    #[serde(default)]
+    pub recoverable: Option<bool>,
     #[serde(default)]
     pub labels: BTreeMap<String, String>,
     /// Where this sandbox's toolbox is: `{toolboxProxyUrl}/{id}/files/…`.
@@ -177,12 +180,36 @@ impl CreateSandbox {
 }
 
 /// `PaginatedSandboxes` of the cursor list.
+///
+/// A self-hosted Daytona older than v0.180 answers `GET /sandbox` with a bare array of every
+/// sandbox (no cursor): read as one page without a next.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", from = "PageOrArray")]
 pub struct SandboxPage {
     pub items: Vec<Sandbox>,
     #[serde(default)]
     pub next_cursor: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum PageOrArray {
+    #[serde(rename_all = "camelCase")]
+    Page {
+        items: Vec<Sandbox>,
+        #[serde(default)]
+        next_cursor: Option<String>,
+    },
+    Array(Vec<Sandbox>),
+}
+
+impl From<PageOrArray> for SandboxPage {
+    fn from(p: PageOrArray) -> Self {
+        match p {
+            PageOrArray::Page { items, next_cursor } => SandboxPage { items, next_cursor },
+            PageOrArray::Array(items) => SandboxPage { items, next_cursor: None },
+        }
+    }
 }
 
 /// `SnapshotDto`, what the probe reads.
@@ -252,6 +279,10 @@ pub struct ExecuteResponse {
     pub code: Option<i32>,
     #[serde(default)]
     pub result: String,
+    /// `result` was longer than the limit the reader keeps ([`super::Toolbox::execute`]): only
+    /// its beginning is here.
+    #[serde(skip)]
+    pub output_limited: bool,
 }
 
 impl ExecuteResponse {
@@ -269,6 +300,14 @@ pub(super) struct Dir {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_list_reads_as_a_page_or_as_an_old_servers_bare_array() {
+        let page: SandboxPage = serde_json::from_str(r#"{"items":[{"id":"a"}],"nextCursor":"c"}"#).unwrap();
+        assert_eq!((page.items.len(), page.next_cursor.as_deref()), (1, Some("c")));
+        let old: SandboxPage = serde_json::from_str(r#"[{"id":"a"},{"id":"b"}]"#).unwrap();
+        assert_eq!((old.items.len(), old.next_cursor), (2, None));
+    }
 
     #[test]
     fn a_sandbox_reads_with_unknown_states_and_missing_fields() {

@@ -24,6 +24,24 @@ pub async fn destroy(client: &DaytonaClient, id: &str) -> Result<(), String> {
     confirm_gone(client, id).await
 }
 
+/// How many destroys [`destroy_many`] runs at once.
+pub const DESTROY_CONCURRENCY: usize = 8;
+
+/// Destroys each of `ids` (ids or names) as [`destroy`] does, [`DESTROY_CONCURRENCY`] at a time
+/// (hundreds of orphans take seconds, not minutes: each destroy mostly waits for Daytona); each
+/// id with its outcome, in the order given.
+pub async fn destroy_many(client: &DaytonaClient, ids: &[String]) -> Vec<(String, Result<(), String>)> {
+    use futures_util::stream::{self, StreamExt as _};
+    stream::iter(ids.iter().cloned())
+        .map(|id| async move {
+            let outcome = destroy(client, &id).await;
+            (id, outcome)
+        })
+        .buffered(DESTROY_CONCURRENCY)
+        .collect()
+        .await
+}
+
 /// The sandbox's state; none when Daytona no longer knows it (404).
 async fn state(client: &DaytonaClient, id: &str) -> Result<Option<SandboxState>, String> {
     match client.get_sandbox(id).await {

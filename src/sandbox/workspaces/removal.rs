@@ -43,18 +43,32 @@ pub struct Removal {
     pub tombstone_ids: Vec<String>,
 }
 
-/// Whether a workspace row stands for a session at a host (opened, or being opened).
-fn has_sandbox(w: &Workspace) -> bool {
+/// Whether a workspace row stands for a session at a host that it opened (or is opening).
+fn has_session(w: &Workspace) -> bool {
     matches!(w.backend.as_str(), "sandboxd" | "daytona")
         && w.connection_id.is_some()
         && (w.session_ref.is_some() || w.state == WorkspaceState::Preparing)
+}
+
+/// Whether a workspace row stands for a session at a host (opened, or being opened). On a Daytona
+/// connection it always may: its sandbox is created by name before it has an id here (a create
+/// whose sandbox then failed to start leaves one at Daytona), so its tombstone names it by name,
+/// and a 404 by name is done.
+async fn has_sandbox(c: &mut Conn, org_id: &str, w: &Workspace) -> Result<bool> {
+    if has_session(w) {
+        return Ok(true);
+    }
+    let Some(connection_id) = w.connection_id.as_deref().filter(|_| w.backend == "sandboxd") else {
+        return Ok(false);
+    };
+    Ok(connections::is_daytona_in(&mut *c, org_id, connection_id).await?)
 }
 
 /// Deletes `rows` and writes a tombstone for each sandbox among them, in the caller's transaction.
 pub async fn remove_in(c: &mut Conn, org_id: &str, rows: &[Workspace], reason: Reason, now: i64) -> Result<Removal> {
     let mut removal = Removal::default();
     for w in rows {
-        if let (true, Some(connection_id)) = (has_sandbox(w), w.connection_id.as_deref()) {
+        if let (true, Some(connection_id)) = (has_sandbox(&mut *c, org_id, w).await?, w.connection_id.as_deref()) {
             let removed = Removed {
                 connection_id,
                 session_key: &w.session_key,
@@ -264,7 +278,7 @@ pub async fn agent_preview(st: &AppState, caller: &Caller, id: &str) -> Result<P
 /// Counts `rows` and names the connections of their sandboxes (each once, in order).
 async fn preview_of(st: &AppState, caller: &Caller, title: String, rows: &[Workspace]) -> Result<Preview> {
     let mut hosts = Vec::new();
-    for w in rows.iter().filter(|w| has_sandbox(w)) {
+    for w in rows.iter().filter(|w| has_session(w)) {
         let Some(conn) = w.connection_id.as_deref() else { continue };
         let name = match connections::for_org(st, &caller.org_id, conn).await {
             Ok(Some(c)) => c.name,
@@ -275,5 +289,5 @@ async fn preview_of(st: &AppState, caller: &Caller, title: String, rows: &[Works
             hosts.push(name);
         }
     }
-    Ok(Preview { title, workspaces: rows.len(), sandboxes: rows.iter().filter(|w| has_sandbox(w)).count(), hosts })
+    Ok(Preview { title, workspaces: rows.len(), sandboxes: rows.iter().filter(|w| has_session(w)).count(), hosts })
 }

@@ -223,6 +223,19 @@ pub async fn set_lost(c: &mut Conn, id: &str, run_id: &str, now: i64) -> DbResul
     Ok(())
 }
 
+/// (organization, connection, sandbox id) of every open Daytona workspace whose last run is still
+/// running: the sandboxes to keep awake.
+pub async fn open_daytona_sandboxes(c: &mut Conn) -> DbResult<Vec<(String, String, String)>> {
+    Ok(sqlx::query_as(
+        "SELECT DISTINCT w.organization_id, w.connection_id, w.session_ref FROM sandbox_workspaces w \
+         JOIN runs r ON r.id = w.last_run_id \
+         JOIN sandbox_connections k ON k.id = w.connection_id AND k.organization_id = w.organization_id \
+         WHERE k.kind = 'daytona' AND w.state = 'open' AND w.session_ref IS NOT NULL AND r.status = 'running'",
+    )
+    .fetch_all(c)
+    .await?)
+}
+
 /// A lost workspace another run met (and never finished): this run opens it by name, fresh; the
 /// loss stays reported to the run that met it.
 pub async fn start_fresh(c: &mut Conn, id: &str, now: i64) -> DbResult<()> {

@@ -65,7 +65,9 @@ QUIRKS = {
     "bulk-download-parts": "bulk-download's 200 is multipart (boundary DAYTONA-FILE-BOUNDARY), one file/error part per path; the document says gin.H (daytona.md 1.4)",
     "upload-v2-raw": "upload-v2 also takes a raw application/octet-stream body; the document says multipart (daytona.md 1.4)",
     "upload-v2-404": "old daemons have no upload-v2: 404 with an empty body (daytona.md 1.4)",
-    "proxy-error": "the toolbox proxy's own answers (401, unknown or stopped sandbox): ErrorResponse with source DAYTONA_PROXY; undocumented (the fake's guess)",
+    "proxy-error": "the toolbox proxy's own answers (401 for a sandbox the key may not reach: deleted or unknown): ErrorResponse with source DAYTONA_PROXY; undocumented (srv apps/proxy/pkg/proxy/auth.go)",
+    "not-running": "a toolbox call to a sandbox that is not running: 400 ErrorResponse `…no IP address found. Is the Sandbox started?` (runner) or `failed to get runner info: …` (proxy), on any route (srv apps/runner/pkg/api/controllers/proxy.go, apps/proxy/pkg/proxy/get_sandbox_target.go)",
+    "proxy-502-empty": "the toolbox proxy's 502 without a body when the daemon does not answer (srv libs/common-go/pkg/proxy/proxy.go:122), as a `fail` hook asked",
     "redirect": "a redirect the fake's `redirect` hook asked for (not Daytona behaviour: a test of the client's refusal to follow)",
     "hook-fail": "an error status the fake's `fail` hook asked for",
     "invalid-on-purpose": "a request the documents forbid, sent on purpose (X-Fake-Expect-Invalid); it does not match, its answer was still checked",
@@ -457,6 +459,14 @@ def check_response(op: Operation, entry: dict) -> tuple[list[str], list[str]]:
         return problems, quirks
     # toolbox
     key = (method, op.template)
+    if status == 502 and length == 0 and entry.get("hookFail"):
+        quirks.append("proxy-502-empty")
+        return problems, quirks
+    if status == 400 and isinstance(body, dict) and (
+            str(body.get("message", "")).endswith("no IP address found. Is the Sandbox started?")
+            or str(body.get("message", "")).startswith("failed to get runner info: ")):
+        validate({"$ref": "#/definitions/ErrorResponse"}, "not-running")
+        return problems, quirks
     if status >= 400 and length == 0:
         if key in OLD_DAEMON_EMPTY and documented is not None:
             quirks.append("empty-error-body")

@@ -20,6 +20,8 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 OPENER = urllib.request.build_opener(NoRedirect)
+LAST_HEADERS: dict[str, str] = {}  # the headers of the last answer `call` received, lower-cased
+NO_IP = "failed to resolve container IP after 3 attempts: no IP address found. Is the Sandbox started?"
 
 
 def call(method: str, url: str, key: str | None, body=None, content_type: str | None = None, raw: bytes | None = None,
@@ -37,8 +39,12 @@ def call(method: str, url: str, key: str | None, body=None, content_type: str | 
     try:
         with OPENER.open(req, timeout=60) as r:
             status, payload, ctype = r.status, r.read(), r.headers.get("Content-Type", "")
+            LAST_HEADERS.clear()
+            LAST_HEADERS.update({k.lower(): v for k, v in r.headers.items()})
     except urllib.error.HTTPError as e:
         status, payload, ctype = e.code, e.read(), e.headers.get("Content-Type", "")
+        LAST_HEADERS.clear()
+        LAST_HEADERS.update({k.lower(): v for k, v in e.headers.items()})
     parsed = None
     if payload and ctype.startswith("application/json"):
         parsed = json.loads(payload)
@@ -170,7 +176,7 @@ def drive(root: str, key: str) -> int:
     s, b, _ = call("GET", f"{tb}/files", None)
     expect("toolbox without a key: 401", s, 401, b)
     s, b, _ = call("POST", f"{root}/toolbox/no-such-id/process/execute", key, {"command": "true"})
-    expect("toolbox of an unknown sandbox: 404", s, 404, b)
+    expect("toolbox of an unknown sandbox: 401 (the proxy's access check)", s, 401, b)
     s, b, _ = call("POST", f"{tb}/files/folder?path=d1/d2&mode=0755", key)
     expect("mkdir -p", s, 201, b)
     s, b, _ = call("POST", f"{tb}/files/folder?path=d1/d3", key, invalid=True)
@@ -240,12 +246,17 @@ def drive(root: str, key: str) -> int:
     expect("stop", s, 200, b)
     truth("stopped", wait_state(api, key, sid, {"stopped"})["state"] == "stopped")
     s, b, _ = call("POST", f"{tb}/process/execute", key, {"command": "true", "timeout": 5})
-    expect("toolbox of a stopped sandbox: 409 (guess)", s, 409, b)
+    expect("toolbox of a stopped sandbox: 400", s, 400, b)
+    truth("no IP address found. Is the Sandbox started?", (b or {}).get("message") == NO_IP
+          and b.get("code") == "BAD_REQUEST", b)
     s, b, _ = call("POST", f"{api}/sandbox/{sid}/stop", key)
     expect("stop a stopped sandbox: 400", s, 400, b)
     s, b, _ = call("POST", f"{api}/sandbox/{sid}/archive", key)
     expect("archive", s, 200, b)
     truth("archived", wait_state(api, key, sid, {"archived"})["state"] == "archived")
+    s, b, _ = call("GET", f"{tb}/files?path=.", key)
+    expect("toolbox of an archived sandbox: 400", s, 400, b)
+    truth("failed to get runner info", (b or {}).get("message", "").startswith("failed to get runner info: "), b)
     s, b, _ = call("POST", f"{api}/sandbox/{sid}/start", key)
     expect("start an archived sandbox", s, 200, b)
     truth("started again", wait_state(api, key, sid, {"started"})["state"] == "started")
@@ -257,6 +268,83 @@ def drive(root: str, key: str) -> int:
     truth("state error with its reason", b.get("state") == "error" and b.get("errorReason") == "disk gone", b)
     s, b, _ = call("POST", f"{api}/sandbox/{sid}/start", key)
     expect("start an errored sandbox: 400", s, 400, b)
+    s, b, _ = call("POST", f"{api}/sandbox/{sid}/recover", key)
+    expect("recover a sandbox that is not recoverable: 400", s, 400, b)
+    call("POST", f"{root}/_fake/sandbox/{sid}", None, {"recoverable": True})
+    s, b, _ = call("POST", f"{api}/sandbox/{sid}/recover", key)
+    expect("recover a recoverable one: 200", s, 200, b)
+    truth("recovered: started, no reason left", b.get("state") == "started" and not b.get("errorReason"), b)
+
+    # The fake clock: auto-stop after autoStopInterval idle minutes, last-activity resets it,
+    # auto-archive after autoArchiveInterval, autoDeleteInterval 0 deletes on the stop.
+    clock = f"{root}/_fake/clock"
+    s, b, _ = call("POST", f"{api}/sandbox/{sid}/autostop/15", key)
+    call("POST", clock, None, {"advance_seconds": 10 * 60})
+    s, b, _ = call("POST", f"{api}/sandbox/{sid}/last-activity", key)
+    expect("last-activity", s, 201, b)
+    call("POST", clock, None, {"advance_seconds": 10 * 60})
+    s, b, _ = call("GET", f"{api}/sandbox/{sid}", key)
+    truth("20 minutes with activity at 10: still started", b.get("state") == "started", b.get("state"))
+    call("POST", clock, None, {"advance_seconds": 6 * 60})
+    s, b, _ = call("GET", f"{api}/sandbox/{sid}", key)
+    truth("16 minutes idle: auto-stopped", b.get("state") == "stopped", b.get("state"))
+    call("POST", clock, None, {"advance_seconds": 7 * 24 * 3600})
+    s, b, _ = call("GET", f"{api}/sandbox/{sid}", key)
+    truth("7 days stopped: auto-archived", b.get("state") == "archived", b.get("state"))
+    call("POST", hooks, None, {"autoClock": True, "startSeconds": 20})
+    s, b, _ = call("POST", f"{api}/sandbox/{sid}/start", key)
+    expect("start an archived sandbox: answered at once", s, 200, b)
+    truth("restoring", b.get("state") == "restoring", b.get("state"))
+    s, b, _ = call("GET", f"{api}/sandbox/{sid}", key)
+    truth("hook autoClock: the poll finds it started", b.get("state") == "started", b.get("state"))
+    call("POST", f"{api}/sandbox/{sid}/stop", key)
+    wait_state(api, key, sid, {"stopped"})
+    s, b, _ = call("POST", f"{api}/sandbox/{sid}/start", key)
+    truth("a 20-second start is held until started", s == 200 and b.get("state") == "started", (s, b))
+    call("POST", hooks, None, {"autoClock": None, "startSeconds": None})
+    s, b, _ = call("POST", f"{api}/sandbox", key, {"name": f"{name}-eph", "autoDeleteInterval": 0})
+    eph = b["id"]
+    call("POST", clock, None, {"advance_seconds": 16 * 60})
+    s, b, _ = call("GET", f"{api}/sandbox/{eph}", key)
+    expect("autoDeleteInterval 0: deleted when it auto-stops", s, 404, b)
+    s, b, _ = call("GET", f"{root}/toolbox/{eph}/files?path=.", key)
+    expect("toolbox of a deleted sandbox: 401", s, 401, b)
+
+    # Throttling, the proxy's empty 502, key permissions, suspension, quotas.
+    call("POST", hooks, None, {"fail": [{"route": "GET /sandbox/{sandboxIdOrName}", "status": 429,
+                                         "throttler": "sandbox-lifecycle", "retryAfter": 2},
+                                        {"route": "GET /toolbox/{sandboxId}/files", "status": 502, "empty": True}]})
+    s, b, _ = call("GET", f"{api}/sandbox/{sid}", key)
+    expect("hook: throttled", s, 429, b)
+    truth("Retry-After-sandbox-lifecycle: 2", LAST_HEADERS.get("retry-after-sandbox-lifecycle") == "2", LAST_HEADERS)
+    s, b, payload = call("GET", f"{tb}/files?path=.", key)
+    expect("hook: the proxy's 502", s, 502, b)
+    truth("an empty 502", payload == b"", payload)
+    call("POST", hooks, None, {"fail": None, "keyPermissions": ["write:sandboxes"]})
+    s, b, _ = call("DELETE", f"{api}/sandbox/{sid}", key)
+    expect("a key without delete:sandboxes: 403", s, 403, b)
+    truth("Forbidden resource", (b or {}).get("message") == "Forbidden resource", b)
+    call("POST", hooks, None, {"keyPermissions": []})
+    s, b, _ = call("POST", f"{api}/sandbox", key, {"name": f"{name}-noperm"})
+    expect("a key without write:sandboxes: 403", s, 403, b)
+    s, b, _ = call("GET", f"{api}/sandbox?limit=1", key)
+    expect("a key without permissions still lists", s, 200, b)
+    call("POST", hooks, None, {"keyPermissions": None, "suspended": "payment overdue"})
+    s, b, _ = call("POST", f"{api}/sandbox", key, {"name": f"{name}-susp"})
+    expect("a suspended organization: 403", s, 403, b)
+    truth("Organization is suspended: <reason>", (b or {}).get("message") == "Organization is suspended: payment overdue", b)
+    call("POST", hooks, None, {"suspended": None, "quota": "disk"})
+    s, b, _ = call("POST", f"{api}/sandbox", key, {"name": f"{name}-disk"})
+    expect("no disk left: 400", s, 400, b)
+    truth("Total disk limit exceeded", (b or {}).get("message", "").startswith("Total disk limit exceeded."), b)
+    call("POST", hooks, None, {"quota": None})
+    call("POST", f"{api}/sandbox/{sid}/start", key)  # the 16 minutes above stopped it too
+    s, b, _ = call("GET", f"{tb}/files/download?path=.", key)
+    expect("download a folder: 400", s, 400, b)
+    truth("path must be a file", (b or {}).get("message") == "path must be a file", b)
+    raw, ctype = multipart([("files[0].path", None, b"  spaced.txt "), ("files[0].file", "x", b"s")])
+    s, b, _ = call("POST", f"{tb}/files/bulk-upload", key, raw=raw, content_type=ctype)
+    truth("bulk upload trims the path's spaces", s == 200 and b["files"][0]["path"] == "spaced.txt", (s, b))
     call("POST", f"{root}/_fake/sandbox/{sid}", None, {"state": "stopped", "errorReason": None})
 
     # Hooks: slow and failing builds, slow snapshot start, redirect, failures, toolbox URL, old daemon.

@@ -47,10 +47,25 @@ real folder; its work dir and home are that folder's real absolute path (the too
 a real sandbox would allow them). `process/execute` really runs `sh -c <command>` there (Daytona
 pipes the command to the first of zsh/bash/sh: the fake always uses sh).
 
-Not modelled: the intervals (auto-stop/-archive/-delete, TTL) are kept and reported but never fire
-(except a stop with `autoDeleteInterval: 0`); no Socket.IO events (clients poll; the SDK check runs
-the SDK with `use_deprecated_polling`); no quotas or throttling unless a `fail` hook answers 429; no
-sessions, git, LSP, ports, volumes or the deprecated page-numbered `GET /sandbox/paginated`.
+The fake has a clock of its own: the real time plus what tests moved it by (`POST /_fake/clock`).
+Transitions, `lastActivityAt` and the intervals run on it: a started sandbox idle
+`autoStopInterval` minutes stops, a stopped one idle `autoDeleteInterval` minutes (0 = at once) is
+deleted, else idle `autoArchiveInterval` minutes (0 = 30 days) is archived, all measured from
+`lastActivityAt` (srv apps/api/src/sandbox/managers/sandbox.manager.ts). Activity is a toolbox
+request (the proxy records it) or `POST /sandbox/{id}/last-activity`; a process left running is not.
+Create, start and recover hold their answer until the sandbox is `started`, at most 30 s of the fake
+clock (srv sandbox.controller.ts waitForSandboxStarted); an archived sandbox's start answers at once
+(`restoring`).
+
+A toolbox request to a sandbox that is not running is answered as Daytona's proxy and runner do
+(`not_running` below): stopped/starting/error 400 `failed to resolve container IP after 3 attempts:
+no IP address found. Is the Sandbox started?`; archived/restoring 400 `failed to get runner info:
+Sandbox with ID <id> does not have a runner`; deleted or unknown 401 `authentication failed: Bearer
+token is invalid`.
+
+Not modelled: TTL never fires; no Socket.IO events (clients poll; the SDK check runs
+the SDK with `use_deprecated_polling`); quotas, suspension, key permissions and throttling only as hooks
+ask (below); no sessions, git, LSP, ports, volumes or the deprecated page-numbered `GET /sandbox/paginated`.
 
 Quirks replayed (daytona.md section in brackets):
   - main-API errors are NestJS bodies `{path,timestamp,statusCode,error,message}` [1.5]
@@ -85,10 +100,26 @@ Test hooks (JSON in, JSON out; none of this exists in Daytona):
       fail: [{"route": "DELETE /sandbox/{sandboxIdOrName}", "status": 503, "times": 1}]
                                the next `times` requests to that route answer that status
                                (NestJS body on the API, ErrorResponse on the toolbox); with
-                               "path": "notes", only toolbox requests whose `path` query is that
+                               "path": "notes", only toolbox requests whose `path` query is that;
+                               "empty": true answers no body (the proxy's 502); a 429 carries
+                               Daytona's throttler headers for "throttler" (default
+                               authenticated) with "retryAfter" seconds (default 1); "message"
+                               replaces the message
+      keyPermissions: [..]     the key has only these (write:sandboxes, delete:sandboxes): a
+                               route needing another is 403 `Forbidden resource`
+      suspended: true|"why"    create/start/recover are 403 `Organization is suspended[: why]`
+      quota: "disk"|"region"   create is 400 `Total disk limit exceeded…` / 403 `Region us is not
+                               available…`
+      autoClock: bool          a request held for a transition (create, start, recover) or a GET
+                               of a sandbox in one moves the fake clock to its end instead of
+                               waiting in real time
+      startSeconds, restoreSeconds, startWaitSeconds: float   a start's length (fake clock), an
+                               archived sandbox's restore, how long a start is held (default 30)
       names: {"<sandbox name>": {buildSeconds, buildFail, ...}}   per-name overrides of the above
                                creation keys
   GET  /_fake/hooks                          the hooks now
+  POST /_fake/clock  {"advance_seconds": n}  move the fake clock (transitions and intervals due
+                                             meanwhile fire); GET /_fake/clock reads it
   POST /_fake/sandbox/{idOrName}  {"state": "stopped"|"archived"|"error"|..., "errorReason": "..",
        "recoverable": bool, "toolboxProxyUrl": "url", "daemonVersion": ".."}   set fields now
        (cancels pending transitions); answers the sandbox
@@ -132,6 +163,11 @@ TRANSITIONAL = {"creating", "starting", "stopping", "destroying", "restoring", "
                 "building_snapshot", "resizing", "snapshotting", "forking", "pausing", "resuming"}
 
 LOCK = threading.RLock()
+# Woken whenever the fake clock moves or a sandbox changes state: a request held until a sandbox
+# starts (create, start, recover) waits on it.
+CHANGED = threading.Condition(LOCK)
+# The fake clock: the real time plus what tests moved it by (POST /_fake/clock).
+CLOCK = {"offset": 0.0}
 LOG_LOCK = threading.Lock()
 HOOKS: dict = {}
 COUNTS: dict[str, int] = {}
@@ -141,8 +177,22 @@ ROOT = ""
 BASE_URL = ""
 
 
+def now() -> float:
+    """The fake clock's time (seconds since the epoch)."""
+    return time.time() + CLOCK["offset"]
+
+
+def advance_clock(seconds: float):
+    """Moves the fake clock: transitions and intervals that fall due meanwhile fire."""
+    with LOCK:
+        CLOCK["offset"] += max(0.0, float(seconds))
+        for sb in SANDBOXES.values():
+            settle(sb)
+        CHANGED.notify_all()
+
+
 def now_iso(t: float | None = None) -> str:
-    t = time.time() if t is None else t
+    t = now() if t is None else t
     return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -170,6 +220,54 @@ def api_error(status: int, message: str, path: str) -> Answer:
                            "error": REASONS.get(status, "Error"), "message": message})
 
 
+def suspended(path: str):
+    """Hook `suspended` (true or a reason): 403 `Organization is suspended[: reason]` on create,
+    start and recover (srv apps/api/src/organization/services/organization.service.ts:875
+    assertOrganizationIsNotSuspended, called by sandbox.service.ts create/start/recover)."""
+    reason = HOOKS.get("suspended")
+    if reason:
+        raise api_error(403, "Organization is suspended" + (f": {reason}" if isinstance(reason, str) else ""), path)
+
+
+def quota(path: str):
+    """Hook `quota` on create: "disk" is 400 `Total disk limit exceeded…` (srv
+    apps/api/src/sandbox/services/sandbox.service.ts:295, with the messages of
+    apps/api/src/common/constants/error-messages.ts), "region" is 403 `Region us is not available to
+    the organization for class container` (sandbox.service.ts:200, no quota for a shared region)."""
+    which = HOOKS.get("quota")
+    if which == "disk":
+        raise api_error(400, "Total disk limit exceeded. Maximum allowed: 30GiB.\n"
+                        "Consider archiving your unused Sandboxes to free up available storage.\n"
+                        "To increase concurrency limits, upgrade your organization's Tier by visiting "
+                        "https://app.daytona.io/dashboard/limits.", path)
+    if which == "region":
+        raise api_error(403, "Region us is not available to the organization for class container", path)
+
+
+# What a route needs of the key (srv apps/api/src/sandbox/controllers/sandbox.controller.ts:
+# @RequiredOrganizationResourcePermissions): create, start, stop, archive, recover, labels and the
+# intervals need write:sandboxes; delete needs delete:sandboxes; reads need neither.
+WRITE_ROUTES = {"POST /sandbox", "POST /sandbox/{sandboxIdOrName}/start", "POST /sandbox/{sandboxIdOrName}/stop",
+                "POST /sandbox/{sandboxIdOrName}/archive", "POST /sandbox/{sandboxIdOrName}/recover",
+                "PUT /sandbox/{sandboxIdOrName}/labels", "POST /sandbox/{sandboxIdOrName}/autostop/{interval}",
+                "POST /sandbox/{sandboxIdOrName}/autoarchive/{interval}",
+                "POST /sandbox/{sandboxIdOrName}/autodelete/{interval}"}
+
+
+def check_permissions(route: str | None, path: str):
+    """Hook `keyPermissions` (a list; absent = every permission): a route the key lacks the
+    permission for is 403 `Forbidden resource` (the guard returns false, srv
+    apps/api/src/organization/guards/organization-auth-context.guard.ts:198, and NestJS answers its
+    ForbiddenException)."""
+    granted = HOOKS.get("keyPermissions")
+    if granted is None or route is None:
+        return
+    need = "delete:sandboxes" if route == "DELETE /sandbox/{sandboxIdOrName}" else (
+        "write:sandboxes" if route in WRITE_ROUTES else None)
+    if need and need not in granted:
+        raise api_error(403, "Forbidden resource", path)
+
+
 def daemon_error(status: int, message: str, path: str, method: str, code: str | None = None,
                  source: str = "DAYTONA_DAEMON") -> Answer:
     """The toolbox's ErrorResponse (toolbox.json ErrorResponse, daytona.md 1.5)."""
@@ -191,37 +289,108 @@ def hook(name: str, key: str, default):
 
 def schedule(sb: dict, stages: list[tuple[float, str]]):
     """Stages: (seconds from now, state) in order."""
-    t = time.time()
+    t = now()
     sb["stages"] = [(t + d, s) for d, s in stages]
     settle(sb)
 
 
 def settle(sb: dict):
-    t = time.time()
+    t = now()
+    changed = False
     while sb["stages"] and sb["stages"][0][0] <= t:
-        _, state = sb["stages"].pop(0)
-        set_state(sb, state)
+        at, state = sb["stages"].pop(0)
+        set_state(sb, state, at)
+        changed = True
+    while fire_intervals(sb, t):
+        changed = True
+    if changed:
+        with LOCK:
+            CHANGED.notify_all()
 
 
-def set_state(sb: dict, state: str):
+# The longest auto-archive interval (minutes); `autoArchiveInterval: 0` means this
+# (srv apps/api/src/sandbox/entities/sandbox.entity.ts: 0 = the maximum; `GET /config`
+# maxAutoArchiveInterval).
+MAX_AUTO_ARCHIVE = 43200
+
+
+def fire_intervals(sb: dict, t: float) -> bool:
+    """Daytona's interval checks (srv apps/api/src/sandbox/managers/sandbox.manager.ts: autoStopCheck,
+    autoArchiveCheck, autoDeleteCheck, each a cron every 10 s), measured from `lastActivityAt` as
+    there: a started sandbox idle `autoStopInterval` minutes (not 0) stops; a stopped one idle
+    `autoDeleteInterval` minutes (>= 0; 0 = at once) is deleted, else idle `autoArchiveInterval`
+    minutes (0 = the maximum) is archived. Only sandboxes not in a transition (`pending`) and whose
+    desired state is their state. Activity is what the toolbox proxy and `last-activity` record; a
+    process left running in the sandbox is not activity."""
+    if sb["stages"] or sb["state"] == "destroyed":
+        return False
+    since = sb["lastActivityAt"]
+    if sb["state"] == "started" and sb["desiredState"] == "started":
+        due = since + 60 * sb["autoStopInterval"]
+        if sb["autoStopInterval"] and t >= due:
+            sb["desiredState"] = "stopped"
+            set_state(sb, "stopped", due)
+            return True
+        return False
+    if sb["state"] == "stopped" and sb["desiredState"] == "stopped":
+        due = since + 60 * sb["autoDeleteInterval"]
+        if sb["autoDeleteInterval"] >= 0 and t >= due:
+            start_delete(sb, due)
+            return True
+        due = since + 60 * (sb["autoArchiveInterval"] or MAX_AUTO_ARCHIVE)
+        if t >= due:
+            sb["desiredState"] = "archived"
+            set_state(sb, "archived", due)
+            return True
+    return False
+
+
+def hold_until_started(sb: dict, seconds: float, path: str) -> Answer:
+    """Holds the request until the sandbox is `started`, at most `seconds` of the fake clock:
+    `waitForSandboxStarted(sandbox, 30)` (srv apps/api/src/sandbox/controllers/sandbox.controller.ts:1532),
+    which create, start and recover call. `error`/`build_failed` meanwhile is 400 `Sandbox failed to
+    start: <errorReason>`; at the deadline the sandbox is answered as it is. With the hook
+    `autoClock`, the fake clock jumps to the sandbox's next transition instead of the request
+    waiting for it (a test's 20-second start takes no real time)."""
+    with LOCK:
+        deadline = now() + seconds
+        while True:
+            settle(sb)
+            if sb["state"] in ("error", "build_failed"):
+                raise api_error(400, f"Sandbox failed to start: {sb.get('errorReason')}", path)
+            if sb["state"] in ("started", "destroyed") or now() >= deadline:
+                return Answer(200, sandbox_dto(sb))
+            if hook(sb["name"], "autoClock", False) and sb["stages"]:
+                advance_clock(min(sb["stages"][0][0], deadline) - now() + 0.001)
+                continue
+            CHANGED.wait(timeout=max(0.001, min(0.05, deadline - now())))
+
+
+def set_state(sb: dict, state: str, at: float | None = None):
+    """`at`: when it happened on the fake clock (default now). A change of state is activity
+    (srv apps/api/src/sandbox/repositories/sandbox.repository.ts:118, upsertLastActivity)."""
+    at = now() if at is None else at
+    if sb["state"] != state:
+        sb["lastActivityAt"] = at
     sb["state"] = state
-    sb["updatedAt"] = time.time()
+    sb["updatedAt"] = at
     if state in ("build_failed", "error") and not sb.get("errorReason"):
         sb["errorReason"] = "fake failure"
     if state == "destroyed":
         sb["stages"] = []
         shutil.rmtree(sb["dir"], ignore_errors=True)
     if state == "stopped" and sb.get("autoDeleteInterval") == 0 and sb["desiredState"] != "destroyed":
-        start_delete(sb)
+        start_delete(sb, at)
 
 
-def start_delete(sb: dict):
+def start_delete(sb: dict, at: float | None = None):
+    at = now() if at is None else at
     seconds = float(hook(sb["name"], "destroySeconds", 0.05))
-    sb["name"] = f"DESTROYED_{sb['name']}_{int(time.time() * 1000)}"
+    sb["name"] = f"DESTROYED_{sb['name']}_{int(at * 1000)}"
     sb["desiredState"] = "destroyed"
     sb["state"] = "destroying"
-    sb["updatedAt"] = time.time()
-    schedule(sb, [(seconds, "destroyed")])
+    sb["updatedAt"] = at
+    sb["stages"] = [(at + seconds, "destroyed")]
 
 
 def live() -> list[dict]:
@@ -291,7 +460,7 @@ def snapshot_dto(name: str) -> dict:
     rec = SNAPSHOT_RECORDS.get(name)
     if rec is None:
         rec = SNAPSHOT_RECORDS[name] = {"id": str(uuid.uuid5(uuid.NAMESPACE_URL, "fake-snapshot:" + name)),
-                                        "created": time.time()}
+                                        "created": now()}
     return {"id": rec["id"], "organizationId": ORG_ID, "general": name == SNAPSHOTS[0], "name": name,
             "imageName": name, "state": "active", "size": 1.0, "entrypoint": None, "cpu": 1, "gpu": 0, "mem": 1,
             "disk": 3, "errorReason": None, "createdAt": now_iso(rec["created"]), "updatedAt": now_iso(rec["created"]),
@@ -320,6 +489,8 @@ def int_field(body: dict, key: str, path: str, default=None, minimum=None):
 def create_sandbox(body, path: str) -> Answer:
     if not isinstance(body, dict):
         raise api_error(400, "Invalid request body", path)
+    suspended(path)
+    quota(path)
     for key in ("labels", "env"):
         v = body.get(key)
         if v is not None and (not isinstance(v, dict) or not all(isinstance(x, str) for x in v.values())):
@@ -358,7 +529,7 @@ def create_sandbox(body, path: str) -> Answer:
             raise api_error(409, f"Sandbox with name {name} already exists", path)
         folder = os.path.join(ROOT, sid)
         os.makedirs(folder)
-        t = time.time()
+        t = now()
         sb = {
             "id": sid, "name": name, "labels": dict(body.get("labels") or {}), "env": dict(body.get("env") or {}),
             "user": body.get("user") or "daytona", "public": bool(body.get("public", False)),
@@ -388,15 +559,7 @@ def create_sandbox(body, path: str) -> Answer:
         else:
             schedule(sb, [(build / 2, "starting"), (build, "started")])
     # A create from a snapshot waits (up to 30 s) for the sandbox to start (daytona.md 1.2).
-    deadline = time.time() + float(hook(name, "createWaitSeconds", 30))
-    while True:
-        with LOCK:
-            settle(sb)
-            if sb["state"] == "error":
-                raise api_error(400, f"Sandbox failed to start: {sb.get('errorReason')}", path)
-            if sb["state"] == "started" or time.time() >= deadline:
-                return Answer(200, sandbox_dto(sb))
-        time.sleep(0.01)
+    return hold_until_started(sb, float(hook(name, "createWaitSeconds", 30)), path)
 
 
 def list_sandboxes(query: dict, path: str) -> Answer:
@@ -433,7 +596,7 @@ def list_sandboxes(query: dict, path: str) -> Answer:
     with LOCK:
         rows = []
         for sb in live():
-            if time.time() - sb["createdAt"] < lag:
+            if now() - sb["createdAt"] < lag:
                 continue
             if any(sb["labels"].get(k) != v for k, v in labels.items()):
                 continue
@@ -463,7 +626,13 @@ def api_route(method: str, parts: list[str], query: dict, body, path: str) -> tu
             return "POST /sandbox", create_sandbox(body, path)
         if n == 2 and method == "GET":
             with LOCK:
-                return "GET /sandbox/{sandboxIdOrName}", Answer(200, sandbox_dto(find(parts[1], path)))
+                sb = find(parts[1], path)
+                if hook(sb["name"], "autoClock", False) and sb["stages"]:
+                    # Hook autoClock: a client polling a sandbox in a transition finds the fake
+                    # clock moved to the transition's end (no real waiting in tests).
+                    advance_clock(sb["stages"][0][0] - now() + 0.001)
+                    sb = find(parts[1], path)
+                return "GET /sandbox/{sandboxIdOrName}", Answer(200, sandbox_dto(sb))
         if n == 2 and method == "DELETE":
             with LOCK:
                 sb = find(parts[1], path)
@@ -476,13 +645,43 @@ def api_route(method: str, parts: list[str], query: dict, body, path: str) -> tu
                 sb = find(parts[1], path)
                 if sb["state"] in TRANSITIONAL or sb["state"] == "pending_build":
                     raise api_error(409, "Sandbox state change in progress", path)
+                suspended(path)
                 if sb["state"] in ("stopped", "archived", "paused"):
+                    was = sb["state"]
                     sb["desiredState"] = "started"
-                    sb["state"] = "starting" if sb["state"] != "archived" else "restoring"
-                    schedule(sb, [(float(hook(sb["name"], "startSeconds", 0.05)), "started")])
+                    sb["state"] = "starting" if was != "archived" else "restoring"
+                    default = 0.05 if was != "archived" else float(hook(sb["name"], "restoreSeconds", 0.05))
+                    schedule(sb, [(float(hook(sb["name"], "startSeconds", default)), "started")])
+                    if was == "archived":
+                        # An archived sandbox's start is answered at once (restoring): the
+                        # controller waits only for other states (srv sandbox.controller.ts:518).
+                        return "POST /sandbox/{sandboxIdOrName}/start", Answer(200, sandbox_dto(sb))
                 elif sb["state"] != "started":
                     raise api_error(400, "Sandbox is not in valid state", path)
-                return "POST /sandbox/{sandboxIdOrName}/start", Answer(200, sandbox_dto(sb))
+                # Held up to 30 s until started (srv sandbox.controller.ts:518, waitForSandboxStarted).
+                return ("POST /sandbox/{sandboxIdOrName}/start",
+                        hold_until_started(sb, float(hook(sb["name"], "startWaitSeconds", 30)), path))
+        if n == 3 and method == "POST" and parts[2] == "recover":
+            # srv apps/api/src/sandbox/services/sandbox.service.ts:2241 recover(): only a
+            # `recoverable` sandbox in `error`; then it starts again (unless skipStart) and the
+            # controller holds the answer until started (sandbox.controller.ts:476).
+            with LOCK:
+                sb = find(parts[1], path)
+                suspended(path)
+                if not sb.get("recoverable"):
+                    raise api_error(400, "Sandbox is not in a recoverable state", path)
+                if sb["state"] != "error":
+                    raise api_error(400, "Sandbox must be in error state to recover", path)
+                skip = q1(query, "skipStart") == "true"
+                sb["errorReason"] = None
+                sb["recoverable"] = False
+                sb["desiredState"] = "stopped" if skip else "started"
+                sb["state"] = "starting"
+                schedule(sb, [(float(hook(sb["name"], "startSeconds", 0.05)), "stopped" if skip else "started")])
+                if skip:
+                    return "POST /sandbox/{sandboxIdOrName}/recover", Answer(200, sandbox_dto(sb))
+                return ("POST /sandbox/{sandboxIdOrName}/recover",
+                        hold_until_started(sb, float(hook(sb["name"], "startWaitSeconds", 30)), path))
         if n == 3 and method == "POST" and parts[2] == "stop":
             with LOCK:
                 sb = find(parts[1], path)
@@ -518,7 +717,7 @@ def api_route(method: str, parts: list[str], query: dict, body, path: str) -> tu
             with LOCK:
                 sb = find(parts[1], path)
                 sb[field] = value
-                sb["updatedAt"] = time.time()
+                sb["updatedAt"] = now()
                 # 201, not the documented 200: the controller has no @HttpCode (daytona.md 1.2).
                 return template, Answer(201, sandbox_dto(sb))
         if n == 3 and method == "PUT" and parts[2] == "labels":
@@ -536,7 +735,7 @@ def api_route(method: str, parts: list[str], query: dict, body, path: str) -> tu
         if n == 3 and method == "POST" and parts[2] == "last-activity":
             with LOCK:
                 sb = find(parts[1], path)
-                sb["lastActivityAt"] = time.time()
+                sb["lastActivityAt"] = now()
                 return "POST /sandbox/{sandboxId}/last-activity", Answer(201, None, None)
     if parts == ["config"] and method == "GET":
         # The deployment's configuration: only what the documents require, the default snapshot
@@ -571,13 +770,19 @@ def api_route(method: str, parts: list[str], query: dict, body, path: str) -> tu
 # Toolbox
 # ---------------------------------------------------------------------------------------------
 
+def utf8(name: str) -> str:
+    """A file name as the daemon's JSON carries it: bytes that are not UTF-8 become U+FFFD (Go's
+    encoding/json replaces invalid UTF-8)."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def file_info(p: str) -> dict:
     st = os.lstat(p)
     mtime = datetime.fromtimestamp(st.st_mtime, timezone.utc)
-    return {"name": os.path.basename(p.rstrip("/")) or "/", "size": st.st_size, "mode": stat.filemode(st.st_mode), "modTime": mtime.strftime("%Y-%m-%d %H:%M:%S.%f +0000 UTC"),
+    return {"name": utf8(os.path.basename(p.rstrip("/")) or "/"), "size": st.st_size, "mode": stat.filemode(st.st_mode), "modTime": mtime.strftime("%Y-%m-%d %H:%M:%S.%f +0000 UTC"),
             "modifiedAt": mtime.isoformat().replace("+00:00", "Z"), "isDir": stat.S_ISDIR(st.st_mode),
             "owner": str(st.st_uid), "group": str(st.st_gid), "permissions": "0%o" % stat.S_IMODE(st.st_mode),
-            "path": p}
+            "path": utf8(p)}
 
 
 class Toolbox:
@@ -674,7 +879,8 @@ def toolbox_route(sb: dict, method: str, sub_parts: list[str], query: dict, body
         full = tb.resolve(q1(query, "path"))
         tb.exists(full, q1(query, "path"))
         if os.path.isdir(full):
-            raise tb.err(400, f"path is a directory: {q1(query, 'path')}", "BAD_REQUEST")
+            # srv apps/daemon/pkg/toolbox/fs/download_file.go:55 (an empty body on old daemons)
+            raise tb.err(400, "path must be a file", "BAD_REQUEST")
         with open(full, "rb") as f:
             data = f.read()
         return route, Answer(200, data, "application/octet-stream",
@@ -724,7 +930,9 @@ def toolbox_route(sb: dict, method: str, sub_parts: list[str], query: dict, body
             if not m:
                 continue
             if m.group(2) == "path":
-                paths[m.group(1)] = part["data"].decode()
+                # The daemon trims spaces at both ends of each path
+                # (srv apps/daemon/pkg/toolbox/fs/upload_files.go:66, strings.TrimSpace).
+                paths[m.group(1)] = part["data"].decode().strip()
             else:
                 files[m.group(1)] = part["data"]
         for i in sorted(files, key=int):
@@ -860,6 +1068,14 @@ def fake_route(method: str, parts: list[str], body) -> Answer:
                 else:
                     HOOKS[k] = v
         return Answer(200, HOOKS)
+    if parts == ["clock"] and method == "GET":
+        return Answer(200, {"now": now_iso(), "offsetSeconds": CLOCK["offset"]})
+    if parts == ["clock"] and method == "POST":
+        seconds = (body or {}).get("advance_seconds") if isinstance(body, dict) else None
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
+            raise Answer(400, {"error": "advance_seconds: a number >= 0 is expected"})
+        advance_clock(seconds)
+        return Answer(200, {"now": now_iso(), "offsetSeconds": CLOCK["offset"]})
     if parts == ["requests"] and method == "GET":
         with LOCK:
             return Answer(200, {"counts": dict(sorted(COUNTS.items())), "total": sum(COUNTS.values())})
@@ -898,6 +1114,41 @@ def fake_route(method: str, parts: list[str], body) -> Answer:
 # HTTP
 # ---------------------------------------------------------------------------------------------
 
+# States in which a sandbox has no runner (the API clears `runnerId` when it archives; a build has
+# none yet).
+NO_RUNNER = {"archived", "restoring", "pending_build", "building_snapshot", "pulling_snapshot", "build_failed"}
+
+
+def not_running(sb: dict | None, sandbox_id: str, path: str, method: str):
+    """The toolbox proxy's answer for a sandbox that is not `started` (none for a started one):
+    - gone (deleted, or never ours): 401 `authentication failed: Bearer token is invalid` — the proxy
+      asks the API whether the key may reach the sandbox, a sandbox the API does not have is a no
+      (srv apps/proxy/pkg/proxy/auth.go:17-104, auth_callback.go:189 hasSandboxAccess);
+    - no runner (archived, restoring, a build): 400 `failed to get runner info: Sandbox with ID <id>
+      does not have a runner` (srv apps/proxy/pkg/proxy/get_sandbox_target.go:84, the API's
+      runner.service.ts:275 findBySandboxId);
+    - on a runner but not running (stopped, starting, stopping, error…): the runner finds no IP
+      address: 400 `failed to resolve container IP after 3 attempts: no IP address found. Is the
+      Sandbox started?` (srv apps/runner/pkg/api/controllers/proxy.go:62-96, the retry wrapper of
+      libs/common-go/pkg/utils/exponential_backoff.go:77), on the runner's path.
+    Bodies are the Go ErrorResponse of libs/common-go/pkg/errors/middleware.go (v0.190.0 has no
+    `source`; the 401 carries the proxy's, as newer proxies do)."""
+    if sb is None or sb["state"] == "destroyed":
+        raise daemon_error(401, "authentication failed: Bearer token is invalid", path, method,
+                           "UNAUTHORIZED", "DAYTONA_PROXY")
+    if sb["state"] == "started":
+        return
+    if sb["state"] in NO_RUNNER:
+        message = f"failed to get runner info: Sandbox with ID {sandbox_id} does not have a runner"
+        where = path
+    else:
+        message = "failed to resolve container IP after 3 attempts: no IP address found. Is the Sandbox started?"
+        where = f"/sandboxes/{sandbox_id}/toolbox" + path.split(sandbox_id, 1)[-1]
+    a = daemon_error(400, message, where, method, "BAD_REQUEST")
+    a.body.pop("source", None)
+    raise a
+
+
 def log_line(entry: dict):
     if not LOG_PATH:
         return
@@ -906,15 +1157,43 @@ def log_line(entry: dict):
         f.write(line + "\n")
 
 
-def take_fail(route: str, query: dict | None = None) -> int | None:
+def take_fail(route: str, query: dict | None = None) -> dict | None:
+    """The `fail` rule this request meets (its `times` counted down), or None."""
     with LOCK:
         for rule in HOOKS.get("fail") or []:
             if "path" in rule and q1(query or {}, "path") != rule["path"]:
                 continue
             if rule.get("route") == route and rule.get("times", 1) > 0:
                 rule["times"] = rule.get("times", 1) - 1
-                return int(rule.get("status", 500))
+                return dict(rule, status=int(rule.get("status", 500)))
     return None
+
+
+def failure(rule: dict, path: str, method: str, api: str) -> Answer:
+    """The answer of a `fail` rule. 429 is Daytona's throttler's: NestJS body `ThrottlerException:
+    Too Many Requests` with `Retry-After-{throttler}` and `X-RateLimit-{Limit,Remaining,Reset}-{throttler}`
+    (srv apps/docs/src/content/docs/en/limits.mdx "Rate limit headers";
+    apps/api/src/common/utils/rate-limit-headers.util.ts; the throttler names are the controller's
+    @ThrottlerScope: sandbox-create, sandbox-lifecycle, else authenticated). `empty: true` is an
+    answer without a body: the toolbox proxy's 502 when the sandbox's daemon does not answer
+    (srv libs/common-go/pkg/proxy/proxy.go:122, AbortWithStatus(502))."""
+    status = rule["status"]
+    if rule.get("empty"):
+        return Answer(status, None, None)
+    headers = {}
+    message = rule.get("message") or "fake failure (hook fail)"
+    if status == 429:
+        name = rule.get("throttler") or "authenticated"
+        wait = str(rule.get("retryAfter", 1))
+        headers = {f"X-RateLimit-Limit-{name}": "10000", f"X-RateLimit-Remaining-{name}": "0",
+                   f"X-RateLimit-Reset-{name}": wait, f"Retry-After-{name}": wait}
+        message = rule.get("message") or "ThrottlerException: Too Many Requests"
+    if api == "api":
+        a = api_error(status, message, path)
+    else:
+        a = daemon_error(status, message, path, method)
+    a.headers = headers
+    return a
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -994,10 +1273,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.auth(api, path)
                 if body is ValueError:
                     raise api_error(400, "Unexpected token in JSON body", path)
-                status = take_fail(route) if route else None
-                if status:
+                rule = take_fail(route) if route else None
+                if rule:
                     hook_fail = True
-                    raise api_error(status, "fake failure (hook fail)", path)
+                    raise failure(rule, path, self.command, api)
+                check_permissions(route, path)
                 route, answer = api_route(self.command, parts[1:], query, body, path)
             elif parts[:1] == ["toolbox"] and len(parts) >= 2:
                 api = "toolbox"
@@ -1008,22 +1288,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     sb = SANDBOXES.get(parts[1])
                     if sb is not None:
                         settle(sb)
-                if sb is None or sb["state"] == "destroyed":
-                    raise daemon_error(404, f"sandbox {parts[1]} not found", "/" + "/".join(sub), self.command,
-                                       "NOT_FOUND", "DAYTONA_PROXY")
-                if sb["state"] != "started":
-                    # guess: the proxy refuses a sandbox that is not running
-                    raise daemon_error(409, f"sandbox {parts[1]} is not running (state {sb['state']})",
-                                       "/" + "/".join(sub), self.command, "CONFLICT", "DAYTONA_PROXY")
+                rule = take_fail(route, query)
+                if rule:
+                    hook_fail = True
+                    raise failure(rule, "/" + "/".join(sub), self.command, api)
+                not_running(sb, parts[1], path, self.command)
                 if body is ValueError:
                     raise daemon_error(400, "invalid JSON body", "/" + "/".join(sub), self.command, "BAD_REQUEST")
-                status = take_fail(route, query)
-                if status:
-                    hook_fail = True
-                    raise daemon_error(status, "fake failure (hook fail)", "/" + "/".join(sub), self.command)
                 with LOCK:
-                    sb["lastActivityAt"] = time.time()
+                    sb["lastActivityAt"] = now()
                 route, answer = toolbox_route(sb, self.command, sub, query, body, raw, content_type, self)
+                with LOCK:
+                    # The proxy records activity while a request is open (every 50 s) and at its
+                    # start (srv apps/proxy/pkg/proxy/get_sandbox_target.go:311 updateLastActivity).
+                    sb["lastActivityAt"] = now()
             else:
                 raise Answer(404, None, None)
         except Answer as a:

@@ -37,6 +37,12 @@ from daytona import (  # noqa: E402
     DaytonaNotFoundError,
     ListSandboxesQuery,
 )
+from daytona.common.errors import (  # noqa: E402
+    DaytonaAuthenticationError,
+    DaytonaBadRequestError,
+    DaytonaForbiddenError,
+    DaytonaRateLimitError,
+)
 
 FAILURES: list[str] = []
 
@@ -61,6 +67,68 @@ def hooks(body: dict, root: str) -> dict:
 
 def set_sandbox(id_or_name: str, body: dict, root: str) -> dict:
     return control(f"/_fake/sandbox/{id_or_name}", body, root)
+
+
+def what_daytona_answers(daytona: Daytona, name: str, root: str):
+    """The answers read from Daytona's server source (fake_daytona.py cites each), as the SDK
+    meets them: a stopped, archived and deleted sandbox's toolbox, recover, the fake clock's
+    auto-stop, throttling with its headers, key permissions and suspension."""
+    sb = daytona.create(CreateSandboxFromSnapshotParams(name=f"{name}-life", auto_stop_interval=15), timeout=60)
+    control("/_fake/clock", {"advance_seconds": 16 * 60}, root)
+    sb.refresh_data()
+    check("the fake clock 16 minutes on: auto-stopped", sb.state == "stopped", sb.state)
+    try:
+        sb.process.exec("true", timeout=5)
+        check("exec in a stopped sandbox: 400 not running", False, "it ran")
+    except DaytonaBadRequestError as e:
+        check("exec in a stopped sandbox: the SDK's bad request with Daytona's words",
+              "no IP address found. Is the Sandbox started?" in str(e), str(e))
+    sb.start(timeout=30)
+    sb.stop(timeout=30)
+    sb.archive()
+    control("/_fake/clock", {"advance_seconds": 1}, root)  # past the fake's archiving
+    sb.refresh_data()
+    check("archived", sb.state == "archived", sb.state)
+    try:
+        sb.fs.list_files(".")
+        check("list files in an archived sandbox: 400", False, "it listed")
+    except DaytonaBadRequestError as e:
+        check("list files in an archived sandbox: failed to get runner info", "failed to get runner info" in str(e), str(e))
+    sb.start(timeout=30)
+    check("an archived sandbox starts again", sb.state == "started", sb.state)
+    set_sandbox(sb.id, {"state": "error", "errorReason": "disk detached", "recoverable": True}, root)
+    sb.refresh_data()
+    check("a recoverable error", (sb.state, sb.recoverable) == ("error", True), (sb.state, sb.recoverable))
+    sb.recover(timeout=30)
+    check("recover: started", sb.state == "started", sb.state)
+    hooks({"fail": [{"route": "GET /sandbox/{sandboxIdOrName}", "status": 429, "throttler": "sandbox-lifecycle",
+                     "retryAfter": 7}]}, root)
+    try:
+        daytona.get(sb.id)
+        check("throttled: the SDK's rate-limit error", False, "answered")
+    except DaytonaRateLimitError as e:
+        check("throttled: the SDK's rate-limit error with Retry-After-sandbox-lifecycle",
+              {k.lower(): v for k, v in e.headers.items()}.get("retry-after-sandbox-lifecycle") == "7", e.headers)
+    hooks({"fail": None, "keyPermissions": ["write:sandboxes"]}, root)
+    try:
+        daytona.delete(sb)
+        check("delete without delete:sandboxes: forbidden", False, "deleted")
+    except DaytonaForbiddenError as e:
+        check("delete without delete:sandboxes: forbidden", "Forbidden resource" in str(e), str(e))
+    hooks({"keyPermissions": None, "suspended": True}, root)
+    try:
+        daytona.create(CreateSandboxFromSnapshotParams(name=f"{name}-susp"), timeout=30)
+        check("a suspended organization cannot create", False, "created")
+    except DaytonaForbiddenError as e:
+        check("a suspended organization cannot create", "Organization is suspended" in str(e), str(e))
+    hooks({"suspended": None}, root)
+    sb_id = sb.id
+    daytona.delete(sb, wait=True, timeout=30)
+    try:
+        sb.fs.list_files(".")
+        check("a deleted sandbox's toolbox: authentication error", False, "it listed")
+    except DaytonaAuthenticationError as e:
+        check("a deleted sandbox's toolbox: 401", getattr(e, "status_code", None) == 401, f"{sb_id}: {e}")
 
 
 def main() -> int:
@@ -213,6 +281,8 @@ def main() -> int:
     again_old.start(timeout=30)
     check("and the SDK starts it", again_old.state == "started", again_old.state)
     daytona.delete(again_old, wait=True, timeout=30)
+
+    what_daytona_answers(daytona, name, root)
 
     # Delete: the name is free at once; get answers not found once destroyed.
     daytona.delete(sandbox, wait=True, timeout=30)

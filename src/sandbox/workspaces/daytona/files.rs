@@ -22,8 +22,19 @@ pub(super) async fn read(tb: Toolbox, path: &WorkspacePath) -> Result<Vec<u8>> {
     tb.download(at(path), READ_MAX).await.map_err(file_error)
 }
 
+/// Refused before anything is sent when the path starts or ends with white space: Daytona's
+/// upload trims it (`strings.TrimSpace`, apps/daemon/pkg/toolbox/fs/upload_files.go), so the file
+/// would land under another name.
 pub(super) async fn write(tb: Toolbox, path: &WorkspacePath, bytes: &[u8]) -> Result<()> {
-    tb.upload(at(path), bytes).await.map_err(file_error)
+    let p = at(path);
+    if p.trim() != p {
+        return Err(WorkspaceError::Invalid(FieldErrors::one(
+            "path",
+            "Daytona cannot write a file whose path starts or ends with a space: it would trim the \
+             name. Choose the name without those spaces.",
+        )));
+    }
+    tb.upload(p, bytes).await.map_err(file_error)
 }
 
 pub(super) async fn mkdir(tb: Toolbox, path: &WorkspacePath) -> Result<()> {
@@ -67,7 +78,8 @@ pub(super) fn file_error(e: DaytonaError) -> WorkspaceError {
         }
         DaytonaError::Invalid { message, .. } => {
             let lower = message.to_ascii_lowercase();
-            if lower.contains("is a directory") {
+            // `path must be a file`: the daemon's answer to a download of a folder.
+            if lower.contains("is a directory") || lower.contains("must be a file") {
                 WorkspaceError::IsADirectory("This is a folder.".into())
             } else if lower.contains("not a directory") {
                 WorkspaceError::NotADirectory("A part of this path is a file, not a folder.".into())

@@ -1,11 +1,13 @@
 //! The `daytona` backend: the workspace is a Daytona sandbox named by its session key, so every
 //! run of a scope finds the same one by name (`open.rs`). Files and commands go through the
 //! sandbox's toolbox (`files.rs`); a snapshot is written into it as it opens (`restore.rs`); a
-//! `run`-scoped sandbox is deleted at the run's end (and Daytona deletes it on stop as a
-//! backstop); persistent scopes auto-stop when idle and are started again by the next run, never
-//! auto-deleted by Daytona. Documents and snapshots read its files without a run (`stored.rs`).
+//! `run`-scoped sandbox is deleted at the run's end (Daytona deletes it a week after it stopped,
+//! as a backstop); every sandbox auto-stops when idle, is kept awake while its run runs
+//! (`keepalive.rs`), and is started again (restored when archived) by the next operation, in the
+//! same run or the next. Documents and snapshots read its files without a run (`stored.rs`).
 
 mod files;
+pub mod keepalive;
 pub mod labels;
 mod open;
 mod restore;
@@ -29,11 +31,14 @@ use crate::vocabulary::paths::WorkspacePath;
 pub struct DaytonaBackend<'a> {
     st: &'a AppState,
     r: Resolved,
+    /// Opening again a sandbox this run had open (it stopped meanwhile): its files are the run's
+    /// already, so nothing (no snapshot, no manifest, no skills) is written into it again.
+    reopening: bool,
 }
 
 impl<'a> DaytonaBackend<'a> {
     pub(in crate::sandbox::workspaces) fn new(st: &'a AppState, r: Resolved) -> Self {
-        DaytonaBackend { st, r }
+        DaytonaBackend { st, r, reopening: false }
     }
 
     async fn client(&self) -> Result<DaytonaClient> {
@@ -42,8 +47,11 @@ impl<'a> DaytonaBackend<'a> {
         Ok(connections::daytona_client_for(self.st, &self.r.org_id, conn).await?)
     }
 
-    /// Runs `op` on the open sandbox. A toolbox that answers 409 (the sandbox stopped meanwhile:
-    /// Daytona's auto-stop) gets the sandbox opened (started) again, once.
+    /// Runs `op` on the open sandbox. A toolbox that says the sandbox is not running (stopped,
+    /// archived or deleted meanwhile: Daytona's auto-stop and auto-archive; see
+    /// [`DaytonaError::NotRunning`]) gets the sandbox opened again — found by name, started or
+    /// restored and waited for, or the workspace lost when Daytona no longer has it — and `op`
+    /// tried once more. The request never reached the sandbox, so a command is not run twice.
     async fn on_sandbox<T, F, Fut>(&mut self, op: F) -> Result<T>
     where
         F: Fn(Toolbox) -> Fut,
@@ -51,10 +59,14 @@ impl<'a> DaytonaBackend<'a> {
     {
         let tb = self.ensure_open().await?;
         match op(tb).await {
-            Err(WorkspaceError::Host(crate::sandbox::client::SandboxdError::Conflict { .. })) => {
+            Err(WorkspaceError::Host(crate::sandbox::client::SandboxdError::Conflict { detail })) => {
+                tracing::info!(event = "daytona_reopen", workspace_id = %self.r.workspace.id, reason = %detail,
+                    "the Daytona sandbox is not running: opening it again");
                 self.not_opened_for_this_run().await?;
-                let tb = self.ensure_open().await?;
-                op(tb).await
+                self.reopening = true;
+                let tb = self.ensure_open().await;
+                self.reopening = false;
+                op(tb?).await
             }
             other => other,
         }
@@ -69,8 +81,21 @@ impl<'a> DaytonaBackend<'a> {
     }
 }
 
+/// The most output of a command read from Daytona (stdout and stderr together): the platform's
+/// host output limit. Past it the answer is `output_limited` with its first [`LIMITED_KEEP`]
+/// bytes; the rest is read past, never held.
+pub const OUTPUT_LIMIT: usize = 10 * 1024 * 1024;
+
+/// What an `output_limited` answer keeps, as a sandboxd host does.
+pub const LIMITED_KEEP: usize = 64 * 1024;
+
+/// The output a manifest's `git clone` may print before it is cut.
+const CLONE_OUTPUT_LIMIT: usize = 1024 * 1024;
+
 /// `process/execute` of `command` (as `sh -c`), our deadline always sent: a 408 is a timed-out
-/// result (Daytona kills the command and sends no output), stdout and stderr come back together.
+/// result (Daytona kills the command and sends no output). Daytona returns stdout and stderr
+/// together, in the order written: they come back as `stdout` (`stderr` empty). Daytona lets the
+/// command run to its end, so an `output_limited` answer keeps its exit code.
 async fn execute(
     tb: &Toolbox,
     command: &Command,
@@ -82,10 +107,17 @@ async fn execute(
         envs,
         timeout: command.timeout.as_secs().max(1),
     };
-    match tb.execute(&request).await {
-        Ok(o) => {
+    match tb.execute(&request, OUTPUT_LIMIT).await {
+        Ok(mut o) => {
             let exit = o.exit();
-            Ok(command.result(o.result, String::new(), exit, false, false))
+            if o.output_limited {
+                let mut cut = LIMITED_KEEP.min(o.result.len());
+                while !o.result.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                o.result.truncate(cut);
+            }
+            Ok(command.result(o.result, String::new(), exit, false, o.output_limited))
         }
         Err(DaytonaError::RequestTimeout) => Ok(command.result(String::new(), String::new(), None, true, false)),
         Err(e) => Err(files::host_error(e)),
@@ -115,7 +147,7 @@ impl manifest::Target for Toolbox {
                 envs: Default::default(),
                 timeout: manifest::git::TIMEOUT.as_secs(),
             };
-            match self.execute(&request).await {
+            match self.execute(&request, CLONE_OUTPUT_LIMIT).await {
                 Ok(o) if o.exit() == Some(0) => Ok(Ok(())),
                 Ok(o) => {
                     let line = o.result.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no reason given");

@@ -2,10 +2,13 @@
 //!
 //! ```text
 //! GET /sandbox/{key} ──404──▶ POST /sandbox {name: key, labels, …} ──409 (another replica won)──▶ GET again
-//!        │ stopped / archived ──▶ POST /sandbox/{id}/start
+//!        │ stopped / archived ──▶ POST /sandbox/{id}/start (Daytona holds it up to 30 s; no
+//!        │                        answer in time is not a failure: the polling goes on)
+//!        │ error, recoverable ──▶ POST /sandbox/{id}/recover, once
 //!        ▼
 //! wait for `started` (up to 10 minutes; the workspace reads `preparing` while Daytona builds)
-//! error / build_failed / destroyed ──▶ a clear error naming the state and Daytona's reason
+//! error / build_failed / destroyed ──▶ a clear error naming the state and Daytona's reason, and
+//!                                       how to start the workspace fresh
 //! ```
 //! A sandbox this workspace had (its id is kept) that Daytona no longer has means its files are
 //! gone: the workspace is lost, as with sandboxd. One opener per workspace in this process; other
@@ -30,8 +33,18 @@ use crate::sandbox::workspaces::opening;
 use crate::sandbox::workspaces::store;
 use crate::vocabulary::scope::Scope;
 
-/// Minutes without activity before Daytona stops a sandbox of a persistent scope.
+/// Minutes without activity before Daytona stops a sandbox.
 pub const AUTO_STOP_MINUTES: i64 = 15;
+
+/// Minutes a sandbox stays stopped before Daytona archives it: a stopped sandbox's disk counts
+/// against the organization's storage quota, an archived one's does not (it takes longer to
+/// start again).
+pub const AUTO_ARCHIVE_MINUTES: i64 = 24 * 60;
+
+/// Minutes a run's sandbox may stay stopped before Daytona deletes it: a backstop only (our
+/// finish, the destroy sweep and the orphan purge delete it first). Never 0, which deletes a
+/// sandbox when it stops: an idle run (auto-stopped) would lose its files.
+pub const RUN_AUTO_DELETE_MINUTES: i64 = 7 * 24 * 60;
 
 /// A runtime written `image:<reference>` is built from that image; anything else names a snapshot.
 pub const IMAGE_PREFIX: &str = "image:";
@@ -109,9 +122,10 @@ impl DaytonaBackend<'_> {
             name: Some(self.r.workspace.session_key.clone()),
             labels: labels::of(self.st, &self.r),
             auto_stop_interval: Some(AUTO_STOP_MINUTES),
-            // Run scope: deleted when it stops (our finish deletes it first); persistent scopes:
-            // never deleted by Daytona (our deletes do it).
-            auto_delete_interval: Some(if run_scoped { 0 } else { -1 }),
+            auto_archive_interval: Some(AUTO_ARCHIVE_MINUTES),
+            // Run scope: a week stopped, as a backstop (our finish deletes it first); persistent
+            // scopes: never deleted by Daytona (our deletes do it).
+            auto_delete_interval: Some(if run_scoped { RUN_AUTO_DELETE_MINUTES } else { -1 }),
             ..CreateSandbox::default()
         };
         match (image, snapshot) {
@@ -150,10 +164,25 @@ impl DaytonaBackend<'_> {
         let began = Instant::now();
         let mut pause = Duration::from_millis(50);
         let mut preparing = false;
+        let mut recovered = false;
         loop {
             let state = sandbox.state();
             if state == SandboxState::Started {
                 return Ok(sandbox);
+            }
+            if state == SandboxState::Error && sandbox.recoverable == Some(true) && !recovered {
+                recovered = true;
+                tracing::info!(event = "daytona_recover", sandbox_id = %sandbox.id,
+                    reason = sandbox.error_reason.as_deref().unwrap_or(""), "recovering an errored Daytona sandbox");
+                match client.recover_sandbox(&sandbox.id).await {
+                    Ok(s) => sandbox = s,
+                    // Not recoverable after all, or no answer in time: the polling reads what it is.
+                    Err(DaytonaError::Invalid { .. } | DaytonaError::Timeout | DaytonaError::Conflict { .. }) => {
+                        sandbox = client.get_sandbox(&sandbox.id).await.map_err(host_error)?;
+                    }
+                    Err(e) => return Err(host_error(e)),
+                }
+                continue;
             }
             if state.is_failed() {
                 return Err(failed_state(&sandbox));
@@ -161,10 +190,14 @@ impl DaytonaBackend<'_> {
             if state.needs_start() {
                 match client.start_sandbox(&sandbox.id).await {
                     Ok(s) => sandbox = s,
-                    Err(DaytonaError::Conflict { .. }) => {}
+                    // Daytona held the start longer than we waited, or another start is under
+                    // way: the polling below sees it through.
+                    Err(DaytonaError::Conflict { .. } | DaytonaError::Timeout) => {}
                     Err(e) => return Err(host_error(e)),
                 }
-                continue;
+                if sandbox.state() != state {
+                    continue;
+                }
             }
             if !preparing && (state.is_building() || began.elapsed() > Duration::from_secs(1)) {
                 let mut c = self.st.db.conn().await?;
@@ -198,12 +231,16 @@ impl DaytonaBackend<'_> {
             m.insert(sandbox.id.clone(), proxy);
         }
         let is_new_workspace = self.r.workspace.session_ref.is_none();
-        let from = snapshots::plan(self.st, &self.r, is_new_workspace).await?;
+        // Opened again mid-run (it stopped meanwhile, same sandbox): the run's files are there.
+        let again = self.reopening && self.r.workspace.session_ref.as_deref() == Some(sandbox.id.as_str());
+        let from = if again { None } else { snapshots::plan(self.st, &self.r, is_new_workspace).await? };
         if let Some(s) = &from {
             crate::sandbox::workspaces::restoring::write_snapshot(self.st, &self.r, &tb, s).await?;
         }
         let with_manifest = is_new_workspace && from.is_none();
-        manifest::materialise(self.st, &self.r, &tb, with_manifest, true, manifest::WRITE_CONCURRENCY).await?;
+        if !again {
+            manifest::materialise(self.st, &self.r, &tb, with_manifest, true, manifest::WRITE_CONCURRENCY).await?;
+        }
         match &from {
             Some(s) => snapshots::note(self.st, &self.r, &snapshots::restored_note(s)).await?,
             None if is_new_workspace && snapshots::had_files(&self.r) => {
@@ -238,10 +275,14 @@ impl DaytonaBackend<'_> {
     }
 }
 
-/// A sandbox in a state no wait ends, named with Daytona's reason.
+/// A sandbox in a state no wait ends, named with Daytona's reason and the way out.
 fn failed_state(s: &Sandbox) -> WorkspaceError {
     let reason = s.error_reason.as_deref().filter(|r| !r.is_empty()).unwrap_or("Daytona gave no reason");
-    WorkspaceError::Refused(format!("The Daytona sandbox is in state “{}”: {reason}.", s.state().as_str()))
+    WorkspaceError::Refused(format!(
+        "The Daytona sandbox is in state “{}”: {reason}. Delete the workspace to start it fresh \
+         (its files at Daytona go with it).",
+        s.state().as_str()
+    ))
 }
 
 /// A create Daytona refused (an unknown snapshot, a quota), in its words.
