@@ -5,35 +5,26 @@ use crate::db::{Conn, DbResult};
 /// Claims `key` for an open until `until`, unless a purge holds it at `now`; true when claimed.
 /// One statement.
 pub(super) async fn take_open(c: &mut Conn, key: &str, until: i64, now: i64) -> DbResult<bool> {
-    let n = sqlx::query(
-        "INSERT INTO sandbox_session_claims (session_key, opening_until, purging_until) VALUES ($1, $2, 0) \
+    let sql = "INSERT INTO sandbox_session_claims (session_key, opening_until, purging_until) VALUES ($1, $2, 0) \
          ON CONFLICT (session_key) DO UPDATE SET opening_until = CASE \
            WHEN sandbox_session_claims.opening_until > $2 THEN sandbox_session_claims.opening_until ELSE $2 END \
-         WHERE sandbox_session_claims.purging_until <= $3",
-    )
-    .bind(key)
-    .bind(until)
-    .bind(now)
-    .execute(c)
-    .await?
-    .rows_affected();
-    Ok(n > 0)
+         WHERE sandbox_session_claims.purging_until <= $3";
+    take(c, sql, key, until, now).await
 }
 
 /// Claims `key` for a purge until `until`, unless an open or a purge holds it at `now`; true when
 /// claimed. One statement, a write: the caller's transaction holds the lock from then on.
 pub(super) async fn take_purge(c: &mut Conn, key: &str, until: i64, now: i64) -> DbResult<bool> {
-    let n = sqlx::query(
-        "INSERT INTO sandbox_session_claims (session_key, opening_until, purging_until) VALUES ($1, 0, $2) \
+    let sql = "INSERT INTO sandbox_session_claims (session_key, opening_until, purging_until) VALUES ($1, 0, $2) \
          ON CONFLICT (session_key) DO UPDATE SET purging_until = $2 \
-         WHERE sandbox_session_claims.opening_until <= $3 AND sandbox_session_claims.purging_until <= $3",
-    )
-    .bind(key)
-    .bind(until)
-    .bind(now)
-    .execute(c)
-    .await?
-    .rows_affected();
+         WHERE sandbox_session_claims.opening_until <= $3 AND sandbox_session_claims.purging_until <= $3";
+    take(c, sql, key, until, now).await
+}
+
+/// Runs claim statement `sql` for `key` (`$1`), `until` (`$2`) and `now` (`$3`): whether it
+/// wrote the row.
+async fn take(c: &mut Conn, sql: &str, key: &str, until: i64, now: i64) -> DbResult<bool> {
+    let n = sqlx::query(sql).bind(key).bind(until).bind(now).execute(c).await?.rows_affected();
     Ok(n > 0)
 }
 
