@@ -17,13 +17,17 @@
 //!
 //! 5. `--churn` (instead of 1–3; `--postgres URL` adds PostgreSQL): 50 clients creating, finishing
 //!    and deleting conversations and runs, and the added latency of the durable recording
-//!    (`support/churn.rs`).
+//!    (`support/churn.rs`). With `--sweep-orphans` instead: the churn on a sandboxd host, each
+//!    written file read back, while `agenticos sweep --orphans --purge` loops beside it as its own
+//!    process; no read of a live workspace may answer 410 (`support/churn_sweep.rs`).
 //!
 //! Exits non-zero when a 5xx occurred, a request failed, or rows ≠ operations, so the numbers it
 //! prints can be trusted; the latency goal is reported, not enforced.
 
 #[path = "support/churn.rs"]
 mod churn;
+#[path = "support/churn_sweep.rs"]
+mod churn_sweep;
 #[path = "support/console.rs"]
 mod console;
 #[path = "support/flags.rs"]
@@ -66,6 +70,8 @@ struct Args {
     churn: bool,
     /// Rounds per client in the churn.
     rounds: usize,
+    /// The churn on sandboxd with the orphan sweep looping beside it.
+    sweep_orphans: bool,
     /// The PostgreSQL server the churn also runs on (a fresh database is created there).
     postgres: Option<String>,
     /// Only the metrics cost comparison.
@@ -82,6 +88,7 @@ fn args() -> Args {
         latency_only: false,
         churn: false,
         rounds: 10,
+        sweep_orphans: false,
         postgres: None,
         metrics_cost_only: false,
         cost_blocks: 20,
@@ -100,6 +107,7 @@ fn args() -> Args {
             "--clients" => a.clients = flags.number("--clients", 1) as usize,
             "--reads" => a.reads = flags.number("--reads", 10) as usize,
             "--churn" => a.churn = true,
+            "--sweep-orphans" => a.sweep_orphans = true,
             "--rounds" => a.rounds = flags.number("--rounds", 1) as usize,
             "--postgres" => a.postgres = Some(flags.value("--postgres")),
             "--latency-only" => {
@@ -445,7 +453,16 @@ async fn main() {
         return;
     }
     let a = args();
-    let trustworthy = if a.churn {
+    let trustworthy = if a.churn && a.sweep_orphans {
+        let c =
+            churn::ChurnArgs { clients: a.clients, rounds: a.rounds, writes: a.reads, postgres: a.postgres.clone() };
+        let peer = start_load_peer().await;
+        let mut trustworthy = churn_sweep::churn_with_sweep(&c, &peer, None, "SQLite").await;
+        if let Some(pg) = a.postgres.as_deref() {
+            trustworthy &= churn_sweep::churn_with_sweep(&c, &peer, Some(pg), "PostgreSQL").await;
+        }
+        trustworthy
+    } else if a.churn {
         let c =
             churn::ChurnArgs { clients: a.clients, rounds: a.rounds, writes: a.reads, postgres: a.postgres.clone() };
         churn::run(&c).await

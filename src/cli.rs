@@ -47,7 +47,9 @@ USAGE:
                                       next attempt) and expired sign-ins; exits 1 while a
                                       tombstone waits, due or not. --orphans instead
                                       lists each organization's host sessions that no
-                                      workspace or tombstone names; --purge purges them
+                                      workspace, tombstone or open names and that were idle
+                                      AGENTICOS_ORPHAN_MIN_AGE_SECONDS (600); --purge purges
+                                      them, each decided again under the claim an open takes
                                       (audited). Exits 1 when something failed
     agenticos backup --to FILE        copy the SQLite database, consistently, while the console
                                       serves, into FILE (a new file: an existing one is never
@@ -404,6 +406,10 @@ async fn sweep(config: Config, orphans: bool, purge: bool) -> anyhow::Result<i32
             "sandbox-destroy-retry: {} destroyed, {} still pending (retried later)",
             report.destroyed, report.failed
         );
+        let claims =
+            crate::sandbox::workspaces::claims::delete_expired(&mut *state.db.conn().await?, crate::db::now_ms())
+                .await?;
+        println!("session claims: {claims} expired removed");
         let snapshots = crate::sandbox::snapshots::service::sweep(&state, crate::db::now_ms()).await?;
         println!("snapshots of deleted workspaces: {snapshots} deleted from the store");
         let expired = crate::auth::service::sweep(&state.db, window).await?;
@@ -430,12 +436,15 @@ async fn sweep(config: Config, orphans: bool, purge: bool) -> anyhow::Result<i32
     println!("{} orphaned", crate::words::count(found.orphans.len(), "session", "sessions"));
     let mut failed = !found.problems.is_empty();
     if purge {
-        let (purged, problems) = crate::sandbox::running::orphans::purge(&state, &found.orphans).await?;
-        for p in &problems {
+        let done = crate::sandbox::running::orphans::purge(&state, &found.orphans).await?;
+        for s in &done.spared {
+            println!("spared: {s}");
+        }
+        for p in &done.problems {
             println!("not purged: {p}");
         }
-        println!("{purged} purged");
-        failed |= !problems.is_empty();
+        println!("{} purged", done.purged);
+        failed |= !done.problems.is_empty();
     }
     Ok(if failed { 1 } else { 0 })
 }

@@ -202,6 +202,10 @@ pub struct SandboxdConfig {
     /// host that resolves to a loopback, private, link-local or otherwise internal address
     /// (`true`/`false`, default false: such hosts are refused, against SSRF).
     pub git_allow_private: bool,
+    /// `AGENTICOS_ORPHAN_MIN_AGE_SECONDS`: how long a host session must have gone without any
+    /// activity (sandboxd: its idle time; Daytona: since its creation) before the orphan sweep may
+    /// name or purge it, default 600 (0 to 30 days).
+    pub orphan_min_age_seconds: u64,
 }
 
 /// Every problem found while reading the environment.
@@ -287,6 +291,8 @@ impl Config {
                 .unwrap_or(4 * 1024 * 1024);
         let operation_retention_days =
             parse_opt::<u32>(&get, "OPERATION_RETENTION_DAYS", 1..=3650, &mut problems).unwrap_or(30);
+        let orphan_min_age_seconds =
+            parse_opt::<u64>(&get, "AGENTICOS_ORPHAN_MIN_AGE_SECONDS", 0..=30 * 86_400, &mut problems).unwrap_or(600);
         let recording_durable = match get("AGENTICOS_RECORDING_DURABLE").as_deref().map(str::trim) {
             None | Some("" | "true" | "1") => true,
             Some("false" | "0") => false,
@@ -348,6 +354,7 @@ impl Config {
                 operation_retention_days,
                 recording_durable,
                 git_allow_private,
+                orphan_min_age_seconds,
             },
             docker,
             snapshots,

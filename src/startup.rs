@@ -50,6 +50,7 @@ impl AppState {
             http,
             recorder,
             open_locks: Default::default(),
+            open_hold: Default::default(),
             resolve_cache: Default::default(),
             client_cache: Default::default(),
             health_cache: Default::default(),

@@ -28,6 +28,8 @@ pub struct AppState {
     pub recorder: Recorder,
     /// One lock per workspace, so concurrent first operations open one session.
     pub open_locks: OpenLocks,
+    /// A test hook that holds an open between its host call and its row (unarmed outside tests).
+    pub open_hold: crate::sandbox::workspaces::hold::OpenHold,
     /// Resolved runs, for a few seconds.
     pub resolve_cache: ResolveCache,
     /// Built sandboxd clients, for a few seconds.

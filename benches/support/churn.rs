@@ -39,7 +39,7 @@ async fn fresh_postgres(admin: &str) -> String {
     format!("{base}/{name}")
 }
 
-async fn start(http: &reqwest::Client, postgres: Option<&str>, durable: bool) -> Console {
+pub async fn start(http: &reqwest::Client, postgres: Option<&str>, durable: bool) -> Console {
     let database_url = match postgres {
         Some(admin) => Some(fresh_postgres(admin).await),
         None => None,
@@ -49,14 +49,14 @@ async fn start(http: &reqwest::Client, postgres: Option<&str>, durable: bool) ->
 }
 
 #[derive(Clone)]
-struct Rest {
+pub struct Rest {
     http: reqwest::Client,
     base: String,
     token: String,
 }
 
 impl Rest {
-    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
+    pub async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
         let mut rb = self.http.request(method, format!("{}{path}", self.base)).bearer_auth(&self.token);
         if let Some(b) = body {
             rb = rb.json(&b);
@@ -70,14 +70,41 @@ impl Rest {
         }
     }
 
-    async fn create(&self, path: &str, body: Value) -> String {
+    pub async fn create(&self, path: &str, body: Value) -> String {
         let (status, v) = self.call(reqwest::Method::POST, path, Some(body)).await;
         assert_eq!(status, 201, "POST {path}: {v}");
         v["id"].as_str().expect("id").to_string()
     }
 
+    /// One round of the churn: a conversation of `agent` titled `title` and a run in it, `work`
+    /// on the run, the run finished and the conversation deleted; each status told to `tally`.
+    pub async fn round<Fut: std::future::Future<Output = ()>>(
+        &self,
+        agent: &str,
+        title: &str,
+        tally: &(dyn Fn(&'static str, u16) -> u16 + Sync),
+        work: impl FnOnce(String) -> Fut,
+    ) {
+        let body = json!({"agent_id": agent, "title": title});
+        let (s, v) = self.call(reqwest::Method::POST, "/api/v1/conversations", Some(body)).await;
+        if tally("create conversation", s) != 201 {
+            return;
+        }
+        let conv = v["id"].as_str().unwrap_or_default().to_string();
+        let body = json!({"agent_id": agent, "conversation_id": conv, "started_by": "api"});
+        let (s, v) = self.call(reqwest::Method::POST, "/api/v1/runs", Some(body)).await;
+        if tally("create run", s) == 201 {
+            let run = v["id"].as_str().unwrap_or_default().to_string();
+            work(run.clone()).await;
+            let (s, _) = self.call(reqwest::Method::POST, &format!("/api/v1/runs/{run}/finish"), None).await;
+            tally("finish", s);
+        }
+        let (s, _) = self.call(reqwest::Method::DELETE, &format!("/api/v1/conversations/{conv}"), None).await;
+        tally("delete conversation", s);
+    }
+
     /// A timed 1 KiB write, as a gzip-accepting client; the status and the time in µs.
-    async fn write(&self, run: &str, path: &str) -> (u16, u64) {
+    pub async fn write(&self, run: &str, path: &str) -> (u16, u64) {
         let url = format!("{}/api/v1/runs/{run}/workspace/files?path={path}", self.base);
         let started = Instant::now();
         let r = self
@@ -100,7 +127,7 @@ impl Rest {
     }
 }
 
-async fn rest_for(console: &Console) -> Rest {
+pub async fn rest_for(console: &Console) -> Rest {
     let token = owner_token(&console.base, "workspace-load").await;
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
@@ -110,7 +137,7 @@ async fn rest_for(console: &Console) -> Rest {
     Rest { http, base: console.base.clone(), token }
 }
 
-async fn rows(console: &Console) -> i64 {
+pub async fn rows(console: &Console) -> i64 {
     let db = agenticos::db::Db::connect(&console.database_url, 1).await.expect("connect");
     // SQLite: rows still in the log's inbox are moved first, as the console does before a read.
     agenticos::sandbox::recording::Recorder::new(db.clone(), true).settle().await;
@@ -120,7 +147,7 @@ async fn rows(console: &Console) -> i64 {
     n
 }
 
-async fn drop_database(console: Console) {
+pub async fn drop_database(console: Console) {
     let url = console.database_url.clone();
     drop(console);
     if let Some((admin, name)) = url.rsplit_once('/').filter(|_| url.starts_with("postgres")) {
@@ -157,37 +184,14 @@ async fn churn(a: &ChurnArgs, postgres: Option<&str>, label: &str) -> bool {
                     s
                 };
                 for i in 0..rounds {
-                    let (s, v) = rest
-                        .call(
-                            reqwest::Method::POST,
-                            "/api/v1/conversations",
-                            Some(json!({"agent_id": agent, "title": format!("c{c}-{i}")})),
-                        )
-                        .await;
-                    if tally("create conversation", s) != 201 {
-                        continue;
-                    }
-                    let conv = v["id"].as_str().unwrap_or_default().to_string();
-                    let (s, v) = rest
-                        .call(
-                            reqwest::Method::POST,
-                            "/api/v1/runs",
-                            Some(json!({"agent_id": agent, "conversation_id": conv, "started_by": "api"})),
-                        )
-                        .await;
-                    if tally("create run", s) == 201 {
-                        let run = v["id"].as_str().unwrap_or_default().to_string();
+                    let (rest, acknowledged) = (&rest, &acknowledged);
+                    let work = |run: String| async move {
                         let (s, _) = rest.write(&run, &format!("c{c}-{i}.txt")).await;
                         if (200..300).contains(&tally("write", s)) {
                             acknowledged.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         }
-                        let (s, _) =
-                            rest.call(reqwest::Method::POST, &format!("/api/v1/runs/{run}/finish"), None).await;
-                        tally("finish", s);
-                    }
-                    let (s, _) =
-                        rest.call(reqwest::Method::DELETE, &format!("/api/v1/conversations/{conv}"), None).await;
-                    tally("delete conversation", s);
+                    };
+                    rest.round(&agent, &format!("c{c}-{i}"), &tally, work).await;
                 }
             })
         })

@@ -22,6 +22,8 @@ pub struct Console {
     /// The SQLite file (`bench.db` in `_dir`) unless another database was given.
     pub db_path: PathBuf,
     pub database_url: String,
+    /// The vault key file it runs with (a command line on the same database needs it).
+    pub vault_key: PathBuf,
     /// From the start of the process to its first ready `/readyz`.
     pub ready_after: Duration,
     _dir: tempfile::TempDir,
@@ -59,7 +61,8 @@ pub async fn start_console_with(http: &reqwest::Client, database_url: Option<Str
         .spawn()
         .expect("start agenticos");
     let base = format!("http://127.0.0.1:{port}");
-    let mut console = Console { child, base, db_path, database_url, ready_after: Duration::ZERO, _dir: dir };
+    let vault_key = dir.path().join("vault.key");
+    let mut console = Console { child, base, db_path, database_url, vault_key, ready_after: Duration::ZERO, _dir: dir };
     // Polled often: the start-up bench reports this time.
     loop {
         if let Ok(r) = http.get(format!("{}/readyz", console.base)).send().await {

@@ -37,6 +37,11 @@ pub async fn destroy_retry(st: &AppState, now: i64) {
         Ok(n) => tracing::info!(sweep = DESTROY_RETRY, snapshots_deleted = n, "sweep done"),
         Err(e) => tracing::warn!(sweep = DESTROY_RETRY, error = %e, "snapshot sweep failed"),
     }
+    // Claims on session names that hold nothing any more (docs/workspaces.md, "Orphans").
+    let claims = async { crate::sandbox::workspaces::claims::delete_expired(&mut *st.db.conn().await?, now).await };
+    if let Err(e) = claims.await {
+        tracing::warn!(sweep = DESTROY_RETRY, error = %e, "expired session claims could not be removed");
+    }
     keep(st, DESTROY_RETRY, now, outcome);
     // Open runs' Daytona sandboxes, kept awake on the same minute.
     if let Err(e) = crate::sandbox::workspaces::daytona::keepalive::touch_open_runs(st, now).await {

@@ -154,8 +154,8 @@ db_test! {
         let counts = fake.request_counts();
         assert!(counts.get("GET /sandbox").copied().unwrap_or(0) >= 1, "{counts:?}");
         // Purged at Daytona; the others untouched.
-        let (purged, problems) = orphans::purge(&app.state, &found.orphans).await.expect("purge");
-        assert_eq!((purged, problems.len()), (1, 0), "{problems:?}");
+        let done = orphans::purge(&app.state, &found.orphans).await.expect("purge");
+        assert_eq!((done.purged, done.spared.len(), done.problems.len()), (1, 0, 0), "{done:?}");
         assert_eq!(state_at(&fake, &orphan), "destroyed");
         for id in [&named, &theirs, &other] {
             assert_eq!(state_at(&fake, id), "started");

@@ -337,11 +337,16 @@ db_test! {
         assert!(page.select_all(&format!("tr[data-session-id='{by_hand}'] .orphaned")).is_empty());
         assert!(!page.body.contains(&foreign), "another tenant's session is not shown");
 
+        // Just opened: not idle for ten minutes yet, so not proven dead.
         let found = agenticos::sandbox::running::orphans::everywhere(&app.state).await.expect("orphans");
+        assert!(found.orphans.is_empty(), "{:?}", found.orphans);
+        // Idle for eleven minutes (the host's idle time on a clock eleven minutes on).
+        let later = agenticos::db::now_ms() + 11 * MINUTE;
+        let found = agenticos::sandbox::running::orphans::everywhere_at(&app.state, later).await.expect("orphans");
         let ids: Vec<&str> = found.orphans.iter().map(|o| o.session_id.as_str()).collect();
         assert_eq!(ids, vec![orphan.as_str()]);
-        let (purged, problems) = agenticos::sandbox::running::orphans::purge(&app.state, &found.orphans).await.expect("purge");
-        assert_eq!((purged, problems.len()), (1, 0));
+        let done = agenticos::sandbox::running::orphans::purge(&app.state, &found.orphans).await.expect("purge");
+        assert_eq!((done.purged, done.spared.len(), done.problems.len()), (1, 0, 0), "{done:?}");
         let left: Vec<String> = o.sessions_on(peer).await.iter().filter_map(|s| s["session_id"].as_str().map(String::from)).collect();
         assert!(!left.contains(&orphan) && left.contains(&known) && left.contains(&by_hand), "{left:?}");
         let events = o.call(Method::GET, "/api/v1/audit-events?event=sandbox.orphans_purged", None).await.json();

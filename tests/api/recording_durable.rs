@@ -339,6 +339,7 @@ db_test! {
         let recorder = agenticos::sandbox::recording::Recorder::new(app.state.db.clone(), false);
         let at = agenticos::db::now_ms();
         let record = |i: i64| agenticos::sandbox::recording::Record {
+            id: agenticos::db::new_time_ordered_id(),
             organization_id: org.clone(),
             workspace_id: "no-such-workspace".into(),
             session_key: "burst".into(),
@@ -387,6 +388,58 @@ db_test! {
                 )
                 .await;
             assert_eq!(outside, ["0"], "every row at its time key");
+        }
+    }
+}
+
+db_test! {
+    async fn a_batch_tried_again_writes_the_same_ids_and_each_row_once(app: TestApp) {
+        // Issue 45: at shutdown a try whose commit landed but whose answer was lost was tried
+        // again with new ids (a duplicate row) and logged as not recorded. Each row's id is now
+        // minted once, when it is queued: what a try wrote is recognised, and never written twice.
+        use agenticos::sandbox::recording::{store, Operation, Record};
+        app.setup_owner().await;
+        let org = org_id(&app, "Acme").await;
+        let at = agenticos::db::now_ms();
+        let rows: Vec<Record> = (0..5)
+            .map(|i| Record {
+                id: agenticos::db::new_time_ordered_id(),
+                organization_id: org.clone(),
+                workspace_id: "no-such-workspace".into(),
+                session_key: "retried".into(),
+                connection_id: None,
+                agent_id: None,
+                run_id: "no-such-run".into(),
+                conversation_id: None,
+                operation: Operation::Write,
+                target: format!("/workspace/retried-{i}.txt"),
+                ok: true,
+                detail: String::new(),
+                duration_ms: 1,
+                created_at: at,
+                seq: i,
+            })
+            .collect();
+        let ids = |rows: &[Record]| rows.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
+        let kind = app.state.db.kind();
+        let mut c = app.state.db.conn().await.expect("conn");
+        // A first try that committed three of the rows.
+        store::insert_batch(&mut c, kind, &rows[..3]).await.expect("first try");
+        // What is missing is what the retry writes, and what a failure would be logged for.
+        assert_eq!(ids(&store::missing(&mut c, kind, &rows).await.expect("missing")), ids(&rows[3..]));
+        // The whole batch again, same ids: written once each, in the inbox or the log alike.
+        store::insert_batch(&mut c, kind, &rows).await.expect("retry");
+        app.state.recorder.settle().await;
+        store::insert_batch(&mut c, kind, &rows).await.expect("again, after the move");
+        app.state.recorder.settle().await;
+        let stored = app
+            .scalar_strings(&format!("SELECT CAST(id AS TEXT) FROM sandbox_operations WHERE session_key = 'retried' AND organization_id = '{org}'"))
+            .await;
+        let unique: HashSet<&String> = stored.iter().collect();
+        assert_eq!((stored.len(), unique.len()), (5, 5), "each row once: {stored:?}");
+        assert!(store::missing(&mut c, kind, &rows).await.expect("missing").is_empty());
+        if kind == agenticos::db::DbKind::Sqlite {
+            assert_eq!(app.count("sandbox_operations_inbox").await, 0, "the inbox moved whole");
         }
     }
 }

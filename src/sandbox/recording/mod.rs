@@ -31,6 +31,12 @@
 //! exists is skipped. A batch that still fails (a delete racing the statement on PostgreSQL) is
 //! tried again, then row by row with every reference empty. A failure to record is logged and does
 //! not fail the operation.
+//!
+//! **Tried again, written once**: each row's id is minted when it is queued, so every try of a
+//! batch writes the same ids; before a try, the rows already in the log (or its inbox) are left
+//! out, as a try whose commit landed but whose answer was lost (a connection cut at shutdown)
+//! wrote them; the log ignores an id it holds. `operations_not_recorded` is logged only for rows
+//! that are really missing, counted after the last try.
 
 pub mod search_queue;
 pub mod store;
@@ -76,6 +82,10 @@ impl Operation {
 /// One row to write.
 #[derive(Debug, Clone)]
 pub struct Record {
+    /// The row's id, minted once when the row is queued ([`crate::db::new_time_ordered_id`]): a
+    /// batch tried again writes the same ids, so a try whose commit landed but whose answer was
+    /// lost is recognised, never written twice.
+    pub id: String,
     pub organization_id: String,
     pub workspace_id: String,
     pub session_key: String,
@@ -262,8 +272,8 @@ impl Inner {
             match written {
                 Ok(Ok(())) => count_recorded(&rows),
                 Ok(Err(e)) => {
-                    crate::instruments::recording_dropped(n as u64);
-                    tracing::error!(error = %e, rows = n, event = "operations_not_recorded", "failed to record workspace operations")
+                    crate::instruments::recording_dropped(e.missing as u64);
+                    tracing::error!(error = %e.error, rows = e.missing, of = n, told = e.told, event = "operations_not_recorded", "failed to record workspace operations")
                 }
                 Err(_) => {
                     if let Ok(mut connection) = self.connection.try_lock() {
@@ -354,16 +364,17 @@ impl Inner {
     }
 
     /// Writes a batch: on SQLite on the writer's own connection, on PostgreSQL on one of the pool's.
-    async fn write(&self, rows: &[Record]) -> Result<(), DbError> {
+    async fn write(&self, rows: &[Record]) -> Result<(), store::NotRecorded> {
         let kind = self.db.kind();
+        let none_written = |error| store::NotRecorded { missing: rows.len(), told: true, error };
         if kind == DbKind::Postgres {
-            let mut c = self.db.conn().await?;
+            let mut c = self.db.conn().await.map_err(none_written)?;
             return store::insert_batch(&mut c, kind, rows).await;
         }
         let mut connection = self.connection.lock().await;
         let c = match connection.as_mut() {
             Some(c) => c,
-            None => connection.insert(self.own_connection().await?),
+            None => connection.insert(self.own_connection().await.map_err(none_written)?),
         };
         let written = store::insert_batch(c, kind, rows).await;
         match written {

@@ -16,6 +16,10 @@
 //! (`BEGIN IMMEDIATE`, so nothing is deleted between the lookups and the insert). A move that fails
 //! is tried row by row, so a row the log refuses stays in the inbox and its neighbours move.
 //!
+//! Every row keeps the id minted when it was queued, through every try; the log ignores an id it
+//! already holds (`ON CONFLICT (id) DO NOTHING`), so a batch tried again after a commit whose
+//! answer was lost, or moved again from the inbox, is written once.
+//!
 //! A batch of up to [`ROWS_PER_STATEMENT`] rows is one statement on its own (autocommit, atomic by
 //! itself): no `BEGIN` and `COMMIT` sent around it, and on SQLite no statement journal.
 
@@ -36,33 +40,75 @@ const KEPT_STATEMENTS: usize = 16;
 const COLUMNS: &str = "id, organization_id, workspace_id, session_key, connection_id, agent_id, run_id, \
      operation, target, ok, detail, duration_ms, created_at, seq, conversation_id";
 
+/// A batch not written whole: how many of its rows are missing from the log (all that were left
+/// to write when `told` is false: whether they landed could not be read), and the last error.
+#[derive(Debug)]
+pub struct NotRecorded {
+    pub missing: usize,
+    pub told: bool,
+    pub error: DbError,
+}
+
 /// Writes `rows` on `c`, a connection of a database of `kind`: into the log on PostgreSQL, into
-/// the inbox on SQLite.
-pub async fn insert_batch(c: &mut Conn, kind: DbKind, rows: &[Record]) -> Result<(), DbError> {
+/// the inbox on SQLite. Tried again with the same ids: after a failed try, the rows already
+/// written ([`missing`] tells) are left out, since a try whose answer was lost may have committed.
+pub async fn insert_batch(c: &mut Conn, kind: DbKind, rows: &[Record]) -> Result<(), NotRecorded> {
+    let mut left: Cow<'_, [Record]> = Cow::Borrowed(rows);
+    let mut told = true;
     let mut last = None;
     for _ in 0..TRIES {
-        match insert_whole(c, kind, rows).await {
+        match insert_whole(c, kind, &left).await {
             Ok(()) => return Ok(()),
             Err(e) => {
-                tracing::warn!(error = %e, rows = rows.len(), event = "operations_batch_retried", "recording a batch failed; trying again");
+                tracing::warn!(error = %e, rows = left.len(), event = "operations_batch_retried", "recording a batch failed; trying again");
                 last = Some(e);
             }
         }
+        match missing(c, kind, &left).await {
+            Ok(m) if m.is_empty() => return Ok(()),
+            Ok(m) => (left, told) = (Cow::Owned(m), true),
+            Err(_) => told = false,
+        }
     }
+    let Some(error) = last else { return Ok(()) };
     if kind == DbKind::Sqlite {
         // The inbox has no constraint a row could fail: what failed is the database.
-        return last.map_or(Ok(()), Err);
+        return Err(NotRecorded { missing: left.len(), told, error });
     }
-    if let Some(e) = last {
-        tracing::warn!(error = %e, rows = rows.len(), event = "operations_batch_row_by_row", "recording the batch row by row");
-    }
+    tracing::warn!(error = %error, rows = left.len(), event = "operations_batch_row_by_row", "recording the batch row by row");
     let mut failed = None;
-    for row in rows {
+    for row in left.iter() {
         if let Err(e) = insert_bare(c, row).await {
             failed = Some(e);
         }
     }
-    failed.map_or(Ok(()), Err)
+    let Some(error) = failed else { return Ok(()) };
+    match missing(c, kind, &left).await {
+        Ok(m) if m.is_empty() => Ok(()),
+        Ok(m) => Err(NotRecorded { missing: m.len(), told: true, error }),
+        Err(_) => Err(NotRecorded { missing: left.len(), told: false, error }),
+    }
+}
+
+/// The rows of `rows` whose id is neither in the log nor (SQLite) in its inbox.
+pub async fn missing(c: &mut Conn, kind: DbKind, rows: &[Record]) -> Result<Vec<Record>, DbError> {
+    let mut present = std::collections::HashSet::new();
+    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+        let list = (1..=chunk.len()).map(|i| id_of(kind, &format!("${i}"))).collect::<Vec<_>>().join(", ");
+        let sql = match kind {
+            DbKind::Sqlite => format!(
+                "SELECT id FROM sandbox_operations_inbox WHERE id IN ({list}) \
+                 UNION ALL SELECT id FROM sandbox_operations WHERE id IN ({list})"
+            ),
+            DbKind::Postgres => format!("SELECT CAST(id AS TEXT) FROM sandbox_operations WHERE id IN ({list})"),
+        };
+        let mut q = sqlx::query_as::<_, (String,)>(&sql);
+        for r in chunk {
+            q = q.bind(&r.id);
+        }
+        present.extend(q.fetch_all(&mut *c).await?.into_iter().map(|(id,)| id));
+    }
+    Ok(rows.iter().filter(|r| !present.contains(&r.id)).cloned().collect())
 }
 
 /// The whole batch: one statement alone, or several in one transaction (on SQLite
@@ -88,7 +134,7 @@ async fn insert_statement(c: &mut Conn, kind: DbKind, chunk: &[Record]) -> Resul
     let mut q = sqlx::query(&sql);
     for r in chunk {
         q = q
-            .bind(crate::db::new_time_ordered_id())
+            .bind(&r.id)
             .bind(&r.organization_id)
             .bind(&r.workspace_id)
             .bind(&r.session_key)
@@ -178,7 +224,8 @@ fn resolved_sql(kind: DbKind, source: &str) -> String {
            (SELECT r.id FROM runs r WHERE r.id = v.run_id), \
            v.operation, v.target, v.ok, v.detail, v.duration_ms, v.created_at, v.seq, \
            (SELECT cv.id FROM conversations cv WHERE cv.id = v.conversation_id) \
-         FROM v WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = v.organization_id)",
+         FROM v WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = v.organization_id) \
+         ON CONFLICT (id) DO NOTHING",
         id_of(kind, "v.id")
     )
 }
@@ -206,10 +253,10 @@ async fn insert_bare(c: &mut Conn, r: &Record) -> Result<(), DbError> {
     sqlx::query(&format!(
         "INSERT INTO sandbox_operations ({COLUMNS}) \
          SELECT {}, $2, NULL, $3, NULL, NULL, NULL, $4, $5, $6, $7, $8, $9, $10, NULL \
-         WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = $2)",
+         WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = $2) ON CONFLICT (id) DO NOTHING",
         id_of(DbKind::Postgres, "$1")
     ))
-    .bind(crate::db::new_time_ordered_id())
+    .bind(&r.id)
     .bind(&r.organization_id)
     .bind(&r.session_key)
     .bind(r.operation.as_str())

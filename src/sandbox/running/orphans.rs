@@ -1,10 +1,16 @@
 //! Orphans: sessions a host holds for an organization that nothing in our database knows any
 //! more (a crash between open and the row's commit, a restored backup, a test run). A session is
 //! an orphan only when its sandboxd `tenant` is the organization's id **and** its name is a key
-//! this platform builds for that organization and connection; a workspace row naming it, or a
-//! tombstone (pending removal), makes it not an orphan. Never another tenant's session. On
-//! Daytona, a sandbox is an orphan only when its labels name this deployment, the organization
-//! and the connection, and it is older than 10 minutes.
+//! this platform builds for that organization and connection; a workspace row naming it (by key
+//! or by reference, read in one statement), a tombstone (pending removal) or a claim (an open
+//! under way) makes it not an orphan. Never another tenant's session. On Daytona, a sandbox is an
+//! orphan only when its labels name this deployment, the organization and the connection.
+//!
+//! **Proven dead, not seen missing once**: a session is named an orphan only once it has gone
+//! [`min_age_ms`] without activity (sandboxd: its idle time, measured by the host itself, so no
+//! clock between us matters; Daytona: its age, as its list is eventually consistent), and purged
+//! only after [`claims::claim_purge`] decided again, in one transaction under the claim an open
+//! takes, that nothing names it (docs/workspaces.md, "Orphans").
 
 use serde::Serialize;
 
@@ -16,9 +22,8 @@ use crate::sandbox::connections::daytona;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service as connections;
 use crate::sandbox::tombstones::daytona::destroy as destroy_daytona;
-use crate::sandbox::tombstones::service as tombstones;
+use crate::sandbox::workspaces::claims::{self, Verdict};
 use crate::sandbox::workspaces::key;
-use crate::sandbox::workspaces::live;
 use crate::state::AppState;
 
 /// One orphaned session.
@@ -28,7 +33,11 @@ pub struct Orphan {
     pub organization: String,
     pub connection_id: String,
     pub connection_name: String,
+    /// What the host destroys it by (a sandboxd session's id, a Daytona sandbox's id).
     pub session_id: String,
+    /// What it is named (a sandboxd session's id, a Daytona sandbox's name): the name an open
+    /// claims, so the one a purge claims.
+    pub session_name: String,
 }
 
 /// What looking for orphans found: the orphans, and each host that could not be read.
@@ -38,81 +47,102 @@ pub struct Found {
     pub problems: Vec<String>,
 }
 
-/// Whether `session_id` (whose tenant is `org_id`) on `conn` is an orphan of `org_id`.
+/// What a purge did: how many it purged, the ones it spared (something names them by now) and
+/// the ones it could not purge.
+#[derive(Debug, Default)]
+pub struct Purged {
+    pub purged: usize,
+    pub spared: Vec<String>,
+    pub problems: Vec<String>,
+}
+
+/// Whether `session_id` (whose tenant is `org_id`) on `conn` is an orphan of `org_id` now: a key
+/// of theirs that no workspace row, tombstone or claim names (its age is the caller's to check).
 pub async fn is_orphan(st: &AppState, org_id: &str, conn: &Connection, session_id: &str) -> anyhow::Result<bool> {
     if !key::is_key_of(session_id, org_id, &conn.id) {
         return Ok(false);
     }
     let mut c = st.db.conn().await?;
-    if live::names_session(&mut c, org_id, &conn.id, session_id).await? {
-        return Ok(false);
-    }
-    Ok(!tombstones::is_pending(&mut c, org_id, &conn.id, session_id).await?)
+    Ok(!claims::is_known(&mut c, session_id, session_id, crate::db::now_ms()).await?)
 }
 
-/// How long a Daytona sandbox must have existed before it may count as an orphan: Daytona's list
-/// is eventually consistent, and a sandbox being opened has no row yet.
-pub const DAYTONA_MIN_AGE_MS: i64 = 10 * 60 * 1000;
+/// How long a host session must have gone without activity before it may count as an orphan
+/// (`AGENTICOS_ORPHAN_MIN_AGE_SECONDS`, 10 minutes unless set): a session being opened, or one an
+/// operation just used, is not dead; and Daytona's list is eventually consistent.
+pub fn min_age_ms(st: &AppState) -> i64 {
+    i64::try_from(st.config.sandboxd.orphan_min_age_seconds).unwrap_or(i64::MAX / 2_000) * 1000
+}
 
 /// Every organization's orphans on each of its connections (switched off ones too).
 pub async fn everywhere(st: &AppState) -> anyhow::Result<Found> {
     everywhere_at(st, crate::db::now_ms()).await
 }
 
-/// [`everywhere`] with the clock `now` (epoch milliseconds) that Daytona sandboxes' age is
-/// measured against.
+/// [`everywhere`] with the clock `now` (epoch milliseconds) that sessions' idle time and Daytona
+/// sandboxes' age are measured against.
 pub async fn everywhere_at(st: &AppState, now: i64) -> anyhow::Result<Found> {
     let mut found = Found::default();
     for (org_id, organization, conn) in connections::everywhere(st).await? {
-        if conn.kind == ConnectionKind::Daytona {
-            match daytona_orphans(st, &org_id, &conn, now).await? {
-                Ok(ids) => found.orphans.extend(ids.into_iter().map(|session_id| Orphan {
-                    organization_id: org_id.clone(),
-                    organization: organization.clone(),
-                    connection_id: conn.id.clone(),
-                    connection_name: conn.name.clone(),
-                    session_id,
-                })),
-                Err(problem) => found.problems.push(format!("{organization} / {}: {problem}", conn.name)),
-            }
-            continue;
-        }
-        let list = match connections::client_for(st, &org_id, &conn).await {
-            Ok(client) => client.sessions(false).await.map_err(|e| e.in_words()),
-            Err(e) => Err(e.to_string()),
+        let orphan = |session_id: String, session_name: String| Orphan {
+            organization_id: org_id.clone(),
+            organization: organization.clone(),
+            connection_id: conn.id.clone(),
+            connection_name: conn.name.clone(),
+            session_id,
+            session_name,
         };
-        let list = match list {
-            Ok(list) => list,
-            Err(problem) => {
-                found.problems.push(format!("{organization} / {}: {problem}", conn.name));
-                continue;
-            }
+        let listed = if conn.kind == ConnectionKind::Daytona {
+            daytona_orphans(st, &org_id, &conn, now).await?
+        } else {
+            sandboxd_orphans(st, &org_id, &conn, now).await?
         };
-        for s in list.sessions.iter().filter(|s| s.tenant.as_deref() == Some(org_id.as_str())) {
-            if is_orphan(st, &org_id, &conn, &s.session_id).await? {
-                found.orphans.push(Orphan {
-                    organization_id: org_id.clone(),
-                    organization: organization.clone(),
-                    connection_id: conn.id.clone(),
-                    connection_name: conn.name.clone(),
-                    session_id: s.session_id.clone(),
-                });
-            }
+        match listed {
+            Ok(ids) => found.orphans.extend(ids.into_iter().map(|(id, name)| orphan(id, name))),
+            Err(problem) => found.problems.push(format!("{organization} / {}: {problem}", conn.name)),
         }
     }
     Ok(found)
 }
 
+/// The sessions of a sandboxd connection that are `org_id`'s orphans: of its tenant, idle for
+/// [`min_age_ms`] at `now` (the host's idle time, read at the listing, gives the last activity on
+/// our clock) and [`is_orphan`]. Their (id, name), the same; `Err` says why the host could not be
+/// read.
+async fn sandboxd_orphans(
+    st: &AppState,
+    org_id: &str,
+    conn: &Connection,
+    now: i64,
+) -> anyhow::Result<Result<Vec<(String, String)>, String>> {
+    let list = match connections::client_for(st, org_id, conn).await {
+        Ok(client) => client.sessions(false).await.map_err(|e| e.in_words()),
+        Err(e) => Err(e.to_string()),
+    };
+    let list = match list {
+        Ok(list) => list,
+        Err(problem) => return Ok(Err(problem)),
+    };
+    let listed_at = crate::db::now_ms();
+    let mut orphans = Vec::new();
+    for s in list.sessions.iter().filter(|s| s.tenant.as_deref() == Some(org_id)) {
+        let last_active = listed_at - (s.idle_seconds.max(0.0) * 1000.0) as i64;
+        if now - last_active >= min_age_ms(st) && is_orphan(st, org_id, conn, &s.session_id).await? {
+            orphans.push((s.session_id.clone(), s.session_id.clone()));
+        }
+    }
+    Ok(Ok(orphans))
+}
+
 /// The sandboxes of a Daytona connection that are `org_id`'s orphans: listed by this deployment's
 /// and this organization's labels (following the cursor), each one's labels checked again (never
-/// another deployment's or organization's), older than [`DAYTONA_MIN_AGE_MS`], and named by no
-/// workspace row and no tombstone. Their ids; `Err` says why Daytona could not be read.
+/// another deployment's or organization's), older than [`min_age_ms`], and named by no workspace
+/// row, tombstone or claim. Their (id, name); `Err` says why Daytona could not be read.
 async fn daytona_orphans(
     st: &AppState,
     org_id: &str,
     conn: &Connection,
     now: i64,
-) -> anyhow::Result<Result<Vec<String>, String>> {
+) -> anyhow::Result<Result<Vec<(String, String)>, String>> {
     let client = match daytona::client_for(st, org_id, conn).await {
         Ok(c) => c,
         Err(e) => return Ok(Err(e.to_string())),
@@ -128,17 +158,11 @@ async fn daytona_orphans(
     for sb in listed {
         let ours = labels.iter().all(|(k, v)| sb.labels.get(k) == Some(v));
         let created = sb.created_at.as_deref().and_then(epoch_ms);
-        if !ours || created.is_none_or(|at| now - at < DAYTONA_MIN_AGE_MS) {
+        if !ours || created.is_none_or(|at| now - at < min_age_ms(st)) {
             continue;
         }
-        let mut known = false;
-        for name in [&sb.id, &sb.name] {
-            known = known
-                || live::names_session(&mut c, org_id, &conn.id, name).await?
-                || tombstones::is_pending(&mut c, org_id, &conn.id, name).await?;
-        }
-        if !known {
-            orphans.push(sb.id);
+        if !claims::is_known(&mut c, &sb.name, &sb.id, crate::db::now_ms()).await? {
+            orphans.push((sb.id, sb.name));
         }
     }
     Ok(Ok(orphans))
@@ -151,29 +175,35 @@ pub(super) fn epoch_ms(at: &str) -> Option<i64> {
 }
 
 /// Purges each orphan at its host (files too), audited in its organization as
-/// `sandbox.orphans_purged` (by the command line); returns how many were purged and the problems.
-pub async fn purge(st: &AppState, orphans: &[Orphan]) -> anyhow::Result<(usize, Vec<String>)> {
-    let mut purged = 0;
-    let mut problems = Vec::new();
+/// `sandbox.orphans_purged` (by the command line). Each one is decided again right before its
+/// destroy, under the claim an open takes ([`claims::claim_purge`]): one that an open claimed, or
+/// that a workspace row or a tombstone names by now, is spared.
+pub async fn purge(st: &AppState, orphans: &[Orphan]) -> anyhow::Result<Purged> {
+    let mut done = Purged::default();
+    {
+        let mut c = st.db.conn().await?;
+        claims::delete_expired(&mut c, crate::db::now_ms()).await?;
+    }
     for o in orphans {
         let Some(conn) = connections::for_org(st, &o.organization_id, &o.connection_id).await? else { continue };
-        let outcome = if conn.kind == ConnectionKind::Daytona {
-            match daytona::client_for(st, &o.organization_id, &conn).await {
-                Ok(client) => destroy_daytona(&client, &o.session_id).await,
-                Err(e) => Err(e.to_string()),
+        let named = |why: &str| format!("{} / {} / {}: {why}", o.organization, o.connection_name, o.session_id);
+        let names = [o.session_name.as_str(), o.session_id.as_str()];
+        match claims::claim_purge(&st.db, &names, crate::db::now_ms()).await? {
+            Verdict::Dead => {}
+            Verdict::Claimed => {
+                done.spared.push(named("a workspace is being opened on it"));
+                continue;
             }
-        } else {
-            match connections::client_for(st, &o.organization_id, &conn).await {
-                Ok(client) => match client.delete_session(&o.session_id, true).await {
-                    Ok(()) | Err(SandboxdError::NotFound { .. }) => Ok(()),
-                    Err(e) => Err(e.in_words()),
-                },
-                Err(e) => Err(e.to_string()),
+            Verdict::Named => {
+                done.spared.push(named("a workspace or a pending delete names it now"));
+                continue;
             }
-        };
+        }
+        let outcome = destroy(st, o, &conn).await;
+        claims::release_purge(&st.db, &o.session_name).await?;
         match outcome {
             Ok(()) => {
-                purged += 1;
+                done.purged += 1;
                 let caller = orgs::command_line_caller(&st.db, &o.organization_id, None).await?;
                 let mut tx = st.db.begin().await?;
                 let detail = format!(
@@ -191,10 +221,25 @@ pub async fn purge(st: &AppState, orphans: &[Orphan]) -> anyhow::Result<(usize, 
                 .await?;
                 tx.commit().await.map_err(DbError::from)?;
             }
-            Err(problem) => {
-                problems.push(format!("{} / {} / {}: {problem}", o.organization, o.connection_name, o.session_id))
-            }
+            Err(problem) => done.problems.push(named(&problem)),
         }
     }
-    Ok((purged, problems))
+    Ok(done)
+}
+
+/// Destroys orphan `o` on `conn` (one already gone is fine); `Err` says why not.
+async fn destroy(st: &AppState, o: &Orphan, conn: &Connection) -> Result<(), String> {
+    if conn.kind == ConnectionKind::Daytona {
+        return match daytona::client_for(st, &o.organization_id, conn).await {
+            Ok(client) => destroy_daytona(&client, &o.session_id).await,
+            Err(e) => Err(e.to_string()),
+        };
+    }
+    match connections::client_for(st, &o.organization_id, conn).await {
+        Ok(client) => match client.delete_session(&o.session_id, true).await {
+            Ok(()) | Err(SandboxdError::NotFound { .. }) => Ok(()),
+            Err(e) => Err(e.in_words()),
+        },
+        Err(e) => Err(e.to_string()),
+    }
 }

@@ -5,10 +5,13 @@
 pub mod api;
 pub mod backend;
 pub mod cache;
+pub mod claims;
+mod claims_store;
 pub mod command;
 pub mod daytona;
 pub mod document;
 pub mod error;
+pub mod hold;
 pub mod key;
 pub mod live;
 pub mod manifest;

@@ -2,9 +2,11 @@
 //! it asks its host: a switched-off connection refuses new work, and the one opener of a workspace
 //! in this process reads the workspace and the run again (another request may have opened, lost
 //! or finished them while it waited), then either reports the loss this run met or starts fresh
-//! after another run's.
+//! after another run's; and right before it asks its host, it claims the session's name in the
+//! database, so that no orphan purge (of any console or command line) destroys it meanwhile.
 
 use super::backend::Result;
+use super::claims;
 use super::error::WorkspaceError;
 use super::model::{is_finished, Resolved, WorkspaceState, FINISHED};
 use super::store;
@@ -50,4 +52,16 @@ async fn reload(st: &AppState, r: &mut Resolved) -> Result<()> {
         return Err(WorkspaceError::Refused(FINISHED.into()));
     }
     Ok(())
+}
+
+/// Claims the session key of `r` for this open ([`claims::claim_open`]), right before the host
+/// is asked: while an orphan purge of that name is under way, waits for it (up to
+/// [`claims::OPEN_WAITS_FOR_PURGE`]), so the open finds the name free and starts fresh.
+pub(super) async fn claim(st: &AppState, r: &Resolved) -> Result<()> {
+    if claims::claim_open_waiting(&st.db, &r.workspace.session_key, claims::OPEN_WAITS_FOR_PURGE).await? {
+        return Ok(());
+    }
+    Err(WorkspaceError::Refused(
+        "This workspace's host session is being deleted as an orphan right now; try again in a minute.".into(),
+    ))
 }

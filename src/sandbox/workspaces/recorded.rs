@@ -88,6 +88,7 @@ pub(super) async fn record<T>(
     };
     recorder
         .record(Record {
+            id: db::new_time_ordered_id(),
             organization_id: keys.organization_id.clone(),
             workspace_id: keys.workspace_id.clone(),
             session_key: keys.session_key.clone(),

@@ -184,33 +184,28 @@ pub struct SessionRow {
 }
 
 /// The `sandboxd` workspace of `org_id` on `connection_id` whose session is `session_id` on its
-/// host: the one opened by that reference, else the one of that key (a workspace is opened by its
-/// key, so the two agree unless a host named the session otherwise). Both columns are indexed.
+/// host: the one opened by that reference, else the one of that key that has no reference yet (a
+/// workspace is opened by its key, so the two agree unless a host named the session otherwise).
+/// One statement, so one snapshot: read as two, a row whose reference was written between them
+/// (`NULL` to its key, the moment an open commits) matched neither, and the orphan purge
+/// destroyed a live session (issue 45). Both columns are indexed.
 pub async fn by_session(
     c: &mut Conn,
     org_id: &str,
     connection_id: &str,
     session_id: &str,
 ) -> DbResult<Option<SessionRow>> {
-    const SELECT: &str = "SELECT id, session_key, session_ref, scope, agent_id, conversation_id, run_id, last_run_id, \
-        user_id, owner_label FROM sandbox_workspaces WHERE organization_id = $1 AND connection_id = $2 \
-        AND backend = 'sandboxd'";
-    let by_ref: Option<SessionRow> =
-        sqlx::query_as(&format!("{SELECT} AND session_ref = $3 ORDER BY updated_at DESC LIMIT 1"))
-            .bind(org_id)
-            .bind(connection_id)
-            .bind(session_id)
-            .fetch_optional(&mut *c)
-            .await?;
-    if by_ref.is_some() {
-        return Ok(by_ref);
-    }
-    Ok(sqlx::query_as(&format!("{SELECT} AND session_key = $3 AND session_ref IS NULL"))
-        .bind(org_id)
-        .bind(connection_id)
-        .bind(session_id)
-        .fetch_optional(c)
-        .await?)
+    Ok(sqlx::query_as(
+        "SELECT id, session_key, session_ref, scope, agent_id, conversation_id, run_id, last_run_id, user_id, \
+         owner_label FROM sandbox_workspaces WHERE organization_id = $1 AND connection_id = $2 \
+         AND backend = 'sandboxd' AND (session_ref = $3 OR (session_key = $3 AND session_ref IS NULL)) \
+         ORDER BY CASE WHEN session_ref = $3 THEN 0 ELSE 1 END, updated_at DESC LIMIT 1",
+    )
+    .bind(org_id)
+    .bind(connection_id)
+    .bind(session_id)
+    .fetch_optional(c)
+    .await?)
 }
 
 pub async fn set_lost(c: &mut Conn, id: &str, run_id: &str, now: i64) -> DbResult<()> {

@@ -82,8 +82,12 @@ impl DaytonaBackend<'_> {
             return Ok(tb);
         }
         let came_from = self.r.workspace.state;
+        opening::claim(self.st, &self.r).await?;
         match self.open_on_daytona(&client).await {
-            Ok((sandbox, tb)) => self.mark_open(&sandbox, tb).await,
+            Ok((sandbox, tb)) => {
+                self.st.open_hold.at_host_opened(&self.r.workspace.session_key).await;
+                self.mark_open(&sandbox, tb).await
+            }
             Err(WorkspaceError::Lost) => {
                 self.mark_lost().await?;
                 Err(WorkspaceError::Lost)

@@ -65,9 +65,13 @@ impl SandboxdBackend<'_> {
             return Ok(session);
         }
         let plan = self.plan(&client).await?;
+        opening::claim(self.st, &self.r).await?;
         let mut preparing = PreparingGuard { st: self.st, workspace_id: self.r.workspace.id.clone(), back: None };
         let opened = match self.open_watching_build(&client, &plan, &mut preparing).await {
-            Ok(id) => self.mark_open(client, id, &plan).await,
+            Ok(id) => {
+                self.st.open_hold.at_host_opened(&self.r.workspace.session_key).await;
+                self.mark_open(client, id, &plan).await
+            }
             Err(e) => Err(e),
         };
         match opened {
