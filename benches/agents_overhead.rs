@@ -39,9 +39,8 @@ async fn main() {
     let http = reqwest::Client::new();
     let console = start_console(&http).await;
     let token = owner_token(&console.base, "agents-overhead").await;
-    let post = |path: &str, body: Value| {
-        http.post(format!("{}{path}", console.base)).bearer_auth(&token).json(&body).send()
-    };
+    let post =
+        |path: &str, body: Value| http.post(format!("{}{path}", console.base)).bearer_auth(&token).json(&body).send();
     let r = post("/api/v1/sandbox-connections", json!({"name": "peer", "address": peer.url, "new_key": peer.token}))
         .await
         .expect("connect");

@@ -5,10 +5,10 @@
 //! (`.ci/run` prepares it; reused while that file is unchanged).
 //!
 //! Each test sets up an organization with an owner's token, a connection to the peer, a
-//! `run`-scoped agent on it, and a run of another organization, names them to pytest in
-//! `AGENTICOS_*` variables (`clients/python/tests/conftest.py`), asserts pytest's exit status 0
-//! and writes pytest's summary line ("N passed in …") to the test's standard error, uncaptured,
-//! so the log of every run shows each suite's count.
+//! `run`-scoped agent on it and one of the `state` backend, and a run of another organization,
+//! names them to pytest in `AGENTICOS_*` variables (`clients/python/tests/conftest.py`), asserts
+//! pytest's exit status 0 and writes pytest's summary line ("N passed in …") to the test's
+//! standard error, uncaptured, so the log of every run shows each suite's count.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -16,8 +16,10 @@ use std::process::{Command, Output};
 
 use serde_json::json;
 
+use crate::daytona_fake::FakeDaytona;
 use crate::helpers::TestApp;
 use crate::peer::{Peer, PeerOptions};
+use crate::support::connections::daytona;
 use crate::support::org::{service_agent, Org};
 
 /// The standard suite writes fixed paths under `/tmp/test_sandbox_ops` of the sandbox, which is
@@ -48,6 +50,7 @@ async fn fixture(app: &TestApp) -> Fixture {
         .expect("the sandboxd peer starts");
     org.connect(&peer).await;
     let agent = org.agent(service_agent("python-providers", "run")).await;
+    let state_agent = org.agent(json!({"name": "python-documents", "backend": "state", "scope": "run"})).await;
     let other = app.other_org_user("other-owner@example.com", "Other Org").await;
     let other_token = other.create_token_in_page("other", "owner").await;
     let other_agent = other
@@ -72,18 +75,19 @@ async fn fixture(app: &TestApp) -> Fixture {
         ("AGENTICOS_URL".to_string(), app.address.clone()),
         ("AGENTICOS_TOKEN".to_string(), org.token.clone()),
         ("AGENTICOS_AGENT_ID".to_string(), agent),
+        ("AGENTICOS_STATE_AGENT_ID".to_string(), state_agent),
         ("AGENTICOS_PEER_ROOT".to_string(), peer.workspace_root.display().to_string()),
         ("AGENTICOS_OTHER_RUN_ID".to_string(), other_run.json()["id"].as_str().expect("id").to_string()),
     ];
     Fixture { env, _peer: peer }
 }
 
-/// Prepares the venv (a no-op once made) and runs pytest on `files` with the fixture's variables.
-async fn pytest(app: &TestApp, fixture: &Fixture, files: &[&str]) -> Output {
+/// Prepares the venv (a no-op once made) and runs pytest on `files` with `env` added.
+async fn pytest(app: &TestApp, env: &[(String, String)], files: &[&str]) -> Output {
     let venv = venv_dir();
     let dir = client_dir();
     let files: Vec<String> = files.iter().map(|f| f.to_string()).collect();
-    let env = fixture.env.clone();
+    let env = env.to_vec();
     let label = format!("{:?}", app.backend);
     tokio::task::spawn_blocking(move || {
         let prepared = Command::new("bash")
@@ -133,23 +137,51 @@ crate::db_test! {
     async fn deepagents_standard_suite_passes(app: TestApp) {
         let fixture = fixture(&app).await;
         let _turn = FIXED_PATHS.lock().await;
-        assert_passed(&pytest(&app, &fixture, &["tests/test_deepagents_standard.py"]).await);
+        assert_passed(&pytest(&app, &fixture.env, &["tests/test_deepagents_standard.py"]).await);
     }
 }
 
 crate::db_test! {
     /// The client (problem types, retries, deadlines, the token kept out of text), governance
-    /// through the providers, Pydantic AI's `AgenticosWorkspace`, the OpenAI Agents SDK's
-    /// `AgenticosSandboxClient`, and docs/agents.md's examples.
+    /// through the providers, the `state` backend through them, Pydantic AI's
+    /// `AgenticosWorkspace`, the OpenAI Agents SDK's `AgenticosSandboxClient`, and
+    /// docs/agents.md's examples.
     async fn python_providers_pass(app: TestApp) {
         let fixture = fixture(&app).await;
         let files = [
             "tests/test_client.py",
             "tests/test_governance.py",
+            "tests/test_backends.py",
             "tests/test_pydantic_ai.py",
             "tests/test_openai_agents.py",
             "tests/test_docs_examples.py",
         ];
-        assert_passed(&pytest(&app, &fixture, &files).await);
+        assert_passed(&pytest(&app, &fixture.env, &files).await);
+    }
+}
+
+crate::db_test! {
+    /// 50 concurrent sessions, a mix of the three providers, for 60 s against the real peer: no
+    /// 5xx, and one row in the operation log per operation acknowledged.
+    async fn python_providers_under_load(app: TestApp) {
+        let fixture = fixture(&app).await;
+        assert_passed(&pytest(&app, &fixture.env, &["tests/test_load.py"]).await);
+    }
+}
+
+crate::db_test! {
+    /// The providers on a Daytona connection, against the FAKE Daytona (no Daytona runs here).
+    async fn python_providers_on_daytona(app: TestApp) {
+        let fake = FakeDaytona::start(&[]);
+        let org = Org::new(&app).await;
+        daytona(&org, &fake.api_url, &fake.api_key).await;
+        let agent = org.agent(service_agent("python-on-daytona", "run")).await;
+        let env = vec![
+            ("AGENTICOS_URL".to_string(), app.address.clone()),
+            ("AGENTICOS_TOKEN".to_string(), org.token.clone()),
+            ("AGENTICOS_AGENT_ID".to_string(), agent),
+            ("AGENTICOS_DAYTONA".to_string(), "1".to_string()),
+        ];
+        assert_passed(&pytest(&app, &env, &["tests/test_daytona.py"]).await);
     }
 }

@@ -5,6 +5,7 @@
 - `AGENTICOS_AGENT_ID`: an agent on the sandboxd peer, `run` scope.
 - `AGENTICOS_PEER_ROOT`: the peer's workspace root (session `k`'s files in `<root>/k/workspace`).
 - `AGENTICOS_OTHER_RUN_ID`: a run of another organization.
+- `AGENTICOS_STATE_AGENT_ID`: an agent of the `state` backend, `run` scope.
 
 Without them every test here is skipped, except under `CI=true`, where that fails.
 """
@@ -27,6 +28,7 @@ class Setup:
     agent_id: str
     peer_root: str
     other_run_id: str
+    state_agent_id: str
 
 
 @pytest.fixture(scope="session")
@@ -43,6 +45,7 @@ def setup() -> Setup:
         agent_id=os.environ["AGENTICOS_AGENT_ID"],
         peer_root=os.environ.get("AGENTICOS_PEER_ROOT", ""),
         other_run_id=os.environ.get("AGENTICOS_OTHER_RUN_ID", ""),
+        state_agent_id=os.environ.get("AGENTICOS_STATE_AGENT_ID", ""),
     )
 
 

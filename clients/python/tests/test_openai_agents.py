@@ -137,7 +137,7 @@ async def test_a_sandbox_agent_works_in_a_console_run(setup, console, tmp_path):
     await client.delete(restored)
 
 
-async def test_what_the_console_does_not_offer_is_refused_with_the_sdks_errors(setup):
+async def test_what_the_console_does_not_offer_is_refused_with_the_sdks_errors_and_output_is_exact_on_request(setup):
     client = AgenticosSandboxClient(url=setup.url, token=setup.token)
     options = AgenticosSandboxClientOptions(agent_id=setup.agent_id)
     from agents.sandbox.entries import DockerVolumeMountStrategy, S3Mount
@@ -149,4 +149,8 @@ async def test_what_the_console_does_not_offer_is_refused_with_the_sdks_errors(s
         await client.create(manifest=Manifest(root="/srv"), options=options)
     session = await client.create(options=options)
     assert not session._inner.supports_pty()
+    assert (await session._inner._exec_internal("printf", "\\377")).stdout == "\ufffd".encode()
     await client.delete(session)
+    exact = await client.create(options=AgenticosSandboxClientOptions(agent_id=setup.agent_id, exact_output=True))
+    assert (await exact._inner._exec_internal("printf", "\\377")).stdout == b"\xff"
+    await client.delete(exact)

@@ -62,6 +62,13 @@ class AgenticosSandboxClientOptions(BaseSandboxClientOptions):
     agent_id: str
     conversation_id: str | None = None
     started_by: str = "api"
+    snapshot_id: str | None = None
+    """A console snapshot of the agent's workspaces the run starts from."""
+    session_state: str | None = None
+    """A finished console run's `session_state`: the run continues in that workspace."""
+    exact_output: bool = False
+    """Commands' output as its exact bytes (`output_encoding: base64`, encoded in the sandbox by
+    two more processes a command); otherwise UTF-8 text, bytes that are not UTF-8 replaced."""
 
 
 class AgenticosSandboxSessionState(SandboxSessionState):
@@ -70,6 +77,7 @@ class AgenticosSandboxSessionState(SandboxSessionState):
     type: Literal["agenticos"] = "agenticos"
     run_id: str
     agent_id: str
+    exact_output: bool = False
 
 
 def _refuse(message: str, **context: object) -> ConfigurationError:
@@ -142,9 +150,10 @@ class AgenticosSandboxSession(BaseSandboxSession):
 
     async def _exec_internal(self, *command: str | Path, timeout: float | None = None) -> ExecResult:
         seconds = None if timeout is None else max(1, min(3600, math.ceil(timeout)))
+        encoding = "base64" if self.state.exact_output else None
         try:
             result = await self._console.exec(
-                self.state.run_id, argv=[str(c) for c in command], timeout_seconds=seconds, output_encoding="base64"
+                self.state.run_id, argv=[str(c) for c in command], timeout_seconds=seconds, output_encoding=encoding
             )
         except (errors.NotFound, errors.Gone) as e:
             raise WorkspaceRootNotFoundError(path=Path(WORKSPACE_ROOT), cause=e) from None
@@ -152,11 +161,12 @@ class AgenticosSandboxSession(BaseSandboxSession):
             raise ExecTransportError(command=command, cause=e, message=str(e), retryable=False) from None
         if result.timed_out:
             raise ExecTimeoutError(command=command, timeout_s=timeout)
-        return ExecResult(
-            stdout=base64.b64decode(result.stdout_base64 or ""),
-            stderr=base64.b64decode(result.stderr_base64 or ""),
-            exit_code=result.exit_code if result.exit_code is not None else 1,
-        )
+        exit_code = result.exit_code if result.exit_code is not None else 1
+        if self.state.exact_output:
+            stdout, stderr = base64.b64decode(result.stdout_base64 or ""), base64.b64decode(result.stderr_base64 or "")
+        else:
+            stdout, stderr = result.stdout.encode("utf-8"), result.stderr.encode("utf-8")
+        return ExecResult(stdout=stdout, stderr=stderr, exit_code=exit_code)
 
     async def read(self, path: Path, *, user: str | User | None = None) -> io.IOBase:
         target = _workspace_path(path)
@@ -233,6 +243,8 @@ class AgenticosSandboxClient(BaseSandboxClient[AgenticosSandboxClientOptions]):
             conversation_id=options.conversation_id,
             started_by=options.started_by,
             manifest=ours if ours["entries"] else None,
+            snapshot_id=options.snapshot_id,
+            session_state=options.session_state,
         )
         session_id = uuid.uuid4()
         state = AgenticosSandboxSessionState(
@@ -241,6 +253,7 @@ class AgenticosSandboxClient(BaseSandboxClient[AgenticosSandboxClientOptions]):
             snapshot=resolve_snapshot(snapshot, str(session_id)),
             run_id=run["id"],
             agent_id=options.agent_id,
+            exact_output=options.exact_output,
         )
         return self._wrap_session(AgenticosSandboxSession(state=state, console=self._console))
 
