@@ -9,6 +9,7 @@ mod accounts;
 mod accounts_recovery;
 mod activity_export;
 mod agents_pages;
+mod agents_python;
 mod api_tokens;
 mod architecture;
 mod audit_log;

@@ -1,0 +1,223 @@
+"""LangChain Deep Agents: a `BaseSandbox` whose sandbox is a run's workspace in the console.
+
+    from agenticos_sandbox.deepagents import AgenticosSandboxClient
+    client = AgenticosSandboxClient(url, token, agent_id=AGENT)
+    backend = client.create()          # opens a run of the agent
+    backend.execute("echo hi")         # POST /api/v1/runs/{id}/workspace/exec
+    client.delete(backend.id)          # finishes the run
+
+`execute` runs the command through the run's command route; `upload_files` and
+`download_files` move bytes as `agenticos_sandbox.transfer` says (the file routes under
+`/workspace`, the command route elsewhere); everything else (`read`, `write`, `edit`, `ls`,
+`grep`, `glob`) is `BaseSandbox`'s own, built on those three. Each has a native async twin.
+Every call is one or more operations of the run, recorded in the console's operation log.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import json
+import shlex
+
+from deepagents.backends.protocol import (
+    ExecuteResponse,
+    FileDownloadResponse,
+    FileUploadResponse,
+    GlobResult,
+    WriteResult,
+)
+from deepagents.backends.sandbox import BaseSandbox
+
+from . import transfer
+from .client import AsyncConsole, Console, ExecResult, Token
+
+MAX_TIMEOUT_SECONDS = 3600
+
+
+def _exec_timeout(timeout: int | None) -> int | None:
+    if timeout is None or timeout <= 0:
+        return None
+    return min(int(timeout), MAX_TIMEOUT_SECONDS)
+
+
+def _response(result: ExecResult, timeout: int | None) -> ExecuteResponse:
+    output = result.stdout + result.stderr
+    if result.timed_out:
+        output += f"\n[timed out after {timeout or 120} seconds]"
+    return ExecuteResponse(output=output, exit_code=result.exit_code, truncated=result.output_limited)
+
+
+def _exists_command(path: str) -> str:
+    return f"test -e {shlex.quote(path)} && echo exists || true"
+
+
+def _already_exists(path: str) -> WriteResult:
+    return WriteResult(error=f"Cannot write to {path} because it already exists. Read and then edit it instead.")
+
+
+GLOB_SCRIPT = r"""
+import glob, json, os, sys
+root, pattern = sys.argv[1], sys.argv[2]
+out = []
+for rel in sorted(glob.glob(pattern, root_dir=root, recursive=True)):
+    full = os.path.join(root, rel)
+    entry = {"path": rel, "is_dir": os.path.isdir(full)}
+    if os.path.isfile(full):
+        entry["size"] = os.path.getsize(full)
+    out.append(entry)
+print(json.dumps(out))
+"""
+"""The suite's glob: Python's `glob` under the searched folder (`**` recursive, folders
+included, hidden entries only when the pattern names them), paths relative to that folder."""
+
+
+def _glob_argv(pattern: str, path: str | None) -> list[str]:
+    return ["python3", "-c", GLOB_SCRIPT, path or "/", pattern]
+
+
+def _glob_result(result: ExecResult) -> GlobResult:
+    if result.exit_code != 0:
+        return GlobResult(error=(result.stderr or result.stdout).strip() or "glob failed")
+    return GlobResult(matches=json.loads(result.stdout))
+
+
+class AgenticosSandbox(BaseSandbox):
+    """A run's workspace as a Deep Agents sandbox backend.
+
+    `suite_contract=True` follows the protocol as the conformance suite langchain-tests 1.1.9
+    states it where deepagents 0.7.32's `BaseSandbox` has since changed: `write` refuses a path
+    that exists (0.7.32 overwrites it), and `glob` lists folders too and answers paths relative
+    to the searched folder (0.7.32 lists files only, with absolute paths, which
+    `FilesystemMiddleware`'s `deny` rules need: leave it off when an agent has filesystem
+    permissions).
+    """
+
+    def __init__(
+        self,
+        console: Console,
+        run_id: str,
+        *,
+        aconsole: AsyncConsole | None = None,
+        suite_contract: bool = False,
+    ) -> None:
+        self.suite_contract = suite_contract
+        self._console = console
+        self._aconsole = aconsole or AsyncConsole(
+            console.base_url, console._token, timeout=console.timeout, retries=console.retries
+        )
+        self._run_id = run_id
+
+    def __repr__(self) -> str:
+        return f"AgenticosSandbox(run_id={self._run_id!r}, console={self._console.base_url!r})"
+
+    @property
+    def id(self) -> str:
+        return self._run_id
+
+    def execute(self, command: str, *, timeout: int | None = None) -> ExecuteResponse:
+        t = _exec_timeout(timeout)
+        return _response(self._console.exec(self._run_id, command, timeout_seconds=t), t)
+
+    async def aexecute(self, command: str, *, timeout: int | None = None) -> ExecuteResponse:  # noqa: ASYNC109
+        t = _exec_timeout(timeout)
+        return _response(await self._aconsole.exec(self._run_id, command, timeout_seconds=t), t)
+
+    def write(self, file_path: str, content: str) -> WriteResult:
+        if self.suite_contract and "exists" in self.execute(_exists_command(file_path)).output:
+            return _already_exists(file_path)
+        return super().write(file_path, content)
+
+    async def awrite(self, file_path: str, content: str) -> WriteResult:
+        if self.suite_contract and "exists" in (await self.aexecute(_exists_command(file_path))).output:
+            return _already_exists(file_path)
+        return await super().awrite(file_path, content)
+
+    def glob(self, pattern: str, path: str | None = None) -> GlobResult:
+        if not self.suite_contract:
+            return super().glob(pattern, path)
+        return _glob_result(self._console.exec(self._run_id, argv=_glob_argv(pattern, path)))
+
+    async def aglob(self, pattern: str, path: str | None = None) -> GlobResult:
+        if not self.suite_contract:
+            return await super().aglob(pattern, path)
+        return _glob_result(await self._aconsole.exec(self._run_id, argv=_glob_argv(pattern, path)))
+
+    def upload_files(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
+        return [
+            FileUploadResponse(path=p, error=transfer.run_sync(self._console, transfer.upload(self._run_id, p, d)))
+            for p, d in files
+        ]
+
+    async def aupload_files(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
+        out = []
+        for p, d in files:
+            error = await transfer.run_async(self._aconsole, transfer.upload(self._run_id, p, d))
+            out.append(FileUploadResponse(path=p, error=error))
+        return out
+
+    def download_files(self, paths: list[str]) -> list[FileDownloadResponse]:
+        out = []
+        for p in paths:
+            content, error = transfer.run_sync(self._console, transfer.download(self._run_id, p))
+            out.append(FileDownloadResponse(path=p, content=content, error=error))
+        return out
+
+    async def adownload_files(self, paths: list[str]) -> list[FileDownloadResponse]:
+        out = []
+        for p in paths:
+            content, error = await transfer.run_async(self._aconsole, transfer.download(self._run_id, p))
+            out.append(FileDownloadResponse(path=p, content=content, error=error))
+        return out
+
+
+class AgenticosSandboxClient:
+    """Opens, reattaches and finishes runs of one agent, each as an `AgenticosSandbox`.
+
+    `create` opens a run (`POST /api/v1/runs`; `conversation_id`, `manifest`, `snapshot_id` or
+    `session_state` as the API takes them), `get` returns the sandbox of an existing run (404
+    for another organization's or an unknown run, 409 for a finished one is raised by its first
+    operation), `delete` finishes the run (`POST /api/v1/runs/{id}/finish`) and returns the
+    finished run with its `session_state`.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str | Token,
+        *,
+        agent_id: str,
+        timeout: float = 60.0,
+        suite_contract: bool = False,
+    ) -> None:
+        self.agent_id = agent_id
+        self.suite_contract = suite_contract
+        self.console = Console(base_url, token, timeout=timeout)
+        self.aconsole = AsyncConsole(base_url, self.console._token, timeout=timeout)
+
+    def __repr__(self) -> str:
+        return f"AgenticosSandboxClient(agent_id={self.agent_id!r}, console={self.console.base_url!r})"
+
+    def _sandbox(self, run_id: str) -> AgenticosSandbox:
+        return AgenticosSandbox(self.console, run_id, aconsole=self.aconsole, suite_contract=self.suite_contract)
+
+    def create(self, **run: Any) -> AgenticosSandbox:
+        return self._sandbox(self.console.create_run(self.agent_id, **run)["id"])
+
+    async def acreate(self, **run: Any) -> AgenticosSandbox:
+        return self._sandbox((await self.aconsole.create_run(self.agent_id, **run))["id"])
+
+    def get(self, run_id: str) -> AgenticosSandbox:
+        return self._sandbox(self.console.get_run(run_id)["id"])
+
+    async def aget(self, run_id: str) -> AgenticosSandbox:
+        return self._sandbox((await self.aconsole.get_run(run_id))["id"])
+
+    def delete(self, run_id: str) -> Mapping[str, Any]:
+        return self.console.finish_run(run_id)
+
+    async def adelete(self, run_id: str) -> Mapping[str, Any]:
+        return await self.aconsole.finish_run(run_id)
+
+    def close(self) -> None:
+        self.console.close()
