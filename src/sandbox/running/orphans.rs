@@ -179,52 +179,64 @@ pub(super) fn epoch_ms(at: &str) -> Option<i64> {
 /// destroy, under the claim an open takes ([`claims::claim_purge`]): one that an open claimed, or
 /// that a workspace row or a tombstone names by now, is spared.
 pub async fn purge(st: &AppState, orphans: &[Orphan]) -> anyhow::Result<Purged> {
-    let mut done = Purged::default();
+    use futures_util::stream::{self, StreamExt as _};
     {
         let mut c = st.db.conn().await?;
         claims::delete_expired(&mut c, crate::db::now_ms()).await?;
     }
-    for o in orphans {
-        let Some(conn) = connections::for_org(st, &o.organization_id, &o.connection_id).await? else { continue };
-        let named = |why: &str| format!("{} / {} / {}: {why}", o.organization, o.connection_name, o.session_id);
-        let names = [o.session_name.as_str(), o.session_id.as_str()];
-        match claims::claim_purge(&st.db, &names, crate::db::now_ms()).await? {
-            Verdict::Dead => {}
-            Verdict::Claimed => {
-                done.spared.push(named("a workspace is being opened on it"));
-                continue;
-            }
-            Verdict::Named => {
-                done.spared.push(named("a workspace or a pending delete names it now"));
-                continue;
-            }
-        }
-        let outcome = destroy(st, o, &conn).await;
-        claims::release_purge(&st.db, &o.session_name).await?;
-        match outcome {
-            Ok(()) => {
-                done.purged += 1;
-                let caller = orgs::command_line_caller(&st.db, &o.organization_id, None).await?;
-                let mut tx = st.db.begin().await?;
-                let detail = format!(
-                    "on {}; no workspace of this organization named it; its files were deleted",
-                    o.connection_name
-                );
-                audit::record(
-                    &mut tx,
-                    &o.organization_id,
-                    &caller.actor(),
-                    "sandbox.orphans_purged",
-                    &o.session_id,
-                    &detail,
-                )
-                .await?;
-                tx.commit().await.map_err(DbError::from)?;
-            }
-            Err(problem) => done.problems.push(named(&problem)),
+    // A destroy mostly waits for its host (Daytona confirms each one by polling): a few at once
+    // make hundreds of orphans take seconds, not minutes. Each is claimed and decided on its own.
+    let outcomes: Vec<anyhow::Result<Outcome>> =
+        stream::iter(orphans).map(|o| purge_one(st, o)).buffered(PURGE_CONCURRENCY).collect().await;
+    let mut done = Purged::default();
+    for outcome in outcomes {
+        match outcome? {
+            Outcome::Purged => done.purged += 1,
+            Outcome::Spared(why) => done.spared.push(why),
+            Outcome::Failed(problem) => done.problems.push(problem),
+            Outcome::NoConnection => {}
         }
     }
     Ok(done)
+}
+
+/// How many orphans are purged at once.
+const PURGE_CONCURRENCY: usize = crate::sandbox::tombstones::daytona::DESTROY_CONCURRENCY;
+
+/// What became of one orphan.
+enum Outcome {
+    Purged,
+    Spared(String),
+    Failed(String),
+    /// Its connection is gone: nothing to ask.
+    NoConnection,
+}
+
+/// Claims, decides again, destroys and audits one orphan.
+async fn purge_one(st: &AppState, o: &Orphan) -> anyhow::Result<Outcome> {
+    let Some(conn) = connections::for_org(st, &o.organization_id, &o.connection_id).await? else {
+        return Ok(Outcome::NoConnection);
+    };
+    let named = |why: &str| format!("{} / {} / {}: {why}", o.organization, o.connection_name, o.session_id);
+    let names = [o.session_name.as_str(), o.session_id.as_str()];
+    match claims::claim_purge(&st.db, &names, crate::db::now_ms()).await? {
+        Verdict::Dead => {}
+        Verdict::Claimed => return Ok(Outcome::Spared(named("a workspace is being opened on it"))),
+        Verdict::Named => return Ok(Outcome::Spared(named("a workspace or a pending delete names it now"))),
+    }
+    let outcome = destroy(st, o, &conn).await;
+    claims::release_purge(&st.db, &o.session_name).await?;
+    if let Err(problem) = outcome {
+        return Ok(Outcome::Failed(named(&problem)));
+    }
+    let caller = orgs::command_line_caller(&st.db, &o.organization_id, None).await?;
+    let mut tx = st.db.begin().await?;
+    let detail =
+        format!("on {}; no workspace of this organization named it; its files were deleted", o.connection_name);
+    audit::record(&mut tx, &o.organization_id, &caller.actor(), "sandbox.orphans_purged", &o.session_id, &detail)
+        .await?;
+    tx.commit().await.map_err(DbError::from)?;
+    Ok(Outcome::Purged)
 }
 
 /// Destroys orphan `o` on `conn` (one already gone is fine); `Err` says why not.

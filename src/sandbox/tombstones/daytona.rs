@@ -24,7 +24,7 @@ pub async fn destroy(client: &DaytonaClient, id: &str) -> Result<(), String> {
     confirm_gone(client, id).await
 }
 
-/// How many destroys [`destroy_many`] runs at once.
+/// How many destroys [`destroy_many`] (and the orphan purge, `running::orphans::purge`) run at once.
 pub const DESTROY_CONCURRENCY: usize = 8;
 
 /// Destroys each of `ids` (ids or names) as [`destroy`] does, [`DESTROY_CONCURRENCY`] at a time
