@@ -158,12 +158,22 @@ fn write_archive(target: &Path, mut rx: mpsc::Receiver<Budgeted>) -> std::io::Re
     Ok(manifest.files.len() as u64)
 }
 
+/// What checking an archive found: the verdict, and (when it matches) its entries in order:
+/// (workspace-relative path, bytes; none for a folder), the manifest left out.
+pub struct Checked {
+    pub verdict: Verdict,
+    pub entries: Vec<(String, Option<u64>)>,
+}
+
 /// Reads the whole archive and checks it against its manifest (every file's size and SHA-256, no
-/// file missing or added). An archive without one (taken before manifests) is `Unchecked`.
-pub async fn verify(file: &Path) -> std::io::Result<Verdict> {
+/// file missing or added). An entry that is not a plain folder or file of the workspace (a link,
+/// a device, a path that leaves the workspace or is not written as we write paths) differs too,
+/// so an archive that matches can be unpacked by any `tar`. An archive without a manifest (taken
+/// before manifests) is `Unchecked`.
+pub async fn verify(file: &Path) -> std::io::Result<Checked> {
     let path = file.to_path_buf();
     tokio::task::spawn_blocking(move || {
-        let mut seen = Vec::new();
+        let (mut seen, mut odd, mut entries) = (Vec::new(), Vec::new(), Vec::new());
         let mut manifest = None;
         let mut archive = tar::Archive::new(GzDecoder::new(std::io::BufReader::new(std::fs::File::open(&path)?)));
         for entry in archive.entries()? {
@@ -175,15 +185,31 @@ pub async fn verify(file: &Path) -> std::io::Result<Verdict> {
                 manifest = Some(Manifest::from_json(&body)?);
                 continue;
             }
-            let Some((p, _)) = kept(&raw, &entry) else { continue };
-            if entry.header().entry_type() == tar::EntryType::Regular {
-                seen.push(ManifestFile::read(p.relative(), &mut entry)?);
+            let kind = entry.header().entry_type();
+            let plain = raw.trim_end_matches('/');
+            let clean = paths::normalise(plain).is_ok_and(|p| p.relative() == plain && !p.is_root());
+            match kind {
+                tar::EntryType::Directory if clean => entries.push((plain.to_string(), None)),
+                tar::EntryType::Regular if clean => {
+                    let f = ManifestFile::read(plain, &mut entry)?;
+                    entries.push((plain.to_string(), Some(f.size)));
+                    seen.push(f);
+                }
+                _ => odd.push(raw),
             }
         }
-        Ok(match manifest {
+        let verdict = match manifest {
             None => Verdict::Unchecked,
-            Some(m) => m.compare(&seen),
-        })
+            Some(m) => match (m.compare(&seen), odd.is_empty()) {
+                (v, true) => v,
+                (Verdict::Differs(mut paths), false) => {
+                    paths.extend(odd);
+                    Verdict::Differs(paths)
+                }
+                (_, false) => Verdict::Differs(odd),
+            },
+        };
+        Ok(Checked { verdict, entries })
     })
     .await
     .map_err(std::io::Error::other)?

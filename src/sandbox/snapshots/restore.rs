@@ -39,27 +39,41 @@ pub fn had_files(r: &Resolved) -> bool {
     r.workspace.runtime.is_some()
 }
 
-/// The snapshot's entries, one at a time, each with its share of the bytes in flight (see
-/// [`fetch_checked`]).
-pub async fn entries(st: &AppState, s: &Snapshot) -> Result<mpsc::Receiver<std::io::Result<Budgeted>>> {
-    let file = fetch_checked(&st.snapshots, &s.id, &s.object_key).await?;
-    Ok(archive::entries(file, Budget::new(BYTES_IN_FLIGHT)))
+/// A snapshot's archive, downloaded and checked.
+pub struct Fetched {
+    pub file: TempFile,
+    /// Checked against its manifest: a plain archive any `tar` may unpack.
+    pub checked: bool,
+    /// Its folders and files in order (path, bytes; none for a folder), when checked.
+    pub entries: Vec<(String, Option<u64>)>,
+}
+
+impl Fetched {
+    /// Its entries, one at a time, each with its share of the bytes in flight.
+    pub fn into_entries(self) -> mpsc::Receiver<std::io::Result<Budgeted>> {
+        archive::entries(self.file, Budget::new(BYTES_IN_FLIGHT))
+    }
+}
+
+/// The snapshot's archive (see [`fetch_checked`]).
+pub async fn fetch(st: &AppState, s: &Snapshot) -> Result<Fetched> {
+    fetch_checked(&st.snapshots, &s.id, &s.object_key).await
 }
 
 /// The archive of snapshot `id`, downloaded to a temporary file and checked whole against its
 /// manifest: a store that fails midway, or an archive whose files differ from its manifest (each
 /// named), restores nothing.
-pub async fn fetch_checked(objects: &Objects, id: &str, key: &str) -> Result<TempFile> {
+pub async fn fetch_checked(objects: &Objects, id: &str, key: &str) -> Result<Fetched> {
     let file = TempFile::new();
     objects.get_to_file(key, &file.0).await.map_err(|e| objects.read_refusal(e, "nothing was restored"))?;
-    let verdict = archive::verify(&file.0).await.map_err(|e| {
+    let checked = archive::verify(&file.0).await.map_err(|e| {
         WorkspaceError::Refused(format!("The snapshot's archive could not be read ({e}): nothing was restored."))
     })?;
-    match verdict {
-        Verdict::Matches => Ok(file),
+    match checked.verdict {
+        Verdict::Matches => Ok(Fetched { file, checked: true, entries: checked.entries }),
         Verdict::Unchecked => {
             tracing::info!(snapshot_id = %id, "a snapshot taken before manifests is restored unchecked");
-            Ok(file)
+            Ok(Fetched { file, checked: false, entries: Vec::new() })
         }
         Verdict::Differs(paths) => {
             tracing::warn!(event = "snapshot_tampered", snapshot_id = %id, files = paths.len(),

@@ -9,6 +9,9 @@ mod restore;
 mod scripts;
 mod shell;
 
+/// A checked snapshot archive unpacked by the sandbox itself (the restore's fast path).
+pub use restore::unpack as unpack_snapshot;
+
 use std::future::Future;
 
 use futures_util::future::BoxFuture;
