@@ -31,7 +31,7 @@ use agenticos::sandbox::snapshots::archive::Item;
 use agenticos::sandbox::snapshots::objects::Objects;
 use agenticos::sandbox::snapshots::{reading, restore};
 use agenticos::sandbox::workspaces::error::WorkspaceError;
-use agenticos::sandbox::workspaces::sandboxd::unpack_snapshot;
+use agenticos::sandbox::workspaces::sandboxd::restore::unpack as unpack_snapshot;
 use agenticos::sandbox::workspaces::Unpacked;
 use rand::{rngs::StdRng, Rng as _, SeedableRng as _};
 use secrecy::SecretString;

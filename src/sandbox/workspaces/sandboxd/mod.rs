@@ -5,12 +5,10 @@
 
 mod files;
 mod open;
-mod restore;
+/// A checked snapshot archive unpacked by the sandbox itself (the restore's fast path).
+pub mod restore;
 mod scripts;
 mod shell;
-
-/// A checked snapshot archive unpacked by the sandbox itself (the restore's fast path).
-pub use restore::unpack as unpack_snapshot;
 
 use std::future::Future;
 
