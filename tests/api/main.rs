@@ -38,6 +38,7 @@ mod daytona_connections;
 mod daytona_deletes;
 mod daytona_documents;
 mod daytona_fake;
+mod daytona_live;
 mod daytona_running;
 mod daytona_workspaces;
 mod default_host;
