@@ -14,7 +14,8 @@
 //! indexes on PostgreSQL; the whole file on SQLite) and, at the second size, the growth of each
 //! p50/p95. Then the export of 100,000 rows (`--quick`: 20,000): rows/s and the process's RSS.
 //! SQLite by default (a temporary file); `--postgres URL` uses a fresh database on that server
-//! (created and dropped; `--keep` keeps it and prints its name). Targets (reported, not enforced): p95 ≤ 25 ms PostgreSQL, ≤ 50 ms
+//! (created and dropped; `--keep` keeps it and prints its name; `--no-analyze` never analyses the
+//! table, so every plan is made without statistics; `--export-rows N` sets the export's size). Targets (reported, not enforced): p95 ≤ 25 ms PostgreSQL, ≤ 50 ms
 //! SQLite at 1,000,000 rows; growth ≤ 1.5×; ≤ 425 bytes a row on PostgreSQL.
 
 #[path = "support/flags.rs"]
@@ -38,10 +39,20 @@ struct Args {
     postgres: Option<String>,
     /// Keep the PostgreSQL database (its name is printed) to look at its plans afterwards.
     keep: bool,
+    /// PostgreSQL: measure a freshly loaded log, never analysed (autovacuum off for the table, no
+    /// `VACUUM ANALYZE` after a fill): the plans made without statistics.
+    no_analyze: bool,
 }
 
 fn args() -> Args {
-    let mut a = Args { sizes: [200_000, 1_000_000], requests: 200, export_rows: 100_000, postgres: None, keep: false };
+    let mut a = Args {
+        sizes: [200_000, 1_000_000],
+        requests: 200,
+        export_rows: 100_000,
+        postgres: None,
+        keep: false,
+        no_analyze: false,
+    };
     let mut flags = Flags::from_env();
     while let Some(flag) = flags.next() {
         match flag.as_str() {
@@ -52,6 +63,8 @@ fn args() -> Args {
             "--requests" => a.requests = flags.number("--requests", 1) as usize,
             "--postgres" => a.postgres = Some(flags.value("--postgres")),
             "--keep" => a.keep = true,
+            "--no-analyze" => a.no_analyze = true,
+            "--export-rows" => a.export_rows = flags.number("--export-rows", 1) as usize,
             _ => {}
         }
     }
@@ -263,6 +276,15 @@ async fn main() {
     };
 
     let postgres = a.postgres.is_some();
+    let analyze = !(postgres && a.no_analyze);
+    if !analyze {
+        let mut c = state.db.conn().await.expect("conn");
+        sqlx::query("ALTER TABLE sandbox_operations SET (autovacuum_enabled = false)")
+            .execute(&mut *c)
+            .await
+            .expect("autovacuum off");
+        println!("statistics: none (the table is never analysed: --no-analyze)");
+    }
     let mut filled = 0;
     let mut results: Vec<Vec<Measured>> = Vec::new();
     for (step, &size) in a.sizes.iter().enumerate() {
@@ -273,7 +295,7 @@ async fn main() {
         // not leave them: indexed before anything is timed.
         state.recorder.index_search().await.expect("index the queued rows");
         let mut c = state.db.conn().await.expect("conn");
-        if postgres {
+        if postgres && analyze {
             sqlx::query("VACUUM ANALYZE sandbox_operations").execute(&mut *c).await.expect("analyze");
         }
         let (rows,): (i64,) =

@@ -403,8 +403,9 @@ async fn sweep(config: Config, orphans: bool, purge: bool) -> anyhow::Result<i32
         println!("operation log: deleted {n} rows older than {days} days");
         let report = crate::sandbox::tombstones::sweep::sweep(&state, crate::db::now_ms()).await?;
         println!(
-            "sandbox-destroy-retry: {} destroyed, {} still pending (retried later)",
-            report.destroyed, report.failed
+            "sandbox-destroy-retry: {} destroyed, {} still pending (retried later), {} in use by a live workspace \
+             (not destroyed), {} being opened (retried later)",
+            report.destroyed, report.failed, report.retired, report.deferred
         );
         let claims =
             crate::sandbox::workspaces::claims::delete_expired(&mut *state.db.conn().await?, crate::db::now_ms())

@@ -389,6 +389,7 @@ impl From<RunningError> for AppError {
         match e {
             RunningError::NotFound => AppError::not_found(),
             e @ RunningError::OwnedElsewhere(_) => AppError::new(Kind::NotFound, e.to_string()),
+            RunningError::InUse(message) => AppError::new(Kind::Conflict, message),
             RunningError::Forbidden => AppError::forbidden(),
             RunningError::HostUnavailable(e) => e.into(),
             RunningError::Internal(e) => AppError::internal(e),

@@ -107,6 +107,7 @@ error_cases!(PolicyError {
 error_cases!(RunningError {
     NotFound => [NotFound],
     OwnedElsewhere => [OwnedElsewhere(text())],
+    InUse => [InUse(text())],
     Forbidden => [Forbidden],
     HostUnavailable => ConnectionError::cases().into_iter().map(HostUnavailable),
     Internal => [Internal(cause())],

@@ -178,3 +178,35 @@ db_test! {
         fake.assert_log_matches_the_documents();
     }
 }
+
+db_test! {
+    async fn deleting_a_sandbox_whose_workspace_is_being_opened_is_refused_and_reaches_no_daytona(app: TestApp) {
+        use agenticos::sandbox::workspaces::key::{session_key, Carrier, Subject};
+        use agenticos::vocabulary::scope::Scope;
+        let fake = FakeDaytona::start(&[]);
+        let o = Org::new(&app).await;
+        let conn = daytona(&o, &fake.api_url, &fake.api_key).await;
+        let agent = o.agent(service_agent("keeper", "agent")).await;
+        let key = session_key(Carrier::Container, Scope::Agent, &o.org_id, Some(&conn), Subject::Id(&agent));
+        // The workspace's first run creates its sandbox by name and is held once Daytona answered,
+        // before its row names the sandbox.
+        let held = app.state.open_hold.arm(&key);
+        let run = o.run(&agent, None, json!({})).await;
+        let write = o.write(&run, "kept.txt", "alive");
+        tokio::pin!(write);
+        tokio::select! {
+            () = held.reached.notified() => {}
+            r = &mut write => panic!("the write answered before its open was held: {} {}", r.status, r.body),
+        }
+        let id = sandbox_named(&fake, &key)["id"].as_str().expect("id").to_string();
+        let r = o.call(Method::DELETE, &format!("{}?delete_files=true", api_path(&conn, &id)), None).await;
+        assert_eq!(r.status, 409, "{}", r.body);
+        assert!(r.json()["detail"].as_str().is_some_and(|d| d.contains("opening")), "{}", r.body);
+        assert_ne!(sandbox_by_id(&fake, &id)["state"], "destroyed");
+        held.release.notify_one();
+        let r = write.await;
+        assert_eq!(r.status, 204, "{}", r.body);
+        assert_eq!(o.read(&run, "kept.txt").await.body, "alive");
+        assert!(audit(&app, "sandbox_session.files_deleted").await.is_empty());
+    }
+}

@@ -44,6 +44,7 @@ mod daytona_workspaces;
 mod default_host;
 mod deletes;
 mod deletes_pages;
+mod destroy_race;
 mod docker_builds;
 mod docker_cleanup;
 mod docker_compose;

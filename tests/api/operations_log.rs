@@ -844,10 +844,74 @@ db_test! {
     }
 }
 
+db_test! {
+    async fn an_export_batch_walks_the_organizations_rows_whatever_the_statistics_say(app: TestApp) {
+        use agenticos::db::DbKind;
+        use agenticos::sandbox::operations::{cursor::Cursor, export, filter, store};
+        let f = fixture(&app).await;
+        let kind = app.state.db.kind();
+        let mut c = app.state.db.conn().await.expect("conn");
+        if kind == DbKind::Postgres {
+            // A freshly loaded log: 20,000 rows of the organization among another's, never
+            // analysed (nothing analyses it behind the test's back either).
+            sqlx::query("ALTER TABLE sandbox_operations SET (autovacuum_enabled = false)").execute(&mut *c).await.expect("autovacuum off");
+            noise_of_another_organization(&mut c, &f).await;
+            let (analysed,): (i64,) =
+                sqlx::query_as("SELECT COUNT(*) FROM pg_stats WHERE tablename = 'sandbox_operations'")
+                    .fetch_one(&mut *c)
+                    .await
+                    .expect("statistics");
+            assert_eq!(analysed, 0, "the table has no statistics");
+        }
+        let id = "0b8f5e2a-3c1d-4e5f-8a9b-1c2d3e4f5a6b";
+        let since = f.now - 3 * DAY;
+        for q in [String::new(), format!("since={since}"), "failed_only=true".into(), "op=read,write".into()] {
+            let filter = filter::parse_filter(&filter::FilterInput::from_query(&q)).expect("valid");
+            assert_eq!(store::export_walks(kind, &filter, None), kind == DbKind::Postgres, "{q}");
+            for cursor in [None, Some(Cursor::after(f.now - DAY, id))] {
+                let (sql, args) = store::page_sql(kind, &f.org, &filter, cursor.as_ref(), export::BATCH);
+                let mut tx = sqlx::Connection::begin(&mut *c).await.expect("begin");
+                store::prefer_export_walk(&mut tx, &filter, None).await.expect("walk");
+                let plan = store::explain(&mut tx, kind, &sql, &args).await.expect("explain");
+                tx.rollback().await.expect("rollback");
+                if kind == DbKind::Postgres {
+                    assert!(!sorts_every_row(&plan) && !plan.contains("Bitmap"), "export batch `{q}` from {cursor:?}:\n{plan}");
+                } else {
+                    assert_full_scan_free(kind, &plan, &q, cursor.is_none());
+                }
+            }
+        }
+        // A session named is read from the filters' index, as its page is: not walked.
+        let in_session = filter::parse_filter(&filter::FilterInput::from_query("session_key=noise-1")).expect("valid");
+        assert!(!store::export_walks(kind, &in_session, None));
+        // And the rows are the log's, in its order, across batches of 1,000.
+        let expected: Vec<(String,)> = sqlx::query_as(&format!(
+            "SELECT CAST(id AS TEXT) FROM sandbox_operations WHERE organization_id = '{}' ORDER BY created_at DESC, id DESC",
+            f.org
+        ))
+        .fetch_all(&mut *c)
+        .await
+        .expect("expected");
+        drop(c);
+        let r = app.web.api(Method::GET, "/api/v1/operations/export", None).await;
+        assert_eq!(r.status, 200);
+        let exported: Vec<String> =
+            r.body.lines().map(|l| serde_json::from_str::<Value>(l).expect("json line")["id"].as_str().expect("id").to_string()).collect();
+        assert_eq!(exported.len(), expected.len());
+        assert!(exported.iter().eq(expected.iter().map(|e| &e.0)), "the export's rows or their order differ");
+    }
+}
+
 /// PostgreSQL: 20,000 rows of the fixture's organization (sessions `noise-0`…`noise-99`, every
 /// operation, `/workspace/noise/{n}.log`) interleaved with as many of another organization's,
 /// older than the fixture's, then `VACUUM ANALYZE`.
 async fn among_another_organization(c: &mut agenticos::db::Conn, f: &Fixture) {
+    noise_of_another_organization(c, f).await;
+    sqlx::query("VACUUM ANALYZE sandbox_operations").execute(&mut *c).await.expect("vacuum");
+}
+
+/// [`among_another_organization`] without the `VACUUM ANALYZE`.
+async fn noise_of_another_organization(c: &mut agenticos::db::Conn, f: &Fixture) {
     let org = &f.org;
     sqlx::query("INSERT INTO organizations (id, name, created_at) VALUES ('other-org', 'Other', 1)")
         .execute(&mut *c)
@@ -863,7 +927,6 @@ async fn among_another_organization(c: &mut agenticos::db::Conn, f: &Fixture) {
     .execute(&mut *c)
     .await
     .expect("noise");
-    sqlx::query("VACUUM ANALYZE sandbox_operations").execute(&mut *c).await.expect("vacuum");
 }
 
 /// Whether a plan sorts the rows it reads: PostgreSQL's `Sort` node or SQLite's temporary B-tree.

@@ -185,5 +185,5 @@ pub async fn batch(
     st.recorder.settle().await;
     let mut c = st.db.conn().await?;
     let narrowing = narrowing(st, &mut c, org_id, f).await?;
-    Ok(store::ranked_page(&mut c, org_id, f, narrowing.as_ref(), after, n).await?.0)
+    Ok(store::export_batch(&mut c, org_id, f, narrowing.as_ref(), after, n).await?)
 }

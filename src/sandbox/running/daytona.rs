@@ -26,6 +26,7 @@ use crate::sandbox::daytona_client::labels::SCOPE;
 use crate::sandbox::daytona_client::{DaytonaClient, DaytonaError, Sandbox, SandboxState};
 use crate::sandbox::tombstones::model::Reason;
 use crate::sandbox::tombstones::service::{self as tombstones, Removed};
+use crate::sandbox::workspaces::claims;
 use crate::sandbox::workspaces::sessions::{self as workspaces, SessionOwner};
 use crate::state::AppState;
 
@@ -145,7 +146,11 @@ pub async fn close(
     let delete = delete_files || is_run_scope(workspace.as_ref(), sb.labels.get(SCOPE).map(String::as_str));
     let mut pending_removal = false;
     if delete {
-        pending_removal = match client.delete_sandbox(&sb.id).await {
+        let allowed = workspace.as_ref().map(|o| o.workspace_id.as_str());
+        super::destroying::claim(st, &sb.name, &sb.id, allowed).await?;
+        let deleted = client.delete_sandbox(&sb.id).await;
+        claims::release_purge(&st.db, &sb.name).await?;
+        pending_removal = match deleted {
             Ok(()) | Err(DaytonaError::NotFound { .. }) => false,
             Err(e) => {
                 tracing::warn!(connection_id = %conn.id, sandbox_id = %sb.id, error = %e, "deleting a Daytona sandbox failed; pending removal");

@@ -16,6 +16,11 @@ pub enum RunningError {
          it there."
     )]
     OwnedElsewhere(String),
+    /// Deleting a session's files was refused under the claim an open takes: a workspace other than
+    /// the one it was shown for uses the session now, or an open of its name is under way (the
+    /// words say which). Nothing reached the host.
+    #[error("{0}")]
+    InUse(String),
     #[error("this role may not see sandbox hosts")]
     Forbidden,
     /// The host could not be asked (no credential, no address) or did not answer well.

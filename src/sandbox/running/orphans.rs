@@ -56,10 +56,18 @@ pub struct Purged {
     pub problems: Vec<String>,
 }
 
-/// Whether `session_id` (whose tenant is `org_id`) on `conn` is an orphan of `org_id` now: a key
-/// of theirs that no workspace row, tombstone or claim names (its age is the caller's to check).
-pub async fn is_orphan(st: &AppState, org_id: &str, conn: &Connection, session_id: &str) -> anyhow::Result<bool> {
-    if !key::is_key_of(session_id, org_id, &conn.id) {
+/// Whether `session_id` (whose tenant is `org_id`) on `conn`, idle for `idle_ms` (as its host
+/// measures it), is an orphan of `org_id` now: idle for at least [`min_age_ms`], a key of theirs,
+/// and named by no workspace row, tombstone or claim. The one decision of the purge's listing and
+/// of the Running tab's mark, so a session being opened right now is neither.
+pub async fn is_orphan(
+    st: &AppState,
+    org_id: &str,
+    conn: &Connection,
+    session_id: &str,
+    idle_ms: i64,
+) -> anyhow::Result<bool> {
+    if idle_ms < min_age_ms(st) || !key::is_key_of(session_id, org_id, &conn.id) {
         return Ok(false);
     }
     let mut c = st.db.conn().await?;
@@ -104,9 +112,9 @@ pub async fn everywhere_at(st: &AppState, now: i64) -> anyhow::Result<Found> {
     Ok(found)
 }
 
-/// The sessions of a sandboxd connection that are `org_id`'s orphans: of its tenant, idle for
-/// [`min_age_ms`] at `now` (the host's idle time, read at the listing, gives the last activity on
-/// our clock) and [`is_orphan`]. Their (id, name), the same; `Err` says why the host could not be
+/// The sessions of a sandboxd connection that are `org_id`'s orphans: of its tenant and
+/// [`is_orphan`] with their idle time at `now` (the host's idle time, read at the listing, gives
+/// the last activity on our clock). Their (id, name), the same; `Err` says why the host could not be
 /// read.
 async fn sandboxd_orphans(
     st: &AppState,
@@ -126,7 +134,7 @@ async fn sandboxd_orphans(
     let mut orphans = Vec::new();
     for s in list.sessions.iter().filter(|s| s.tenant.as_deref() == Some(org_id)) {
         let last_active = listed_at - (s.idle_seconds.max(0.0) * 1000.0) as i64;
-        if now - last_active >= min_age_ms(st) && is_orphan(st, org_id, conn, &s.session_id).await? {
+        if is_orphan(st, org_id, conn, &s.session_id, now - last_active).await? {
             orphans.push((s.session_id.clone(), s.session_id.clone()));
         }
     }

@@ -12,6 +12,7 @@
 use futures_util::future::join_all;
 
 use super::activity::Activity;
+use super::destroying;
 use super::error::RunningError;
 use super::model::{ClosedSession, HostSessions, RunningSession, RunningSessions};
 use super::orphans;
@@ -25,6 +26,7 @@ use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service as connections;
 use crate::sandbox::tombstones::model::Reason;
 use crate::sandbox::tombstones::service::{self as tombstones, Removed};
+use crate::sandbox::workspaces::claims;
 use crate::sandbox::workspaces::sessions::{self as workspaces, SessionOwner};
 use crate::sandbox::workspaces::{key, live};
 use crate::state::AppState;
@@ -226,13 +228,17 @@ async fn host_sessions(
 }
 
 /// Each session's workspace: whose it is, from our rows (never a host call); a session of this
-/// organization that nothing here names is marked orphaned.
+/// organization that nothing here names is marked orphaned only as the purge would decide it
+/// ([`orphans::is_orphan`]: idle for `AGENTICOS_ORPHAN_MIN_AGE_SECONDS`, no row, tombstone or
+/// claim), so a session being opened right now is never shown as one.
 async fn name_owners(st: &AppState, caller: &Caller, conn: &Connection, sessions: &mut [RunningSession]) -> Result<()> {
     for s in sessions {
         s.workspace = owner(st, caller, &s.connection_id, &s.session_id).await?;
         if s.workspace.is_none() {
-            s.orphaned =
-                orphans::is_orphan(st, &caller.org_id, conn, &s.session_id).await.map_err(RunningError::Internal)?;
+            let idle_ms = i64::try_from(s.idle_seconds.saturating_mul(1000)).unwrap_or(i64::MAX);
+            s.orphaned = orphans::is_orphan(st, &caller.org_id, conn, &s.session_id, idle_ms)
+                .await
+                .map_err(RunningError::Internal)?;
         }
     }
     Ok(())
@@ -337,8 +343,16 @@ pub async fn close(
     }
     let (conn, client, _) = our_session_on(st, caller, conn, session_id).await?;
     let owner = owner(st, caller, &conn.id, session_id).await?;
+    if delete_files {
+        let allowed = owner.as_ref().map(|o| o.workspace_id.as_str());
+        destroying::claim(st, session_id, session_id, allowed).await?;
+    }
     // A purge that fails at the host becomes a tombstone (below): the sweep retries it.
-    let pending_removal = match client.delete_session(session_id, delete_files).await {
+    let deleted = client.delete_session(session_id, delete_files).await;
+    if delete_files {
+        claims::release_purge(&st.db, session_id).await?;
+    }
+    let pending_removal = match deleted {
         Ok(()) => false,
         Err(e) if delete_files && !matches!(e, SandboxdError::NotFound { .. }) => {
             tracing::warn!(connection_id = %conn.id, session_id, error = %e, "deleting a session's files failed; pending removal");

@@ -84,6 +84,10 @@ pub struct SweepReport {
     pub destroyed: usize,
     /// Still there: the next attempt is scheduled.
     pub failed: usize,
+    /// Not destroyed: a live workspace uses the session now; their tombstones are removed.
+    pub retired: usize,
+    /// Not attempted: an open of the name was under way; due again in 2 minutes.
+    pub deferred: usize,
     /// The ids destroyed, for whoever wants to know which.
     #[serde(skip)]
     pub destroyed_ids: Vec<String>,
@@ -94,6 +98,8 @@ impl SweepReport {
         self.claimed += other.claimed;
         self.destroyed += other.destroyed;
         self.failed += other.failed;
+        self.retired += other.retired;
+        self.deferred += other.deferred;
         self.destroyed_ids.extend(other.destroyed_ids);
     }
 }

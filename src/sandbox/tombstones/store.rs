@@ -104,6 +104,21 @@ pub async fn failed(c: &mut Conn, id: &str, token: &str, next: i64, error: &str,
     Ok(())
 }
 
+/// Not attempted now (its name is being opened or destroyed): due again at `next`, the claim
+/// released, the attempts and the last error kept.
+pub async fn defer(c: &mut Conn, id: &str, token: &str, next: i64) -> DbResult<()> {
+    sqlx::query(
+        "UPDATE sandbox_tombstones SET next_attempt_at = $1, claimed_until = NULL, claim_token = NULL \
+         WHERE id = $2 AND claim_token = $3",
+    )
+    .bind(next)
+    .bind(id)
+    .bind(token)
+    .execute(c)
+    .await?;
+    Ok(())
+}
+
 pub async fn get(c: &mut Conn, org_id: &str, id: &str) -> DbResult<Option<Tombstone>> {
     Ok(sqlx::query_as(&format!("SELECT {COLUMNS} FROM sandbox_tombstones WHERE organization_id = $1 AND id = $2"))
         .bind(org_id)

@@ -1,13 +1,18 @@
 //! Destroying what tombstones name: right after a delete (`attempt`), and in the
 //! `sandbox-destroy-retry` sweep (`sweep`). Each tombstone is claimed first (a conditional UPDATE),
-//! so several replicas sweeping at once never destroy the same one twice at once. A destroy the
+//! so several replicas sweeping at once never destroy the same one twice at once. Then its session's
+//! name is claimed as an open claims it ([`claims::claim_destroy`]) and the rows decided again under
+//! that claim: a session a live workspace row uses now (a row re-created for the same key that
+//! opened it) is not destroyed and the tombstone is retired; one whose name an open holds with no
+//! row using it yet is deferred (2 minutes, not counted as an attempt) (docs/workspaces.md,
+//! "Deleting conversations, agents and members"). A destroy the
 //! provider confirms (or a session already gone) removes the tombstone; a failure keeps it, counts
 //! the attempt, keeps the error in our words and schedules the next attempt, the pause doubling
 //! from 2 minutes to 6 hours. `now` is the caller's clock (tests drive it; serving passes the
 //! wall clock). A switched-off connection is still asked: off stops new work, not the bill.
 
 use super::error::TombstoneError;
-use super::model::{pause_after, SweepReport, Tombstone, CLAIM_MS};
+use super::model::{pause_after, SweepReport, Tombstone, CLAIM_MS, FIRST_PAUSE_MS};
 use super::store;
 use crate::db;
 use crate::sandbox::client::{OpenSession, SandboxdError, OPEN_WAIT};
@@ -15,6 +20,7 @@ use crate::sandbox::connections::daytona as daytona_connection;
 use crate::sandbox::connections::error::ConnectionError;
 use crate::sandbox::connections::model::ConnectionKind;
 use crate::sandbox::connections::service as connections;
+use crate::sandbox::workspaces::claims::{self, Destroy};
 use crate::state::AppState;
 
 type Result<T> = std::result::Result<T, TombstoneError>;
@@ -60,7 +66,27 @@ async fn attempt_claimed(st: &AppState, ids: &[String], token: &str, now: i64) -
         };
         let Some(t) = claimed else { continue };
         report.claimed += 1;
-        let outcome = destroy(st, &t).await;
+        let decided = claims::claim_destroy(&st.db, &t.session_key, &t.session_id, None, db::now_ms()).await?;
+        let outcome = match decided {
+            Destroy::Go => {
+                let outcome = destroy(st, &t).await;
+                claims::release_purge(&st.db, &t.session_key).await?;
+                outcome
+            }
+            Destroy::InUse(rows) => {
+                retire(st, &t, token, &rows).await?;
+                report.retired += 1;
+                continue;
+            }
+            Destroy::Opening | Destroy::Busy => {
+                let mut c = st.db.conn().await?;
+                store::defer(&mut c, &t.id, token, now + FIRST_PAUSE_MS).await?;
+                tracing::info!(event = "sandbox_destroy_deferred", tombstone_id = %t.id, session_key = %t.session_key,
+                    "a removed sandbox's name is being opened or destroyed right now; tried again later");
+                report.deferred += 1;
+                continue;
+            }
+        };
         let mut c = st.db.conn().await?;
         match outcome {
             Ok(()) => {
@@ -83,6 +109,20 @@ async fn attempt_claimed(st: &AppState, ids: &[String], token: &str, now: i64) -
         }
     }
     Ok(report)
+}
+
+/// A live workspace row uses the session `t` names now (a row of the same key, re-created after
+/// `t`'s was deleted, that opened it by name): the session is that workspace's, not the deleted
+/// one's, so it is not destroyed, and the tombstone is retired (deleted). The live workspace's own
+/// delete writes a tombstone of its own.
+async fn retire(st: &AppState, t: &Tombstone, token: &str, rows: &[String]) -> Result<()> {
+    let mut c = st.db.conn().await?;
+    store::remove(&mut c, &t.id, token).await?;
+    crate::instruments::destroy_attempt("retired");
+    tracing::info!(event = "sandbox_destroy_retired", tombstone_id = %t.id, connection_id = %t.connection_id,
+        session_key = %t.session_key, workspace_ids = ?rows,
+        "a removed sandbox's session is used by a live workspace now: it is not destroyed");
+    Ok(())
 }
 
 /// Purges the session at its host; a session already gone counts as destroyed. A session the

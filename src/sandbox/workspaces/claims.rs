@@ -6,17 +6,25 @@
 //! open   claim_open ── a purge holds the name ──▶ wait (up to OPEN_WAITS_FOR_PURGE), then refuse
 //!            │ claimed (opening_until = now + 15 min)
 //!            ▼
-//!        host open ──▶ agent files ──▶ the row names the session       (the claim just expires)
+//!        host open ──▶ agent files ──▶ the row names the session ──▶ release_open
 //!
 //! purge  claim_purge, one transaction: the name claimed unless an open or a purge holds it,
 //!        then no workspace row and no tombstone may name it ──▶ commit ──▶ host delete ──▶ release
+//!
+//! destroy (a tombstone's, "Close and delete files") claim_destroy, one transaction: the name
+//!        claimed unless a purge or a destroy holds it, then a live row other than the one meant
+//!        may not use the session, nor an open be under way with no row using it yet
+//!        ──▶ commit ──▶ host delete ──▶ release
 //! ```
 //! The claim is one row a name, written by a single statement on each side: on PostgreSQL the
 //! second writer waits for the first one's row lock and then re-checks the condition on the row as
 //! committed; on SQLite the writes are serialized by the database's write lock. No lock is held
-//! across a host call: the purge commits its claim before it asks the host. An open's claim is
-//! never released early (two consoles may open one name at once, and neither knows when the other
-//! is done); it expires, and by then the workspace row names the session.
+//! across a host call: the purge commits its claim before it asks the host. An open's claim ends
+//! once its workspace row names the session ([`release_open`]), or expires (an open that failed):
+//! from then on the row is what keeps the session. Two consoles may open one name at once, and
+//! the first to finish ends the other's claim too; that is safe because both open the same row,
+//! which by then uses the session (so no purge or destroy takes it unless that workspace's own
+//! files are the ones being deleted).
 
 use std::time::{Duration, Instant};
 
@@ -92,10 +100,65 @@ pub async fn claim_purge(db: &Db, names: &[&str], now: i64) -> DbResult<Verdict>
     Ok(Verdict::Dead)
 }
 
+/// What a destroy of a known session (a tombstone's, or the Running tab's "Close and delete
+/// files") decided under the claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Destroy {
+    /// Claimed for the destroy: destroy it, then [`release_purge`].
+    Go,
+    /// An open of its name is under way: a workspace row names its key and none uses the session
+    /// yet; it may be about to (nothing is destroyed now).
+    Opening,
+    /// Another destroy or purge holds its name.
+    Busy,
+    /// Live workspace rows use the session now (their ids), other than the one the destroy is for.
+    InUse(Vec<String>),
+}
+
+/// The decision of a destroy of host session `what` named `name` (for sandboxd both are the
+/// session's id; for Daytona the sandbox's name, and its id or name), in one transaction: the name
+/// claimed for the destroy unless a purge or another destroy holds it, then the workspace rows that
+/// name the session read (of any organization, [`store::namers`]). A row other than `allowed` (the
+/// workspace whose files the caller means to delete) using it: [`Destroy::InUse`]. A row naming its
+/// key without using it yet while an open holds the name: [`Destroy::Opening`] (that row's open is
+/// under way: a row exists before its open claims). Committed only when [`Destroy::Go`]. Unlike
+/// the orphan purge, an open's claim alone does not stop it: the claim lasts 15 minutes after
+/// every open, also after the row that opened it was deleted, and the rows are what say whose the
+/// session is.
+pub async fn claim_destroy(db: &Db, name: &str, what: &str, allowed: Option<&str>, now: i64) -> DbResult<Destroy> {
+    let mut tx = db.begin().await?;
+    let Some(opening_until) = store::take_destroy(&mut tx, name, now + PURGE_CLAIM_MS, now).await? else {
+        tx.rollback().await.map_err(DbError::from)?;
+        return Ok(Destroy::Busy);
+    };
+    let namers = store::namers(&mut tx, name, what).await?;
+    let others: Vec<String> =
+        namers.iter().filter(|(id, uses)| *uses && Some(id.as_str()) != allowed).map(|(id, _)| id.clone()).collect();
+    let in_use = namers.iter().any(|(_, uses)| *uses);
+    let verdict = if !others.is_empty() {
+        Destroy::InUse(others)
+    } else if !in_use && !namers.is_empty() && opening_until > now {
+        Destroy::Opening
+    } else {
+        Destroy::Go
+    };
+    if verdict == Destroy::Go {
+        tx.commit().await.map_err(DbError::from)?;
+    } else {
+        tx.rollback().await.map_err(DbError::from)?;
+    }
+    Ok(verdict)
+}
+
 /// Whether a workspace row, a tombstone or an unexpired claim names host session `a` or `b` now,
 /// in one statement (the orphan listing's check; the purge decides again under its claim).
 pub async fn is_known(c: &mut Conn, a: &str, b: &str, now: i64) -> DbResult<bool> {
     store::is_known(c, a, b, now).await
+}
+
+/// Ends an open's claim on `key`: its workspace row names the session now.
+pub async fn release_open(db: &Db, key: &str) -> DbResult<()> {
+    store::clear_open(&mut *db.conn().await?, key).await
 }
 
 /// Ends a purge's claim on `key` (its host delete is done, or failed).

@@ -65,3 +65,11 @@ pub(super) async fn claim(st: &AppState, r: &Resolved) -> Result<()> {
         "This workspace's host session is being deleted as an orphan right now; try again in a minute.".into(),
     ))
 }
+
+/// The workspace row of `r` names its session now: the open's claim on the name ends, so the rows
+/// alone decide whose the session is (a destroy of a deleted row's session, or of one whose
+/// reference was forgotten, need not wait for the claim to expire).
+pub(super) async fn opened(st: &AppState, r: &Resolved) -> Result<()> {
+    claims::release_open(&st.db, &r.workspace.session_key).await?;
+    Ok(())
+}

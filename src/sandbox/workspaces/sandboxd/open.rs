@@ -152,6 +152,7 @@ impl SandboxdBackend<'_> {
         let opened = store::Opened { session_ref: &id, runtime: Some(plan.alias.as_str()), run_id: &self.r.run.id };
         store::set_open(&mut c, &self.r.workspace.id, &opened, db::now_ms()).await?;
         drop(c);
+        opening::opened(self.st, &self.r).await?;
         runs::set_workspace_opened(self.st, &self.r.run.id, true).await?;
         self.r.run.workspace_opened = true;
         self.r.workspace.state = WorkspaceState::Open;
