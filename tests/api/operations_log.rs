@@ -169,6 +169,7 @@ db_test! {
             ("workspace_id=0b8f5e2a-3c1d-4e5f-8a9b-1c2d3e4f5a6b".into(), Vec::new()),
             ("conversation_id=0b8f5e2a-3c1d-4e5f-8a9b-1c2d3e4f5a6b".into(), Vec::new()),
         ];
+        covers_every_filter("every_filter_alone_and_combined_lets_through_exactly_its_rows", checks.iter().map(|(q, _)| q.as_str()));
         for (query, expected) in checks {
             let page = list(&app.web, &format!("?limit=200&{query}")).await;
             assert_eq!(page.status, 200, "{query}: {}", page.body);
@@ -771,6 +772,7 @@ db_test! {
             "q=ma".into(),
             "since=2026-01-01&until=2026-02-01".into(),
         ];
+        covers_every_filter("no_filter_plans_a_full_scan_of_the_table", queries.iter().map(String::as_str));
         // A deep page's cursors, with and without a rank (a ranked one counts what arrived above its top row).
         let top = agenticos::sandbox::operations::cursor::Rank { rank: 200, top_created_at: f.now + 1, top_id: id.into() };
         let cursors = [
@@ -842,6 +844,21 @@ db_test! {
             assert_eq!((kept, generic), (0, 0), "a page statement was kept on the connection, its plan reused");
         }
     }
+}
+
+/// Fails naming every filter of the log's description (`filter::FILTERS`) that none of `queries`
+/// gives: a filter added there must be added to the test's list too, with the rows it lets through
+/// or the plan it must not have.
+fn covers_every_filter<'a>(test: &str, queries: impl Iterator<Item = &'a str>) {
+    let given: Vec<String> = queries
+        .flat_map(|q| url::form_urlencoded::parse(q.as_bytes()).map(|(k, _)| k.into_owned()).collect::<Vec<_>>())
+        .collect();
+    let missing: Vec<&str> = agenticos::sandbox::operations::filter::FILTERS
+        .iter()
+        .map(|p| p.key)
+        .filter(|k| !given.iter().any(|g| g == k))
+        .collect();
+    assert!(missing.is_empty(), "{test} gives no query with the filters {missing:?}: add a line for each");
 }
 
 /// PostgreSQL: 20,000 rows of the fixture's organization (sessions `noise-0`…`noise-99`, every

@@ -122,11 +122,10 @@ impl Clause {
         format!("${}", self.args.len())
     }
 
-    fn eq(&mut self, column: &str, value: &Option<String>) {
-        if let Some(v) = value {
-            let p = self.arg(Arg::Text(v.clone()));
-            self.conditions.push(format!("{column} = {p}"));
-        }
+    /// `o.<column> = value` (an equality filter, `filter::FILTERS`).
+    fn eq(&mut self, column: &str, value: &str) {
+        let p = self.arg(Arg::Text(value.to_string()));
+        self.conditions.push(format!("o.{column} = {p}"));
     }
 
     fn of(kind: DbKind, org_id: &str, f: &Filter, narrowing: Option<&Narrowing>) -> Clause {
@@ -136,12 +135,9 @@ impl Clause {
     /// [`Clause::of`], its arguments after `args`.
     fn following(args: Vec<Arg>, kind: DbKind, org_id: &str, f: &Filter, narrowing: Option<&Narrowing>) -> Clause {
         let mut w = Clause::new(kind, org_id, args);
-        w.eq("o.session_key", &f.session_key);
-        w.eq("o.workspace_id", &f.workspace_id);
-        w.eq("o.connection_id", &f.connection_id);
-        w.eq("o.agent_id", &f.agent_id);
-        w.eq("o.run_id", &f.run_id);
-        w.eq("o.conversation_id", &f.conversation_id);
+        for e in &f.equal {
+            w.eq(e.column, &e.value);
+        }
         if !f.ops.is_empty() {
             let ps: Vec<String> = f.ops.iter().map(|o| w.arg(Arg::Text((*o).into()))).collect();
             w.conditions.push(format!("o.operation IN ({})", ps.join(", ")));
@@ -453,12 +449,10 @@ fn plan_is_kept(kind: DbKind) -> bool {
 /// a [`Narrowing::Common`] search without a filter of one session, workspace, connection, agent,
 /// run or conversation. With such a filter the planner knows how many rows it names (its
 /// statistics of an equality) and reads them from the filters' index; forced to walk, one
-/// session's 48 rows among 100,000 of the organization took 60 ms.
+/// session's 48 rows among 100,000 of the organization took 60 ms. Those filters are the
+/// equality ones (`filter::Param::column`).
 pub fn walks(kind: DbKind, f: &Filter, narrowing: Option<&Narrowing>) -> bool {
-    let narrow = [&f.session_key, &f.workspace_id, &f.connection_id, &f.agent_id, &f.run_id, &f.conversation_id]
-        .iter()
-        .any(|v| v.is_some());
-    kind == DbKind::Postgres && narrowing == Some(&Narrowing::Common) && !narrow
+    kind == DbKind::Postgres && narrowing == Some(&Narrowing::Common) && !f.has_equality()
 }
 
 /// PostgreSQL, a [`Narrowing::Common`] search, in the caller's transaction: the statements that
@@ -613,10 +607,7 @@ pub async fn search_narrowing(c: &mut Conn, org_id: &str, f: &Filter) -> DbResul
 /// run or conversation, or failures only, the page may be far down the term's matches, and the
 /// term is probed as on PostgreSQL: a common one is walked to along that filter's own index.
 pub fn reads_index_in_time_order(kind: DbKind, f: &Filter) -> bool {
-    let narrow = [&f.session_key, &f.workspace_id, &f.connection_id, &f.agent_id, &f.run_id, &f.conversation_id]
-        .iter()
-        .any(|v| v.is_some());
-    kind == DbKind::Sqlite && !narrow && !f.failed_only
+    kind == DbKind::Sqlite && !f.is_narrowed()
 }
 
 /// Whether `term` (lower-cased) is walked to ([`walked_to`]), from its share of the
