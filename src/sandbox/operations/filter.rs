@@ -3,7 +3,7 @@
 //! store unchecked.
 
 use super::cursor::Cursor;
-use crate::sandbox::recording::Operation;
+use crate::sandbox::log::model::Operation;
 use crate::validate::FieldErrors;
 
 pub const LIMIT_DEFAULT: u32 = 50;
@@ -50,8 +50,8 @@ pub enum OnPage {
 
 /// One parameter of the log's query, described once: the API's and the page's query parameter
 /// (`FilterInput`), its OpenAPI description (`api.rs`), how it is checked (`Filter`), the column
-/// an equality filter compares (`store.rs`), whether it names few rows (the planner's choice in
-/// `store.rs`) and where the Activity page keeps it (`pages.rs`).
+/// an equality filter compares (`sandbox/log/store.rs`), whether it narrows a search (the
+/// planner's choice in `sandbox/log/sqlite_store.rs` and `postgres_store.rs`) and where the Activity page keeps it (`pages.rs`).
 pub struct Param {
     pub key: &'static str,
     /// The OpenAPI description.
@@ -62,9 +62,9 @@ pub struct Param {
     /// The planner's list: whether a value may name few rows (one session, one run, failures
     /// only), so that a search's page may be far down the term's matches. On SQLite such a search
     /// is not read from the search index in time order but probed, and a common term walked to
-    /// along the filter's own index (`store::reads_index_in_time_order`). PostgreSQL walks a common
+    /// along the filter's own index (`log::sqlite_store::reads_index_in_time_order`). PostgreSQL walks a common
     /// term along the organization's rows only without an equality filter (a `column`), whose
-    /// statistics tell it how many rows the value names (`store::walks`).
+    /// statistics tell it how many rows the value names (`log::postgres_store::walks`).
     pub narrows: bool,
     pub on_page: OnPage,
     /// Its typed value in [`FilterInput`] (all but `op`, which repeats).
