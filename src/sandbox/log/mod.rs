@@ -20,7 +20,7 @@ pub mod sqlite_store;
 pub mod store;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use sqlx::pool::PoolConnection;
 
@@ -114,6 +114,17 @@ impl LogStore {
     pub async fn settle(&self) {
         if let Which::Sqlite(log) = &*self.which {
             log.settle().await;
+        }
+    }
+
+    /// The change counter of the rows runs are resolved from, and when it was read: SQLite's
+    /// (`sqlite.rs`; a reading up to 100 ms old is given again), none on PostgreSQL, nor when it
+    /// cannot be read (logged). While it says what it said, nothing a run is resolved from has
+    /// changed, on this console or another on the same file (`sandbox/workspaces/cache.rs`).
+    pub async fn change_counter(&self) -> Option<(i64, Instant)> {
+        match &*self.which {
+            Which::Sqlite(log) => log.change_counter().await,
+            Which::Postgres(_) => None,
         }
     }
 

@@ -13,8 +13,17 @@
 //! `LogStore::reader` (`mod.rs`), which settles first, so no reader can forget it. While this
 //! console knows of no row in the inbox, settling costs one query that looks for another
 //! console's rows (several on one SQLite file, as the replica tests run).
+//!
+//! **The change counter** of the rows runs are resolved from ([`SqliteLog::change_counter`]): a
+//! number the file's triggers move with every change of runs, agents, conversations, workspaces,
+//! connections and run starts (migration `20270107090000_resolve_epoch`), which lets the
+//! workspaces' cache renew a resolved run with one statement instead of six. It is SQLite's own,
+//! like the inbox: PostgreSQL has none, and the workspaces service does not ask which database
+//! it runs on.
 
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 
@@ -24,6 +33,10 @@ pub use super::sqlite_store::TICK;
 use super::sqlite_store::{self, Settled, BACKLOG, CHUNK};
 use crate::db::{Conn, Db, DbError};
 
+/// How old a reading of the change counter may be and still be given again: one reading serves
+/// every run renewed within it (`sandbox/workspaces/cache.rs`).
+pub const COUNTER_REUSE: Duration = Duration::from_millis(100);
+
 pub struct SqliteLog {
     db: Db,
     /// The writer's own connection, taken out of the pool when first needed and dropped after a
@@ -32,6 +45,8 @@ pub struct SqliteLog {
     /// Rows in the inbox as far as this console knows (changed only while `connection` is held).
     /// It starts at 1, "maybe": a console stopped before its inbox moved leaves rows there.
     inboxed: AtomicI64,
+    /// The change counter as last read, and when.
+    counter: Mutex<Option<(i64, Instant)>>,
 }
 
 /// How far [`SqliteLog::settle_steps`] goes.
@@ -47,7 +62,12 @@ enum Steps {
 
 impl SqliteLog {
     pub fn new(db: Db) -> SqliteLog {
-        SqliteLog { db, connection: tokio::sync::Mutex::new(None), inboxed: AtomicI64::new(1) }
+        SqliteLog {
+            db,
+            connection: tokio::sync::Mutex::new(None),
+            inboxed: AtomicI64::new(1),
+            counter: Mutex::new(None),
+        }
     }
 
     /// Writes a batch into the inbox on the writer's own connection.
@@ -169,5 +189,32 @@ impl SqliteLog {
         let mut c = self.db.conn().await?.detach();
         sqlite_store::prepare_own(&mut c).await?;
         Ok(c)
+    }
+
+    /// The change counter of the rows runs are resolved from, and when it was read (before the
+    /// read began): a reading up to [`COUNTER_REUSE`] old, or a new one; `None` when it cannot be
+    /// read (logged).
+    pub async fn change_counter(&self) -> Option<(i64, Instant)> {
+        let recent = self.counter.lock().ok().and_then(|r| *r);
+        if let Some((n, at)) = recent.filter(|(_, at)| at.elapsed() < COUNTER_REUSE) {
+            return Some((n, at));
+        }
+        let read_at = Instant::now();
+        let n = async { sqlite_store::change_counter(&mut *self.db.conn().await?).await };
+        match n.await {
+            Ok(n) => {
+                if let Ok(mut kept) = self.counter.lock() {
+                    // A later reading is kept over an earlier one that finished after it.
+                    if kept.is_none_or(|(_, at)| at <= read_at) {
+                        *kept = Some((n, read_at));
+                    }
+                }
+                Some((n, read_at))
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "the change counter of resolved runs could not be read");
+                None
+            }
+        }
     }
 }

@@ -33,7 +33,7 @@ pub static DIALECT: Dialect = Dialect {
     kind: DbKind::Sqlite,
     id_text: "o.id",
     as_id: str::to_string,
-    of_organization: of_organization,
+    of_organization,
     substring: "instr",
     search,
 };
@@ -458,7 +458,7 @@ async fn move_row_by_row(c: &mut Conn) -> Result<(u64, u64), DbError> {
     Ok((moved, refused))
 }
 
-/// Moves the oldest `most` rows queued for the search index into it (`search_queue.rs`),
+/// Moves the oldest `most` rows queued for the search index into it (migration `20270105090000_operation_log_search_queue`),
 /// in one `BEGIN IMMEDIATE` transaction: the index gains them and the queue loses them together,
 /// or neither changes. Returns how many rows were moved.
 pub async fn index_queued(c: &mut Conn, most: i64) -> Result<u64, DbError> {
