@@ -164,7 +164,7 @@ fn default_runtime(errors: &mut FieldErrors, kind: Option<ConnectionKind>, runti
     let (valid, message) = match kind {
         Some(ConnectionKind::Daytona) => (
             super::daytona::is_snapshot_name(runtime),
-            "A Daytona snapshot name is 1 to 200 letters, digits and . _ - : / @ (like daytonaio/sandbox:0.4.3).",
+            "A Daytona snapshot name is 1 to 200 letters, digits and . _ - : / @ (like daytonaio/sandbox:0.4.3), or image: and an image reference (like image:python:3.12-slim).",
         ),
         _ => (
             crate::catalog::is_valid_alias(runtime),
