@@ -157,7 +157,7 @@ async fn fill(db: &agenticos::db::Db, orgs: &[(String, Vec<String>)], n: usize, 
                     sql.push(',');
                 }
                 if sqlite {
-                    let key = at * agenticos::sandbox::operations::store::TIME_KEY_SPAN
+                    let key = at * agenticos::sandbox::log::sqlite_store::TIME_KEY_SPAN
                         + (run << 19)
                         + (k as i64 % (1 << 19));
                     sql.push_str(&format!("({key}, "));
@@ -293,7 +293,7 @@ async fn main() {
         filled = size;
         // On SQLite the rows wait in the search index's queue, as a serving console's tick would
         // not leave them: indexed before anything is timed.
-        state.recorder.index_search().await.expect("index the queued rows");
+        state.log.index_search().await.expect("index the queued rows");
         let mut c = state.db.conn().await.expect("conn");
         if postgres && analyze {
             sqlx::query("VACUUM ANALYZE sandbox_operations").execute(&mut *c).await.expect("analyze");

@@ -191,7 +191,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     // Every acknowledged operation is committed before its answer; this waits for the in-flight ones.
     state.recorder.flush_all().await;
     // And moved into the log from SQLite's inbox, so the file holds it where every reader looks.
-    if let Err(e) = state.recorder.index_search().await {
+    if let Err(e) = state.log.index_search().await {
         tracing::error!(error = %e, event = "operations_not_moved", "failed to move the operation log's inbox at shutdown");
     }
     Ok(())
@@ -399,7 +399,7 @@ async fn sweep(config: Config, orphans: bool, purge: bool) -> anyhow::Result<i32
     let state = startup::AppState::build(config).await?;
     if !orphans {
         let days = state.config.sandboxd.operation_retention_days;
-        let n = crate::sandbox::operations::sweep::sweep(&state.db, days, crate::db::now_ms()).await?;
+        let n = crate::sandbox::operations::sweep::sweep(&state.log, days, crate::db::now_ms()).await?;
         println!("operation log: deleted {n} rows older than {days} days");
         let report = crate::sandbox::tombstones::sweep::sweep(&state, crate::db::now_ms()).await?;
         println!(

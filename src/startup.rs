@@ -13,6 +13,7 @@ use crate::config::{Config, VaultKeySource};
 use crate::db::Db;
 use crate::monitoring::sweeps;
 use crate::sandbox::client::SandboxdClient;
+use crate::sandbox::log::LogStore;
 use crate::sandbox::recording::Recorder;
 pub use crate::state::AppState;
 use crate::vault::crypto::{self, MasterKey};
@@ -30,7 +31,8 @@ impl AppState {
         let db = Db::connect(&config.database.url, config.database.max_connections).await?;
         db.migrate().await?;
         let csrf_key = CsrfKey::derive(vault_key.bytes());
-        let recorder = Recorder::new(db.clone(), config.sandboxd.recording_durable);
+        let log = LogStore::new(db.clone());
+        let recorder = Recorder::new(log.clone(), config.sandboxd.recording_durable);
         let docker = crate::docker::Engine::from_config(&config.docker)?;
         let snapshots = crate::sandbox::snapshots::objects::Objects::from_config(&config.snapshots)?;
         let mailer = match &config.mail.smtp_url {
@@ -48,6 +50,7 @@ impl AppState {
             catalog,
             sandboxd_version,
             http,
+            log,
             recorder,
             open_locks: Default::default(),
             open_hold: Default::default(),
@@ -243,16 +246,14 @@ pub fn spawn_operation_sweep(state: Data<AppState>) {
     every(state, 86_400, |st| async move { sweeps::operation_log(&st, crate::db::now_ms()).await });
 }
 
-/// SQLite, while serving: every second, the recorder's inbox is moved into the operation log and
-/// the log's rows queued for the search index are moved into it (`sandbox::recording`); the
-/// recorder does it too after enough rows, and before every read of the log.
+/// While serving, on a database whose log store works behind its writer (SQLite: every second),
+/// the recorder's inbox is moved into the operation log and the log's rows queued for the search
+/// index are moved into it (`sandbox::log::sqlite`); the store does it too after enough rows, and
+/// before every read of the log.
 pub fn spawn_search_indexing(state: Data<AppState>) {
-    if state.db.kind() != crate::db::DbKind::Sqlite {
-        return;
-    }
-    let seconds = crate::sandbox::recording::search_queue::TICK.as_secs();
-    every(state, seconds, |st| async move {
-        if let Err(e) = st.recorder.index_search().await {
+    let Some(tick) = state.log.tick() else { return };
+    every(state, tick.as_secs(), |st| async move {
+        if let Err(e) = st.log.index_search().await {
             tracing::error!(error = %e, event = "operations_not_moved", "failed to move the operation log's inbox or index it for search");
         }
     });

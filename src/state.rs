@@ -7,6 +7,7 @@ use crate::config::Config;
 use crate::db::Db;
 use crate::documents::cache::DocumentsCache;
 use crate::sandbox::connections::cache::{ClientCache, HealthCache};
+use crate::sandbox::log::LogStore;
 use crate::sandbox::operations::cache::{SearchCache, VocabularyCache};
 use crate::sandbox::recording::Recorder;
 use crate::sandbox::workspaces::cache::{OpenLocks, ResolveCache};
@@ -24,7 +25,9 @@ pub struct AppState {
     pub sandboxd_version: String,
     /// One HTTP client for every outbound call (connection pooling).
     pub http: reqwest::Client,
-    /// Buffers operation rows and commits them in batches.
+    /// The operation log's store: its writes, and its settled readers.
+    pub log: LogStore,
+    /// Buffers operation rows and commits them in batches (through `log`).
     pub recorder: Recorder,
     /// One lock per workspace, so concurrent first operations open one session.
     pub open_locks: OpenLocks,

@@ -140,7 +140,7 @@ pub async fn rest_for(console: &Console) -> Rest {
 pub async fn rows(console: &Console) -> i64 {
     let db = agenticos::db::Db::connect(&console.database_url, 1).await.expect("connect");
     // SQLite: rows still in the log's inbox are moved first, as the console does before a read.
-    agenticos::sandbox::recording::Recorder::new(db.clone(), true).settle().await;
+    agenticos::sandbox::log::LogStore::new(db.clone()).settle().await;
     let (n,): (i64,) =
         sqlx::query_as("SELECT COUNT(*) FROM sandbox_operations").fetch_one(db.pool()).await.expect("count");
     db.close().await;

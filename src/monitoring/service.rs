@@ -40,9 +40,8 @@ pub async fn health(st: &AppState, caller: &Caller, now: i64) -> Result<HealthRe
     let conns = connections::list_with_known_health(st, caller).await?;
     let pending = tombstones::pending(st, &caller.org_id).await.map_err(|e| ConnectionError::Internal(e.into()))?;
     let failed_operations_last_hour = {
-        st.recorder.settle().await;
-        let mut c = st.db.conn().await?;
-        store::failed_operations_since(&mut c, &caller.org_id, now - FAILED_WINDOW_MS).await?
+        let mut log = st.log.reader().await?;
+        log.failed_since(&caller.org_id, now - FAILED_WINDOW_MS).await?
     };
     let connections: Vec<ConnectionState> = conns
         .into_iter()

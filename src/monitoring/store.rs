@@ -22,15 +22,3 @@ pub async fn tombstones_by_connection(c: &mut Conn) -> DbResult<Vec<(String, i64
     .fetch_all(c)
     .await?)
 }
-
-/// How many of `org_id`'s recorded operations failed at or after `since` (epoch milliseconds).
-pub async fn failed_operations_since(c: &mut Conn, org_id: &str, since: i64) -> DbResult<i64> {
-    let (n,): (i64,) = sqlx::query_as(
-        "SELECT COUNT(*) FROM sandbox_operations WHERE organization_id = $1 AND ok = 0 AND created_at >= $2",
-    )
-    .bind(org_id)
-    .bind(since)
-    .fetch_one(c)
-    .await?;
-    Ok(n)
-}

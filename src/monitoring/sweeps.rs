@@ -52,7 +52,7 @@ pub async fn destroy_retry(st: &AppState, now: i64) {
 /// The operation log's retention.
 pub async fn operation_log(st: &AppState, now: i64) {
     let days = st.config.sandboxd.operation_retention_days;
-    let outcome = crate::sandbox::operations::sweep::sweep(&st.db, days, now)
+    let outcome = crate::sandbox::operations::sweep::sweep(&st.log, days, now)
         .await
         .map_err(|e| failed(OPERATION_LOG, &e, "The operation log could not be swept"));
     keep(st, OPERATION_LOG, now, outcome);

@@ -641,6 +641,29 @@ fn sql_lives_only_in_stores() {
     assert!(offenders.is_empty(), "SQL outside a store.rs: {offenders:?}");
 }
 
+/// The operation log's tables are read and written only by the log store (`src/sandbox/log/`),
+/// whose reads run on the `Reader` that only `LogStore::reader` makes, after settling: so no file
+/// can read the log without settling it first (docs/architecture.md).
+#[test]
+fn only_the_log_store_names_the_log_tables_in_sql() {
+    let root = crate::support::source_files::repo_root().join("src");
+    let markers =
+        ["FROM sandbox_operations", "INTO sandbox_operations", "JOIN sandbox_operations", "UPDATE sandbox_operations"];
+    let mut offenders = Vec::new();
+    for p in crate::support::source_files::source_files() {
+        let rel = p.strip_prefix(&root).expect("under src").to_string_lossy().replace('\\', "/");
+        if rel.starts_with("sandbox/log/") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).expect("read");
+        let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or_default();
+        if code.lines().filter(|l| !l.trim_start().starts_with("//")).any(|l| markers.iter().any(|m| l.contains(m))) {
+            offenders.push(format!("src/{rel}"));
+        }
+    }
+    assert!(offenders.is_empty(), "SQL on the operation log outside src/sandbox/log/: {offenders:?}");
+}
+
 #[test]
 fn pages_take_sign_in_refusal_statuses_from_the_error_table() {
     let g = Graph::build();

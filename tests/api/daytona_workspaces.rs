@@ -101,7 +101,7 @@ db_test! {
         assert_eq!(o.ws(&run2, Method::GET, "ls?path=a/b", None).await.json()[0]["name"], "c");
         assert_eq!(fake.sandboxes().len(), 1, "the second run attached by name");
         // No payload, no output and no key in any row.
-        app.state.recorder.settle().await;
+        app.state.log.settle().await;
         let mut c = app.state.db.conn().await.expect("conn");
         let everything: Vec<(String, String)> =
             sqlx::query_as("SELECT target, detail FROM sandbox_operations").fetch_all(&mut *c).await.expect("q");

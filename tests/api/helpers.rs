@@ -310,17 +310,17 @@ impl TestApp {
         Client::new(&self.address)
     }
 
-    /// Rows of `table`, the operation log's inbox moved first (`Recorder::settle`), as every reader
+    /// Rows of `table`, the operation log's inbox moved first (`LogStore::settle`), as every reader
     /// of the log does.
     pub async fn count(&self, table: &str) -> i64 {
-        self.state.recorder.settle().await;
+        self.state.log.settle().await;
         let mut c = self.state.db.conn().await.expect("conn");
         sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}")).fetch_one(&mut *c).await.expect("count")
     }
 
     /// The strings `sql` selects, the operation log's inbox moved first.
     pub async fn scalar_strings(&self, sql: &str) -> Vec<String> {
-        self.state.recorder.settle().await;
+        self.state.log.settle().await;
         let mut c = self.state.db.conn().await.expect("conn");
         sqlx::query_scalar(sql).fetch_all(&mut *c).await.expect("query")
     }
@@ -395,7 +395,7 @@ impl TestApp {
     /// Runs one SQL statement against the test's database (to put a row in a state no route
     /// reaches in a test's time, such as an expired invitation).
     pub async fn execute(&self, sql: &str) {
-        self.state.recorder.settle().await;
+        self.state.log.settle().await;
         let mut c = self.state.db.conn().await.expect("conn");
         sqlx::query(sql).execute(&mut *c).await.expect("execute");
     }

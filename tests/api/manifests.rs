@@ -205,7 +205,7 @@ db_test! {
             );
         }
         // The secret is in no operation row, no audit row, no answer but the exec's, no log line.
-        app.state.recorder.settle().await;
+        app.state.log.settle().await;
         let mut c = app.state.db.conn().await.expect("conn");
         let ops: Vec<(String, String)> = sqlx::query_as("SELECT target, detail FROM sandbox_operations").fetch_all(&mut *c).await.expect("ops");
         let audit: Vec<(String, String)> = sqlx::query_as("SELECT target, detail FROM audit_events").fetch_all(&mut *c).await.expect("audit");

@@ -9,7 +9,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use agenticos::db::DbKind;
-use agenticos::sandbox::recording::store::{self, Settled};
+use agenticos::sandbox::log::sqlite_store::{self as store, Settled};
 
 use crate::db_test;
 use crate::helpers::TestApp;

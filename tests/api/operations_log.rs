@@ -169,6 +169,7 @@ db_test! {
             ("workspace_id=0b8f5e2a-3c1d-4e5f-8a9b-1c2d3e4f5a6b".into(), Vec::new()),
             ("conversation_id=0b8f5e2a-3c1d-4e5f-8a9b-1c2d3e4f5a6b".into(), Vec::new()),
         ];
+        covers_every_filter("every_filter_alone_and_combined_lets_through_exactly_its_rows", checks.iter().map(|(q, _)| q.as_str()));
         for (query, expected) in checks {
             let page = list(&app.web, &format!("?limit=200&{query}")).await;
             assert_eq!(page.status, 200, "{query}: {}", page.body);
@@ -218,7 +219,7 @@ db_test! {
 
 db_test! {
     async fn a_rare_term_is_searched_by_its_rarest_trigrams_and_finds_exactly_its_rows(app: TestApp) {
-        use agenticos::sandbox::operations::{filter, store};
+        use agenticos::sandbox::operations::filter;
         let mut f = fixture(&app).await;
         // Rows that hold the term, in the target or the detail, and decoys that hold every one of
         // its trigrams but not the term: the index's candidates, which the check must drop.
@@ -237,8 +238,8 @@ db_test! {
         f.rows.extend(extra);
         f.ids.extend(seeded);
         let filter = filter::parse_filter(&filter::FilterInput::from_query("q=QUARTERLY")).expect("valid");
-        let mut c = app.state.db.conn().await.expect("conn");
-        let narrowing = store::search_narrowing(&mut c, &f.org, &filter).await.expect("probe");
+        let mut c = app.state.log.reader().await.expect("reader");
+        let narrowing = c.search_narrowing(&f.org, &filter).await.expect("probe");
         drop(c);
         assert!(narrowing.is_some(), "a term held by few rows is narrowed");
         let page = list(&app.web, "?q=QUARTERLY").await.json();
@@ -262,11 +263,12 @@ db_test! {
 db_test! {
     async fn a_common_term_is_read_newest_first_without_fresh_statistics(app: TestApp) {
         use agenticos::db::DbKind;
-        use agenticos::sandbox::operations::{filter, store};
+        use agenticos::sandbox::log::store;
+        use agenticos::sandbox::operations::filter;
         let f = fixture(&app).await;
         let org = &f.org;
         let kind = app.state.db.kind();
-        let mut c = app.state.db.conn().await.expect("conn");
+        let mut c = app.state.log.reader().await.expect("reader");
         // A bulk load and no statistics of it (the autovacuum daemon is kept from analysing it):
         // 30,000 older rows, a fifth of them a pytest run.
         let rows = "SELECT g, CASE WHEN g % 5 = 0 THEN 'pytest tests/test_' || g || '.py' ELSE '/workspace/noise/' || g || '.log' END AS target";
@@ -291,7 +293,7 @@ db_test! {
         sqlx::query(&sql).execute(&mut *c).await.expect("bulk load");
 
         let filter = filter::parse_filter(&filter::FilterInput::from_query("q=PyTest")).expect("valid");
-        let narrowing = store::search_narrowing(&mut c, org, &filter).await.expect("probe");
+        let narrowing = c.search_narrowing(org, &filter).await.expect("probe");
         if kind == DbKind::Postgres {
             assert_eq!(narrowing, Some(store::Narrowing::Common), "a fifth of the newest rows hold it");
         } else {
@@ -308,13 +310,10 @@ db_test! {
         };
         let deep = agenticos::sandbox::operations::cursor::Cursor::after(f.now - 3 * DAY - 500, &top.top_id).ranked(Some(top.clone()));
         for (first, (sql, args)) in [
-            (true, store::page_sql_matching(kind, org, &filter, None, 51, narrowing.as_ref())),
-            (false, store::page_sql_matching(kind, org, &filter, Some(&deep), 51, narrowing.as_ref())),
+            (true, app.state.log.page_sql(org, &filter, None, 51, narrowing.as_ref())),
+            (false, app.state.log.page_sql(org, &filter, Some(&deep), 51, narrowing.as_ref())),
         ] {
-            let mut tx = sqlx::Connection::begin(&mut *c).await.expect("begin");
-            store::prefer_walk(&mut tx, &filter, narrowing.as_ref()).await.expect("walk");
-            let plan = store::explain(&mut tx, kind, &sql, &args).await.expect("explain");
-            tx.rollback().await.expect("rollback");
+            let plan = c.explain_page(&sql, &args, &filter, narrowing.as_ref()).await.expect("explain");
             if kind == DbKind::Sqlite {
                 // (A ranked deep page counts what arrived above its top row along the time index.)
                 assert_full_scan_free(kind, &plan, "q=PyTest", first);
@@ -339,12 +338,13 @@ db_test! {
         // With one session named, the session's rows are read, not the organization's walked
         // (PostgreSQL reads them from the filters' index); the page is the same.
         let in_session = filter::parse_filter(&filter::FilterInput::from_query("q=PyTest&session_key=bulk")).expect("valid");
-        assert!(store::walks(kind, &filter, narrowing.as_ref()) == (kind == DbKind::Postgres), "the term alone is walked on PostgreSQL");
-        assert!(!store::walks(kind, &in_session, narrowing.as_ref()), "a session is not walked to");
-        let mut c = app.state.db.conn().await.expect("conn");
+        use agenticos::sandbox::log::postgres_store::walks;
+        assert!(walks(&filter, narrowing.as_ref()) == (kind == DbKind::Postgres), "the term alone is walked on PostgreSQL");
+        assert!(!walks(&in_session, narrowing.as_ref()), "a session is not walked to");
+        let mut c = app.state.log.reader().await.expect("reader");
         // Within one session a common term is walked to along the session's rows on both
         // databases (read from the search index, the session's page may be far down its matches).
-        assert_eq!(store::search_narrowing(&mut c, org, &in_session).await.expect("probe"), Some(store::Narrowing::Common));
+        assert_eq!(c.search_narrowing(org, &in_session).await.expect("probe"), Some(store::Narrowing::Common));
         let expected: Vec<(String,)> = sqlx::query_as(&format!(
             "SELECT CAST(id AS TEXT) FROM sandbox_operations WHERE organization_id = '{org}' AND session_key = 'bulk' \
              AND (LOWER(target) LIKE '%pytest%' OR LOWER(detail) LIKE '%pytest%') ORDER BY created_at DESC, id DESC LIMIT 50"
@@ -359,11 +359,11 @@ db_test! {
         // A term of 3 or 4 characters is probed too.
         let filter = filter::parse_filter(&filter::FilterInput::from_query("q=yte&failed_only=false")).expect("valid");
         let failed = filter::parse_filter(&filter::FilterInput::from_query("q=yte&failed_only=true")).expect("valid");
-        let mut c = app.state.db.conn().await.expect("conn");
+        let mut c = app.state.log.reader().await.expect("reader");
         let common = (kind == DbKind::Postgres).then_some(store::Narrowing::Common);
-        assert_eq!(store::search_narrowing(&mut c, org, &filter).await.expect("probe"), common);
+        assert_eq!(c.search_narrowing(org, &filter).await.expect("probe"), common);
         assert_eq!(
-            store::search_narrowing(&mut c, org, &failed).await.expect("probe"),
+            c.search_narrowing(org, &failed).await.expect("probe"),
             Some(store::Narrowing::Common),
             "with failures only a common term is walked to along the failures, on both databases"
         );
@@ -470,11 +470,12 @@ db_test! {
             .collect();
         seed(&app, &newer).await;
         {
-            use agenticos::sandbox::operations::{filter, store};
-            let mut c = app.state.db.conn().await.expect("conn");
+            use agenticos::sandbox::log::store;
+        use agenticos::sandbox::operations::filter;
+            let mut c = app.state.log.reader().await.expect("reader");
             for term in ["tiedterm", "tiedterm/1"] {
                 let filter = filter::parse_filter(&filter::FilterInput::from_query(&format!("q={term}"))).expect("valid");
-                let narrowing = store::search_narrowing(&mut c, &f.org, &filter).await.expect("narrowing");
+                let narrowing = c.search_narrowing(&f.org, &filter).await.expect("narrowing");
                 assert!(
                     matches!(narrowing, Some(store::Narrowing::Fts(_) | store::Narrowing::Grams(_))),
                     "{term}: {narrowing:?}"
@@ -485,7 +486,7 @@ db_test! {
             let outside = app.scalar_strings(&format!(
                 "SELECT CAST(COUNT(*) AS TEXT) FROM sandbox_operations \
                  WHERE rowid < created_at * {k} OR rowid >= (created_at + 1) * {k}",
-                k = agenticos::sandbox::operations::store::TIME_KEY_SPAN
+                k = agenticos::sandbox::log::sqlite_store::TIME_KEY_SPAN
             )).await;
             assert_eq!(outside, ["0"], "a row written without its time key was not moved to one");
         }
@@ -616,7 +617,7 @@ db_test! {
         edge.at = now - 30 * DAY + 60_000;
         let kept_edge = seed(&app, &[edge]).await;
         seed(&app, &old).await;
-        let n = agenticos::sandbox::operations::sweep::sweep(&app.state.db, 30, now).await.expect("sweep");
+        let n = agenticos::sandbox::operations::sweep::sweep(&app.state.log, 30, now).await.expect("sweep");
         assert_eq!(n, 2_500);
         let left = app.scalar_strings("SELECT CAST(id AS TEXT) FROM sandbox_operations").await;
         assert_eq!(left.len(), 91);
@@ -626,7 +627,7 @@ db_test! {
             let (indexed, queued) =
                 (app.count("sandbox_operations_search").await, app.count("sandbox_operations_search_queue").await);
             assert_eq!(indexed + queued, 91, "the search index and its queue lost or kept swept rows");
-            assert_eq!(app.state.recorder.index_search().await.expect("index"), queued as u64);
+            assert_eq!(app.state.log.index_search().await.expect("index"), queued as u64);
             assert_eq!(app.count("sandbox_operations_search").await, 91, "the search index lost the swept rows");
         }
         let page = list(&app.web, "?q=file-0.txt").await.json();
@@ -684,7 +685,7 @@ db_test! {
             assert_eq!(sizes().await, (0, 90), "the seeded rows wait in the queue");
         }
         searched_alike(&app, &f, "all queued").await;
-        let moved = app.state.recorder.index_search().await.expect("index");
+        let moved = app.state.log.index_search().await.expect("index");
         assert_eq!(moved, if sqlite { 90 } else { 0 });
         if sqlite {
             assert_eq!(sizes().await, (90, 0), "every queued row moved into the index");
@@ -701,17 +702,17 @@ db_test! {
 
 db_test! {
     async fn an_indexing_that_fails_leaves_the_queue_whole_and_a_later_one_indexes_it(app: TestApp) {
-        use agenticos::sandbox::recording::{search_queue, store};
+        use agenticos::sandbox::log::sqlite_store::{self as store, CHUNK};
         let f = fixture(&app).await;
         if app.state.db.kind() == agenticos::db::DbKind::Postgres {
             // PostgreSQL's trigram indexes are written with the row: nothing is queued.
-            assert_eq!(app.state.recorder.index_search().await.expect("index"), 0);
+            assert_eq!(app.state.log.index_search().await.expect("index"), 0);
             return;
         }
         let sizes = || async {
             (app.count("sandbox_operations_search").await, app.count("sandbox_operations_search_queue").await)
         };
-        let mut c = app.state.db.conn().await.expect("conn");
+        let mut c = app.state.log.reader().await.expect("reader");
         // The queue refuses to lose a row on this connection: the index has already gained the
         // rows when the statement that takes them out of the queue fails.
         sqlx::query(
@@ -721,7 +722,7 @@ db_test! {
         .execute(&mut *c)
         .await
         .expect("trigger");
-        let failed = store::index_queued(&mut c, search_queue::CHUNK).await.expect_err("the indexing fails");
+        let failed = store::index_queued(&mut c, CHUNK).await.expect_err("the indexing fails");
         assert!(failed.to_string().contains("refused by the test"), "{failed}");
         assert_eq!(sizes().await, (0, 90), "the failed indexing changed the index or the queue");
         searched_alike(&app, &f, "after a failed indexing").await;
@@ -729,8 +730,8 @@ db_test! {
         assert_eq!(store::index_queued(&mut c, 50).await.expect("index 50"), 50, "the oldest 50 rows");
         assert_eq!(sizes().await, (50, 40));
         searched_alike(&app, &f, "partly indexed").await;
-        assert_eq!(search_queue::index_all(&mut c).await.expect("index the rest"), 40);
-        assert_eq!(store::index_queued(&mut c, search_queue::CHUNK).await.expect("an empty queue"), 0);
+        assert_eq!(store::index_all(&mut c).await.expect("index the rest"), 40);
+        assert_eq!(store::index_queued(&mut c, CHUNK).await.expect("an empty queue"), 0);
         assert_eq!(sizes().await, (90, 0));
         searched_alike(&app, &f, "all indexed").await;
     }
@@ -743,8 +744,8 @@ db_test! {
         let old: Vec<Row> = (0..5_000i64).map(|i| Row { at: now - 40 * DAY - i, ..f.rows[i as usize % 90].clone() }).collect();
         seed(&app, &old).await;
         let (a, b) = tokio::join!(
-            agenticos::sandbox::operations::sweep::sweep(&app.state.db, 30, now),
-            agenticos::sandbox::operations::sweep::sweep(&app.state.db, 30, now),
+            agenticos::sandbox::operations::sweep::sweep(&app.state.log, 30, now),
+            agenticos::sandbox::operations::sweep::sweep(&app.state.log, 30, now),
         );
         assert_eq!(a.expect("a") + b.expect("b"), 5_000);
         assert_eq!(app.count("sandbox_operations").await, 90);
@@ -753,7 +754,8 @@ db_test! {
 
 db_test! {
     async fn no_filter_plans_a_full_scan_of_the_table(app: TestApp) {
-        use agenticos::sandbox::operations::{cursor::Cursor, filter, store};
+        use agenticos::sandbox::log::store;
+        use agenticos::sandbox::operations::{cursor::Cursor, filter};
         let f = fixture(&app).await;
         let id = "0b8f5e2a-3c1d-4e5f-8a9b-1c2d3e4f5a6b";
         let queries = [
@@ -771,6 +773,7 @@ db_test! {
             "q=ma".into(),
             "since=2026-01-01&until=2026-02-01".into(),
         ];
+        covers_every_filter("no_filter_plans_a_full_scan_of_the_table", queries.iter().map(String::as_str));
         // A deep page's cursors, with and without a rank (a ranked one counts what arrived above its top row).
         let top = agenticos::sandbox::operations::cursor::Rank { rank: 200, top_created_at: f.now + 1, top_id: id.into() };
         let cursors = [
@@ -780,7 +783,7 @@ db_test! {
             Cursor::before(f.now, id).ranked(Some(top)),
         ];
         let kind = app.state.db.kind();
-        let mut c = app.state.db.conn().await.expect("conn");
+        let mut c = app.state.log.reader().await.expect("reader");
         if kind == agenticos::db::DbKind::Postgres {
             // PostgreSQL's planner weighs a search against the table's statistics: give it an
             // organization of 20,000 rows, few of which hold the term, among another's, as a real log would be.
@@ -790,8 +793,8 @@ db_test! {
         for q in &queries {
             let filter = filter::parse_filter(&filter::FilterInput::from_query(q)).expect("valid");
             for cursor in cursors.iter().map(Some).chain([None]) {
-                let (sql, args) = store::page_sql(kind, &f.org, &filter, cursor, 51);
-                let plan = store::explain(&mut c, kind, &sql, &args).await.expect("explain");
+                let (sql, args) = app.state.log.page_sql(&f.org, &filter, cursor, 51, None);
+                let plan = c.explain_page(&sql, &args, &filter, None).await.expect("explain");
                 assert_full_scan_free(kind, &plan, q, cursor.is_none());
             }
         }
@@ -804,8 +807,8 @@ db_test! {
             agenticos::db::DbKind::Sqlite => store::Narrowing::Fts(r#""noi" AND "234""#.into()),
         };
         for cursor in cursors.iter().map(Some).chain([None]) {
-            let (sql, args) = store::page_sql_matching(kind, &f.org, &filter, cursor, 51, Some(&narrowing));
-            let plan = store::explain(&mut c, kind, &sql, &args).await.expect("explain");
+            let (sql, args) = app.state.log.page_sql(&f.org, &filter, cursor, 51, Some(&narrowing));
+            let plan = c.explain_page(&sql, &args, &filter, None).await.expect("explain");
             assert_full_scan_free(kind, &plan, q, cursor.is_none());
         }
     }
@@ -814,10 +817,10 @@ db_test! {
 db_test! {
     async fn a_page_is_planned_with_its_own_values_every_time(app: TestApp) {
         use agenticos::db::DbKind;
-        use agenticos::sandbox::operations::{filter, store};
+        use agenticos::sandbox::operations::filter;
         let f = fixture(&app).await;
         let kind = app.state.db.kind();
-        let mut c = app.state.db.conn().await.expect("conn");
+        let mut c = app.state.log.reader().await.expect("reader");
         if kind == DbKind::Postgres {
             // An organization of 20,000 rows among another's, analysed: a plan made without the
             // values would AND one session's few rows with all of the organization's.
@@ -828,7 +831,7 @@ db_test! {
         // More times than PostgreSQL plans a kept statement for its values before it may switch
         // to a plan of none.
         for _ in 0..8 {
-            let (items, _) = store::ranked_page(&mut c, &f.org, &filter, None, None, 51).await.expect("page");
+            let (items, _) = c.page(&f.org, &filter, None, None, 51).await.expect("page");
             assert_eq!(items.iter().map(|i| i.id.clone()).collect::<Vec<_>>(), expected);
         }
         if kind == DbKind::Postgres {
@@ -847,10 +850,10 @@ db_test! {
 db_test! {
     async fn an_export_batch_walks_the_organizations_rows_whatever_the_statistics_say(app: TestApp) {
         use agenticos::db::DbKind;
-        use agenticos::sandbox::operations::{cursor::Cursor, export, filter, store};
+        use agenticos::sandbox::operations::{cursor::Cursor, export, filter};
         let f = fixture(&app).await;
         let kind = app.state.db.kind();
-        let mut c = app.state.db.conn().await.expect("conn");
+        let mut c = app.state.log.reader().await.expect("reader");
         if kind == DbKind::Postgres {
             // A freshly loaded log: 20,000 rows of the organization among another's, never
             // analysed (nothing analyses it behind the test's back either).
@@ -867,13 +870,10 @@ db_test! {
         let since = f.now - 3 * DAY;
         for q in [String::new(), format!("since={since}"), "failed_only=true".into(), "op=read,write".into()] {
             let filter = filter::parse_filter(&filter::FilterInput::from_query(&q)).expect("valid");
-            assert_eq!(store::export_walks(kind, &filter, None), kind == DbKind::Postgres, "{q}");
+            assert_eq!(app.state.log.export_walks(&filter, None), kind == DbKind::Postgres, "{q}");
             for cursor in [None, Some(Cursor::after(f.now - DAY, id))] {
-                let (sql, args) = store::page_sql(kind, &f.org, &filter, cursor.as_ref(), export::BATCH);
-                let mut tx = sqlx::Connection::begin(&mut *c).await.expect("begin");
-                store::prefer_export_walk(&mut tx, &filter, None).await.expect("walk");
-                let plan = store::explain(&mut tx, kind, &sql, &args).await.expect("explain");
-                tx.rollback().await.expect("rollback");
+                let (sql, args) = app.state.log.page_sql(&f.org, &filter, cursor.as_ref(), export::BATCH, None);
+                let plan = c.explain_export_batch(&sql, &args, &filter, None).await.expect("explain");
                 if kind == DbKind::Postgres {
                     assert!(!sorts_every_row(&plan) && !plan.contains("Bitmap"), "export batch `{q}` from {cursor:?}:\n{plan}");
                 } else {
@@ -883,7 +883,7 @@ db_test! {
         }
         // A session named is read from the filters' index, as its page is: not walked.
         let in_session = filter::parse_filter(&filter::FilterInput::from_query("session_key=noise-1")).expect("valid");
-        assert!(!store::export_walks(kind, &in_session, None));
+        assert!(!app.state.log.export_walks(&in_session, None));
         // And the rows are the log's, in its order, across batches of 1,000.
         let expected: Vec<(String,)> = sqlx::query_as(&format!(
             "SELECT CAST(id AS TEXT) FROM sandbox_operations WHERE organization_id = '{}' ORDER BY created_at DESC, id DESC",
@@ -900,6 +900,21 @@ db_test! {
         assert_eq!(exported.len(), expected.len());
         assert!(exported.iter().eq(expected.iter().map(|e| &e.0)), "the export's rows or their order differ");
     }
+}
+
+/// Fails naming every filter of the log's description (`filter::FILTERS`) that none of `queries`
+/// gives: a filter added there must be added to the test's list too, with the rows it lets through
+/// or the plan it must not have.
+fn covers_every_filter<'a>(test: &str, queries: impl Iterator<Item = &'a str>) {
+    let given: Vec<String> = queries
+        .flat_map(|q| url::form_urlencoded::parse(q.as_bytes()).map(|(k, _)| k.into_owned()).collect::<Vec<_>>())
+        .collect();
+    let missing: Vec<&str> = agenticos::sandbox::operations::filter::FILTERS
+        .iter()
+        .map(|p| p.key)
+        .filter(|k| !given.iter().any(|g| g == k))
+        .collect();
+    assert!(missing.is_empty(), "{test} gives no query with the filters {missing:?}: add a line for each");
 }
 
 /// PostgreSQL: 20,000 rows of the fixture's organization (sessions `noise-0`…`noise-99`, every

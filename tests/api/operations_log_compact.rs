@@ -169,7 +169,7 @@ db_test! {
                 .scalar_strings(&format!(
                     "SELECT CAST(COUNT(*) AS TEXT) FROM sandbox_operations \
                      WHERE rowid < created_at * {k} OR rowid >= (created_at + 1) * {k}",
-                    k = agenticos::sandbox::operations::store::TIME_KEY_SPAN
+                    k = agenticos::sandbox::log::sqlite_store::TIME_KEY_SPAN
                 ))
                 .await;
             assert_eq!(outside, ["0"], "a row kept its old rowid");

@@ -294,7 +294,7 @@ db_test! {
         let db = agenticos::db::Db::connect(&database.url, 1).await.expect("connect");
         // On SQLite what the killed console had not moved waits in the log's inbox, durable, for
         // the next console to move before anything reads the log.
-        agenticos::sandbox::recording::Recorder::new(db.clone(), true).settle().await;
+        agenticos::sandbox::log::LogStore::new(db.clone()).settle().await;
         let rows: Vec<(String,)> = sqlx::query_as("SELECT target FROM sandbox_operations WHERE operation = 'write'")
             .fetch_all(db.pool())
             .await
@@ -336,7 +336,7 @@ db_test! {
         let org = org_id(&app, "Acme").await;
         let rest = Rest::new(&app.address, &app.web.create_token_in_page("burst", "admin").await);
         let agent = rest.created("/api/v1/agents", json!({"name": "burst", "backend": "state", "scope": "run"})).await;
-        let recorder = agenticos::sandbox::recording::Recorder::new(app.state.db.clone(), false);
+        let recorder = agenticos::sandbox::recording::Recorder::new(app.state.log.clone(), false);
         let at = agenticos::db::now_ms();
         let record = |i: i64| agenticos::sandbox::recording::Record {
             id: agenticos::db::new_time_ordered_id(),
@@ -366,7 +366,7 @@ db_test! {
         }
         lock.rollback().await.expect("unlock");
         recorder.flush_all().await;
-        recorder.settle().await;
+        app.state.log.settle().await;
 
         let rows = app
             .scalar_strings(&format!(
@@ -397,7 +397,22 @@ db_test! {
         // Issue 45: at shutdown a try whose commit landed but whose answer was lost was tried
         // again with new ids (a duplicate row) and logged as not recorded. Each row's id is now
         // minted once, when it is queued: what a try wrote is recognised, and never written twice.
-        use agenticos::sandbox::recording::{store, Operation, Record};
+        use agenticos::db::{Conn, DbKind};
+        use agenticos::sandbox::log::{postgres_store, record_store, sqlite_store};
+        use agenticos::sandbox::recording::{Operation, Record};
+        // The write of each database, and which rows of a batch it has not written yet.
+        async fn insert_batch(c: &mut Conn, kind: DbKind, rows: &[Record]) -> Result<(), record_store::NotRecorded> {
+            match kind {
+                DbKind::Sqlite => sqlite_store::insert_inbox(c, rows).await,
+                DbKind::Postgres => postgres_store::insert_batch(c, rows).await,
+            }
+        }
+        async fn missing(c: &mut Conn, kind: DbKind, rows: &[Record]) -> agenticos::db::DbResult<Vec<Record>> {
+            Ok(match kind {
+                DbKind::Sqlite => record_store::missing::<sqlite_store::Inbox>(c, rows).await?,
+                DbKind::Postgres => record_store::missing::<postgres_store::Log>(c, rows).await?,
+            })
+        }
         app.setup_owner().await;
         let org = org_id(&app, "Acme").await;
         let at = agenticos::db::now_ms();
@@ -424,20 +439,20 @@ db_test! {
         let kind = app.state.db.kind();
         let mut c = app.state.db.conn().await.expect("conn");
         // A first try that committed three of the rows.
-        store::insert_batch(&mut c, kind, &rows[..3]).await.expect("first try");
+        insert_batch(&mut c, kind, &rows[..3]).await.expect("first try");
         // What is missing is what the retry writes, and what a failure would be logged for.
-        assert_eq!(ids(&store::missing(&mut c, kind, &rows).await.expect("missing")), ids(&rows[3..]));
+        assert_eq!(ids(&missing(&mut c, kind, &rows).await.expect("missing")), ids(&rows[3..]));
         // The whole batch again, same ids: written once each, in the inbox or the log alike.
-        store::insert_batch(&mut c, kind, &rows).await.expect("retry");
-        app.state.recorder.settle().await;
-        store::insert_batch(&mut c, kind, &rows).await.expect("again, after the move");
-        app.state.recorder.settle().await;
+        insert_batch(&mut c, kind, &rows).await.expect("retry");
+        app.state.log.settle().await;
+        insert_batch(&mut c, kind, &rows).await.expect("again, after the move");
+        app.state.log.settle().await;
         let stored = app
             .scalar_strings(&format!("SELECT CAST(id AS TEXT) FROM sandbox_operations WHERE session_key = 'retried' AND organization_id = '{org}'"))
             .await;
         let unique: HashSet<&String> = stored.iter().collect();
         assert_eq!((stored.len(), unique.len()), (5, 5), "each row once: {stored:?}");
-        assert!(store::missing(&mut c, kind, &rows).await.expect("missing").is_empty());
+        assert!(missing(&mut c, kind, &rows).await.expect("missing").is_empty());
         if kind == agenticos::db::DbKind::Sqlite {
             assert_eq!(app.count("sandbox_operations_inbox").await, 0, "the inbox moved whole");
         }

@@ -57,7 +57,7 @@ db_test! {
             ]
         );
         // No payload and no output anywhere in the table.
-        app.state.recorder.settle().await;
+        app.state.log.settle().await;
         let mut c = app.state.db.conn().await.expect("conn");
         let everything: Vec<(String, String)> =
             sqlx::query_as("SELECT target, detail FROM sandbox_operations").fetch_all(&mut *c).await.expect("q");

@@ -4,10 +4,13 @@ use actix_web::http::header;
 use actix_web::web::{Data, Json};
 use actix_web::{HttpRequest, HttpResponse};
 use serde::Deserialize;
+use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn, ParameterStyle};
+use utoipa::openapi::{RefOr, Required, Schema};
+use utoipa::PartialSchema;
 
 use super::error::OperationsError;
 use super::export::{self, Format};
-use super::filter::FilterInput;
+use super::filter::{self, FilterInput, Value};
 use super::model::OperationsPage;
 use super::service;
 use crate::api_route;
@@ -24,42 +27,39 @@ pub fn routes() -> Vec<ApiRoute> {
     ]
 }
 
-/// The log's filters; every one given applies (AND), an empty one filters nothing.
-#[derive(Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-#[allow(dead_code)]
-pub struct OperationsQuery {
-    /// One host session's rows (its key, as the Running tab shows it).
-    session_key: Option<String>,
-    /// One workspace's rows (a UUID).
-    workspace_id: Option<String>,
-    /// One connection's (host's) rows (a UUID).
-    connection_id: Option<String>,
-    /// One agent's rows (a UUID).
-    agent_id: Option<String>,
-    /// One run's rows (a UUID).
-    run_id: Option<String>,
-    /// One conversation's rows (a UUID).
-    conversation_id: Option<String>,
-    /// Only these operations: `read`, `write`, `ls`, `mkdir`, `remove`, `execute`; repeat the
-    /// parameter or separate with commas.
-    op: Option<Vec<String>>,
-    /// `true`: only the operations that failed (a command: anything but exit 0).
-    failed_only: Option<bool>,
-    /// Text the target (path or command) or the detail contains, any case; `%`, `_` and `\` are
-    /// literal. At most 200 characters.
-    q: Option<String>,
-    /// From this time on (inclusive): epoch milliseconds, or a UTC time written `2026-12-02`,
-    /// `2026-12-02T14:30`, `2026-12-02T14:30:05` or RFC 3339.
-    since: Option<String>,
-    /// Until this time (inclusive, to the end of the day, minute or second written), in the same
-    /// forms as `since`.
-    until: Option<String>,
-    /// Rows a page, 1 to 200 (default 50). Not used by the export.
-    limit: Option<u32>,
-    /// Where the page starts: a previous answer's `next_cursor`, `prev_cursor` or `poll_cursor`,
-    /// as given. Not used by the export.
-    cursor: Option<String>,
+/// The log's query parameters in the OpenAPI document, each as `filter::FILTERS` (every one given
+/// applies, AND; an empty one filters nothing) and `filter::PAGING` describe it.
+pub struct OperationsQuery;
+
+impl utoipa::IntoParams for OperationsQuery {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        filter::params()
+            .map(|p| {
+                let list = p.value == Value::Ops;
+                ParameterBuilder::new()
+                    .name(p.key)
+                    .parameter_in(ParameterIn::Query)
+                    .required(Required::False)
+                    .description(Some(p.doc))
+                    .schema(Some(schema_of(p.value)))
+                    .style(list.then_some(ParameterStyle::Form))
+                    .explode(list.then_some(true))
+                    .build()
+            })
+            .collect()
+    }
+}
+
+/// A parameter's schema, by how its value is written.
+fn schema_of(value: Value) -> RefOr<Schema> {
+    match value {
+        Value::Ops => <Vec<String> as PartialSchema>::schema(),
+        Value::Failures => <bool as PartialSchema>::schema(),
+        Value::Limit => <u32 as PartialSchema>::schema(),
+        Value::Text(_) | Value::Id | Value::Search(_) | Value::Time { .. } | Value::Cursor => {
+            <String as PartialSchema>::schema()
+        }
+    }
 }
 
 /// The export's own parameter beside the filters.

@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use super::store::Narrowing;
 use crate::cache::TtlCache;
+use crate::sandbox::log::model::Narrowing;
 
 pub const VOCABULARY_TTL: Duration = Duration::from_secs(60);
 
@@ -30,8 +30,8 @@ impl VocabularyCache {
 
 pub const SEARCH_TTL: Duration = Duration::from_secs(60);
 
-/// [`super::store::search_narrowing`]'s answer by organization id, term, and whether the filter
-/// lets the search be read in time order ([`super::store::reads_index_in_time_order`]: on SQLite
+/// [`crate::sandbox::log::Reader::search_narrowing`]'s answer by organization id, term, and whether the filter
+/// lets the search be read in time order ([`crate::sandbox::log::LogStore::reads_index_in_time_order`]: on SQLite
 /// a term alone is never walked to, the same term with a session or failures only may be). A
 /// stale answer only narrows less well (any choice of the term's trigrams finds every row that
 /// holds it).

@@ -1,6 +1,7 @@
 //! The operation log (docs/design.md §8): the organization's recorded workspace operations, paged by
 //! keyset and searched in the API (`/api/v1/operations`, its export) and the console
-//! (Sandboxes → Activity), and deleted after `OPERATION_RETENTION_DAYS` by the sweep.
+//! (Sandboxes → Activity), and deleted after `OPERATION_RETENTION_DAYS` by the sweep. Its SQL is
+//! the log store's (`sandbox::log`), read through a settled `log::Reader`.
 
 pub mod api;
 pub mod cache;
@@ -12,7 +13,6 @@ pub mod model;
 pub mod pages;
 pub mod range;
 pub mod service;
-pub mod store;
 pub mod sweep;
 
 use actix_web::web;

@@ -11,7 +11,7 @@ use askama::Template;
 use super::cursor::Cursor;
 use super::error::OperationsError;
 use super::export::{self, Format};
-use super::filter::{FilterInput, OPERATIONS};
+use super::filter::{FilterInput, OnPage, FILTERS, OPERATIONS};
 use super::model::{OperationItem, OperationsPage};
 use super::range::Range;
 use super::service;
@@ -57,15 +57,16 @@ impl ActivityLogPage {
     pub fn op_selected(&self) -> String {
         self.results.input.op.first().cloned().unwrap_or_default()
     }
-    /// The filters the form has no control for, kept as hidden fields.
+    /// The filters the form has no control for ([`OnPage::Hidden`]), kept as hidden fields.
     pub fn hidden_pairs(&self) -> Vec<(&'static str, String)> {
-        const KEPT: [&str; 4] = ["session_key", "workspace_id", "run_id", "conversation_id"];
-        self.results.input.pairs().into_iter().filter(|(k, _)| KEPT.contains(k)).collect()
+        let kept = |k: &str| FILTERS.iter().any(|p| p.key == k && p.on_page == OnPage::Hidden);
+        self.results.input.pairs().into_iter().filter(|(k, _)| kept(k)).collect()
     }
-    /// Messages of the fields without a control of their own (and of the page: `limit`, `cursor`).
+    /// Messages of the fields without a control that shows them ([`OnPage::Control`], and the
+    /// range picker): the others, and the page's (`limit`, `cursor`).
     pub fn other_errors(&self) -> Vec<&crate::validate::FieldError> {
-        const SHOWN: [&str; 7] = ["q", "op", "connection_id", "agent_id", "range", "since", "until"];
-        self.errors.0.iter().filter(|e| !SHOWN.contains(&e.field.as_str())).collect()
+        let shown = |f: &str| f == "range" || FILTERS.iter().any(|p| p.key == f && p.on_page == OnPage::Control);
+        self.errors.0.iter().filter(|e| !shown(&e.field)).collect()
     }
     pub fn failed_only(&self) -> bool {
         self.results.input.pairs().iter().any(|(k, _)| *k == "failed_only")

@@ -5,9 +5,9 @@ use super::cursor::{Cursor, Direction, Rank};
 use super::error::OperationsError;
 use super::filter::{self, Filter, FilterInput, PageQuery, OPERATIONS};
 use super::model::{OperationItem, OperationsPage, Total, COUNT_CAP};
-use super::store::{self, Narrowing};
 use crate::access::Caller;
-use crate::db::Conn;
+use crate::sandbox::log::model::Narrowing;
+use crate::sandbox::log::Reader;
 use crate::state::AppState;
 
 pub type Result<T> = std::result::Result<T, OperationsError>;
@@ -36,14 +36,12 @@ pub fn export_filter(caller: &Caller, input: &FilterInput) -> Result<Filter> {
 async fn read_page(st: &AppState, caller: &Caller, query: &PageQuery) -> Result<OperationsPage> {
     let org = caller.org_id.as_str();
     let limit = query.limit;
-    st.recorder.settle().await;
-    let mut c = st.db.conn().await?;
-    let narrowing = narrowing(st, &mut c, org, &query.filter).await?;
+    let mut log = st.log.reader().await?;
+    let narrowing = narrowing(st, &mut log, org, &query.filter).await?;
     let cursor = query.cursor.as_ref();
     // One statement: the page, and what arrived above a ranked cursor's top row.
-    let (mut rows, arrived) =
-        store::ranked_page(&mut c, org, &query.filter, narrowing.as_ref(), cursor, limit + 1).await?;
-    drop(c);
+    let (mut rows, arrived) = log.page(org, &query.filter, narrowing.as_ref(), cursor, limit + 1).await?;
+    drop(log);
     let more = rows.len() > limit as usize;
     rows.truncate(limit as usize);
     let backward = matches!(cursor.map(|c| c.direction), Some(Direction::Before));
@@ -144,15 +142,15 @@ pub async fn newer(st: &AppState, caller: &Caller, input: &FilterInput) -> Resul
     read_page(st, caller, &query).await
 }
 
-/// What a search is narrowed by ([`store::search_narrowing`]), from the cache when it was asked
+/// What a search is narrowed by ([`Reader::search_narrowing`]), from the cache when it was asked
 /// within the minute.
-async fn narrowing(st: &AppState, c: &mut Conn, org_id: &str, f: &Filter) -> Result<Option<Narrowing>> {
+async fn narrowing(st: &AppState, log: &mut Reader, org_id: &str, f: &Filter) -> Result<Option<Narrowing>> {
     let Some(q) = f.q.as_deref() else { return Ok(None) };
-    let in_time_order = store::reads_index_in_time_order(st.db.kind(), f);
+    let in_time_order = st.log.reads_index_in_time_order(f);
     if let Some(known) = st.operation_searches.get(org_id, q, in_time_order) {
         return Ok(known);
     }
-    let found = store::search_narrowing(c, org_id, f).await?;
+    let found = log.search_narrowing(org_id, f).await?;
     st.operation_searches.put(org_id, q, in_time_order, found.clone());
     Ok(found)
 }
@@ -162,11 +160,10 @@ pub async fn vocabulary(st: &AppState, org_id: &str) -> Result<Vec<String>> {
     if let Some(v) = st.operation_vocabulary.get(org_id) {
         return Ok(v);
     }
-    st.recorder.settle().await;
-    let mut c = st.db.conn().await?;
+    let mut log = st.log.reader().await?;
     let mut ops = Vec::new();
     for op in OPERATIONS {
-        if store::has_operation(&mut c, org_id, op.as_str()).await? {
+        if log.has_operation(org_id, op.as_str()).await? {
             ops.push(op.as_str().to_string());
         }
     }
@@ -182,8 +179,7 @@ pub async fn batch(
     after: Option<&Cursor>,
     n: u32,
 ) -> Result<Vec<OperationItem>> {
-    st.recorder.settle().await;
-    let mut c = st.db.conn().await?;
-    let narrowing = narrowing(st, &mut c, org_id, f).await?;
-    Ok(store::export_batch(&mut c, org_id, f, narrowing.as_ref(), after, n).await?)
+    let mut log = st.log.reader().await?;
+    let narrowing = narrowing(st, &mut log, org_id, f).await?;
+    Ok(log.export_batch(org_id, f, narrowing.as_ref(), after, n).await?)
 }

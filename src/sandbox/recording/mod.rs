@@ -9,21 +9,9 @@
 //! concurrent operations share a commit. The writer runs as its own task: a request that is
 //! dropped halfway cannot cancel a batch.
 //!
-//! **One connection of its own on SQLite**: the writer keeps one connection for its batches
-//! rather than taking whichever the pool hands out next. SQLite empties a connection's page cache
-//! whenever another connection has written since it last read, so a batch written on the
-//! connection that wrote the one before finds its pages still in its cache instead of reading them
-//! back from the file (`pread` and the cache refill: 8–9 % of the console's CPU under load).
-//!
-//! **The log written behind the recorder on SQLite**: a batch is committed into the bare
-//! `sandbox_operations_inbox` (durable, but no index, trigger or reference to check), and its rows
-//! are moved into `sandbox_operations` in bulk, together with the search index
-//! (`search_queue.rs`): every [`search_queue::TICK`] while serving, after a batch once
-//! [`search_queue::BACKLOG`] rows wait (a burst faster than the tick), at
-//! shutdown, and before anything reads the log: every reader of `sandbox_operations` calls
-//! [`Recorder::settle`] first, so an operation answered before a read is in what the read sees.
-//! While the recorder knows of no row in the inbox, [`Recorder::settle`] costs one query that
-//! looks for another console's rows (several on one SQLite file, as the replica tests run).
+//! **Written through the log store** (`sandbox::log`): the writer hands each batch to
+//! [`LogStore::write`], whose SQLite implementation commits it into an inbox moved into the log
+//! behind it (and settled before any read) and whose PostgreSQL one inserts it into the log.
 //!
 //! **No row takes another down**: a row's references (workspace, run, conversation, agent,
 //! connection) are resolved in the statement itself, so a row whose run or conversation was
@@ -38,9 +26,6 @@
 //! wrote them; the log ignores an id it holds. `operations_not_recorded` is logged only for rows
 //! that are really missing, counted after the last try.
 
-pub mod search_queue;
-pub mod store;
-
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -48,60 +33,13 @@ use std::time::Duration;
 use futures_util::FutureExt;
 use tokio::sync::watch;
 
-use crate::db::{Conn, Db, DbError, DbKind};
+pub use crate::sandbox::log::model::{Operation, Record};
+use crate::sandbox::log::LogStore;
 
 pub const TARGET_MAX: usize = 512;
 /// How long an operation waits for its row's commit before it answers anyway (the failure is
 /// logged): a database that hangs must not hang every workspace call.
 const COMMIT_WAIT: Duration = Duration::from_secs(30);
-
-/// The operations that are recorded (questions like `exists` and `stat` are not).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Operation {
-    Read,
-    Write,
-    Ls,
-    Mkdir,
-    Remove,
-    Execute,
-}
-
-impl Operation {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Operation::Read => "read",
-            Operation::Write => "write",
-            Operation::Ls => "ls",
-            Operation::Mkdir => "mkdir",
-            Operation::Remove => "remove",
-            Operation::Execute => "execute",
-        }
-    }
-}
-
-/// One row to write.
-#[derive(Debug, Clone)]
-pub struct Record {
-    /// The row's id, minted once when the row is queued ([`crate::db::new_time_ordered_id`]): a
-    /// batch tried again writes the same ids, so a try whose commit landed but whose answer was
-    /// lost is recognised, never written twice.
-    pub id: String,
-    pub organization_id: String,
-    pub workspace_id: String,
-    pub session_key: String,
-    pub connection_id: Option<String>,
-    pub agent_id: Option<String>,
-    pub run_id: String,
-    /// The conversation the run is a turn of, if any.
-    pub conversation_id: Option<String>,
-    pub operation: Operation,
-    pub target: String,
-    pub ok: bool,
-    pub detail: String,
-    pub duration_ms: i64,
-    pub created_at: i64,
-    pub seq: i64,
-}
 
 /// Cuts a target to 512 characters (on a character boundary).
 pub fn clip_target(target: &str) -> String {
@@ -119,19 +57,13 @@ pub struct Recorder {
 }
 
 struct Inner {
-    db: Db,
+    log: LogStore,
     queue: Mutex<Queue>,
     /// The number of the last batch committed (or given up on, which is logged).
     committed: watch::Sender<u64>,
     seq: AtomicI64,
     /// Whether `record` waits for the commit (see `AGENTICOS_RECORDING_DURABLE`).
     durable: bool,
-    /// SQLite: the writer's own connection, taken out of the pool when first needed and dropped
-    /// after a batch that failed (the next one opens another).
-    connection: tokio::sync::Mutex<Option<Conn>>,
-    /// SQLite: rows in the inbox as far as the recorder knows (changed only while `connection` is
-    /// held). It starts at 1, "maybe": a console stopped before its inbox moved leaves rows there.
-    inboxed: AtomicI64,
 }
 
 #[derive(Default)]
@@ -144,17 +76,15 @@ struct Queue {
 }
 
 impl Recorder {
-    pub fn new(db: Db, durable: bool) -> Self {
+    pub fn new(log: LogStore, durable: bool) -> Self {
         let (committed, _) = watch::channel(0);
         Recorder {
             inner: Arc::new(Inner {
-                db,
+                log,
                 queue: Mutex::new(Queue { batch: 1, ..Queue::default() }),
                 committed,
                 seq: AtomicI64::new(crate::db::now_ms() * 1000),
                 durable,
-                connection: tokio::sync::Mutex::new(None),
-                inboxed: AtomicI64::new(1),
             }),
         }
     }
@@ -183,39 +113,6 @@ impl Recorder {
     /// Rows queued but not yet committed (for health and metrics).
     pub fn queued(&self) -> usize {
         self.inner.queue.lock().map(|q| q.rows.len()).unwrap_or(0)
-    }
-
-    /// SQLite: moves the whole inbox into the log and every row queued for the search index into
-    /// it (the serving console's tick, shutdown, and a bench after it filled the log); nothing on
-    /// PostgreSQL. Returns how many rows were indexed.
-    pub async fn index_search(&self) -> Result<u64, DbError> {
-        self.inner.settle_steps(Steps::All).await.map(|s| s.indexed)
-    }
-
-    /// SQLite: moves the whole inbox into the log, so that a read of `sandbox_operations` that
-    /// follows sees every operation answered before it, by this console or another one on the same
-    /// file. Every reader of the log calls it first. When this recorder knows of no row there, one
-    /// query on a connection of the pool looks (another console's rows), and the writer's
-    /// connection is not waited for; nothing on PostgreSQL. A move that fails is logged and the
-    /// read goes on with what the log holds.
-    pub async fn settle(&self) {
-        if self.inner.db.kind() != DbKind::Sqlite {
-            return;
-        }
-        if self.inner.inboxed.load(Ordering::Acquire) == 0 {
-            let holds = async { store::inbox_holds_rows(&mut *self.inner.db.conn().await?).await };
-            match holds.await {
-                Ok(false) => return,
-                Ok(true) => {}
-                Err(e) => {
-                    tracing::error!(error = %e, event = "operations_not_moved", "failed to look at the operation log's inbox before a read");
-                    return;
-                }
-            }
-        }
-        if let Err(e) = self.inner.settle_steps(Steps::Inbox).await {
-            tracing::error!(error = %e, event = "operations_not_moved", "failed to move the operation log's inbox before a read");
-        }
     }
 
     /// Waits until everything queued now is committed (shutdown, and the end of a run).
@@ -276,127 +173,22 @@ impl Inner {
                     tracing::error!(error = %e.error, rows = e.missing, of = n, told = e.told, event = "operations_not_recorded", "failed to record workspace operations")
                 }
                 Err(_) => {
-                    if let Ok(mut connection) = self.connection.try_lock() {
-                        *connection = None;
-                    }
+                    self.log.forget_writer_connection();
                     crate::instruments::recording_dropped(n as u64);
                     tracing::error!(rows = n, event = "operations_not_recorded", "recording panicked")
                 }
             }
             self.committed.send_replace(batch);
             if committed {
-                self.settle_after_batch().await;
+                self.log.after_batch().await;
             }
         }
     }
 
-    /// SQLite, after a committed batch (its operations already answered): moves the inbox into the
-    /// log and indexes what waits for the search index, once [`search_queue::BACKLOG`] rows wait
-    /// (otherwise the tick or the next read moves them, more rows a move); one chunk, so
-    /// the next batch waits for one at most. A failure is logged; the rows stay for the next try.
-    async fn settle_after_batch(&self) {
-        if self.db.kind() != DbKind::Sqlite {
-            return;
-        }
-        if self.inboxed.load(Ordering::Acquire) < search_queue::BACKLOG {
-            return;
-        }
-        match std::panic::AssertUnwindSafe(self.settle_steps(Steps::One)).catch_unwind().await {
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) => {
-                tracing::error!(error = %e, event = "operations_not_moved", "failed to move the operation log's inbox")
-            }
-            Err(_) => {
-                if let Ok(mut connection) = self.connection.try_lock() {
-                    *connection = None;
-                }
-                tracing::error!(event = "operations_not_moved", "moving the operation log's inbox panicked")
-            }
-        }
+    /// Writes a batch through the log store.
+    async fn write(&self, rows: &[Record]) -> Result<(), crate::sandbox::log::model::NotRecorded> {
+        self.log.write(rows).await
     }
-
-    /// SQLite: [`store::settle_step`]s on the writer's own connection, [`search_queue::CHUNK`]
-    /// rows each time it holds it (a batch waits for one step at most). Nothing on PostgreSQL.
-    async fn settle_steps(&self, steps: Steps) -> Result<store::Settled, DbError> {
-        let mut done = store::Settled::default();
-        if self.db.kind() != DbKind::Sqlite {
-            return Ok(done);
-        }
-        loop {
-            let step = {
-                let mut connection = self.connection.lock().await;
-                let c = match connection.as_mut() {
-                    Some(c) => c,
-                    None => connection.insert(self.own_connection().await?),
-                };
-                let step = match store::settle_step(c, search_queue::CHUNK, steps != Steps::Inbox).await {
-                    Ok(step) => step,
-                    Err(e) => {
-                        *connection = None;
-                        return Err(e);
-                    }
-                };
-                // Under the connection's lock, which every write to the inbox holds too.
-                match step.left {
-                    Some(left) => self.inboxed.store(left as i64, Ordering::Release),
-                    None => {
-                        let known = self.inboxed.load(Ordering::Acquire);
-                        self.inboxed.store((known - step.moved as i64).max(1), Ordering::Release)
-                    }
-                }
-                step
-            };
-            done.moved += step.moved;
-            done.indexed += step.indexed;
-            done.left = step.left;
-            let more = step.left.is_none() || (steps == Steps::All && step.indexed == search_queue::CHUNK as u64);
-            if steps == Steps::One || !more {
-                return Ok(done);
-            }
-        }
-    }
-
-    /// SQLite: a connection taken out of the pool for the writer ([`store::prepare_own`]).
-    async fn own_connection(&self) -> Result<Conn, DbError> {
-        let mut c = self.db.conn().await?.detach();
-        store::prepare_own(&mut c).await?;
-        Ok(c)
-    }
-
-    /// Writes a batch: on SQLite on the writer's own connection, on PostgreSQL on one of the pool's.
-    async fn write(&self, rows: &[Record]) -> Result<(), store::NotRecorded> {
-        let kind = self.db.kind();
-        let none_written = |error| store::NotRecorded { missing: rows.len(), told: true, error };
-        if kind == DbKind::Postgres {
-            let mut c = self.db.conn().await.map_err(none_written)?;
-            return store::insert_batch(&mut c, kind, rows).await;
-        }
-        let mut connection = self.connection.lock().await;
-        let c = match connection.as_mut() {
-            Some(c) => c,
-            None => connection.insert(self.own_connection().await.map_err(none_written)?),
-        };
-        let written = store::insert_batch(c, kind, rows).await;
-        match written {
-            // Under the connection's lock, as every change of the count.
-            Ok(()) => {
-                self.inboxed.fetch_add(rows.len() as i64, Ordering::Release);
-            }
-            Err(_) => *connection = None,
-        }
-        written
-    }
-}
-
-/// How far [`Inner::settle_steps`] goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Steps {
-    /// One step: a chunk of the inbox and one of the search queue.
-    One,
-    /// Until the inbox is empty; the search queue left as it is.
-    Inbox,
-    /// Until the inbox and the search queue are empty.
-    All,
 }
 
 /// Counts a committed batch's rows by operation (metrics).

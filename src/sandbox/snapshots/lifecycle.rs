@@ -29,12 +29,12 @@ pub async fn at_finish(st: &AppState, r: &Resolved) {
             Mode::Never => false,
             Mode::OnFinish => true,
             Mode::OnFinishWhenChanged => {
-                st.recorder.settle().await;
                 let stored =
                     store::of_workspace(&mut c, &r.org_id, &r.workspace.id).await?.first().map(|s| s.created_at);
                 let waiting = store::latest_pending(&mut c, &r.org_id, &r.workspace.id).await?;
                 let latest = stored.into_iter().chain(waiting).max();
-                store::changed_since(&mut c, &r.org_id, &r.workspace.id, latest.unwrap_or(0)).await?
+                let mut log = st.log.reader().await?;
+                log.changed_since(&r.org_id, &r.workspace.id, latest.unwrap_or(0)).await?
             }
         };
         Ok::<bool, WorkspaceError>(take)

@@ -119,20 +119,6 @@ pub async fn pending(c: &mut Conn, org_id: &str) -> DbResult<i64> {
     Ok(n)
 }
 
-/// Whether the workspace had a write, mkdir, remove or command recorded after `since`.
-pub async fn changed_since(c: &mut Conn, org_id: &str, workspace_id: &str, since: i64) -> DbResult<bool> {
-    let row: Option<(String,)> = sqlx::query_as(
-        "SELECT operation FROM sandbox_operations WHERE organization_id = $1 AND workspace_id = $2 AND created_at >= $3 \
-         AND operation IN ('write', 'mkdir', 'remove', 'execute') LIMIT 1",
-    )
-    .bind(org_id)
-    .bind(workspace_id)
-    .bind(since)
-    .fetch_optional(c)
-    .await?;
-    Ok(row.is_some())
-}
-
 // ---------------------------------------------------------------------------------------------
 // Settings
 

@@ -24,15 +24,14 @@ impl OpenLocks {
 /// workspace is lost, and a connection's entries when it is edited, switched off or deleted on
 /// this replica. Settings edited meanwhile on another replica apply within [`RESOLVE_TTL`].
 ///
-/// On SQLite an entry also keeps the change counter (`resolve_epoch`, see its migration) read
+/// On SQLite an entry also keeps the change counter (`resolve_epoch`, see its migration; the log
+/// store reads it, `sandbox/log/sqlite.rs`, and gives a reading up to 100 ms old again) read
 /// before its rows were: once expired, it is served again, for another [`RESOLVE_TTL`] from the
 /// moment the counter is read, as long as the counter still says that. Any change to the rows a
 /// run is resolved from, here or on another console on the same file, moves the counter, so the
 /// bound above holds; what it saves is the six statements of a resolve, a run every second.
 pub struct ResolveCache {
     entries: TtlCache<(String, String), Stamped>,
-    /// The counter as last read, and when: readings up to [`EPOCH_REUSE`] old answer for every run.
-    epoch: Mutex<Option<(i64, Instant)>>,
 }
 
 #[derive(Clone)]
@@ -45,14 +44,9 @@ struct Stamped {
 /// Short: a connection switched off on another replica stops new work there within it.
 pub const RESOLVE_TTL: Duration = Duration::from_secs(1);
 
-/// How old a reading of the change counter may be and still renew an entry. An entry renewed by a
-/// reading expires a [`RESOLVE_TTL`] after the reading, not after the renewal, so the bound holds;
-/// one reading serves every run that renews within this.
-pub const EPOCH_REUSE: Duration = Duration::from_millis(100);
-
 impl Default for ResolveCache {
     fn default() -> Self {
-        ResolveCache { entries: TtlCache::new(RESOLVE_TTL, 10_000), epoch: Mutex::new(None) }
+        ResolveCache { entries: TtlCache::new(RESOLVE_TTL, 10_000) }
     }
 }
 
@@ -77,20 +71,6 @@ impl ResolveCache {
     pub fn put_stamped(&self, r: &Resolved, epoch: i64, read_at: Instant) {
         let stamped = Stamped { resolved: r.clone(), epoch: Some(epoch) };
         self.entries.put_at((r.org_id.clone(), r.run.id.clone()), stamped, read_at);
-    }
-
-    /// A reading of the change counter no older than [`EPOCH_REUSE`], if there is one.
-    pub fn recent_epoch(&self) -> Option<(i64, Instant)> {
-        let reading = *self.epoch.lock().unwrap_or_else(|p| p.into_inner());
-        reading.filter(|(_, at)| at.elapsed() < EPOCH_REUSE)
-    }
-
-    /// Keeps a reading of the change counter taken at `read_at` (the later of two kept).
-    pub fn note_epoch(&self, epoch: i64, read_at: Instant) {
-        let mut reading = self.epoch.lock().unwrap_or_else(|p| p.into_inner());
-        if reading.is_none_or(|(_, at)| at <= read_at) {
-            *reading = Some((epoch, read_at));
-        }
     }
 
     pub fn forget_workspace(&self, workspace_id: &str) {

@@ -52,7 +52,8 @@ pub async fn resolve(st: &AppState, caller: &Caller, run_id: &str) -> Result<Res
     if let Some(r) = st.resolve_cache.get(&caller.org_id, run_id) {
         return Ok(r);
     }
-    let Some((epoch, read_at)) = change_counter(st).await else {
+    // The change counter the store keeps of the rows runs are resolved from (SQLite), if any.
+    let Some((epoch, read_at)) = st.log.change_counter().await else {
         let r = resolve_in(st, &caller.org_id, run_id).await?;
         st.resolve_cache.put(&r);
         return Ok(r);
@@ -67,32 +68,6 @@ pub async fn resolve(st: &AppState, caller: &Caller, run_id: &str) -> Result<Res
     let r = resolve_in(st, &caller.org_id, run_id).await?;
     st.resolve_cache.put_stamped(&r, epoch, read_at);
     Ok(r)
-}
-
-/// SQLite: the change counter of the rows runs are resolved from and when it was read (before
-/// the read began), a reading of this process up to [`EPOCH_REUSE`] old or a new one; none on
-/// PostgreSQL, or when it cannot be read (logged; the run is then resolved as on PostgreSQL).
-///
-/// [`EPOCH_REUSE`]: super::cache::EPOCH_REUSE
-async fn change_counter(st: &AppState) -> Option<(i64, std::time::Instant)> {
-    if st.db.kind() != db::DbKind::Sqlite {
-        return None;
-    }
-    if let Some(reading) = st.resolve_cache.recent_epoch() {
-        return Some(reading);
-    }
-    let read_at = std::time::Instant::now();
-    let epoch = async { store::resolve_epoch(&mut *st.db.conn().await?).await };
-    match epoch.await {
-        Ok(epoch) => {
-            st.resolve_cache.note_epoch(epoch, read_at);
-            Some((epoch, read_at))
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "the change counter of resolved runs could not be read");
-            None
-        }
-    }
 }
 
 /// [`resolve`] for a caller whose access was decided elsewhere; still confined to `org_id`.

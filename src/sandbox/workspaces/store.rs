@@ -94,13 +94,6 @@ pub async fn upsert(c: &mut Conn, org_id: &str, w: &NewWorkspace<'_>, now: i64) 
     by_key(c, org_id, w.session_key).await
 }
 
-/// SQLite: the change counter of the rows a run is resolved from (migration
-/// `20270107090000_resolve_epoch`).
-pub async fn resolve_epoch(c: &mut Conn) -> DbResult<i64> {
-    let (n,): (i64,) = sqlx::query_as("SELECT n FROM resolve_epoch WHERE id = 1").fetch_one(c).await?;
-    Ok(n)
-}
-
 pub async fn by_key(c: &mut Conn, org_id: &str, key: &str) -> DbResult<Option<Workspace>> {
     let row: Option<Row> = sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM sandbox_workspaces WHERE organization_id = $1 AND session_key = $2"

@@ -128,7 +128,7 @@ impl<'a> Org<'a> {
 
     /// (operation, target, ok, detail) of a run's rows, in order.
     pub(crate) async fn rows(&self, run: &str) -> Vec<(String, String, bool, String)> {
-        self.app.state.recorder.settle().await;
+        self.app.state.log.settle().await;
         let mut c = self.app.state.db.conn().await.expect("conn");
         let rows: Vec<(String, String, i64, String)> = sqlx::query_as(
             "SELECT operation, target, ok, detail FROM sandbox_operations WHERE run_id = $1 ORDER BY seq",

@@ -1,0 +1,358 @@
+//! The operation log's SQL on PostgreSQL (`postgres.rs` runs it).
+//!
+//! **Written directly**: a batch is written into `sandbox_operations` as multi-row statements in
+//! one transaction. Each row's references are looked up in the statement (`(SELECT id FROM runs
+//! WHERE id = v.run_id)`), so a run, conversation, workspace, agent or connection deleted before
+//! the write leaves that reference empty instead of failing the batch; a row whose organization is
+//! gone is skipped (its rows go with it anyway). A delete committed between the statement's
+//! snapshot and its foreign-key check still fails it: the batch is tried again (the references are
+//! looked up anew), and as a last resort row by row with every optional reference empty, so no row
+//! can take another down.
+//!
+//! **Read**: the id is a `uuid`, the organization's time index is keyed on its `hashtext`
+//! (migration `20261230090000_operation_log_compact`), a search asks the `pg_trgm` GIN indexes.
+//! Nothing waits behind the writer: there is nothing to settle.
+
+use std::sync::OnceLock;
+
+use super::model::Record;
+use super::record_store::{self, resolved_sql, values, BatchSql, NotRecorded, KEPT_STATEMENTS};
+use super::store::{
+    bind_all, fetch_page, rarest_trigrams, term_is_common, Arg, Clause, Dialect, Narrowing, PROBE_WINDOW,
+};
+use crate::db::{like_escaped, Conn, DbError, DbKind, DbResult};
+use crate::sandbox::operations::cursor::Cursor;
+use crate::sandbox::operations::filter::Filter;
+use crate::sandbox::operations::model::OperationItem;
+use sqlx::Row as _;
+
+/// How PostgreSQL spells the shared statements.
+pub static DIALECT: Dialect = Dialect {
+    kind: DbKind::Postgres,
+    id_text: "o.id::text AS id",
+    as_id,
+    of_organization,
+    substring: "strpos",
+    search,
+};
+
+fn as_id(placeholder: &str) -> String {
+    format!("{placeholder}::uuid")
+}
+
+/// The organization's rows: the time index is keyed on the organization's `hashtext` (4 bytes,
+/// not its 37), so a statement names it as well as the organization itself, which drops another
+/// organization's row of the same hash.
+fn of_organization(placeholder: &str) -> String {
+    format!("hashtext(o.organization_id) = hashtext({placeholder}) AND o.organization_id = {placeholder}")
+}
+
+/// The text a search's trigram index holds: both columns, lower-cased, in one value.
+const SEARCHED_TEXT: &str = "(LOWER(o.target) || ' ' || LOWER(o.detail))";
+
+/// The LIKEs are what the trigram GIN indexes serve; narrowed ([`Narrowing::Grams`]), the
+/// indexes are asked only for the rare trigrams (a common trigram's list is long: reading every
+/// one of `module42/file1`'s took 110 ms of 2,000,000 rows, its two rarest 10 ms) and the term is
+/// checked with `strpos`, which no index serves.
+fn search(w: &mut Clause, q: &str, narrowing: Option<&Narrowing>) {
+    if let Some(Narrowing::Grams(grams)) = narrowing {
+        let likes: Vec<String> = grams
+            .iter()
+            .map(|g| {
+                let p = w.arg(Arg::Text(format!("%{}%", like_escaped(g))));
+                format!("{SEARCHED_TEXT} LIKE {p} ESCAPE '\\'")
+            })
+            .collect();
+        w.conditions.push(format!("({})", likes.join(" AND ")));
+        let (a, b) = (w.arg(Arg::Text(q.to_string())), w.arg(Arg::Text(q.to_string())));
+        w.conditions.push(format!("(strpos(LOWER(o.target), {a}) > 0 OR strpos(LOWER(o.detail), {b}) > 0)"));
+        w.narrowed = true;
+        return;
+    }
+    if q.chars().count() >= 3 {
+        // The trigram index's candidates (both columns in one value), checked column by column.
+        let p = w.arg(Arg::Text(format!("%{}%", like_escaped(q))));
+        w.conditions.push(format!("{SEARCHED_TEXT} LIKE {p} ESCAPE '\\'"));
+    }
+    w.likes(q);
+}
+
+/// The SQL of a page ([`super::store::plain_page`]).
+pub fn page_sql(
+    org_id: &str,
+    f: &Filter,
+    cursor: Option<&Cursor>,
+    fetch: u32,
+    narrowing: Option<&Narrowing>,
+) -> (String, Vec<Arg>) {
+    let mut w = Clause::of(&DIALECT, org_id, f, narrowing);
+    if let Some(c) = cursor {
+        w.position(c);
+    }
+    super::store::plain_page(w, org_id, f, cursor, fetch)
+}
+
+/// Whether a page statement is prepared once per connection and its plan kept. Not on PostgreSQL:
+/// there a kept statement is planned for its values only five times, and then with a generic plan
+/// that knows no value. For one session, one agent, one organization among many, that plan guesses
+/// a share of the rows from the averages and ANDs the session's rows with all of the
+/// organization's from the time index: 10 ms at 100,000 rows of the organization and growing with
+/// them, where the session's own plan reads its 50 rows in 0.8 ms. An unnamed statement is planned
+/// with its values every time (about 0.2 ms).
+const PLAN_IS_KEPT: bool = false;
+
+/// A page ([`page_sql`]), with the rows that arrived above a ranked cursor's top row; a page that
+/// [`walks`] is read in a transaction of its own that prefers the walk.
+pub async fn page(
+    c: &mut Conn,
+    org_id: &str,
+    f: &Filter,
+    narrowing: Option<&Narrowing>,
+    cursor: Option<&Cursor>,
+    fetch: u32,
+) -> DbResult<(Vec<OperationItem>, u64)> {
+    read(c, org_id, f, narrowing, cursor, fetch, walks(f, narrowing)).await
+}
+
+/// A batch of the export: up to `fetch` rows after `after` (or the newest), as [`page`] reads a
+/// page, except that every batch that has no rare thing to read from an index walks the
+/// organization's time index newest first ([`export_walks`]).
+pub async fn export_batch(
+    c: &mut Conn,
+    org_id: &str,
+    f: &Filter,
+    narrowing: Option<&Narrowing>,
+    after: Option<&Cursor>,
+    fetch: u32,
+) -> DbResult<Vec<OperationItem>> {
+    Ok(read(c, org_id, f, narrowing, after, fetch, export_walks(f, narrowing)).await?.0)
+}
+
+/// [`page`]'s statement, read in a transaction of its own that walks the organization's rows
+/// when `walk`.
+async fn read(
+    c: &mut Conn,
+    org_id: &str,
+    f: &Filter,
+    narrowing: Option<&Narrowing>,
+    cursor: Option<&Cursor>,
+    fetch: u32,
+    walk: bool,
+) -> DbResult<(Vec<OperationItem>, u64)> {
+    let (sql, args) = page_sql(org_id, f, cursor, fetch, narrowing);
+    if walk {
+        let mut tx = sqlx::Connection::begin(&mut *c).await?;
+        walk_in(&mut tx).await?;
+        let page = fetch_page(&mut tx, &sql, &args, PLAN_IS_KEPT).await?;
+        tx.commit().await?;
+        return Ok(page);
+    }
+    fetch_page(c, &sql, &args, PLAN_IS_KEPT).await
+}
+
+/// Whether a page is walked along the organization's time index ([`prefer_walk`]): on PostgreSQL,
+/// a [`Narrowing::Common`] search without a filter of one session, workspace, connection, agent,
+/// run or conversation. With such a filter the planner knows how many rows it names (its
+/// statistics of an equality) and reads them from the filters' index; forced to walk, one
+/// session's 48 rows among 100,000 of the organization took 60 ms. Those filters are the
+/// equality ones (`filter::Param::column`).
+pub fn walks(f: &Filter, narrowing: Option<&Narrowing>) -> bool {
+    narrowing == Some(&Narrowing::Common) && !f.has_equality()
+}
+
+/// PostgreSQL, a [`Narrowing::Common`] search, in the caller's transaction: the statements that
+/// follow walk the organization's rows newest first, neither sorting nor gathering them in a
+/// bitmap first. Without statistics of a freshly loaded table the planner takes the organization
+/// for a few dozen rows and sorts all of them (30,000 rows, 6,000 matches, in the test); the term
+/// is known to be frequent here, so the walk is the plan whatever the statistics say.
+pub async fn prefer_walk(c: &mut Conn, f: &Filter, narrowing: Option<&Narrowing>) -> DbResult<()> {
+    if walks(f, narrowing) {
+        walk_in(c).await?;
+    }
+    Ok(())
+}
+
+/// Whether a batch of the export walks the organization's time index ([`export_batch`]): unless
+/// one session, workspace, connection, agent, run or conversation is named (the planner reads its
+/// rows from the filters' index, by their statistics as an equality) or a search is narrowed to
+/// its rare trigrams (read from the trigram index and sorted, as a page is). A batch is 1,000
+/// rows, so without fresh statistics of a freshly loaded table the planner takes the organization
+/// for a few dozen rows and reads and sorts all of its rows from the cursor on (down to `since`)
+/// for each batch: 141 ms a batch of 200,000 rows where the walk takes 1.7 ms. The walk is the
+/// plan the planner makes with fresh statistics, now made whatever they say.
+pub fn export_walks(f: &Filter, narrowing: Option<&Narrowing>) -> bool {
+    !f.has_equality() && matches!(narrowing, None | Some(Narrowing::Common))
+}
+
+/// [`prefer_walk`] for an export batch ([`export_walks`]), in the caller's transaction.
+pub async fn prefer_export_walk(c: &mut Conn, f: &Filter, narrowing: Option<&Narrowing>) -> DbResult<()> {
+    if export_walks(f, narrowing) {
+        walk_in(c).await?;
+    }
+    Ok(())
+}
+
+/// In the caller's transaction: the statements that follow neither sort nor gather rows in a
+/// bitmap (an `Incremental Sort` of one millisecond's rows by id is still allowed).
+async fn walk_in(c: &mut Conn) -> DbResult<()> {
+    sqlx::query("SET LOCAL enable_sort = off").execute(&mut *c).await?;
+    sqlx::query("SET LOCAL enable_bitmapscan = off").execute(&mut *c).await?;
+    Ok(())
+}
+
+/// What a search (`q` of 5 characters or more) asks the trigram indexes: its rarest trigrams, or
+/// `None` to ask for the whole term (no or a short `q`, or a term whose every trigram is common),
+/// or [`Narrowing::Common`] for a term walked to. Asking for every trigram of a term is slow when
+/// some are common (the index walks every one of their lists: `module42/file1` on 2,000,000 rows
+/// took 110 ms), while two or three rare ones answer in a few: each trigram is counted among the
+/// organization's newest [`PROBE_WINDOW`] rows (bounded work, a millisecond or two in all), then
+/// the rarest are taken that do not overlap one taken before (overlapping ones mostly come from the
+/// same rows, so they narrow little). The candidates are a superset of the rows holding the term,
+/// which is checked on them, so the result is the whole term's.
+pub async fn search_narrowing(c: &mut Conn, org_id: &str, f: &Filter) -> DbResult<Option<Narrowing>> {
+    let Some(q) = f.q.as_deref() else { return Ok(None) };
+    if q.chars().count() < 3 {
+        return Ok(None);
+    }
+    if term_is_common(c, &DIALECT, org_id, &q.to_lowercase()).await? {
+        return Ok(Some(Narrowing::Common));
+    }
+    let Some(mut grams) = super::store::probed_trigrams(q) else { return Ok(None) };
+    // pg_trgm makes trigrams of words (letters and digits): a trigram with anything else in it is
+    // not one of its own, so only those of letters and digits narrow.
+    grams.retain(|(_, g)| g.chars().all(char::is_alphanumeric));
+    if grams.is_empty() {
+        return Ok(None);
+    }
+    // One statement: the organization's newest rows along its time index, each trigram counted
+    // among them (`strpos`: a literal substring).
+    let counts: Vec<String> =
+        (0..grams.len()).map(|i| format!("COUNT(*) FILTER (WHERE strpos(s.t, ${}) > 0)", i + 2)).collect();
+    let sql = format!(
+        "SELECT COUNT(*), {} FROM (SELECT LOWER(o.target) || ' ' || LOWER(o.detail) AS t \
+         FROM sandbox_operations o WHERE {} \
+         ORDER BY o.created_at DESC, o.id DESC LIMIT {PROBE_WINDOW}) AS s",
+        counts.join(", "),
+        of_organization("$1")
+    );
+    let mut query = sqlx::query(&sql).bind(org_id.to_string());
+    for (_, g) in &grams {
+        query = query.bind(g.clone());
+    }
+    let row = query.fetch_one(&mut *c).await?;
+    let probed: i64 = row.try_get(0)?;
+    let mut counted = Vec::new();
+    for (i, (at, gram)) in grams.into_iter().enumerate() {
+        counted.push((row.try_get::<i64, _>(i + 1)?, at, gram));
+    }
+    let chosen = rarest_trigrams(counted, probed);
+    Ok((!chosen.is_empty()).then_some(Narrowing::Grams(chosen)))
+}
+
+/// The plan of a statement, as text (`EXPLAIN`), for the plan test.
+pub async fn explain(c: &mut Conn, sql: &str, args: &[Arg]) -> DbResult<String> {
+    let rows: Vec<(String,)> =
+        bind_all(sqlx::query_as(&format!("EXPLAIN (FORMAT TEXT) {sql}")), args).fetch_all(c).await?;
+    Ok(rows.into_iter().map(|r| r.0).collect::<Vec<_>>().join("\n"))
+}
+
+/// Retention: deletes at most `batch` rows created before `cutoff_ms`, by id, in one short
+/// statement; the rows it takes are locked `FOR UPDATE SKIP LOCKED`, so replicas sweeping at once
+/// share the work. Returns how many it deleted.
+pub async fn delete_batch_before(c: &mut Conn, cutoff_ms: i64, batch: i64) -> DbResult<u64> {
+    let sql = format!(
+        "DELETE FROM sandbox_operations WHERE id IN (SELECT id FROM sandbox_operations \
+         WHERE created_at < $1 LIMIT {batch} FOR UPDATE SKIP LOCKED)"
+    );
+    Ok(sqlx::query(&sql).bind(cutoff_ms).execute(c).await?.rows_affected())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+/// PostgreSQL writes a batch into the log, its references looked up.
+pub struct Log;
+
+impl BatchSql for Log {
+    fn built(rows: usize) -> String {
+        resolved_sql(&values(rows), &Log::id_of("v.id"), ("", ""))
+    }
+    fn kept() -> &'static [OnceLock<String>; KEPT_STATEMENTS] {
+        static KEPT: [OnceLock<String>; KEPT_STATEMENTS] = [const { OnceLock::new() }; KEPT_STATEMENTS];
+        &KEPT
+    }
+    fn present(list: &str) -> String {
+        format!("SELECT CAST(id AS TEXT) FROM sandbox_operations WHERE id IN ({list})")
+    }
+    fn id_of(value: &str) -> String {
+        format!("CAST({value} AS uuid)")
+    }
+    const BEGIN: Option<&'static str> = None;
+}
+
+/// Writes `rows` into the log ([`record_store::tries`]), and when the tries fail, row by row
+/// with every optional reference empty.
+pub async fn insert_batch(c: &mut Conn, rows: &[Record]) -> Result<(), NotRecorded> {
+    let left = match record_store::tries::<Log>(c, rows).await {
+        Ok(()) => return Ok(()),
+        Err(left) => left,
+    };
+    let (left, error) = (left.rows, left.error);
+    tracing::warn!(error = %error, rows = left.len(), event = "operations_batch_row_by_row", "recording the batch row by row");
+    let mut failed = None;
+    for row in left.iter() {
+        if let Err(e) = insert_bare(c, row).await {
+            failed = Some(e);
+        }
+    }
+    let Some(error) = failed else { return Ok(()) };
+    match record_store::missing::<Log>(c, &left).await {
+        Ok(m) if m.is_empty() => Ok(()),
+        Ok(m) => Err(NotRecorded { missing: m.len(), told: true, error }),
+        Err(_) => Err(NotRecorded { missing: left.len(), told: false, error }),
+    }
+}
+
+/// One row with no optional reference: it cannot fail on another row's account.
+async fn insert_bare(c: &mut Conn, r: &Record) -> Result<(), DbError> {
+    sqlx::query(&format!(
+        "INSERT INTO sandbox_operations ({}) \
+         SELECT {}, $2, NULL, $3, NULL, NULL, NULL, $4, $5, $6, $7, $8, $9, $10, NULL \
+         WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = $2) ON CONFLICT (id) DO NOTHING",
+        record_store::COLUMNS,
+        Log::id_of("$1")
+    ))
+    .bind(&r.id)
+    .bind(&r.organization_id)
+    .bind(&r.session_key)
+    .bind(r.operation.as_str())
+    .bind(&r.target)
+    .bind(i64::from(r.ok))
+    .bind(&r.detail)
+    .bind(r.duration_ms)
+    .bind(r.created_at)
+    .bind(r.seq)
+    .execute(c)
+    .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_statement_is_the_one_built_for_its_number_of_rows() {
+        for rows in 1..=KEPT_STATEMENTS + 2 {
+            let first = record_store::statement::<Log>(rows);
+            assert_eq!(first, Log::built(rows), "{rows} rows");
+            assert_eq!(first.matches("($").count(), rows, "one VALUES tuple a row");
+            let again = record_store::statement::<Log>(rows);
+            assert_eq!(
+                matches!((&first, &again), (std::borrow::Cow::Borrowed(a), std::borrow::Cow::Borrowed(b)) if std::ptr::eq(*a, *b)),
+                rows <= KEPT_STATEMENTS,
+                "{rows} rows kept or built anew"
+            );
+        }
+    }
+}
