@@ -235,5 +235,7 @@ db_test! {
         // A short command still answers whole.
         let v = o.exec(&run, "echo out; echo err >&2").await.json();
         assert_eq!((v["stdout"].as_str(), v["output_limited"].as_bool()), (Some("out\nerr\n"), Some(false)));
+        // Standard error came inside stdout, in the order written, and the answer says so.
+        assert_eq!((v["stderr"].as_str(), v["output_combined"].as_bool()), (Some(""), Some(true)), "{v}");
     }
 }

@@ -195,59 +195,43 @@ db_test! {
     }
 }
 
-/// The live smoke test: only with `DAYTONA_API_KEY` set (and `DAYTONA_API_URL`, else Daytona's
-/// cloud) does it ask a real Daytona what the probe asks; otherwise it prints SKIPPED and proves
-/// nothing.
-#[tokio::test]
-async fn live_daytona_accepts_the_key_and_has_its_default_snapshot() {
-    let Ok(key) = std::env::var("DAYTONA_API_KEY") else {
-        eprintln!("SKIPPED: live Daytona smoke test (DAYTONA_API_KEY is not set)");
-        return;
-    };
-    let api = std::env::var("DAYTONA_API_URL").unwrap_or_else(|_| "https://app.daytona.io/api".into());
-    let http = agenticos::sandbox::daytona_client::DaytonaClient::default_http().expect("http");
-    let client =
-        agenticos::sandbox::daytona_client::DaytonaClient::new(http, url::Url::parse(&api).expect("url"), key.into())
-            .expect("client");
-    let found = agenticos::sandbox::connections::daytona::find(&client, None).await;
-    assert!(found.key.is_ok(), "{found:?}");
-    eprintln!("live: permissions the key lacks: {:?}", found.missing);
-    let snapshot = found.snapshot.expect("a snapshot asked");
-    assert!(snapshot.found.is_ok(), "the default snapshot {:?}: {:?}", snapshot.name, snapshot.found);
-    live_smoke_checklist(&client).await;
-}
-
-/// The automatable steps of docs/daytona.md's real-account checklist, each step's outcome logged:
-/// a throw-away sandbox created, written, stopped (the toolbox's not-running answer), started
-/// again (how long Daytona held the start), deleted (the toolbox's answer for a deleted one).
-async fn live_smoke_checklist(c: &agenticos::sandbox::daytona_client::DaytonaClient) {
-    use agenticos::sandbox::daytona_client::{CreateSandbox, DaytonaError};
-    let name = format!("agenticos-smoke-{}", uuid::Uuid::new_v4().simple());
-    let began = std::time::Instant::now();
-    let create = CreateSandbox { name: Some(name.clone()), auto_stop_interval: Some(15), ..Default::default() };
-    let sb = c.create_sandbox(&create).await;
-    eprintln!("live: create {name}: {:?} after {:?}", sb.as_ref().map(|s| s.state()), began.elapsed());
-    let sb = sb.expect("create");
-    let tb = c.toolbox(&sb).await.expect("toolbox");
-    eprintln!("live: upload: {:?}", tb.upload("smoke.txt", b"smoke").await);
-    eprintln!(
-        "live: download: {:?}",
-        tb.download("smoke.txt", 1024).await.map(|b| String::from_utf8_lossy(&b).into_owned())
-    );
-    let began = std::time::Instant::now();
-    eprintln!("live: stop: {:?} after {:?}", c.stop_sandbox(&sb.id).await.map(|s| s.state()), began.elapsed());
-    for _ in 0..60 {
-        if c.get_sandbox(&sb.id).await.map(|s| s.state().as_str() == "stopped").unwrap_or(false) {
-            break;
+db_test! {
+    async fn a_daytona_image_runtime_saves_without_save_anyway_and_a_workspace_is_built_from_it(app: TestApp) {
+        let o = Org::new(&app).await;
+        let fake = daytona_fake::FakeDaytona::start(&[]);
+        fake.reset_request_counts();
+        // No snapshot to look up: the key and its permissions are asked, and the save goes through.
+        let r = create(&o, json!({"name": "built", "kind": "daytona", "address": fake.api_url, "new_key": fake.api_key,
+            "default_runtime": "image:python:3.12-slim"})).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        assert_eq!(r.json()["default_runtime"], "image:python:3.12-slim");
+        let id = r.json()["id"].as_str().expect("id").to_string();
+        let p = o.call(Method::POST, &format!("/api/v1/sandbox-connections/{id}/probe"), None).await.json();
+        assert_eq!((p["status"].as_str(), p["health"].as_str()), (Some("ok"), Some("healthy")), "{p}");
+        assert!(p["message"].as_str().is_some_and(|m| m.contains("built from the image “python:3.12-slim”")), "{p}");
+        let counts = fake.request_counts();
+        assert_eq!(counts.get("GET /snapshots/{id}"), None, "{counts:?}");
+        assert!(counts.get("GET /sandbox").copied().unwrap_or(0) >= 2, "{counts:?}");
+        // A reference Docker would refuse is refused at the field, even saved anyway.
+        for bad in ["image:Python:3.12", "image:", "image:python:", "image:a//b"] {
+            let r = create(&o, json!({"name": "bad", "kind": "daytona", "address": fake.api_url, "new_key": fake.api_key,
+                "default_runtime": bad, "save_anyway": true})).await;
+            r.problem(422);
+            assert_eq!(r.problem_fields(), vec!["default_runtime"], "{bad}");
         }
-        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        // A refused key still refuses the save.
+        let r = create(&o, json!({"name": "bad", "kind": "daytona", "address": fake.api_url, "new_key": "not-the-fakes-key",
+            "default_runtime": "image:python:3.12-slim"})).await;
+        r.problem(422);
+        assert_eq!(app.count("sandbox_connections").await, 1);
+        // A workspace on it: Daytona builds the sandbox from the image (pending_build), then runs.
+        let agent = o.agent(crate::support::service_agent("builder", "conversation")).await;
+        let conv = o.conversation(&agent, json!({})).await;
+        let run = o.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(o.write(&run, "a.txt", "x").await.status, 204);
+        let key = o.ws(&run, Method::GET, "state", None).await.json()["session_key"].as_str().expect("key").to_string();
+        let sb = fake.sandboxes().into_iter().find(|s| s["name"] == key.as_str()).expect("its sandbox");
+        assert_eq!(sb["buildInfo"]["dockerfileContent"], "FROM python:3.12-slim\n", "{sb}");
+        fake.assert_log_matches_the_documents();
     }
-    let stopped = tb.info("smoke.txt").await;
-    eprintln!("live: toolbox of a stopped sandbox: {stopped:?}");
-    let began = std::time::Instant::now();
-    eprintln!("live: start: {:?} held {:?}", c.start_sandbox(&sb.id).await.map(|s| s.state()), began.elapsed());
-    eprintln!("live: delete: {:?}", c.delete_sandbox(&sb.id).await);
-    let deleted = tb.info("smoke.txt").await;
-    eprintln!("live: toolbox of a deleted sandbox: {deleted:?}");
-    assert!(matches!(stopped, Err(DaytonaError::NotRunning { .. })), "a stopped sandbox's toolbox: {stopped:?}");
 }

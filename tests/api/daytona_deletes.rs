@@ -163,3 +163,44 @@ db_test! {
         fake.assert_log_matches_the_documents();
     }
 }
+
+db_test! {
+    async fn a_daytona_older_than_v0_180_with_a_bare_sandbox_list_is_probed_listed_and_swept(app: TestApp) {
+        use agenticos::sandbox::connections::daytona::{owner_labels, CONNECTION_LABEL};
+        use agenticos::sandbox::running::orphans;
+        let fake = FakeDaytona::start(&[]);
+        // `GET /sandbox` answers a bare array, no cursor, as a self-hosted Daytona before v0.180.
+        fake.set_hooks(json!({"bareList": true}));
+        let o = Org::new(&app).await;
+        let (_, named) = agent_with_a_sandbox(&app, &o, &fake, &fake.api_key).await;
+        let conn_id = app.scalar_strings("SELECT id FROM sandbox_connections").await.remove(0);
+        // The check: the key is accepted (its `GET /sandbox?limit=1` read as one page).
+        let p = o.call(Method::POST, &format!("/api/v1/sandbox-connections/{conn_id}/probe"), None).await.json();
+        assert_eq!((p["status"].as_str(), p["health"].as_str()), (Some("ok"), Some("healthy")), "{p}");
+        // An orphan of ours beside the named sandbox.
+        let mut ours = owner_labels(&app.state, &o.org_id);
+        ours.insert(CONNECTION_LABEL.into(), conn_id.clone());
+        let orphan = labelled_sandbox_at(&fake, "orphan", ours).await;
+        // Running lists both.
+        let v = o.call(Method::GET, "/api/v1/sandbox-sessions", None).await.json();
+        let conn = v["daytona"].as_array().expect("daytona").iter().find(|d| d["connection_id"] == conn_id.as_str()).expect("conn").clone();
+        assert_eq!(conn["problem"], serde_json::Value::Null, "{conn}");
+        let mut listed: Vec<&str> = conn["sandboxes"].as_array().expect("sandboxes").iter().filter_map(|s| s["sandbox_id"].as_str()).collect();
+        listed.sort();
+        let mut both = vec![named.as_str(), orphan.as_str()];
+        both.sort();
+        assert_eq!(listed, both, "{conn}");
+        // The orphan sweep finds and purges only the unnamed one.
+        let found = orphans::everywhere_at(&app.state, agenticos::db::now_ms() + 11 * MINUTE).await.expect("orphans");
+        let ids: Vec<&str> = found.orphans.iter().map(|o| o.session_id.as_str()).collect();
+        assert_eq!(ids, vec![orphan.as_str()], "{:?}", found.problems);
+        let done = orphans::purge(&app.state, &found.orphans).await.expect("purge");
+        assert_eq!((done.purged, done.problems.len()), (1, 0), "{done:?}");
+        assert_eq!(state_at(&fake, &orphan), "destroyed");
+        assert_eq!(state_at(&fake, &named), "started");
+        // Every list answer was the old bare array.
+        let lists: Vec<serde_json::Value> = fake.log_lines().into_iter().filter(|l| l["route"] == "GET /sandbox").collect();
+        assert!(!lists.is_empty() && lists.iter().all(|l| l["bareList"] == true && l["response"].is_array()), "{lists:?}");
+        fake.assert_log_matches_the_documents();
+    }
+}

@@ -46,7 +46,9 @@ db_test! {
         assert_eq!(sb["labels"]["agenticos.io/workspace"], key.as_str());
         assert!(sb["labels"]["agenticos.io/deployment"].as_str().is_some_and(|d| d.len() == 16));
         assert_eq!((sb["autoStopInterval"].as_i64(), sb["autoDeleteInterval"].as_i64()), (Some(15), Some(-1)));
-        let on_disk = std::path::Path::new(sb["dir"].as_str().expect("dir")).join("notes/hello.txt");
+        assert_eq!(sb["labels"]["agenticos.io/root"], "workspace");
+        // The workspace is the `workspace` folder under the sandbox's home.
+        let on_disk = std::path::Path::new(sb["dir"].as_str().expect("dir")).join("workspace/notes/hello.txt");
         assert_eq!(std::fs::read_to_string(on_disk).expect("the file in the sandbox"), secret);
 
         let r = o.read(&run, "/workspace/notes/hello.txt").await;
@@ -155,6 +157,8 @@ db_test! {
         assert_eq!(fake.request_counts().get("POST /sandbox").copied(), Some(1), "our create met the 409");
         let ours = o.ws(&run, Method::GET, "state", None).await.json();
         assert_eq!(ours["state"], "open");
+        // The other replica's sandbox was made here without the workspace-folder label: its files
+        // stay at its work dir (a sandbox made before the workspace folder).
         let on_disk = std::path::Path::new(sandbox_named(&fake, &key2).expect("one")["dir"].as_str().unwrap()).join("raced.txt");
         assert!(on_disk.exists(), "the write landed in the other replica's sandbox {}", theirs.id);
         fake.set_hooks(json!({"fail": null}));

@@ -22,6 +22,91 @@ use crate::state::AppState;
 
 type Result<T> = std::result::Result<T, ConnectionError>;
 
+/// The longest snapshot name a connection keeps.
+const SNAPSHOT_NAME_MAX: usize = 200;
+
+/// A runtime written `image:<reference>` is an image Daytona builds a sandbox from (a Dockerfile
+/// `FROM <reference>`); anything else names a snapshot.
+pub const IMAGE_PREFIX: &str = "image:";
+
+/// Whether `s` may name a Daytona snapshot (`daytonaio/sandbox:0.4.3`, `my-python`): 1 to 200
+/// letters, digits and `. _ - : / @`; or, after `image:`, an image reference
+/// ([`is_image_reference`]).
+pub fn is_snapshot_name(s: &str) -> bool {
+    if let Some(image) = s.strip_prefix(IMAGE_PREFIX) {
+        return s.len() <= SNAPSHOT_NAME_MAX && is_image_reference(image);
+    }
+    !s.is_empty()
+        && s.len() <= SNAPSHOT_NAME_MAX
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | ':' | '/' | '@'))
+}
+
+/// Whether `r` reads as a Docker image reference, `[registry[:port]/]path[:tag][@algo:hex]`: path
+/// components of lower-case letters and digits joined by `.`, `_`, `__` or dashes; a tag of up
+/// to 128 letters, digits, `_ . -` not starting with `.` or `-` (the grammar of
+/// distribution/reference, which Daytona's build hands the reference to).
+pub fn is_image_reference(r: &str) -> bool {
+    let (name, digest) = match r.split_once('@') {
+        Some((n, d)) => (n, Some(d)),
+        None => (r, None),
+    };
+    if let Some(d) = digest {
+        let Some((algo, hex)) = d.split_once(':') else { return false };
+        let algo_ok = !algo.is_empty() && algo.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+        if !algo_ok || hex.len() < 32 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+            return false;
+        }
+    }
+    let last_slash = name.rfind('/').map_or(0, |i| i + 1);
+    let (path, tag) = match name[last_slash..].rfind(':') {
+        Some(i) => (&name[..last_slash + i], Some(&name[last_slash + i + 1..])),
+        None => (name, None),
+    };
+    if let Some(t) = tag {
+        let ok = !t.is_empty()
+            && t.len() <= 128
+            && !t.starts_with(['.', '-'])
+            && t.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+        if !ok {
+            return false;
+        }
+    }
+    let mut parts: Vec<&str> = path.split('/').collect();
+    if parts.len() > 1 && (parts[0].contains(['.', ':']) || parts[0] == "localhost") {
+        let host = parts.remove(0);
+        let (host, port) = host.split_once(':').unwrap_or((host, "1"));
+        let host_ok = !host.is_empty() && host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-'));
+        if !host_ok || port.is_empty() || !port.chars().all(|c| c.is_ascii_digit()) {
+            return false;
+        }
+    }
+    !parts.is_empty() && parts.iter().all(|p| is_path_component(p))
+}
+
+/// `[a-z0-9]+` joined by `.`, `_`, `__` or any number of `-`.
+fn is_path_component(p: &str) -> bool {
+    let b = p.as_bytes();
+    if b.is_empty() || !b[0].is_ascii_alphanumeric() || !b[b.len() - 1].is_ascii_alphanumeric() {
+        return false;
+    }
+    if !p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-')) {
+        return false;
+    }
+    // Separators: `.` and `_` alone, `__`, or dashes; never `._`, `_.`, `___` or `..`.
+    let mut run = String::new();
+    for c in p.chars() {
+        if c.is_ascii_alphanumeric() {
+            if !(run.is_empty() || run == "." || run == "_" || run == "__" || run.chars().all(|c| c == '-')) {
+                return false;
+            }
+            run.clear();
+        } else {
+            run.push(c);
+        }
+    }
+    true
+}
+
 /// A client of the Daytona API at `url` with `token` (no redirect is followed: `st.http`).
 fn client(st: &AppState, url: &Url, token: SecretString) -> Result<DaytonaClient> {
     DaytonaClient::new(st.http.clone(), url.clone(), token).map_err(|e| ConnectionError::AddressRefused(e.in_words()))
@@ -65,8 +150,8 @@ pub fn owner_labels(st: &AppState, org_id: &str) -> BTreeMap<String, String> {
 pub struct Findings {
     /// Whether the key was accepted (`GET /sandbox?limit=1`).
     pub key: std::result::Result<(), DaytonaError>,
-    /// The snapshot new sandboxes start from, whether it was chosen, and whether it exists; none
-    /// when the key was not accepted.
+    /// The snapshot (or `image:`) new sandboxes start from, whether it was chosen, and whether
+    /// it exists; none when the key was not accepted.
     pub snapshot: Option<Snapshot>,
     /// The permissions the key lacks of those the backend needs (`write:sandboxes`,
     /// `delete:sandboxes`), proven without creating a sandbox; asked only once the snapshot was
@@ -108,7 +193,11 @@ pub async fn find(client: &DaytonaClient, snapshot: Option<&str>) -> Findings {
             }
         },
     };
-    let found = client.get_snapshot(&name).await.map(drop);
+    // An image cannot be looked up: Daytona's API has no route that checks one short of building
+    // it (`POST /snapshots` pulls and builds; a sandbox create with `buildInfo` builds). Its
+    // reference was checked when the connection was saved; a build that fails shows on the
+    // workspace, in Daytona's words (`build_failed` and its reason).
+    let found = if name.starts_with(IMAGE_PREFIX) { Ok(()) } else { client.get_snapshot(&name).await.map(drop) };
     let missing = if found.is_ok() { missing_permissions(client).await } else { Ok(Vec::new()) };
     Findings { key: Ok(()), snapshot: Some(Snapshot { name, chosen, found }), missing }
 }
@@ -180,6 +269,28 @@ impl Findings {
                     missing.join(" and ")
                 ),
             ),
+            (Ok(()), Ok(_)) if s.name.starts_with(IMAGE_PREFIX) => {
+                let image = &s.name[IMAGE_PREFIX.len()..];
+                let mark = RuntimeMark {
+                    alias: s.name.clone(),
+                    description: "An image Daytona builds each new sandbox from.".into(),
+                    image: image.to_string(),
+                    builds: true,
+                    in_catalog: false,
+                    offered: Some(true),
+                };
+                Probe {
+                    status: ProbeStatus::Ok,
+                    health: Health::Healthy,
+                    message: format!(
+                        "Daytona accepted the key. New sandboxes are built from the image “{image}” as they are \
+                         first opened (it is not checked now: Daytona cannot check an image without building it, \
+                         so a wrong name shows as that workspace's failed build, in Daytona's words)."
+                    ),
+                    runtimes: vec![mark],
+                    host_default_runtime: None,
+                }
+            }
             (Ok(()), Ok(_)) => {
                 let mark = RuntimeMark {
                     alias: s.name.clone(),
@@ -249,4 +360,39 @@ pub(super) async fn ask(
 pub(super) async fn ask_saved(st: &AppState, org_id: &str, conn: &Connection) -> Result<Probe> {
     let client = client_for(st, org_id, conn).await?;
     Ok(find(&client, conn.default_runtime.as_deref()).await.probe(st))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{is_image_reference, is_snapshot_name};
+
+    #[test]
+    fn image_runtimes_are_docker_references() {
+        for ok in [
+            "python:3.12-slim",
+            "python",
+            "library/python:3.12",
+            "ghcr.io/org/tool:v1.2",
+            "localhost:5000/team/img",
+            "registry.example.com:443/a/b_c__d-e:latest",
+            "python@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+        ] {
+            assert!(is_image_reference(ok) && is_snapshot_name(&format!("image:{ok}")), "{ok:?} refused");
+        }
+        for bad in
+            ["", "Python:3", "python:", "python:-x", "a//b", "-a", "a-", "a..b", "host:port/x", "x@sha256:zz", "a b"]
+        {
+            assert!(!is_image_reference(bad), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn snapshot_names_are_plain_image_like_names() {
+        for ok in ["daytonaio/sandbox:0.4.3", "my-python", "registry.example.com/team/img@sha256", "a"] {
+            assert!(is_snapshot_name(ok), "{ok:?} refused");
+        }
+        for bad in ["", "has space", "semi;colon", "new\nline", &"x".repeat(201), "quote\"d"] {
+            assert!(!is_snapshot_name(bad), "{bad:?} accepted");
+        }
+    }
 }

@@ -160,7 +160,16 @@ fn default_runtime(errors: &mut FieldErrors, kind: Option<ConnectionKind>, runti
         return None;
     }
     // Without a known kind (a field error of its own) there is nothing to check it against.
-    let (valid, message) = kind?.runtime_is_valid(runtime);
+    let (valid, message) = match kind? {
+        ConnectionKind::Daytona => (
+            super::daytona::is_snapshot_name(runtime),
+            "A Daytona snapshot name is 1 to 200 letters, digits and . _ - : / @ (like daytonaio/sandbox:0.4.3), or image: and an image reference (like image:python:3.12-slim).",
+        ),
+        ConnectionKind::Sandboxd => (
+            crate::catalog::is_valid_alias(runtime),
+            "A runtime alias is lower-case letters, digits and dashes, starting with a letter.",
+        ),
+    };
     if valid {
         Some(runtime.to_string())
     } else {

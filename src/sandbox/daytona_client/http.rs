@@ -235,10 +235,19 @@ impl DaytonaClient {
     ) -> Result<T, DaytonaError> {
         let response = self.send(side, method, url, body, timeout).await?;
         let bytes = response.bytes().await.map_err(DaytonaError::from_transport)?;
-        serde_json::from_slice(&bytes).map_err(|e| {
+        parse_json(&bytes).map_err(|e| {
             tracing::debug!(target: "daytona", error = %e, "an answer that is not Daytona's");
             DaytonaError::NotDaytona
         })
+    }
+}
+
+/// JSON of type `T`. Bytes that are not UTF-8 (a file name as a file system holds it, where
+/// Daytona's daemon would have sent U+FFFD) are read as U+FFFD rather than losing the answer.
+pub(crate) fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> serde_json::Result<T> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_str(&String::from_utf8_lossy(bytes)),
     }
 }
 

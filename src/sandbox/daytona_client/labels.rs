@@ -11,6 +11,11 @@ pub const ORGANIZATION: &str = "agenticos.io/org";
 pub const CONNECTION: &str = "agenticos.io/connection";
 pub const SCOPE: &str = "agenticos.io/scope";
 pub const WORKSPACE: &str = "agenticos.io/workspace";
+/// Where the workspace's files are in the sandbox: [`ROOT_WORKSPACE`] for `<home>/workspace`;
+/// absent on sandboxes created before that rule (their files are at the work dir itself).
+pub const ROOT: &str = "agenticos.io/root";
+/// [`ROOT`]'s value: the workspace is the `workspace` folder under the sandbox user's home.
+pub const ROOT_WORKSPACE: &str = "workspace";
 
 /// A deployment's label value: 16 hex of the SHA-256 of its public URL.
 pub fn deployment_id(public_url: &str) -> String {

@@ -122,6 +122,12 @@ impl Toolbox {
         Ok(dir.dir)
     }
 
+    /// `GET /user-home-dir`: the home folder of the sandbox's user (absolute).
+    pub async fn user_home_dir(&self) -> Result<String, DaytonaError> {
+        let dir: Dir = self.json(Method::GET, self.url(&["user-home-dir"], &[]), Body::None).await?;
+        Ok(dir.dir)
+    }
+
     /// `POST /process/execute`, sent once (a command must not run twice): waits the command's own
     /// `timeout` plus a margin. A command past its timeout is [`DaytonaError::RequestTimeout`]
     /// (killed; no output comes back). The answer is read as it streams: `result` is kept up to

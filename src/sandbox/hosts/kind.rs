@@ -88,21 +88,6 @@ impl ConnectionKind {
         }
     }
 
-    /// Whether `runtime` (a connection's default runtime) is well formed for this kind, and what
-    /// a wrong one is told: a catalog alias on sandboxd, a snapshot name on Daytona.
-    pub fn runtime_is_valid(self, runtime: &str) -> (bool, &'static str) {
-        match self {
-            ConnectionKind::Sandboxd => (
-                crate::catalog::is_valid_alias(runtime),
-                "A runtime alias is lower-case letters, digits and dashes, starting with a letter.",
-            ),
-            ConnectionKind::Daytona => (
-                crate::sandbox::daytona_client::is_snapshot_name(runtime),
-                "A Daytona snapshot name is 1 to 200 letters, digits and . _ - : / @ (like daytonaio/sandbox:0.4.3).",
-            ),
-        }
-    }
-
     /// Whether the host answers the sandboxd API's sessions, policy and events: the Running tab's
     /// sessions section, the policy panel, a session's activity and close dialog.
     pub fn has_sessions(self) -> bool {

@@ -138,7 +138,16 @@ impl Command {
             OutputEncoding::Text => (Some(stdout), Some(stderr), None, None),
             OutputEncoding::Base64 => (None, None, Some(reencode(&stdout)), Some(reencode(&stderr))),
         };
-        ExecResult { stdout, stderr, exit_code, timed_out, output_limited, stdout_base64, stderr_base64 }
+        ExecResult {
+            stdout,
+            stderr,
+            exit_code,
+            timed_out,
+            output_limited,
+            stdout_base64,
+            stderr_base64,
+            output_combined: false,
+        }
     }
 
     /// The command as people read it: `/bin/sh -c` lines as the line, argv words quoted when needed.

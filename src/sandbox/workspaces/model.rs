@@ -120,6 +120,10 @@ pub struct ExecResult {
     /// Standard error's bytes, as `stdout_base64`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stderr_base64: Option<String>,
+    /// Standard output and standard error arrived together, in the order written, all in
+    /// `stdout` (`stderr` empty): the host does not keep them apart (a Daytona workspace, whose
+    /// `process/execute` combines them). False when each stream is in its own field.
+    pub output_combined: bool,
 }
 
 /// A run and the workspace it resolves to.

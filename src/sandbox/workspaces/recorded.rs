@@ -185,6 +185,7 @@ mod tests {
             output_limited,
             stdout_base64: None,
             stderr_base64: None,
+            output_combined: false,
         })
     }
 

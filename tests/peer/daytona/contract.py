@@ -70,6 +70,8 @@ QUIRKS = {
     "proxy-502-empty": "the toolbox proxy's 502 without a body when the daemon does not answer (srv libs/common-go/pkg/proxy/proxy.go:122), as a `fail` hook asked",
     "redirect": "a redirect the fake's `redirect` hook asked for (not Daytona behaviour: a test of the client's refusal to follow)",
     "hook-fail": "an error status the fake's `fail` hook asked for",
+    "pre-cursor-list": "a self-hosted Daytona before v0.180 answers GET /sandbox with a bare array of sandboxes, no cursor (srv v0.179.0 sandbox.controller.ts listSandboxes), as the fake's `bareList` hook asked",
+    "raw-names": "GET /files with names that are not UTF-8 sent as raw bytes (NOT Daytona, which sends U+FFFD: the fake's `rawNames` hook, a test of the client); checked with those bytes read as U+FFFD",
     "invalid-on-purpose": "a request the documents forbid, sent on purpose (X-Fake-Expect-Invalid); it does not match, its answer was still checked",
 }
 
@@ -434,6 +436,11 @@ def check_response(op: Operation, entry: dict) -> tuple[list[str], list[str]]:
         return problems, quirks
     if entry.get("hookFail"):
         quirks.append("hook-fail")
+    if entry.get("bareList") and status == 200 and isinstance(body, list):
+        validate({"type": "array", "items": {"$ref": "#/components/schemas/SandboxListItem"}}, "pre-cursor-list")
+        return problems, quirks
+    if entry.get("rawNames"):
+        quirks.append("raw-names")
     documented = responses.get(str(status))
     if spec.name == "api":
         if documented is None and 200 <= status < 300 and status == 201 and op.template in INTERVAL_ROUTES:

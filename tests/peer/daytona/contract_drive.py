@@ -47,7 +47,7 @@ def call(method: str, url: str, key: str | None, body=None, content_type: str | 
         LAST_HEADERS.update({k.lower(): v for k, v in e.headers.items()})
     parsed = None
     if payload and ctype.startswith("application/json"):
-        parsed = json.loads(payload)
+        parsed = json.loads(payload.decode("utf-8", "replace"))
     return status, parsed, payload
 
 
@@ -419,6 +419,29 @@ def drive(root: str, key: str) -> int:
     truth("hook listLagSeconds: a new sandbox is not listed yet", s == 200 and b["items"] == [], b)
     call("POST", hooks, None, {"listLagSeconds": None, "names": None})
     call("DELETE", f"{api}/sandbox/{lag}", key)
+
+    # A new sandbox's home holds the default snapshot's dotfiles and the daemon's .daytona.
+    s, b, _ = call("POST", f"{api}/sandbox", key, {"name": f"{name}-home", "labels": {"home": run}})
+    home_id = b["id"]
+    htb = f"{b['toolboxProxyUrl']}/{home_id}"
+    s, b, _ = call("GET", f"{htb}/files?path=.", key)
+    truth("a new home holds the snapshot's dotfiles", s == 200 and {".bashrc", ".profile", ".zshrc", ".daytona"}
+          <= {e["name"] for e in b}, b)
+    # A name that is not UTF-8: U+FFFD in Daytona's JSON; raw bytes only with the hook rawNames.
+    s, b, _ = call("POST", f"{htb}/process/execute", key,
+                   {"command": "mkdir -p odd && printf x > \"odd/bad$(printf '\\377')name\" && printf y > odd/good", "timeout": 10})
+    expect("make a file whose name is not UTF-8", s, 200, b)
+    s, b, payload = call("GET", f"{htb}/files?path=odd", key)
+    truth("a name that is not UTF-8 arrives with U+FFFD", s == 200 and sorted(e["name"] for e in b)
+          == ["bad\ufffdname", "good"] and b"\\ufffd" in payload, payload)
+    call("POST", hooks, None, {"rawNames": True})
+    s, b, payload = call("GET", f"{htb}/files?path=odd", key)
+    truth("hook rawNames: the name's raw bytes", s == 200 and b"bad\xffname" in payload, payload)
+    call("POST", hooks, None, {"rawNames": None, "bareList": True})
+    s, b, _ = call("GET", f"{api}/sandbox?" + urllib.parse.urlencode({"labels": json.dumps({"home": run}), "limit": 1}), key)
+    truth("hook bareList: a bare array, no cursor", s == 200 and isinstance(b, list) and [x["id"] for x in b] == [home_id], b)
+    call("POST", hooks, None, {"bareList": None})
+    call("DELETE", f"{api}/sandbox/{home_id}", key)
 
     s, b, _ = call("GET", f"{root}/_fake/requests", None)
     truth("request counts", s == 200 and b["counts"].get("POST /toolbox/{sandboxId}/process/execute", 0) >= 4

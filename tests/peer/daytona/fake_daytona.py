@@ -43,7 +43,8 @@ Delete renames the sandbox to `DESTROYED_<name>_<epoch ms>` (the name is free ag
 `desiredState: destroyed`, state `destroying`, then `destroyed` (404 from then on; its folder is
 removed). Stop of a sandbox with `autoDeleteInterval: 0` deletes it (ephemeral). Each sandbox has a
 real folder; its work dir and home are that folder's real absolute path (the toolbox reports it at
-`/work-dir`, `/user-home-dir`), relative paths resolve there, and paths outside it are refused (403;
+`/work-dir`, `/user-home-dir`), holding what the default snapshot's home holds (`HOME_FILES`:
+dotfiles and the daemon's `.daytona/`), relative paths resolve there, and paths outside it are refused (403;
 a real sandbox would allow them). `process/execute` really runs `sh -c <command>` there (Daytona
 pipes the command to the first of zsh/bash/sh: the fake always uses sh).
 
@@ -117,6 +118,11 @@ Test hooks (JSON in, JSON out; none of this exists in Daytona):
                                archived sandbox's restore, how long a start is held (default 30)
       names: {"<sandbox name>": {buildSeconds, buildFail, ...}}   per-name overrides of the above
                                creation keys
+      bareList: bool           `GET /sandbox` answers as a self-hosted Daytona before v0.180: a
+                               bare array of every matching sandbox, no cursor
+      rawNames: bool           NOT Daytona: `GET /files` sends names that are not UTF-8 as their
+                               raw bytes (Daytona sends U+FFFD in their place), so its body is not
+                               valid UTF-8
   GET  /_fake/hooks                          the hooks now
   POST /_fake/clock  {"advance_seconds": n}  move the fake clock (transitions and intervals due
                                              meanwhile fire); GET /_fake/clock reads it
@@ -486,6 +492,29 @@ def int_field(body: dict, key: str, path: str, default=None, minimum=None):
     return int(v)
 
 
+# What a new sandbox's home holds before anything is written: the default snapshot's user is made
+# with `useradd -m daytona` (its skeleton: .bash_logout, .bashrc, .profile) and `touch ~/.zshrc`
+# (srv v0.190.0 images/sandbox/Dockerfile:78,99), and the daemon makes `~/.daytona` as it starts
+# (srv v0.190.0 apps/daemon/cmd/daemon/main.go:59, its sessions' logs). The sandbox's work dir is
+# that home (the runner sets DAYTONA_USER_HOME_AS_WORKDIR when the image has no WORKDIR: srv
+# apps/runner/pkg/docker/container_configs.go:151; main.go:92 chdirs there).
+HOME_FILES = {
+    ".bash_logout": b"# ~/.bash_logout: executed by bash(1) when login shell exits.\n",
+    ".bashrc": b"# ~/.bashrc: executed by bash(1) for non-login shells.\n",
+    ".profile": b"# ~/.profile: executed by the command interpreter for login shells.\n",
+    ".zshrc": b"",
+    ".daytona/sessions/entrypoint/entrypoint_command/output.log": b"",
+}
+
+
+def seed_home(folder: str):
+    for name, data in HOME_FILES.items():
+        full = os.path.join(folder, name)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "wb") as f:
+            f.write(data)
+
+
 def create_sandbox(body, path: str) -> Answer:
     if not isinstance(body, dict):
         raise api_error(400, "Invalid request body", path)
@@ -529,6 +558,7 @@ def create_sandbox(body, path: str) -> Answer:
             raise api_error(409, f"Sandbox with name {name} already exists", path)
         folder = os.path.join(ROOT, sid)
         os.makedirs(folder)
+        seed_home(folder)
         t = now()
         sb = {
             "id": sid, "name": name, "labels": dict(body.get("labels") or {}), "env": dict(body.get("env") or {}),
@@ -613,6 +643,12 @@ def list_sandboxes(query: dict, path: str) -> Answer:
         page = rows[offset:offset + limit]
         more = offset + limit < len(rows)
         cursor = base64.urlsafe_b64encode(f"fake-offset:{offset + limit}".encode()).decode() if more else None
+        if HOOKS.get("bareList"):
+            # A self-hosted Daytona before v0.180 (hook `bareList`): every sandbox matching the
+            # labels as a bare array, no `limit` or cursor (srv v0.179.0
+            # apps/api/src/sandbox/controllers/sandbox.controller.ts:128-168, listSandboxes ->
+            # findAllDeprecated, `type: [SandboxDto]`).
+            return Answer(200, [list_item(sb) for sb in rows])
         return Answer(200, {"items": [list_item(sb) for sb in page], "nextCursor": cursor})
 
 
@@ -861,15 +897,23 @@ def toolbox_route(sb: dict, method: str, sub_parts: list[str], query: dict, body
             raise tb.err(400, "depth must be an integer", "BAD_REQUEST")
         if depth < 1:
             raise tb.err(400, "depth must be at least 1", "BAD_REQUEST")
-        out = []
+        out, raw_names = [], []
 
         def walk(d, level):
             for entry in sorted(os.listdir(d)):
                 p = os.path.join(d, entry)
                 out.append(file_info(p))
+                raw_names.append(entry)
                 if level < depth and os.path.isdir(p) and not os.path.islink(p):
                     walk(p, level + 1)
         walk(full, 1)
+        if HOOKS.get("rawNames"):
+            # Not Daytona (its daemon's encoding/json sends U+FFFD): names as their raw bytes, so
+            # the body is not valid UTF-8 (a test of a client that must not lose the whole list).
+            for info, raw_name in zip(out, raw_names):
+                info["name"] = raw_name
+            data = json.dumps(out, ensure_ascii=False).encode("utf-8", "surrogateescape")
+            return route, Answer(200, data)
         return route, Answer(200, out)
     if key == "GET /files/info":
         full = tb.resolve(q1(query, "path"))
@@ -1333,7 +1377,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif raw:
             entry["bodyLength"] = len(raw)
         if answer.content_type and answer.content_type.startswith("application/json") and data:
-            entry["response"] = json.loads(data)
+            entry["response"] = json.loads(data.decode("utf-8", "replace"))
+            if HOOKS.get("rawNames") and route == "GET /toolbox/{sandboxId}/files":
+                entry["rawNames"] = True
+            if HOOKS.get("bareList") and route == "GET /sandbox":
+                entry["bareList"] = True
         elif answer.content_type and answer.content_type.startswith("multipart/") and data:
             entry["responseParts"] = [{k: p[k] for k in ("name", "filename", "contentType")}
                                       for p in parse_multipart(data, answer.content_type)]

@@ -2,59 +2,57 @@
 //! the workspace's words: 404 → not found, 403 → permission denied, a 400 about a path → a
 //! field error (422) or the folder/file mix-up it names.
 
-use crate::sandbox::daytona_client::{DaytonaError, FileInfo, Toolbox};
+use super::root::Rooted;
+use crate::sandbox::daytona_client::{DaytonaError, FileInfo};
 use crate::sandbox::workspaces::backend::{Result, READ_MAX};
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::sandbox::workspaces::model::Entry;
 use crate::validate::FieldErrors;
 use crate::vocabulary::paths::WorkspacePath;
 
-/// The path as the toolbox takes it: relative to the sandbox's work dir (`.` for the root).
-fn at(path: &WorkspacePath) -> &str {
-    if path.is_root() {
-        "."
-    } else {
-        path.relative()
-    }
+/// The path as the toolbox takes it: below the workspace root ([`Rooted::at`]).
+fn at(tb: &Rooted, path: &WorkspacePath) -> String {
+    tb.at(if path.is_root() { "." } else { path.relative() })
 }
 
-pub(super) async fn read(tb: Toolbox, path: &WorkspacePath) -> Result<Vec<u8>> {
-    tb.download(at(path), READ_MAX).await.map_err(file_error)
+pub(super) async fn read(tb: Rooted, path: &WorkspacePath) -> Result<Vec<u8>> {
+    tb.toolbox().download(&at(&tb, path), READ_MAX).await.map_err(file_error)
 }
 
 /// Refused before anything is sent when the path starts or ends with white space: Daytona's
 /// upload trims it (`strings.TrimSpace`, apps/daemon/pkg/toolbox/fs/upload_files.go), so the file
 /// would land under another name.
-pub(super) async fn write(tb: Toolbox, path: &WorkspacePath, bytes: &[u8]) -> Result<()> {
-    let p = at(path);
-    if p.trim() != p {
+pub(super) async fn write(tb: Rooted, path: &WorkspacePath, bytes: &[u8]) -> Result<()> {
+    let rel = path.relative();
+    if rel.trim() != rel {
         return Err(WorkspaceError::Invalid(FieldErrors::one(
             "path",
             "Daytona cannot write a file whose path starts or ends with a space: it would trim the \
              name. Choose the name without those spaces.",
         )));
     }
-    tb.upload(p, bytes).await.map_err(file_error)
+    tb.toolbox().upload(&at(&tb, path), bytes).await.map_err(file_error)
 }
 
-pub(super) async fn mkdir(tb: Toolbox, path: &WorkspacePath) -> Result<()> {
-    tb.create_folder(at(path)).await.map_err(file_error)
+pub(super) async fn mkdir(tb: Rooted, path: &WorkspacePath) -> Result<()> {
+    tb.toolbox().create_folder(&at(&tb, path)).await.map_err(file_error)
 }
 
-pub(super) async fn remove(tb: Toolbox, path: &WorkspacePath) -> Result<()> {
-    tb.delete(at(path), true).await.map_err(file_error)
+pub(super) async fn remove(tb: Rooted, path: &WorkspacePath) -> Result<()> {
+    tb.toolbox().delete(&at(&tb, path), true).await.map_err(file_error)
 }
 
-pub(super) async fn stat(tb: Toolbox, path: &WorkspacePath) -> Result<Entry> {
-    let info = tb.info(at(path)).await.map_err(file_error)?;
+pub(super) async fn stat(tb: Rooted, path: &WorkspacePath) -> Result<Entry> {
+    let info = tb.toolbox().info(&at(&tb, path)).await.map_err(file_error)?;
     let name = if path.is_root() { String::new() } else { info.name.clone() };
     Ok(entry(info, name, path.relative().to_string()))
 }
 
-pub(super) async fn ls(tb: Toolbox, path: &WorkspacePath) -> Result<Vec<Entry>> {
-    let list = tb.list(at(path)).await.map_err(file_error)?;
+pub(super) async fn ls(tb: Rooted, path: &WorkspacePath) -> Result<Vec<Entry>> {
+    let list = tb.toolbox().list(&at(&tb, path)).await.map_err(file_error)?;
     let mut entries: Vec<Entry> = list
         .into_iter()
+        .filter(|info| is_plain_name(&info.name))
         .map(|info| {
             let rel = path.join(&info.name).relative().to_string();
             entry(info.clone(), info.name, rel)
@@ -62,6 +60,12 @@ pub(super) async fn ls(tb: Toolbox, path: &WorkspacePath) -> Result<Vec<Entry>> 
         .collect();
     entries.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(entries)
+}
+
+/// A name that stays in its folder: not empty, not `.` or `..`, no `/` (a daemon never lists
+/// those; a path built from one must not climb out of the workspace).
+pub(super) fn is_plain_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains('/')
 }
 
 fn entry(info: FileInfo, name: String, path: String) -> Entry {

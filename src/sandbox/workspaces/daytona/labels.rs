@@ -5,7 +5,9 @@
 use std::collections::BTreeMap;
 
 use crate::sandbox::daytona_client::labels::owner as owner_of;
-pub use crate::sandbox::daytona_client::labels::{CONNECTION, DEPLOYMENT, ORGANIZATION, SCOPE, WORKSPACE};
+pub use crate::sandbox::daytona_client::labels::{
+    CONNECTION, DEPLOYMENT, ORGANIZATION, ROOT, ROOT_WORKSPACE, SCOPE, WORKSPACE,
+};
 use crate::sandbox::workspaces::model::Resolved;
 use crate::state::AppState;
 

@@ -4,13 +4,16 @@
 //! `run`-scoped sandbox is deleted at the run's end (Daytona deletes it a week after it stopped,
 //! as a backstop); every sandbox auto-stops when idle, is kept awake while its run runs
 //! (`keepalive.rs`), and is started again (restored when archived) by the next operation, in the
-//! same run or the next. Documents and snapshots read its files without a run (`stored.rs`).
+//! same run or the next. The workspace is the `workspace` folder under the sandbox user's home
+//! (`root.rs`), so the home's dotfiles stay out of it. Documents and snapshots read its files
+//! without a run (`stored.rs`).
 
 mod files;
 pub mod keepalive;
 pub mod labels;
 mod open;
 mod restore;
+pub mod root;
 pub mod stored;
 
 use std::future::Future;
@@ -24,9 +27,10 @@ use super::manifest;
 use super::model::{Entry, ExecResult, Resolved};
 use crate::agents::runs::service as runs;
 use crate::sandbox::connections::service as connections;
-use crate::sandbox::daytona_client::{sh_command, DaytonaClient, DaytonaError, ExecuteRequest, Toolbox};
+use crate::sandbox::daytona_client::{sh_command, DaytonaClient, DaytonaError, ExecuteRequest};
 use crate::state::AppState;
 use crate::vocabulary::paths::WorkspacePath;
+use root::Rooted;
 
 pub struct DaytonaBackend<'a> {
     st: &'a AppState,
@@ -54,7 +58,7 @@ impl<'a> DaytonaBackend<'a> {
     /// tried once more. The request never reached the sandbox, so a command is not run twice.
     async fn on_sandbox<T, F, Fut>(&mut self, op: F) -> Result<T>
     where
-        F: Fn(Toolbox) -> Fut,
+        F: Fn(Rooted) -> Fut,
         Fut: Future<Output = Result<T>>,
     {
         let tb = self.ensure_open().await?;
@@ -92,22 +96,23 @@ pub const LIMITED_KEEP: usize = 64 * 1024;
 /// The output a manifest's `git clone` may print before it is cut.
 const CLONE_OUTPUT_LIMIT: usize = 1024 * 1024;
 
-/// `process/execute` of `command` (as `sh -c`), our deadline always sent: a 408 is a timed-out
+/// `process/execute` of `command` (as `sh -c`) in the workspace root, our deadline always sent: a 408 is a timed-out
 /// result (Daytona kills the command and sends no output). Daytona returns stdout and stderr
-/// together, in the order written: they come back as `stdout` (`stderr` empty). Daytona lets the
+/// together, in the order written: they come back as `stdout` (`stderr` empty), the answer
+/// saying so (`output_combined`). Daytona lets the
 /// command run to its end, so an `output_limited` answer keeps its exit code.
 async fn execute(
-    tb: &Toolbox,
+    tb: &Rooted,
     command: &Command,
     envs: std::collections::BTreeMap<String, String>,
 ) -> Result<ExecResult> {
     let request = ExecuteRequest {
         command: sh_command(&command.host_argv()),
-        cwd: None,
+        cwd: tb.cwd(),
         envs,
         timeout: command.timeout.as_secs().max(1),
     };
-    match tb.execute(&request, OUTPUT_LIMIT).await {
+    match tb.toolbox().execute(&request, OUTPUT_LIMIT).await {
         Ok(mut o) => {
             let exit = o.exit();
             if o.output_limited {
@@ -117,15 +122,20 @@ async fn execute(
                 }
                 o.result.truncate(cut);
             }
-            Ok(command.result(o.result, String::new(), exit, false, o.output_limited))
+            Ok(ExecResult {
+                output_combined: true,
+                ..command.result(o.result, String::new(), exit, false, o.output_limited)
+            })
         }
-        Err(DaytonaError::RequestTimeout) => Ok(command.result(String::new(), String::new(), None, true, false)),
+        Err(DaytonaError::RequestTimeout) => {
+            Ok(ExecResult { output_combined: true, ..command.result(String::new(), String::new(), None, true, false) })
+        }
         Err(e) => Err(files::host_error(e)),
     }
 }
 
-impl manifest::Target for Toolbox {
-    /// Commands start in the sandbox's work dir, where the workspace's files are.
+impl manifest::Target for Rooted {
+    /// Commands start in the workspace root.
     fn command_path(&self, path: &WorkspacePath) -> String {
         if path.is_root() {
             ".".to_string()
@@ -143,11 +153,11 @@ impl manifest::Target for Toolbox {
         Box::pin(async move {
             let request = ExecuteRequest {
                 command: sh_command(argv),
-                cwd: None,
+                cwd: self.cwd(),
                 envs: Default::default(),
                 timeout: manifest::git::TIMEOUT.as_secs(),
             };
-            match self.execute(&request, CLONE_OUTPUT_LIMIT).await {
+            match self.toolbox().execute(&request, CLONE_OUTPUT_LIMIT).await {
                 Ok(o) if o.exit() == Some(0) => Ok(Ok(())),
                 Ok(o) => {
                     let line = o.result.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no reason given");

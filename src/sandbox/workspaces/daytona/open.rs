@@ -19,11 +19,12 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::files::host_error;
+use super::root::{self, Rooted};
 use super::{labels, DaytonaBackend};
 use crate::agents::runs::service as runs;
 use crate::db;
 use crate::sandbox::client::OPEN_WAIT_WHILE_BUILDING;
-use crate::sandbox::daytona_client::{CreateSandbox, DaytonaClient, DaytonaError, Sandbox, SandboxState, Toolbox};
+use crate::sandbox::daytona_client::{CreateSandbox, DaytonaClient, DaytonaError, Sandbox, SandboxState};
 use crate::sandbox::snapshots::restore as snapshots;
 use crate::sandbox::workspaces::backend::Result;
 use crate::sandbox::workspaces::error::WorkspaceError;
@@ -62,14 +63,14 @@ pub(super) fn forget_toolbox(sandbox_id: &str) {
     }
 }
 
-fn known_toolbox(client: &DaytonaClient, sandbox_id: &str) -> Option<Toolbox> {
+fn known_toolbox(client: &DaytonaClient, sandbox_id: &str) -> Option<Rooted> {
     let proxy = proxies().lock().ok()?.get(sandbox_id).cloned()?;
-    client.toolbox_at(&proxy, sandbox_id).ok()
+    root::cached(&client.toolbox_at(&proxy, sandbox_id).ok()?, sandbox_id)
 }
 
 impl DaytonaBackend<'_> {
     /// The sandbox's toolbox, opened (found or created, started) on the run's first operation.
-    pub(super) async fn ensure_open(&mut self) -> Result<Toolbox> {
+    pub(super) async fn ensure_open(&mut self) -> Result<Rooted> {
         opening::refuse_if_switched_off(&self.r)?;
         let client = self.client().await?;
         if let Some(tb) = self.open_toolbox(&client) {
@@ -103,7 +104,7 @@ impl DaytonaBackend<'_> {
     }
 
     /// The toolbox of the sandbox this run already opened.
-    fn open_toolbox(&self, client: &DaytonaClient) -> Option<Toolbox> {
+    fn open_toolbox(&self, client: &DaytonaClient) -> Option<Rooted> {
         let w = &self.r.workspace;
         if !(self.r.run.workspace_opened && w.state == WorkspaceState::Open) {
             return None;
@@ -122,9 +123,11 @@ impl DaytonaBackend<'_> {
             },
             None => (None, None),
         };
+        let mut tags = labels::of(self.st, &self.r);
+        tags.insert(labels::ROOT.to_string(), labels::ROOT_WORKSPACE.to_string());
         let request = CreateSandbox {
             name: Some(self.r.workspace.session_key.clone()),
-            labels: labels::of(self.st, &self.r),
+            labels: tags,
             auto_stop_interval: Some(AUTO_STOP_MINUTES),
             auto_archive_interval: Some(AUTO_ARCHIVE_MINUTES),
             // Run scope: a week stopped, as a backstop (our finish deletes it first); persistent
@@ -138,8 +141,9 @@ impl DaytonaBackend<'_> {
         }
     }
 
-    /// Finds the sandbox by name or creates it, and waits until it runs.
-    async fn open_on_daytona(&self, client: &DaytonaClient) -> Result<(Sandbox, Toolbox)> {
+    /// Finds the sandbox by name or creates it, waits until it runs, and makes its workspace
+    /// folder (`<home>/workspace`; an existing one is fine).
+    async fn open_on_daytona(&self, client: &DaytonaClient) -> Result<(Sandbox, Rooted)> {
         let key = &self.r.workspace.session_key;
         let had_one = self.r.workspace.session_ref.is_some();
         let sandbox = match client.get_sandbox(key).await {
@@ -159,6 +163,10 @@ impl DaytonaBackend<'_> {
         };
         let sandbox = self.wait_started(client, sandbox).await?;
         let tb = client.toolbox(&sandbox).await.map_err(host_error)?;
+        let tb = root::of(tb, &sandbox).await.map_err(host_error)?;
+        if tb.is_workspace_folder() {
+            tb.toolbox().create_folder(tb.root()).await.map_err(super::files::file_error)?;
+        }
         Ok((sandbox, tb))
     }
 
@@ -230,7 +238,7 @@ impl DaytonaBackend<'_> {
     /// Writes a snapshot (the run's, or a gone sandbox's latest) or else, for a new workspace,
     /// the manifest's files, then the skills (every run); then records the sandbox as open for
     /// this run and notes on the run what its workspace started from.
-    async fn mark_open(&mut self, sandbox: &Sandbox, tb: Toolbox) -> Result<Toolbox> {
+    async fn mark_open(&mut self, sandbox: &Sandbox, tb: Rooted) -> Result<Rooted> {
         if let (Ok(mut m), Some(proxy)) = (proxies().lock(), sandbox.toolbox_proxy_url.clone()) {
             m.insert(sandbox.id.clone(), proxy);
         }
@@ -239,7 +247,7 @@ impl DaytonaBackend<'_> {
         let again = self.reopening && self.r.workspace.session_ref.as_deref() == Some(sandbox.id.as_str());
         let from = if again { None } else { snapshots::plan(self.st, &self.r, is_new_workspace).await? };
         if let Some(s) = &from {
-            crate::sandbox::workspaces::restoring::write_snapshot(self.st, &self.r, &tb, s).await?;
+            crate::sandbox::workspaces::restoring::write_snapshot(self.st, &self.r, &tb, s, is_new_workspace).await?;
         }
         let with_manifest = is_new_workspace && from.is_none();
         if !again {

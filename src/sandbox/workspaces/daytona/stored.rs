@@ -14,9 +14,10 @@ use std::time::{Duration, Instant};
 use futures_util::stream::{self, StreamExt};
 
 use super::files::{file_error, host_error};
+use super::root::{self, Rooted};
 use crate::sandbox::connections::model::Connection;
 use crate::sandbox::connections::service as connections;
-use crate::sandbox::daytona_client::{DaytonaError, FileInfo, SandboxState, Toolbox};
+use crate::sandbox::daytona_client::{DaytonaError, FileInfo, SandboxState};
 use crate::sandbox::workspaces::backend::Result;
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::state::AppState;
@@ -51,9 +52,10 @@ pub struct Tree {
     pub listed: u64,
 }
 
-/// The toolbox of a Daytona workspace's sandbox.
+/// The toolbox of a Daytona workspace's sandbox, at its workspace root (`root.rs`: the
+/// `workspace` folder under home; the home's own dotfiles are never reached).
 pub struct Stored {
-    tb: Toolbox,
+    tb: Rooted,
 }
 
 /// Whether opening may start a stopped sandbox.
@@ -73,7 +75,8 @@ pub enum Start {
 pub async fn open(st: &AppState, org_id: &str, conn: &Connection, sandbox_id: &str, start: Start) -> Result<Stored> {
     let client = connections::daytona_client_for(st, org_id, conn).await?;
     if start == Start::NeverSeenRunning {
-        if let Some(tb) = recently_started(sandbox_id).and_then(|proxy| client.toolbox_at(&proxy, sandbox_id).ok()) {
+        let known = recently_started(sandbox_id).and_then(|proxy| client.toolbox_at(&proxy, sandbox_id).ok());
+        if let Some(tb) = known.and_then(|tb| root::cached(&tb, sandbox_id)) {
             return Ok(Stored { tb });
         }
     }
@@ -88,6 +91,7 @@ pub async fn open(st: &AppState, org_id: &str, conn: &Connection, sandbox_id: &s
         let state = sandbox.state();
         if state == SandboxState::Started {
             let tb = client.toolbox(&sandbox).await.map_err(host_error)?;
+            let tb = root::of(tb, &sandbox).await.map_err(host_error)?;
             if let Some(proxy) = &sandbox.toolbox_proxy_url {
                 remember_started(sandbox_id, proxy);
             }
@@ -165,7 +169,7 @@ fn child(parent: &str, name: &str) -> String {
 
 /// An entry of folder `parent`, or none for a link or a special file (never followed or read).
 fn entry_of(parent: &str, info: FileInfo) -> Option<StoredEntry> {
-    if info.is_link() || info.is_special() || info.name.is_empty() || info.name.contains('/') {
+    if info.is_link() || info.is_special() || !super::files::is_plain_name(&info.name) {
         return None;
     }
     let size = if info.is_dir { None } else { info.size.and_then(|s| u64::try_from(s).ok()) };
@@ -179,7 +183,7 @@ fn entry_of(parent: &str, info: FileInfo) -> Option<StoredEntry> {
 impl Stored {
     /// One folder's entries (`.` for the root), sorted by name; links and special files left out.
     pub async fn ls(&self, folder: &str) -> Result<Vec<StoredEntry>> {
-        let list = self.tb.list(folder).await.map_err(file_error)?;
+        let list = self.tb.toolbox().list(&self.tb.at(folder)).await.map_err(file_error)?;
         let mut entries: Vec<StoredEntry> = list.into_iter().filter_map(|i| entry_of(folder, i)).collect();
         entries.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(entries)
@@ -187,12 +191,12 @@ impl Stored {
 
     /// A file's bytes; one over `max` is [`WorkspaceError::TooLarge`].
     pub async fn read(&self, path: &str, max: usize) -> Result<Vec<u8>> {
-        self.tb.download(path, max).await.map_err(file_error)
+        self.tb.toolbox().download(&self.tb.at(path), max).await.map_err(file_error)
     }
 
     /// A file's first `max` bytes at most (a preview).
     pub async fn read_head(&self, path: &str, max: usize) -> Result<Vec<u8>> {
-        self.tb.download_head(path, max).await.map_err(file_error)
+        self.tb.toolbox().download_head(&self.tb.at(path), max).await.map_err(file_error)
     }
 
     /// Breadth-first over the folders, [`CONCURRENCY`] listings at a time, leaving out (and never
