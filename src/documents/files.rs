@@ -84,10 +84,10 @@ async fn host(st: &AppState, org_id: &str, connection_id: &str) -> Result<Host> 
     let conn = connections::for_org(st, org_id, connection_id)
         .await?
         .ok_or_else(|| DocumentError::Host("its connection was deleted".into()))?;
-    if conn.kind == ConnectionKind::Daytona {
-        return Ok(Host::Daytona(conn));
+    match conn.kind {
+        ConnectionKind::Daytona => Ok(Host::Daytona(conn)),
+        ConnectionKind::Sandboxd => Ok(Host::Sandboxd(host::client_for(st, org_id, &conn).await?)),
     }
-    Ok(Host::Sandboxd(host::client_for(st, org_id, &conn).await?))
 }
 
 async fn document(st: &AppState, org_id: &str, id: &str) -> Result<Document> {

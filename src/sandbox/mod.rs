@@ -7,6 +7,7 @@ pub mod daytona_client;
 pub mod doctor;
 pub mod doctor_engine;
 pub mod env_file;
+pub mod hosts;
 pub mod log;
 pub mod operations;
 pub mod policy;

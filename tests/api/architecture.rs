@@ -543,6 +543,34 @@ impl Graph {
             .collect()
     }
 
+    /// Files outside the seam of host kinds (`sandbox/hosts/`) that decide by a kind without
+    /// naming every kind (issue 48): a `matches!` or `if let` on `ConnectionKind::`, a comparison
+    /// with one, or a `match` whose arms name one and end in `_ =>`. A new kind compiles past
+    /// each of those and silently takes a branch; an exhaustive `match` (or a question the seam
+    /// answers) stops the compiler instead.
+    fn deciding_by_kind_outside_the_seam(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (m, code) in &self.code {
+            if in_folder(m, "sandbox::hosts") {
+                continue;
+            }
+            let partial =
+                ["matches!", "if let", "let Some(ConnectionKind", "== ConnectionKind::", "!= ConnectionKind::"]
+                    .iter()
+                    .any(|marker| {
+                        code.match_indices(marker).any(|(i, _)| {
+                            let rest = &code[i..];
+                            let stmt = &rest[..rest.find(['{', ';']).unwrap_or(rest.len())];
+                            stmt.contains("ConnectionKind::")
+                        })
+                    });
+            if partial || code.match_indices("match ").any(|(i, _)| match_falls_through_on_a_kind(&code[i..])) {
+                out.push(self.file(m));
+            }
+        }
+        out
+    }
+
     /// HTTP-layer files outside `web/` that choose a sign-in refusal's status (401, 429) or its
     /// `Retry-After` themselves instead of taking them from the table in `web/error.rs`.
     fn choosing_refusal_statuses(&self) -> Vec<String> {
@@ -553,6 +581,45 @@ impl Graph {
             .map(|(m, _)| self.file(m))
             .collect()
     }
+}
+
+/// Whether the `match` at the start of `code` has an arm whose pattern names a
+/// `ConnectionKind::` and a catch-all arm (`_ =>`, `_ if`): its own arms only, not those of a
+/// `match` nested inside a `{ … }` arm body.
+fn match_falls_through_on_a_kind(code: &str) -> bool {
+    let Some(open) = code.find('{') else { return false };
+    // The match's arms at its own brace level; `,` between arms only outside parentheses.
+    let (mut braces, mut parens) = (0usize, 0usize);
+    let mut arms: Vec<String> = vec![String::new()];
+    for c in code[open..].chars() {
+        match c {
+            '{' => braces += 1,
+            '}' => {
+                braces -= 1;
+                if braces == 0 {
+                    break;
+                }
+                if braces == 1 {
+                    arms.push(String::new());
+                }
+                continue;
+            }
+            '(' | '[' => parens += 1,
+            ')' | ']' => parens = parens.saturating_sub(1),
+            ',' if braces == 1 && parens == 0 => {
+                arms.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        if braces == 1 && c != '{' {
+            arms.last_mut().expect("one arm").push(c);
+        }
+    }
+    let patterns: Vec<&str> = arms.iter().filter_map(|a| a.split("=>").next().filter(|_| a.contains("=>"))).collect();
+    let names_a_kind = patterns.iter().any(|p| p.contains("ConnectionKind::"));
+    let catch_all = patterns.iter().any(|p| p.trim() == "_" || p.trim().starts_with("_ if "));
+    names_a_kind && catch_all
 }
 
 fn is_web(module: &str) -> bool {
@@ -672,6 +739,17 @@ fn pages_take_sign_in_refusal_statuses_from_the_error_table() {
 }
 
 #[test]
+fn only_the_seam_of_host_kinds_decides_by_a_kind_without_naming_every_kind() {
+    let g = Graph::build();
+    let offenders = g.deciding_by_kind_outside_the_seam();
+    assert!(
+        offenders.is_empty(),
+        "these decide by a ConnectionKind with a comparison, matches!, if let or a `_ =>` arm; \
+         match every kind, or ask the seam (src/sandbox/hosts/kind.rs): {offenders:?}"
+    );
+}
+
+#[test]
 fn the_graph_reader_sees_the_imports_it_checks() {
     // The checks above pass trivially if the reader finds nothing: prove it finds known edges.
     let g = Graph::build();
@@ -712,6 +790,14 @@ fn each_rule_fails_on_the_shapes_it_forbids() {
         ("auth/service.rs", "fn f() { sqlx::query(\"SELECT pg_advisory_xact_lock(1)\"); }"),
         ("auth/pages.rs", "fn f() { let s = StatusCode::UNAUTHORIZED; }"),
         ("vocabulary/scope.rs", "use crate::agents::model::Agent;"),
+        ("sandbox/running/orphans.rs", "fn f(k: ConnectionKind) { match k { ConnectionKind::Daytona => a(), _ => b() } }"),
+        ("sandbox/doctor.rs", "fn f(c: &Connection) { if matches!(c.kind, ConnectionKind::Daytona) { a() } }"),
+        (
+            "documents/files.rs",
+            "fn f(k: Option<ConnectionKind>) -> u8 { match k { Some(ConnectionKind::Daytona) => { match x { _ => 1 } }\n \
+             Some(ConnectionKind::Sandboxd) | None => 2, } }",
+        ),
+        ("sandbox/hosts/kind.rs", "fn f(k: ConnectionKind) { match k { ConnectionKind::Daytona => 1, _ => 2 } }"),
         ("sandbox/client/mod.rs", "use transport::lean;"),
         ("sandbox/client/error.rs", ""),
         (
@@ -743,6 +829,9 @@ fn each_rule_fails_on_the_shapes_it_forbids() {
     assert_eq!(g.vocabulary_reaching_out(), vec!["src/vocabulary/scope.rs imports src/agents/model.rs"]);
     assert_eq!(g.sql_outside_stores(), vec!["src/auth/service.rs"]);
     assert_eq!(g.choosing_refusal_statuses(), vec!["src/auth/pages.rs"]);
+    // A catch-all or a `matches!` on a kind outside the seam; not an exhaustive match with a `_`
+    // inside an arm's body, and not the seam itself.
+    assert_eq!(g.deciding_by_kind_outside_the_seam(), vec!["src/sandbox/doctor.rs", "src/sandbox/running/orphans.rs"]);
     // Inside `mod lean { … }`, `super::Answer` is the transport file itself: no edge to the client's
     // `mod.rs`, so no loop with it; neither is `pub(in crate::sandbox::client)`, a visibility, and
     // what its test module names is not read.

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::common::ensure_manage;
 use super::error::ConnectionError;
 use super::identity;
-use super::model::{Connection, ConnectionKind};
+use super::model::Connection;
 use crate::access::Caller;
 use crate::docker::SandboxdContainer;
 use crate::state::AppState;
@@ -44,7 +44,7 @@ pub async fn discover(st: &AppState, caller: &Caller) -> Result<Discovery, Conne
 pub async fn of_engine_for(st: &AppState, connected: &[Connection]) -> Discovery {
     let mut found = of_engine(st).await;
     let mut theirs = Vec::new();
-    for c in connected.iter().filter(|c| c.kind == ConnectionKind::Sandboxd) {
+    for c in connected.iter().filter(|c| c.kind.host_has_identity()) {
         if let Some(at) = c.address.as_deref() {
             theirs.push((c.name.clone(), identity::forms(at).await));
         }

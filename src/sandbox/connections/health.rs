@@ -96,11 +96,13 @@ async fn of_one(st: &AppState, org_id: &str, conn: &Connection) -> Result<Connec
         return Ok(h);
     }
     let asked = async {
-        if conn.kind == ConnectionKind::Daytona {
-            return super::daytona::ask_saved(st, org_id, conn).await;
+        match conn.kind {
+            ConnectionKind::Daytona => super::daytona::ask_saved(st, org_id, conn).await,
+            ConnectionKind::Sandboxd => {
+                let client = host::client_for(st, org_id, conn).await?;
+                Ok::<_, ConnectionError>(host::ask_with(st, &client, conn.address.as_deref().unwrap_or_default()).await)
+            }
         }
-        let client = host::client_for(st, org_id, conn).await?;
-        Ok::<_, ConnectionError>(host::ask_with(st, &client, conn.address.as_deref().unwrap_or_default()).await)
     };
     let health = match tokio::time::timeout(ASK_WITHIN, asked).await {
         Ok(Ok(probe)) => of_probe(conn, &probe),

@@ -21,7 +21,7 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use url::{Host, Url};
 
-use super::model::{Connection, ConnectionKind};
+use super::model::Connection;
 use crate::sandbox::client::{SandboxdClient, SessionList};
 use crate::state::AppState;
 
@@ -137,7 +137,7 @@ pub async fn same_host(
     host: Option<&SandboxdClient>,
 ) -> Option<SameHost> {
     let others: Vec<&Connection> =
-        others.iter().filter(|c| c.kind == ConnectionKind::Sandboxd && c.address.is_some()).collect();
+        others.iter().filter(|c| c.kind.host_has_identity() && c.address.is_some()).collect();
     if others.is_empty() {
         return None;
     }
@@ -180,7 +180,7 @@ pub enum LocalService {
 /// offered for a second connection to it.
 pub async fn discover_local(st: &AppState, connected: &[Connection]) -> LocalService {
     let locals = join_all(st.config.sandboxd.local_addresses.iter().map(|a| forms(a))).await;
-    for c in connected.iter().filter(|c| c.kind == ConnectionKind::Sandboxd) {
+    for c in connected.iter().filter(|c| c.kind.host_has_identity()) {
         let Some(at) = c.address.as_deref() else { continue };
         let theirs = forms(at).await;
         if locals.iter().any(|l| !l.is_disjoint(&theirs)) {

@@ -2,43 +2,7 @@ use serde::Serialize;
 
 use crate::sandbox::client::SandboxdError;
 
-/// What kind of host a connection registers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ConnectionKind {
-    /// A sandboxd host: workspaces with files and a shell.
-    Sandboxd,
-    /// Daytona: its API URL and a key of purpose `daytona` (docs/daytona.md).
-    Daytona,
-}
-
-impl ConnectionKind {
-    pub fn parse(s: &str) -> Option<Self> {
-        match s.trim() {
-            "sandboxd" => Some(ConnectionKind::Sandboxd),
-            "daytona" => Some(ConnectionKind::Daytona),
-            _ => None,
-        }
-    }
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ConnectionKind::Sandboxd => "sandboxd",
-            ConnectionKind::Daytona => "daytona",
-        }
-    }
-    pub fn label(self) -> &'static str {
-        match self {
-            ConnectionKind::Sandboxd => "sandboxd",
-            ConnectionKind::Daytona => "Daytona",
-        }
-    }
-}
-
-impl std::fmt::Display for ConnectionKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::sandbox::hosts::kind::ConnectionKind;
 
 /// A registered host, as pages and the API show it. The credential is a vault reference, shown as
 /// "in the vault" or "missing", never a value.

@@ -34,9 +34,6 @@ type Result<T> = std::result::Result<T, ConnectionError>;
 /// What a taken name is called in the message.
 const A_CONNECTION: &str = "A connection";
 
-/// The API URL a Daytona connection gets when none is typed: Daytona's own cloud.
-pub const DAYTONA_API_URL: &str = "https://app.daytona.io/api";
-
 fn ensure_see(caller: &Caller) -> Result<()> {
     if caller.role.can_see_sandboxes() {
         Ok(())
@@ -126,10 +123,10 @@ fn check(input: &ConnectionInput) -> std::result::Result<Checked, FieldErrors> {
     let name = validate::name(&mut errors, "name", &input.name, "connection name");
     let kind = ConnectionKind::parse(&input.kind);
     if kind.is_none() {
-        errors.add("kind", "Choose sandboxd (a host running sandboxd) or daytona (Daytona's API).");
+        errors.add("kind", KIND_CHOICE);
     }
-    let address = match (kind, input.address.trim()) {
-        (Some(ConnectionKind::Daytona), "") => Some(DAYTONA_API_URL.to_string()),
+    let address = match (kind.and_then(ConnectionKind::default_address), input.address.trim()) {
+        (Some(default), "") => Some(default.to_string()),
         (_, raw) => match address::parse(raw) {
             Ok(url) => Some(address::display(&url)),
             Err(m) => {
@@ -147,13 +144,14 @@ fn check(input: &ConnectionInput) -> std::result::Result<Checked, FieldErrors> {
             errors.add("new_key", vault::KEY_LINE_BREAK);
         }
     }
-    errors.into_result().map(|()| Checked {
-        name,
-        kind: kind.unwrap_or(ConnectionKind::Sandboxd),
-        address,
-        default_runtime,
-    })
+    errors.into_result()?;
+    // An unknown kind is a field error above, never read as some kind.
+    let kind = kind.ok_or_else(|| FieldErrors::one("kind", KIND_CHOICE))?;
+    Ok(Checked { name, kind, address, default_runtime })
 }
+
+/// What a kind no version knows is told.
+const KIND_CHOICE: &str = "Choose sandboxd (a host running sandboxd) or daytona (Daytona's API).";
 
 /// The default runtime a connection is saved with: a catalog alias on a sandboxd host, a snapshot
 /// name on Daytona (none: the host's own default, the Daytona organization's default snapshot).
@@ -161,12 +159,13 @@ fn default_runtime(errors: &mut FieldErrors, kind: Option<ConnectionKind>, runti
     if runtime.is_empty() {
         return None;
     }
-    let (valid, message) = match kind {
-        Some(ConnectionKind::Daytona) => (
+    // Without a known kind (a field error of its own) there is nothing to check it against.
+    let (valid, message) = match kind? {
+        ConnectionKind::Daytona => (
             super::daytona::is_snapshot_name(runtime),
             "A Daytona snapshot name is 1 to 200 letters, digits and . _ - : / @ (like daytonaio/sandbox:0.4.3), or image: and an image reference (like image:python:3.12-slim).",
         ),
-        _ => (
+        ConnectionKind::Sandboxd => (
             crate::catalog::is_valid_alias(runtime),
             "A runtime alias is lower-case letters, digits and dashes, starting with a letter.",
         ),
@@ -220,7 +219,7 @@ async fn local_credential(
     caller: &Caller,
     checked: &Checked,
 ) -> Result<Option<String>> {
-    if checked.kind != ConnectionKind::Sandboxd {
+    if !checked.kind.takes_local_token() {
         return Ok(None);
     }
     let Some(token) = checked.address.as_deref().and_then(|a| keys::local_token(st, a)) else {
@@ -339,7 +338,7 @@ async fn refuse_taken_address(
     except: Option<&str>,
 ) -> Result<()> {
     // One Daytona API serves many Daytona organizations, each with its own key.
-    let Some(wanted) = checked.address.as_deref().filter(|_| checked.kind == ConnectionKind::Sandboxd) else {
+    let Some(wanted) = checked.address.as_deref().filter(|_| checked.kind.host_has_identity()) else {
         return Ok(());
     };
     store::lock_organization(tx, &caller.org_id).await?;
@@ -397,7 +396,7 @@ async fn check_host(
     let address = checked.address.as_deref().unwrap_or_default();
     let key_field =
         if pasted(input).is_none() && !input.credential_secret_id.trim().is_empty() { keys::FIELD } else { "new_key" };
-    let asks_identity = checked.kind == ConnectionKind::Sandboxd
+    let asks_identity = checked.kind.host_has_identity()
         && !address.is_empty()
         && editing.is_none_or(|e| e.address.as_deref() != Some(address));
     let session_key = key.as_ref().map(|k| k.token.clone());
@@ -646,8 +645,8 @@ pub async fn probe(st: &AppState, caller: &Caller, input: ProbeInput) -> Result<
         k => ConnectionKind::parse(k)
             .ok_or_else(|| ConnectionError::Invalid(FieldErrors::one("kind", "Choose sandboxd or daytona.")))?,
     };
-    let typed = match (kind, input.address.trim()) {
-        (ConnectionKind::Daytona, "") => DAYTONA_API_URL,
+    let typed = match (kind.default_address(), input.address.trim()) {
+        (Some(default), "") => default,
         (_, typed) => typed,
     };
     let parsed = address::parse(typed);
@@ -776,7 +775,7 @@ async fn probe_key(
         (chosen, at_field)
     } else if let Some(id) = saved.and_then(|c| c.credential_secret_id.as_deref()) {
         (id, std::convert::identity)
-    } else if kind == ConnectionKind::Sandboxd {
+    } else if kind.takes_local_token() {
         return Ok(
             keys::local_token(st, address).map(|token| ProbeKey { token, named: "this deployment's own token".into() })
         );
@@ -816,7 +815,7 @@ pub async fn probe_saved(st: &AppState, caller: &Caller, id: &str) -> Result<Pro
 /// The live policy of a saved sandboxd connection.
 pub async fn policy(st: &AppState, caller: &Caller, id: &str) -> Result<(Connection, ServicePolicy)> {
     let conn = get(st, caller, id).await?;
-    if conn.kind != ConnectionKind::Sandboxd {
+    if !conn.kind.has_sessions() {
         return Err(ConnectionError::NotSandboxd);
     }
     let client = client_for(st, &caller.org_id, &conn).await?;
@@ -833,10 +832,11 @@ pub async fn for_org(st: &AppState, org_id: &str, id: &str) -> Result<Option<Con
     Ok(store::get(&mut c, org_id, id).await?)
 }
 
-/// Whether connection `id` of `org_id` is a Daytona one, read on the caller's connection (inside
+/// Whether connection `id` of `org_id` is of a kind that creates a sandbox before a workspace row
+/// has its id ([`ConnectionKind::creates_before_opened`]), read on the caller's connection (inside
 /// its transaction).
-pub async fn is_daytona_in(c: &mut db::Conn, org_id: &str, id: &str) -> Result<bool> {
-    Ok(store::get(c, org_id, id).await?.is_some_and(|conn| conn.kind == ConnectionKind::Daytona))
+pub async fn creates_before_opened_in(c: &mut db::Conn, org_id: &str, id: &str) -> Result<bool> {
+    Ok(store::get(c, org_id, id).await?.is_some_and(|conn| conn.kind.creates_before_opened()))
 }
 
 /// The default connection of `org_id`, if it has one.

@@ -19,12 +19,17 @@ struct Row {
     credential_updated_at: Option<i64>,
 }
 
-impl From<Row> for Connection {
-    fn from(r: Row) -> Self {
-        Connection {
+/// A stored kind this binary does not know (a newer console wrote it, or the row was edited by
+/// hand) is an error, never read as some other kind: the row's host would take that kind's
+/// branches (issue 48).
+impl TryFrom<Row> for Connection {
+    type Error = db::DbError;
+    fn try_from(r: Row) -> Result<Self, Self::Error> {
+        let kind = ConnectionKind::parse(&r.kind).ok_or_else(|| unknown_kind(&r.id, &r.kind))?;
+        Ok(Connection {
             id: r.id,
             name: r.name,
-            kind: ConnectionKind::parse(&r.kind).unwrap_or(ConnectionKind::Sandboxd),
+            kind,
             address: r.address,
             credential: if r.credential_name.is_some() { "in the vault" } else { "missing" },
             credential_secret_id: r.credential_secret_id,
@@ -35,8 +40,14 @@ impl From<Row> for Connection {
             created_at: r.created_at,
             updated_at: r.updated_at,
             credential_updated_at: r.credential_updated_at,
-        }
+        })
     }
+}
+
+fn unknown_kind(id: &str, kind: &str) -> db::DbError {
+    db::DbError::Other(sqlx::Error::Decode(
+        format!("sandbox connection {id} has kind {kind:?}, which this version does not know").into(),
+    ))
 }
 
 /// The values a connection is written with.
@@ -59,13 +70,13 @@ pub async fn list(c: &mut Conn, org_id: &str) -> DbResult<Vec<Connection>> {
             .bind(org_id)
             .fetch_all(c)
             .await?;
-    Ok(rows.into_iter().map(Connection::from).collect())
+    rows.into_iter().map(Connection::try_from).collect()
 }
 
 pub async fn get(c: &mut Conn, org_id: &str, id: &str) -> DbResult<Option<Connection>> {
     let sql = format!("{SELECT} WHERE c.organization_id = $1 AND c.id = $2");
     let row: Option<Row> = db::fetch_org_row(c, sqlx::query_as(&sql), org_id, id).await?;
-    Ok(row.map(Connection::from))
+    row.map(Connection::try_from).transpose()
 }
 
 pub async fn count(c: &mut Conn, org_id: &str) -> DbResult<i64> {
@@ -158,7 +169,7 @@ pub async fn all(c: &mut Conn) -> DbResult<Vec<(String, Connection)>> {
         sqlx::query_as("SELECT organization_id FROM sandbox_connections ORDER BY organization_id, name")
             .fetch_all(c)
             .await?;
-    Ok(orgs.into_iter().map(|o| o.organization_id).zip(rows.into_iter().map(Connection::from)).collect())
+    orgs.into_iter().map(|o| o.organization_id).zip(rows).map(|(org, r)| Ok((org, Connection::try_from(r)?))).collect()
 }
 
 /// The id and name of every organization that has a connection (for `agenticos doctor`).
@@ -203,4 +214,36 @@ pub async fn lock_organization(c: &mut Conn, org_id: &str) -> DbResult<()> {
         sqlx::query("SELECT id FROM organizations WHERE id = $1 FOR UPDATE").bind(org_id).fetch_optional(c).await?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(kind: &str) -> Row {
+        Row {
+            id: "c1".into(),
+            name: "host".into(),
+            kind: kind.into(),
+            address: Some("http://sandboxd:8080".into()),
+            credential_secret_id: None,
+            credential_name: None,
+            default_runtime: None,
+            is_default: 1,
+            is_enabled: 1,
+            created_at: 1,
+            updated_at: 1,
+            credential_updated_at: None,
+        }
+    }
+
+    #[test]
+    fn a_stored_kind_this_version_does_not_know_is_an_error_not_sandboxd() {
+        let e = Connection::try_from(row("kubernetes")).expect_err("an unknown kind was read as some kind");
+        assert!(e.to_string().contains("\"kubernetes\""), "{e}");
+        for kind in ConnectionKind::all() {
+            let c = Connection::try_from(row(kind.as_str())).expect("a known kind");
+            assert_eq!(c.kind.as_str(), kind.as_str());
+        }
+    }
 }

@@ -7,7 +7,7 @@ use super::model::{CatalogOnly, Ceilings, ConnectionRef, HostPolicy, Notice, Pol
 use crate::access::Caller;
 use crate::sandbox::client::{SandboxdError, ServicePolicy};
 use crate::sandbox::connections::error::host_message;
-use crate::sandbox::connections::model::{Connection, ConnectionKind};
+use crate::sandbox::connections::model::Connection;
 use crate::sandbox::connections::runtimes::marks_against;
 use crate::sandbox::connections::service as connections;
 use crate::state::AppState;
@@ -104,7 +104,7 @@ pub async fn panel(st: &AppState, caller: &Caller, connection_id: &str) -> Resul
 }
 
 async fn load(st: &AppState, caller: &Caller, conn: &Connection) -> Result<HostPolicy> {
-    if conn.kind != ConnectionKind::Sandboxd {
+    if !conn.kind.has_sessions() {
         return Err(PolicyError::NotSandboxd);
     }
     let client = connections::client_for(st, &caller.org_id, conn).await?;

@@ -20,7 +20,7 @@ use crate::audit::service as audit;
 use crate::db::DbError;
 use crate::sandbox::connections::daytona;
 use crate::sandbox::connections::error::ConnectionError;
-use crate::sandbox::connections::model::{Connection, ConnectionKind};
+use crate::sandbox::connections::model::Connection;
 use crate::sandbox::connections::service as connections;
 use crate::sandbox::daytona_client::labels::SCOPE;
 use crate::sandbox::daytona_client::{DaytonaClient, DaytonaError, Sandbox, SandboxState};
@@ -39,7 +39,7 @@ pub const LIST_WITHIN: Duration = Duration::from_secs(15);
 /// they could not be read.
 pub async fn list(st: &AppState, caller: &Caller) -> Result<Vec<DaytonaSandboxes>> {
     let conns: Vec<Connection> =
-        connections::list(st, caller).await?.into_iter().filter(|c| c.kind == ConnectionKind::Daytona).collect();
+        connections::list(st, caller).await?.into_iter().filter(|c| c.kind.has_sandboxes_section()).collect();
     join_all(conns.iter().map(|c| of_connection(st, caller, c))).await.into_iter().collect()
 }
 

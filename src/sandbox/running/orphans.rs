@@ -99,10 +99,9 @@ pub async fn everywhere_at(st: &AppState, now: i64) -> anyhow::Result<Found> {
             session_id,
             session_name,
         };
-        let listed = if conn.kind == ConnectionKind::Daytona {
-            daytona_orphans(st, &org_id, &conn, now).await?
-        } else {
-            sandboxd_orphans(st, &org_id, &conn, now).await?
+        let listed = match conn.kind {
+            ConnectionKind::Daytona => daytona_orphans(st, &org_id, &conn, now).await?,
+            ConnectionKind::Sandboxd => sandboxd_orphans(st, &org_id, &conn, now).await?,
         };
         match listed {
             Ok(ids) => found.orphans.extend(ids.into_iter().map(|(id, name)| orphan(id, name))),
@@ -249,11 +248,14 @@ async fn purge_one(st: &AppState, o: &Orphan) -> anyhow::Result<Outcome> {
 
 /// Destroys orphan `o` on `conn` (one already gone is fine); `Err` says why not.
 async fn destroy(st: &AppState, o: &Orphan, conn: &Connection) -> Result<(), String> {
-    if conn.kind == ConnectionKind::Daytona {
-        return match daytona::client_for(st, &o.organization_id, conn).await {
-            Ok(client) => destroy_daytona(&client, &o.session_id).await,
-            Err(e) => Err(e.to_string()),
-        };
+    match conn.kind {
+        ConnectionKind::Daytona => {
+            return match daytona::client_for(st, &o.organization_id, conn).await {
+                Ok(client) => destroy_daytona(&client, &o.session_id).await,
+                Err(e) => Err(e.to_string()),
+            };
+        }
+        ConnectionKind::Sandboxd => {}
     }
     match connections::client_for(st, &o.organization_id, conn).await {
         Ok(client) => match client.delete_session(&o.session_id, true).await {

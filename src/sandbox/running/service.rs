@@ -64,7 +64,7 @@ pub async fn capacity(st: &AppState, caller: &Caller) -> Result<Vec<HostSessions
 
 async fn collect(st: &AppState, caller: &Caller, usage: bool, with_policy: bool) -> Result<Vec<HostSessions>> {
     let conns: Vec<Connection> =
-        connections::list(st, caller).await?.into_iter().filter(|c| c.kind == ConnectionKind::Sandboxd).collect();
+        connections::list(st, caller).await?.into_iter().filter(|c| c.kind.has_sessions()).collect();
     let mut hosts: Vec<HostSessions> = join_all(conns.iter().map(|c| host_sessions(st, caller, c, usage, with_policy)))
         .await
         .into_iter()
@@ -269,7 +269,7 @@ async fn our_session_on(
     conn: Connection,
     session_id: &str,
 ) -> Result<(Connection, SandboxdClient, SessionInfo)> {
-    if conn.kind != ConnectionKind::Sandboxd || !is_session_id(session_id) {
+    if !conn.kind.has_sessions() || !is_session_id(session_id) {
         return Err(RunningError::NotFound);
     }
     belongs_here(st, caller, &conn, session_id).await?;
@@ -288,7 +288,7 @@ async fn our_session_on(
 /// its files deleted and its activity read only under the connection it belongs to.
 async fn belongs_here(st: &AppState, caller: &Caller, conn: &Connection, session_id: &str) -> Result<()> {
     let all: Vec<Connection> =
-        connections::list(st, caller).await?.into_iter().filter(|c| c.kind == ConnectionKind::Sandboxd).collect();
+        connections::list(st, caller).await?.into_iter().filter(|c| c.kind.has_sessions()).collect();
     let elsewhere = |owner: &Connection| {
         if owner.id == conn.id {
             Ok(())
@@ -338,8 +338,9 @@ pub async fn close(
     delete_files: bool,
 ) -> Result<ClosedSession> {
     let conn = connections::get(st, caller, connection_id).await?;
-    if conn.kind == ConnectionKind::Daytona {
-        return super::daytona::close(st, caller, &conn, session_id, delete_files).await;
+    match conn.kind {
+        ConnectionKind::Daytona => return super::daytona::close(st, caller, &conn, session_id, delete_files).await,
+        ConnectionKind::Sandboxd => {}
     }
     let (conn, client, _) = our_session_on(st, caller, conn, session_id).await?;
     let owner = owner(st, caller, &conn.id, session_id).await?;

@@ -82,17 +82,19 @@ pub(super) async fn source(st: &AppState, org_id: &str, w: &Workspace) -> Result
         .await
         .map_err(|e| WorkspaceError::Internal(e.into()))?
         .ok_or_else(|| WorkspaceError::Refused("This workspace's sandbox host was removed.".into()))?;
-    if conn.kind == ConnectionKind::Daytona {
-        return match stored::open(st, org_id, &conn, &session_id, Start::IfStopped).await {
+    match conn.kind {
+        ConnectionKind::Daytona => match stored::open(st, org_id, &conn, &session_id, Start::IfStopped).await {
             Ok(files) => Ok(Source::Daytona(files, session_id)),
             Err(WorkspaceError::Lost) => {
                 Err(WorkspaceError::Refused("Daytona no longer has this workspace's sandbox: nothing to save.".into()))
             }
             Err(e) => Err(e),
-        };
+        },
+        ConnectionKind::Sandboxd => {
+            let client = connections::client_for(st, org_id, &conn).await?;
+            Ok(Source::Sandboxd(client, session_id))
+        }
     }
-    let client = connections::client_for(st, org_id, &conn).await?;
-    Ok(Source::Sandboxd(client, session_id))
 }
 
 /// `fut`, or a 504 once `limit` passed (reading the workspace and storing it took too long).

@@ -134,10 +134,14 @@ async fn destroy(st: &AppState, t: &Tombstone) -> std::result::Result<(), String
         Ok(None) => return Err("The connection no longer exists.".into()),
         Err(e) => return Err(connection_words(t, e)),
     };
-    if conn.kind == ConnectionKind::Daytona {
-        let client =
-            daytona_connection::client_for(st, &t.organization_id, &conn).await.map_err(|e| connection_words(t, e))?;
-        return super::daytona::destroy(&client, &t.session_id).await;
+    match conn.kind {
+        ConnectionKind::Daytona => {
+            let client = daytona_connection::client_for(st, &t.organization_id, &conn)
+                .await
+                .map_err(|e| connection_words(t, e))?;
+            return super::daytona::destroy(&client, &t.session_id).await;
+        }
+        ConnectionKind::Sandboxd => {}
     }
     let client = connections::client_for(st, &t.organization_id, &conn).await.map_err(|e| connection_words(t, e))?;
     match client.delete_session(&t.session_id, true).await {

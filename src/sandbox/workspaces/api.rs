@@ -276,12 +276,7 @@ pub async fn workspace_state(
 /// keeps `sandboxd`, the kind of workspace the table knows), the rest as stored.
 fn shown_backend(r: &crate::sandbox::workspaces::model::Resolved) -> String {
     match &r.connection {
-        Some(c)
-            if r.workspace.backend == "sandboxd"
-                && c.kind == crate::sandbox::connections::model::ConnectionKind::Daytona =>
-        {
-            "daytona".to_string()
-        }
+        Some(c) if r.workspace.backend == "sandboxd" => c.kind.as_str().to_string(),
         _ => r.workspace.backend.clone(),
     }
 }

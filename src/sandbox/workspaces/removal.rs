@@ -61,7 +61,7 @@ async fn has_sandbox(c: &mut Conn, org_id: &str, w: &Workspace) -> Result<bool> 
     let Some(connection_id) = w.connection_id.as_deref().filter(|_| w.backend == "sandboxd") else {
         return Ok(false);
     };
-    Ok(connections::is_daytona_in(&mut *c, org_id, connection_id).await?)
+    Ok(connections::creates_before_opened_in(&mut *c, org_id, connection_id).await?)
 }
 
 /// Deletes `rows` and writes a tombstone for each sandbox among them, in the caller's transaction.

@@ -193,10 +193,12 @@ fn workspace(st: &AppState, r: Resolved) -> Recorded<'_, dyn WorkspaceBackend + 
     let keys = RowKeys::of(&r);
     let backend: Box<dyn WorkspaceBackend + '_> = match r.agent.backend {
         Backend::State => Box::new(StateBackend::new(st, r)),
-        Backend::Service if r.connection.as_ref().is_some_and(|c| c.kind == ConnectionKind::Daytona) => {
-            Box::new(DaytonaBackend::new(st, r))
-        }
-        Backend::Service => Box::new(SandboxdBackend::new(st, r)),
+        Backend::Service => match r.connection.as_ref().map(|c| c.kind) {
+            Some(ConnectionKind::Daytona) => Box::new(DaytonaBackend::new(st, r)),
+            // A service workspace always resolves with its connection; without one the sandboxd
+            // backend answers that there is no host, as it always did.
+            Some(ConnectionKind::Sandboxd) | None => Box::new(SandboxdBackend::new(st, r)),
+        },
     };
     Recorded::new(&st.recorder, keys, backend)
 }

@@ -107,9 +107,7 @@ impl FormPartial {
         let runtime_error = errors.get("default_runtime").map(str::to_string);
         let mut secrets = crate::vault::service::list(st, caller).await?;
         // The keys a host may be sent: a sandboxd host's and Daytona's (each kind only its own).
-        secrets.retain(|s| {
-            [ConnectionKind::Sandboxd, ConnectionKind::Daytona].iter().any(|k| s.purpose == keys::purpose_for(*k))
-        });
+        secrets.retain(|s| ConnectionKind::all().any(|k| s.purpose == keys::purpose_for(k)));
         let discovered = match st.docker {
             Some(_) => Some(discovered::of_engine_for(st, &service::list(st, caller).await?).await),
             None => None,
@@ -136,7 +134,11 @@ impl FormPartial {
                     field.keep_selected();
                     field
                 }
-                _ => RuntimeFieldPartial::catalog(st, values.default_runtime.clone(), runtime_error),
+                // The form's own default kind (nothing chosen yet, or a word no kind has: refused
+                // at the kind field) shows sandboxd's catalog.
+                Some(ConnectionKind::Sandboxd) | None => {
+                    RuntimeFieldPartial::catalog(st, values.default_runtime.clone(), runtime_error)
+                }
             },
             errors,
             probe: None,

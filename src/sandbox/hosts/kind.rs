@@ -1,0 +1,161 @@
+//! What kind of host a connection registers, and what each kind does: one exhaustive `match` per
+//! question, so a new kind compiles only once each is answered for it (docs/developing.md,
+//! "Adding a host kind").
+//!
+//! A `match` on a kind names every kind. This one does:
+//!
+//! ```
+//! use agenticos::sandbox::hosts::kind::ConnectionKind;
+//! fn label(kind: ConnectionKind) -> &'static str {
+//!     match kind {
+//!         ConnectionKind::Sandboxd => "sandboxd",
+//!         ConnectionKind::Daytona => "Daytona",
+//!     }
+//! }
+//! assert_eq!(label(ConnectionKind::Daytona), "Daytona");
+//! ```
+//!
+//! and the same `match` without Daytona does not compile: the error a new variant raises at each
+//! place that has not handled it (the questions below; `as_str`; the exhaustive matches of
+//! orphans, the destroy sweep, Running's close, health, probe, doctor, snapshots, Documents' file
+//! reads and the backend a run gets). Nor does a comparison: a kind is not `PartialEq`.
+//!
+//! ```compile_fail
+//! use agenticos::sandbox::hosts::kind::ConnectionKind;
+//! fn label(kind: ConnectionKind) -> &'static str {
+//!     match kind {
+//!         ConnectionKind::Sandboxd => "sandboxd",
+//!     }
+//! }
+//! ```
+//!
+//! ```compile_fail
+//! use agenticos::sandbox::hosts::kind::ConnectionKind;
+//! fn is_daytona(kind: ConnectionKind) -> bool {
+//!     kind == ConnectionKind::Daytona
+//! }
+//! ```
+
+use serde::Serialize;
+
+/// What kind of host a connection registers. Deliberately not `PartialEq`: a `==` on a kind
+/// compiles without a new kind and silently takes the other branch, so code asks the questions
+/// below or `match`es every kind.
+#[derive(Debug, Clone, Copy, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ConnectionKind {
+    /// A sandboxd host: workspaces with files and a shell.
+    Sandboxd,
+    /// Daytona: its API URL and a key of purpose `daytona` (docs/daytona.md).
+    Daytona,
+}
+
+impl ConnectionKind {
+    /// Every kind, in the order forms offer them (each kind names the next, so a new kind stops
+    /// the compiler here too, and once chained is parsed and offered).
+    pub fn all() -> impl Iterator<Item = ConnectionKind> {
+        std::iter::successors(Some(ConnectionKind::Sandboxd), |k| match k {
+            ConnectionKind::Sandboxd => Some(ConnectionKind::Daytona),
+            ConnectionKind::Daytona => None,
+        })
+    }
+
+    /// The kind a stored or typed word names; none for a word no kind of this version has.
+    pub fn parse(s: &str) -> Option<Self> {
+        let s = s.trim();
+        Self::all().find(|k| k.as_str() == s)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConnectionKind::Sandboxd => "sandboxd",
+            ConnectionKind::Daytona => "daytona",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            ConnectionKind::Sandboxd => "sandboxd",
+            ConnectionKind::Daytona => "Daytona",
+        }
+    }
+
+    /// The address a connection of this kind is saved with when none is typed.
+    pub fn default_address(self) -> Option<&'static str> {
+        match self {
+            ConnectionKind::Sandboxd => None,
+            ConnectionKind::Daytona => Some(crate::sandbox::daytona_client::DEFAULT_API_URL),
+        }
+    }
+
+    /// Whether the host answers the sandboxd API's sessions, policy and events: the Running tab's
+    /// sessions section, the policy panel, a session's activity and close dialog.
+    pub fn has_sessions(self) -> bool {
+        match self {
+            ConnectionKind::Sandboxd => true,
+            ConnectionKind::Daytona => false,
+        }
+    }
+
+    /// Whether the Running tab lists the host's sandboxes in a section of their own (Daytona's).
+    pub fn has_sandboxes_section(self) -> bool {
+        match self {
+            ConnectionKind::Sandboxd => false,
+            ConnectionKind::Daytona => true,
+        }
+    }
+
+    /// Whether two connections of this kind may reach one host by different addresses, so that
+    /// identity (`connections/identity.rs`) compares them: sandboxd hosts yes; one Daytona API
+    /// serves many Daytona organizations, each connection its own.
+    pub fn host_has_identity(self) -> bool {
+        match self {
+            ConnectionKind::Sandboxd => true,
+            ConnectionKind::Daytona => false,
+        }
+    }
+
+    /// Whether this deployment's own token (its compose sandboxd's) may be offered to the host.
+    pub fn takes_local_token(self) -> bool {
+        match self {
+            ConnectionKind::Sandboxd => true,
+            ConnectionKind::Daytona => false,
+        }
+    }
+
+    /// Whether a workspace may have left a sandbox at the host before its row had a session id:
+    /// Daytona creates a sandbox by name, so a create whose sandbox then failed to start leaves
+    /// one there (its tombstone names it by name).
+    pub fn creates_before_opened(self) -> bool {
+        match self {
+            ConnectionKind::Sandboxd => false,
+            ConnectionKind::Daytona => true,
+        }
+    }
+}
+
+impl std::fmt::Display for ConnectionKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_parses_back_from_its_word_and_nothing_else_is_a_kind() {
+        assert_eq!(ConnectionKind::all().map(ConnectionKind::as_str).collect::<Vec<_>>(), ["sandboxd", "daytona"]);
+        for k in ConnectionKind::all() {
+            assert_eq!(ConnectionKind::parse(k.as_str()).map(ConnectionKind::as_str), Some(k.as_str()));
+            assert_eq!(
+                ConnectionKind::parse(&format!(" {} ", k.as_str())).map(ConnectionKind::as_str),
+                Some(k.as_str())
+            );
+        }
+        for unknown in ["kubernetes", "", "Daytona", "SANDBOXD"] {
+            assert!(ConnectionKind::parse(unknown).is_none(), "{unknown:?} parsed");
+        }
+    }
+}
