@@ -1,11 +1,12 @@
 //! `cargo bench --bench agents_overhead [-- --rounds N]`: each Python provider's added time per
-//! operation over the raw REST call (a 1 KiB write, a 1 KiB read, an `echo`), through the release
-//! binary on a fresh SQLite file and a sandboxd peer (tests/peer). The timing is
+//! operation over the raw REST call (a 1 KiB write, a 1 KiB read, an `echo`), through the console
+//! binary of the bench's profile (release; `--profile dev` for a debug one) on a fresh SQLite file
+//! and a sandboxd peer (tests/peer). The timing is
 //! `clients/python/bench/overhead.py`, run in the providers' venv (`clients/python/venv.sh
 //! --install-only <target>/agents-venv`): one run of a `run`-scoped agent, every round doing each
 //! variant once per operation in a rotating order, after a warm-up; every request sends
-//! `Accept-Encoding: gzip`. It prints p50 and p95 per variant and each provider's p50 minus the
-//! raw call's.
+//! `Accept-Encoding: gzip`. It prints p50 and p95 per variant, each provider's p50 minus the raw
+//! call's, the median of (provider − raw) over back-to-back pairs, and the added CPU.
 
 #[path = "support/console.rs"]
 mod console;

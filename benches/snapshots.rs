@@ -1,24 +1,38 @@
-//! `cargo bench --bench snapshots [-- --files N --mib N]`: a snapshot and a restore of a workspace
-//! of 5,000 files / 200 MiB (defaults) against the real sandboxd peer (`tests/peer/run.sh`, no
-//! Docker), through the same code the console runs: the archive is built from the host's
-//! stored-workspace routes (`ls` + `read_bytes`), uploaded to the local-folder object store,
-//! downloaded again and written file by file into a new session. Reports the time of each step,
-//! the archive's size and this process's peak memory (`VmHWM`) before and after, which stays flat
-//! however large the workspace is (the archive and the files are never held in memory at once).
-//! The files are written straight into the peer's workspace folder (setting up is not measured);
-//! half of them are text, half random bytes, so the compression ratio is neither best nor worst.
+//! `cargo bench --bench snapshots [-- --files 2000,5000 --kib 40]`: issue 50's goal lines, against
+//! the real sandboxd peer (`tests/peer/run.sh`, no Docker), through the same code the console runs.
+//! For each workspace size (2,000 and 5,000 files of 40 KiB by default, half of them random bytes,
+//! half text, and a `node_modules/` that must be left out):
+//!
+//! - `tar -cz` of the same folder on the peer's disk: the yardstick;
+//! - the snapshot: the archive built from the host's stored-workspace routes (`ls` + `read_bytes`,
+//!   several files at once) and uploaded to the local-folder object store;
+//! - the restore up to the first read: the archive downloaded, checked against its manifest, its
+//!   files written into a new session (several at once) and one of them read back;
+//! - a 1 KiB read of another session on the same host (what a proxied read asks of the host),
+//!   every 20 ms, before, during the snapshot and during the restore: its p95 each time;
+//! - this process's peak memory (`VmHWM`).
+//!
+//! Goals (issue 50): snapshot and restore each at most 1.25 × `tar -cz` + 0.5 s; the read's p95
+//! during either at most 2 × without; peak memory at most 64 MiB. Each goal line says met or not.
+//! The files are written straight into the peer's workspace folder (setting up is not measured).
 
 #[path = "../tests/api/peer.rs"]
 mod peer;
 #[path = "support/proc_status.rs"]
 mod proc_status;
 
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use agenticos::config::{SnapshotConfig, SnapshotStoreConfig};
 use agenticos::sandbox::client::{OpenSession, SandboxdClient, OPEN_WAIT};
-use agenticos::sandbox::snapshots::archive::{self, Item, TempFile};
+use agenticos::sandbox::snapshots::archive::Item;
 use agenticos::sandbox::snapshots::objects::Objects;
+use agenticos::sandbox::snapshots::{reading, restore};
+use agenticos::sandbox::workspaces::error::WorkspaceError;
+use agenticos::sandbox::workspaces::sandboxd::restore::unpack as unpack_snapshot;
+use agenticos::sandbox::workspaces::Unpacked;
 use rand::{rngs::StdRng, Rng as _, SeedableRng as _};
 use secrecy::SecretString;
 
@@ -26,9 +40,9 @@ fn peak_rss_kib() -> u64 {
     proc_status::status_kib("self", "VmHWM")
 }
 
-fn arg(name: &str, default: usize) -> usize {
+fn arg(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(default)
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
 }
 
 async fn open(client: &SandboxdClient, id: &str) -> String {
@@ -42,82 +56,220 @@ async fn open(client: &SandboxdClient, id: &str) -> String {
     client.open_session(&request, OPEN_WAIT).await.expect("open a session").session.session_id
 }
 
+/// Reads a 1 KiB file of session `probe` every 20 ms while `running`; the latencies.
+fn probe(client: SandboxdClient, probe: String, running: Arc<AtomicBool>) -> tokio::task::JoinHandle<Vec<Duration>> {
+    tokio::spawn(async move {
+        let mut out = Vec::new();
+        while running.load(Ordering::Relaxed) {
+            let started = Instant::now();
+            let bytes = client.read_file(&probe, "/workspace/probe.txt").await.expect("probe read");
+            assert_eq!(bytes.len(), 1024);
+            out.push(started.elapsed());
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        out
+    })
+}
+
+fn p95(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v.get((v.len() * 95 / 100).min(v.len().saturating_sub(1))).copied().unwrap_or_default()
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn met(ok: bool) -> &'static str {
+    if ok {
+        "met"
+    } else {
+        "NOT met"
+    }
+}
+
+/// Runs `work` while the probe reads; (its result, its time, the probe's p95).
+async fn probed<T>(
+    client: &SandboxdClient,
+    probe_id: &str,
+    work: impl std::future::Future<Output = T>,
+) -> (T, Duration, Duration) {
+    let running = Arc::new(AtomicBool::new(true));
+    let handle = probe(client.clone(), probe_id.to_string(), running.clone());
+    let started = Instant::now();
+    let out = work.await;
+    let took = started.elapsed();
+    running.store(false, Ordering::Relaxed);
+    (out, took, p95(handle.await.expect("probe")))
+}
+
 #[tokio::main]
 async fn main() {
-    let (files, mib) = (arg("--files", 5000), arg("--mib", 200));
+    let sizes: Vec<usize> = arg("--files")
+        .unwrap_or_else(|| "2000,5000".into())
+        .split(',')
+        .map(|s| s.trim().parse().expect("--files N[,N]"))
+        .collect();
+    let kib: usize = arg("--kib").map(|s| s.parse().expect("--kib N")).unwrap_or(40);
+    // `--per-file`: the restore writes file by file (a sandbox without `tar`) instead of unpacking.
+    let per_file = std::env::args().any(|a| a == "--per-file");
     let peer = peer::Peer::start(peer::PeerOptions::default()).await.expect("peer");
     let http = SandboxdClient::default_http().expect("http");
     let client =
         SandboxdClient::new(http, url::Url::parse(&peer.url).expect("url"), SecretString::from(peer.token.clone()));
-    let src = open(&client, "bench-src").await;
+    let probe_id = open(&client, "bench-probe").await;
+    client.write_file(&probe_id, "/workspace/probe.txt", &[b'p'; 1024]).await.expect("probe file");
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("load average at the start: {}", load.split_whitespace().take(3).collect::<Vec<_>>().join(" "));
+    let rss_start = peak_rss_kib();
 
-    // Setting up: files straight into the peer's workspace folder.
-    let root = peer.workspace_root.join(&src).join("workspace");
-    let size = mib * 1024 * 1024 / files.max(1);
-    let mut rng = StdRng::seed_from_u64(14);
-    for i in 0..files {
-        let dir = root.join(format!("d{:02}", i % 50));
-        std::fs::create_dir_all(&dir).expect("dir");
-        let bytes: Vec<u8> = if i % 2 == 0 {
-            (0..size).map(|_| rng.gen()).collect()
-        } else {
-            format!("line {i} of a text file that compresses well\n").bytes().cycle().take(size).collect()
-        };
-        std::fs::write(dir.join(format!("f{i}.dat")), bytes).expect("write");
-    }
-    std::fs::create_dir_all(root.join("node_modules/pkg")).expect("dir");
-    std::fs::write(root.join("node_modules/pkg/index.js"), "left out").expect("write");
-    println!("workspace: {files} files, {} MiB (+ node_modules/, left out)", files * size / 1024 / 1024);
-    let rss_before = peak_rss_kib();
-
-    let started = Instant::now();
-    let built = archive::build(&client, &src).await.expect("snapshot");
-    let t_build = started.elapsed();
-    let store_dir = tempfile::tempdir().expect("tmp");
-    let config = SnapshotConfig::with_store(SnapshotStoreConfig::Local(store_dir.path().to_path_buf()));
-    let objects = Objects::from_config(&config).expect("store");
-    let started = Instant::now();
-    objects.put_file("bench/snapshot.tar.gz", &built.file.0).await.expect("upload");
-    let t_upload = started.elapsed();
-    let rss_after_snapshot = peak_rss_kib();
-
-    let dst = open(&client, "bench-dst").await;
-    let started = Instant::now();
-    let download = TempFile::new();
-    objects.get_to_file("bench/snapshot.tar.gz", &download.0).await.expect("download");
-    let mut rx = archive::entries(download);
-    let mut restored = 0;
-    while let Some(item) = rx.recv().await {
-        match item.expect("entry") {
-            Item::Dir(p) => client.mkdir(&dst, &p.absolute()).await.expect("mkdir"),
-            Item::File(p, bytes) => {
-                client.write_file(&dst, &p.absolute(), &bytes).await.expect("write");
-                restored += 1;
-            }
+    for (round, files) in sizes.into_iter().enumerate() {
+        let src = open(&client, &format!("bench-src-{round}")).await;
+        let root = peer.workspace_root.join(&src).join("workspace");
+        let size = kib * 1024;
+        let mut rng = StdRng::seed_from_u64(14);
+        for i in 0..files {
+            let dir = root.join(format!("d{:02}", i % 50));
+            std::fs::create_dir_all(&dir).expect("dir");
+            let bytes: Vec<u8> = if i % 2 == 0 {
+                (0..size).map(|_| rng.gen()).collect()
+            } else {
+                format!("line {i} of a text file that compresses well\n").bytes().cycle().take(size).collect()
+            };
+            std::fs::write(dir.join(format!("f{i}.dat")), bytes).expect("write");
         }
-    }
-    let t_restore = started.elapsed();
-    let rss_after_restore = peak_rss_kib();
-    assert_eq!(built.files as usize, files);
-    assert_eq!(restored, files);
-    assert!(!peer.workspace_root.join(&dst).join("workspace/node_modules").exists());
+        std::fs::create_dir_all(root.join("node_modules/pkg")).expect("dir");
+        std::fs::write(root.join("node_modules/pkg/index.js"), "left out").expect("write");
+        println!();
+        println!("workspace: {files} files of {kib} KiB, {} MiB (+ node_modules/, left out)", files * size / 1048576);
 
-    println!(
-        "snapshot: {:.1} s to read {} files from the host and write the archive, {:.1} s to upload",
-        t_build.as_secs_f64(),
-        built.files,
-        t_upload.as_secs_f64()
-    );
-    println!(
-        "archive: {:.1} MiB ({:.0}% of the files' bytes)",
-        built.size as f64 / 1048576.0,
-        100.0 * built.size as f64 / (files * size) as f64
-    );
-    println!("restore: {:.1} s to download and write {restored} files into a new session", t_restore.as_secs_f64());
-    println!(
-        "peak memory of this process (VmHWM): {} MiB before, {} MiB after the snapshot, {} MiB after the restore",
-        rss_before / 1024,
-        rss_after_snapshot / 1024,
-        rss_after_restore / 1024
-    );
+        // The yardstick: tar -cz of the same folder.
+        let tar_out = tempfile::NamedTempFile::new().expect("tmp");
+        let started = Instant::now();
+        let status = std::process::Command::new("tar")
+            .arg("-czf")
+            .arg(tar_out.path())
+            .arg("--exclude=node_modules")
+            .arg("-C")
+            .arg(&root)
+            .arg(".")
+            .status()
+            .expect("tar");
+        assert!(status.success());
+        let t_tar = started.elapsed();
+        drop(tar_out);
+
+        // The probe alone.
+        let (_, _, p95_idle) = probed(&client, &probe_id, tokio::time::sleep(Duration::from_secs(2))).await;
+
+        // The snapshot: read into an archive, uploaded.
+        let store_dir = tempfile::tempdir().expect("tmp");
+        let config = SnapshotConfig::with_store(SnapshotStoreConfig::Local(store_dir.path().to_path_buf()));
+        let objects = Objects::from_config(&config).expect("store");
+        let key = "bench/snapshot.tar.gz";
+        let ((built, t_read), t_snapshot, p95_snapshot) = probed(&client, &probe_id, async {
+            let started = Instant::now();
+            let built = reading::from_sandboxd(&client, &src).await.expect("snapshot");
+            let t_read = started.elapsed();
+            objects.put_file(key, &built.file.0).await.expect("upload");
+            (built, t_read)
+        })
+        .await;
+        assert_eq!(built.files as usize, files);
+
+        // The restore up to the first read: downloaded, checked, written, read.
+        let dst = open(&client, &format!("bench-dst-{round}")).await;
+        let ((restored, t_fetch), t_restore, p95_restore) = probed(&client, &probe_id, async {
+            let started = Instant::now();
+            let fetched = restore::fetch_checked(&objects, "bench", key).await.expect("download and check");
+            let t_fetch = started.elapsed();
+            assert!(fetched.checked);
+            let files_in = fetched.entries.iter().filter(|(_, size)| size.is_some()).count();
+            let unpacked = if per_file {
+                Unpacked::NoShell
+            } else {
+                unpack_snapshot(&client, &dst, &fetched.file.0).await.expect("unpack")
+            };
+            if let Unpacked::NoShell = unpacked {
+                restore::write_entries(fetched.into_entries(), |item| {
+                    let (client, dst) = (&client, &dst);
+                    async move {
+                        match item {
+                            Item::Dir(p) => client.mkdir(dst, &p.absolute()).await.map_err(WorkspaceError::Host),
+                            Item::File(p, bytes) => {
+                                client.write_file(dst, &p.absolute(), &bytes).await.map_err(WorkspaceError::Host)
+                            }
+                        }
+                    }
+                })
+                .await
+                .expect("restore");
+            }
+            let first = client.read_file(&dst, "/workspace/d01/f1.dat").await.expect("the first read");
+            assert_eq!(first.len(), size);
+            (files_in, t_fetch)
+        })
+        .await;
+        assert_eq!(restored, files);
+        assert!(!peer.workspace_root.join(&dst).join("workspace/node_modules").exists());
+        let peak = peak_rss_kib();
+
+        let goal = |t: Duration| t_tar.mul_f64(1.25) + Duration::from_millis(500) >= t;
+        let bound = t_tar.as_secs_f64() * 1.25 + 0.5;
+        println!("tar -cz of the folder: {:.2} s", t_tar.as_secs_f64());
+        println!(
+            "snapshot: {:.2} s ({:.2} s to read {} files and write the archive, {:.1} MiB, {:.0}% of the files' bytes; the rest uploading)",
+            t_snapshot.as_secs_f64(),
+            t_read.as_secs_f64(),
+            built.files,
+            built.size as f64 / 1048576.0,
+            100.0 * built.size as f64 / (files * size) as f64
+        );
+        println!(
+            "restore up to the first read: {:.2} s ({:.2} s to download the archive and check it against its manifest, then {restored} files {})",
+            t_restore.as_secs_f64(),
+            t_fetch.as_secs_f64(),
+            if per_file { "written one by one" } else { "unpacked by the sandbox's tar" }
+        );
+        println!(
+            "1 KiB read p95: {:.1} ms alone, {:.1} ms during the snapshot, {:.1} ms during the restore",
+            ms(p95_idle),
+            ms(p95_snapshot),
+            ms(p95_restore)
+        );
+        println!(
+            "goal {files} files: snapshot {:.2} s <= 1.25 x tar + 0.5 s = {bound:.2} s: {}",
+            t_snapshot.as_secs_f64(),
+            met(goal(t_snapshot))
+        );
+        println!(
+            "goal {files} files: restore {:.2} s <= 1.25 x tar + 0.5 s = {bound:.2} s: {}",
+            t_restore.as_secs_f64(),
+            met(goal(t_restore))
+        );
+        let latency = |during: Duration| during <= p95_idle * 2;
+        println!(
+            "goal {files} files: read p95 during the snapshot {:.1} ms <= 2 x {:.1} ms: {}",
+            ms(p95_snapshot),
+            ms(p95_idle),
+            met(latency(p95_snapshot))
+        );
+        println!(
+            "goal {files} files: read p95 during the restore {:.1} ms <= 2 x {:.1} ms: {}",
+            ms(p95_restore),
+            ms(p95_idle),
+            met(latency(p95_restore))
+        );
+        println!(
+            "goal {files} files: peak memory {} MiB (at the start {} MiB) <= 64 MiB: {}",
+            peak / 1024,
+            rss_start / 1024,
+            met(peak <= 64 * 1024)
+        );
+        let _ = client.delete_session(&src, true).await;
+        let _ = client.delete_session(&dst, true).await;
+    }
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!();
+    println!("load average at the end: {}", load.split_whitespace().take(3).collect::<Vec<_>>().join(" "));
 }

@@ -23,8 +23,8 @@ use crate::support::connections::daytona;
 use crate::support::org::{service_agent, Org};
 
 /// The standard suite writes fixed paths under `/tmp/test_sandbox_ops` of the sandbox, which is
-/// the test machine's own `/tmp` for the local peer: the SQLite and PostgreSQL variants take
-/// turns rather than share those files.
+/// the test machine's own `/tmp` for the local peer and for the fake Daytona's commands: its four
+/// runs (two backends, two databases) take turns rather than share those files.
 static FIXED_PATHS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 fn client_dir() -> PathBuf {
@@ -133,17 +133,44 @@ fn assert_passed(output: &Output) {
 
 crate::db_test! {
     /// Deep Agents' standard `SandboxIntegrationTests` (langchain-tests 1.1.9), unmodified,
-    /// sync and async, through `AgenticosSandbox`.
+    /// sync and async, through `AgenticosSandbox` as an application builds it (the tests that
+    /// still state the protocol before deepagents 0.7 are strict expected failures, and what
+    /// 0.7.32 states instead is asserted by test_deepagents_protocol.py).
     async fn deepagents_standard_suite_passes(app: TestApp) {
         let fixture = fixture(&app).await;
         let _turn = FIXED_PATHS.lock().await;
-        assert_passed(&pytest(&app, &fixture.env, &["tests/test_deepagents_standard.py"]).await);
+        let files = ["tests/test_deepagents_standard.py", "tests/test_deepagents_protocol.py"];
+        assert_passed(&pytest(&app, &fixture.env, &files).await);
     }
 }
 
 crate::db_test! {
+    /// The same suite on a Daytona connection, against the FAKE Daytona (no Daytona runs here):
+    /// its commands run on this machine, so its fixed paths take turns with the peer's.
+    async fn deepagents_standard_suite_passes_on_daytona(app: TestApp) {
+        let fake = FakeDaytona::start(&[]);
+        let org = Org::new(&app).await;
+        daytona(&org, &fake.api_url, &fake.api_key).await;
+        let agent = org.agent(service_agent("deepagents-on-daytona", "run")).await;
+        let env = daytona_env(&app, &org, agent);
+        let _turn = FIXED_PATHS.lock().await;
+        let files = ["tests/test_deepagents_standard.py", "tests/test_deepagents_protocol.py"];
+        assert_passed(&pytest(&app, &env, &files).await);
+    }
+}
+
+fn daytona_env(app: &TestApp, org: &Org, agent: String) -> Vec<(String, String)> {
+    vec![
+        ("AGENTICOS_URL".to_string(), app.address.clone()),
+        ("AGENTICOS_TOKEN".to_string(), org.token.clone()),
+        ("AGENTICOS_AGENT_ID".to_string(), agent),
+        ("AGENTICOS_DAYTONA".to_string(), "1".to_string()),
+    ]
+}
+
+crate::db_test! {
     /// The client (problem types, retries, deadlines, the token kept out of text), governance
-    /// through the providers, the `state` backend through them, Pydantic AI's
+    /// and scope through the providers, the `state` backend through them, Pydantic AI's
     /// `AgenticosWorkspace`, the OpenAI Agents SDK's `AgenticosSandboxClient`, and
     /// docs/agents.md's examples.
     async fn python_providers_pass(app: TestApp) {
@@ -154,6 +181,7 @@ crate::db_test! {
             "tests/test_backends.py",
             "tests/test_pydantic_ai.py",
             "tests/test_openai_agents.py",
+            "tests/test_scope.py",
             "tests/test_docs_examples.py",
         ];
         assert_passed(&pytest(&app, &fixture.env, &files).await);
@@ -176,12 +204,7 @@ crate::db_test! {
         let org = Org::new(&app).await;
         daytona(&org, &fake.api_url, &fake.api_key).await;
         let agent = org.agent(service_agent("python-on-daytona", "run")).await;
-        let env = vec![
-            ("AGENTICOS_URL".to_string(), app.address.clone()),
-            ("AGENTICOS_TOKEN".to_string(), org.token.clone()),
-            ("AGENTICOS_AGENT_ID".to_string(), agent),
-            ("AGENTICOS_DAYTONA".to_string(), "1".to_string()),
-        ];
+        let env = daytona_env(&app, &org, agent);
         assert_passed(&pytest(&app, &env, &["tests/test_daytona.py"]).await);
     }
 }

@@ -315,8 +315,9 @@ db_test! {
         let id = r.json()["id"].as_str().expect("id").to_string();
         let (status, gz) = get_bytes(&o, &format!("/api/v1/snapshots/{id}/archive")).await;
         assert_eq!(status, 200);
+        // The workspace's files and our manifest (issue 50), none of the home's.
         let files: Vec<String> = archive_files(&gz).into_keys().collect();
-        assert_eq!(files, ["notes/", "notes/a.md"]);
+        assert_eq!(files, [".agenticos/snapshot-manifest.json", "notes/", "notes/a.md"]);
         let conv2 = o.conversation(&agent, json!({})).await;
         let r2 = o.run(&agent, Some(&conv2), json!({"snapshot_id": id})).await;
         assert_eq!(o.read(&r2, "notes/a.md").await.body, "hello");

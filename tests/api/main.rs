@@ -92,6 +92,7 @@ mod sandbox_policy;
 mod sandbox_running;
 mod sandboxd_client;
 mod snapshots;
+mod snapshots_interrupted;
 mod stands_alone;
 mod state_merge;
 mod tcp;

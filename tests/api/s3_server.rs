@@ -85,3 +85,8 @@ fn request(port: u16, method: &str, path: &str) -> Option<String> {
     s.read_to_string(&mut out).ok()?;
     Some(out)
 }
+
+/// The server's loopback port (a test may put a relay in front of it).
+pub fn port() -> u16 {
+    server().port
+}

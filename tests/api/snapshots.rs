@@ -17,7 +17,7 @@ use crate::db_test;
 use crate::peer;
 use crate::s3_server;
 use crate::support::source_files::files_under;
-use crate::support::{service_agent, urlencode, Org};
+use crate::support::{row, service_agent, urlencode, Org};
 
 /// Bytes that are not UTF-8, so "byte-identical" means something.
 pub(crate) fn binary() -> Vec<u8> {
@@ -138,6 +138,19 @@ async fn round_trip(app: &crate::helpers::TestApp) {
     assert!(st["started_from"].as_str().is_some_and(|s| s.starts_with("restored from the snapshot of ")), "{st}");
     let ls = o.ws(&r2, Method::GET, "ls?path=empty", None).await.json();
     assert_eq!(ls[0]["name"], "inside", "{ls}");
+    // Unpacked by the sandbox in one go, and recorded as if written one by one; the stage and
+    // the manifest are gone.
+    let rows = o.rows(&r2).await;
+    assert!(rows.contains(&row("write", "/workspace/notes/plan.md", true, "15 bytes")), "{rows:?}");
+    assert!(rows.contains(&row("mkdir", "/workspace/empty/inside", true, "")), "{rows:?}");
+    let key = app
+        .scalar_strings(&format!("SELECT session_key FROM sandbox_workspaces WHERE conversation_id = '{conv2}'"))
+        .await
+        .pop()
+        .expect("the new workspace's session key");
+    let restored = peer.workspace_root.join(&key).join("workspace");
+    assert!(restored.join("notes/plan.md").exists(), "{}", restored.display());
+    assert!(!restored.join(".agenticos").exists(), "the stage and the manifest are removed");
 
     // A member who is not in the conversation sees none of it either (Documents' visibility).
     let member = app.member_with_role("snap-member@example.com", "member").await;

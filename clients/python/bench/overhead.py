@@ -2,8 +2,10 @@
 and an `echo`, in one run of the console agent, interleaved (every round does each variant once
 per operation, in an order that rotates), after a warm-up. Every request sends
 `Accept-Encoding: gzip`. Prints the medians (p50) and p95 in ms, and each provider's p50 minus the
-raw call's; and the median CPU time this process spent per operation (the provider's own work,
-steadier than wall time on a shared machine) minus the raw call's.
+raw call's; the median of (provider - raw) over calls sent back to back in alternating order
+("paired", which cancels the machine's drift between the two); and the median CPU time this
+process spent per operation (the provider's own work, steadier than wall time on a shared
+machine) minus the raw call's.
 
     AGENTICOS_URL=... AGENTICOS_TOKEN=... AGENTICOS_AGENT_ID=... python bench/overhead.py [ROUNDS]
 
@@ -84,6 +86,10 @@ async def main(rounds: int) -> None:
     }
     times: dict[tuple[str, str], list[float]] = {(o, v): [] for o, vs in ops.items() for v in vs}
     cpu: dict[tuple[str, str], list[float]] = {(o, v): [] for o, vs in ops.items() for v in vs}
+    # Each provider call right beside a raw call of the same round, in alternating order: the
+    # median of those differences cancels the machine's drift, which on a shared machine moves a
+    # command's wall time by more than the providers add.
+    paired: dict[tuple[str, str], list[float]] = {(o, v): [] for o, vs in ops.items() for v in vs}
     for r in range(rounds + rounds // 10):
         for op, variants in ops.items():
             names = list(variants)
@@ -94,14 +100,33 @@ async def main(rounds: int) -> None:
                 if r >= rounds // 10:
                     times[(op, name)].append((time.perf_counter() - started) * 1000)
                     cpu[(op, name)].append((time.process_time() - started_cpu) * 1000)
-    print(f"provider overhead over raw REST, {rounds} interleaved rounds (ms; cpu = this process's CPU per op):")
+            for name in names:
+                if name == "raw REST":
+                    continue
+                pair = [variants["raw REST"], variants[name]]
+                if r % 2:
+                    pair.reverse()
+                took = {}
+                for f in pair:
+                    started = time.perf_counter()
+                    await f()
+                    took[f] = (time.perf_counter() - started) * 1000
+                if r >= rounds // 10:
+                    paired[(op, name)].append(took[variants[name]] - took[variants["raw REST"]])
+    print(f"provider overhead over raw REST, {rounds} interleaved rounds (ms; cpu = this process's CPU per op;")
+    print("paired = median of (provider - raw) over back-to-back pairs in alternating order):")
     for op, variants in ops.items():
         raw_p50 = statistics.median(times[(op, "raw REST")])
         raw_cpu = statistics.median(cpu[(op, "raw REST")])
         for name in variants:
             t = sorted(times[(op, name)])
             p50, p95, c = statistics.median(t), t[int(len(t) * 0.95) - 1], statistics.median(cpu[(op, name)])
-            added = "" if name == "raw REST" else f"  added p50 {p50 - raw_p50:+.3f}  added cpu {c - raw_cpu:+.3f}"
+            added = (
+                ""
+                if name == "raw REST"
+                else f"  added p50 {p50 - raw_p50:+.3f}  paired {statistics.median(paired[(op, name)]):+.3f}"
+                f"  added cpu {c - raw_cpu:+.3f}"
+            )
             print(f"  {op:12} {name:14} p50 {p50:.3f}  p95 {p95:.3f}  cpu {c:.3f}{added}")
     await console.finish_run(run_id)
     await raw.aclose()

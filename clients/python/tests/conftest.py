@@ -65,3 +65,16 @@ def rows(console: Console, run_id: str) -> list[dict]:
         cursor = page.get("next_cursor")
         if not cursor:
             return list(reversed(items))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The conformance suite's tests of the protocol before deepagents 0.7 (see
+    test_deepagents_standard.py `SUPERSEDED`) are expected to fail on an assertion; strict, so
+    one that passes (a provider drifting back, or a suite brought up to date) fails the run."""
+    from .test_deepagents_standard import SUPERSEDED, TestAgenticosSandboxStandard
+
+    for item in items:
+        cls = getattr(item, "cls", None)
+        reason = SUPERSEDED.get(getattr(item, "originalname", item.name))
+        if cls is not None and issubclass(cls, TestAgenticosSandboxStandard) and reason:
+            item.add_marker(pytest.mark.xfail(reason=reason, strict=True, raises=AssertionError))

@@ -2,10 +2,12 @@
 (no network) in a session of `AgenticosSandboxClient`: it writes a file (apply_patch), runs a
 command, patches the file and reads it back; the files are in the run's workspace on the host,
 every operation is in the operation log, a second process resumes from the serialized state,
-a snapshot taken at close restores into a new session, and `delete` leaves no session."""
+a snapshot taken at close is a console snapshot that restores into a new session, and
+`delete` leaves no session."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -30,7 +32,7 @@ from openai.types.responses import (
     ResponseOutputText,
 )
 
-from agenticos_sandbox.openai_agents import AgenticosSandboxClient, AgenticosSandboxClientOptions
+from agenticos_sandbox.openai_agents import AgenticosSandboxClient, AgenticosSandboxClientOptions, console_snapshot_ref
 
 from .conftest import rows
 
@@ -120,20 +122,39 @@ async def test_a_sandbox_agent_works_in_a_console_run(setup, console, tmp_path):
     assert second.returncode == 0, second.stderr
     assert second.stdout.rstrip("\n") == "patched line"
 
-    # A snapshot taken at close restores into a new session.
+    # A snapshot taken at close is a console snapshot of the run's workspace (listed there,
+    # restorable from the console too); the SDK's store keeps only a reference to it.
+    workspace_id = console.workspace_state(run_id)["workspace_id"]
+    before = {s["id"] for s in console.snapshots(workspace_id)}
     await session.stop()
     snapshot = session._inner.state.snapshot
     assert await snapshot.restorable()
+    taken = [s for s in console.snapshots(workspace_id) if s["id"] not in before]
+    assert [(s["taken_by"], s["file_count"]) for s in taken] == [("on_demand", 2)], taken
+    stored = (tmp_path / f"{snapshot.id}.tar").read_bytes()
+    assert stored == console_snapshot_ref(taken[0]["id"])
     await client.delete(session)
     assert not (Path(setup.peer_root) / files.parent.name).exists()
     assert console.get_run(run_id)["status"] == "finished"
     with pytest.raises(WorkspaceRootNotFoundError):
         await client.resume(client.deserialize_session_state(payload))
 
+    # ... and restores into a new session: its run is opened from that console snapshot, whose
+    # files the console writes at the run's first operation.
     restored = await client.create(snapshot=snapshot, options=options)
     await restored.start()
+    new_run = restored._inner.state.run_id
     assert (await restored.read("notes.md")).read().rstrip(b"\n") == b"patched line"
     assert (await restored.read("seed.txt")).read() == b"seeded\n"
+    assert "restored from the snapshot" in console.workspace_state(new_run)["started_from"]
+    restored_rows = [(r["op"], r["target"]) for r in rows(console, new_run)]
+    assert ("write", "/workspace/notes.md") in restored_rows, restored_rows
+
+    # A session that is already running restores a console snapshot by its archive.
+    (await restored.read("notes.md")).close()
+    await restored._inner._exec_internal("sh", "-c", "rm -f notes.md seed.txt")
+    await restored.hydrate_workspace(io.BytesIO(console_snapshot_ref(taken[0]["id"])))
+    assert (await restored.read("notes.md")).read().rstrip(b"\n") == b"patched line"
     await client.delete(restored)
 
 

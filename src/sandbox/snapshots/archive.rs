@@ -1,35 +1,69 @@
-//! A workspace as one archive (tar + gzip), streamed: the files are read from the host one at a
-//! time through the stored-workspace routes (`/workspaces/{id}/ls`, `read_bytes`: they work for a
-//! closed session and a finished run too) and handed to a blocking writer that appends them to a
-//! temporary file (a Daytona workspace's through its sandbox's toolbox, by the Daytona backend's
-//! stored files); restoring reads the archive back the same way, one entry at a time. Memory
-//! stays flat: at most a few files in flight, never the archive or the workspace.
+//! A workspace as one archive (tar + gzip) in a temporary file, and back: the format alone. What
+//! reads a workspace from its host is `reading.rs`; what writes an archive into a workspace is
+//! the workspaces' `restoring.rs`. Each archive ends with a manifest (`manifest.rs`: every file's
+//! size and SHA-256) that a restore checks the whole archive against before it writes anything.
+//! Memory stays flat: a bounded number of files in flight ([`Budget`]), never the archive.
 
-use std::collections::VecDeque;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;
 use flate2::Compression;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 
-use crate::documents::exclusions::is_excluded;
-use crate::sandbox::client::{SandboxdClient, SandboxdError};
+use super::manifest::{Manifest, ManifestFile, Verdict, MANIFEST_PATH};
 use crate::sandbox::workspaces::backend::READ_MAX;
-use crate::sandbox::workspaces::daytona::stored::Stored;
-use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::vocabulary::paths::{self, WorkspacePath};
 
-type Result<T> = std::result::Result<T, WorkspaceError>;
+/// Entries queued between a reader and a writer.
+const QUEUED: usize = 16;
 
-/// Entries in flight between the reader and the writer.
-const IN_FLIGHT: usize = 4;
+/// Bytes of file contents in flight at once (read from a host and not yet archived, or read from
+/// an archive and not yet written to a host): what keeps memory flat whatever the files' sizes.
+pub const BYTES_IN_FLIGHT: usize = 24 * 1024 * 1024;
+
+/// gzip level 1: the archive is written as fast as the host is read (a level that compresses
+/// harder makes the console's CPU the bottleneck for little gain on what workspaces hold: text
+/// compresses well at level 1 too, and random or already compressed bytes not at all).
+const LEVEL: u32 = 1;
 
 /// One entry of an archive.
 pub enum Item {
     Dir(WorkspacePath),
     File(WorkspacePath, Vec<u8>),
+}
+
+/// An entry with its share of the [`Budget`], released once the entry is written.
+pub struct Budgeted(pub Item, pub Option<OwnedSemaphorePermit>);
+
+/// A budget of bytes in flight, in KiB (a file takes its size, at most the whole budget).
+#[derive(Clone)]
+pub struct Budget(Arc<Semaphore>);
+
+impl Budget {
+    pub fn new(bytes: usize) -> Budget {
+        Budget(Arc::new(Semaphore::new(bytes / 1024)))
+    }
+
+    fn kib(&self, size: u64) -> u32 {
+        let whole = (BYTES_IN_FLIGHT / 1024) as u64;
+        (size / 1024 + 1).min(whole) as u32
+    }
+
+    /// Waits for room for `size` bytes.
+    pub async fn take(&self, size: u64) -> OwnedSemaphorePermit {
+        let n = self.kib(size);
+        self.0.clone().acquire_many_owned(n).await.expect("the budget is never closed")
+    }
+
+    /// The same, from a blocking thread of the runtime.
+    pub fn take_blocking(&self, size: u64) -> OwnedSemaphorePermit {
+        let n = self.kib(size);
+        let acquired = tokio::runtime::Handle::current().block_on(self.0.clone().acquire_many_owned(n));
+        acquired.expect("the budget is never closed")
+    }
 }
 
 /// A temporary file, removed when dropped.
@@ -53,132 +87,45 @@ impl Drop for TempFile {
     }
 }
 
-/// An archive written to a temporary file.
-pub struct Built {
+/// The writing end of an archive: entries go in through [`Writer::tx`], in order; [`Writer::finish`]
+/// appends the manifest and closes the file.
+pub struct Writer {
+    pub tx: mpsc::Sender<Budgeted>,
+    done: tokio::task::JoinHandle<std::io::Result<u64>>,
     pub file: TempFile,
-    pub size: u64,
-    pub files: u64,
-    /// Files over the host's read limit, left out (logged).
-    pub skipped: u64,
 }
 
-/// Writes the stored workspace of session `session_id` into an archive, leaving out what
-/// Documents leaves out (the agent's skills, our own folders, toolchain folders at any depth).
-/// Symbolic links are not listed by the host, so never followed.
-pub async fn build(client: &SandboxdClient, session_id: &str) -> Result<Built> {
-    build_with(|tx| async move { walk(client, session_id, &tx).await }).await
-}
-
-/// Writes the files of a Daytona workspace's sandbox into an archive, leaving out what Documents
-/// leaves out; links and special files are never followed or read.
-pub async fn build_from_daytona(stored: &Stored) -> Result<Built> {
-    build_with(|tx| async move { walk_daytona(stored, &tx).await }).await
-}
-
-/// An archive of what `walk` sends: (files, files skipped).
-async fn build_with<F, Fut>(walk: F) -> Result<Built>
-where
-    F: FnOnce(mpsc::Sender<Item>) -> Fut,
-    Fut: std::future::Future<Output = Result<(u64, u64)>>,
-{
-    let file = TempFile::new();
-    let (tx, rx) = mpsc::channel::<Item>(IN_FLIGHT);
-    let target = file.0.clone();
-    let writer = tokio::task::spawn_blocking(move || write_archive(&target, rx));
-    let walked = walk(tx).await;
-    let written = writer.await.map_err(|e| WorkspaceError::Internal(e.into()))?;
-    let (files, skipped) = walked?;
-    written.map_err(|e| WorkspaceError::Internal(anyhow::Error::from(e).context("writing the snapshot archive")))?;
-    let size = std::fs::metadata(&file.0).map_err(|e| WorkspaceError::Internal(e.into()))?.len();
-    Ok(Built { file, size, files, skipped })
-}
-
-/// Breadth-first over the folders, one listing at a time; excluded folders are never opened.
-async fn walk(client: &SandboxdClient, session_id: &str, tx: &mpsc::Sender<Item>) -> Result<(u64, u64)> {
-    let (mut files, mut skipped) = (0u64, 0u64);
-    let mut folders = VecDeque::from([String::from(".")]);
-    let mut is_root = true;
-    while let Some(folder) = folders.pop_front() {
-        let entries = match client.workspace_ls(session_id, &folder).await {
-            Ok(e) => e,
-            Err(SandboxdError::NotFound { detail }) if is_root && detail.starts_with("No workspace") => {
-                return Err(WorkspaceError::Lost)
-            }
-            // A folder removed while we walked: nothing to keep of it.
-            Err(SandboxdError::NotFound { .. }) if !is_root => continue,
-            Err(e) => return Err(WorkspaceError::Host(e)),
-        };
-        is_root = false;
-        for e in entries {
-            let rel = e.path.trim_start_matches("./").trim_start_matches('/').to_string();
-            if rel.is_empty() || is_excluded(&rel) {
-                continue;
-            }
-            let Ok(path) = paths::normalise(&rel) else { continue };
-            if e.is_dir {
-                folders.push_back(rel);
-                send(tx, Item::Dir(path)).await?;
-                continue;
-            }
-            match client.workspace_read_bytes(session_id, &rel).await {
-                Ok(bytes) => {
-                    files += 1;
-                    send(tx, Item::File(path, bytes)).await?;
-                }
-                Err(SandboxdError::Invalid { detail }) if detail.contains("read limit") => {
-                    tracing::warn!(event = "snapshot_file_skipped", path = %rel, "a file over the host's read limit is left out of the snapshot");
-                    skipped += 1;
-                }
-                Err(SandboxdError::NotFound { .. }) => {}
-                Err(e) => return Err(WorkspaceError::Host(e)),
-            }
-        }
+impl Writer {
+    /// A new archive in a temporary file (readable by this user only).
+    pub fn start() -> Writer {
+        let file = TempFile::new();
+        let (tx, rx) = mpsc::channel::<Budgeted>(QUEUED);
+        let target = file.0.clone();
+        let done = tokio::task::spawn_blocking(move || write_archive(&target, rx));
+        Writer { tx, done, file }
     }
-    Ok((files, skipped))
+
+    /// Waits for the writer once every entry was sent (the sender dropped): (the file, its size,
+    /// the files it holds).
+    pub async fn finish(self) -> std::io::Result<(TempFile, u64, u64)> {
+        let Writer { tx, done, file } = self;
+        drop(tx);
+        let files = done.await.map_err(std::io::Error::other)??;
+        let size = std::fs::metadata(&file.0)?.len();
+        Ok((file, size, files))
+    }
 }
 
-/// The Daytona walk: breadth-first (through [`Stored::walk`]), each file read whole; one over the
-/// read limit is left out (logged), one removed meanwhile is simply gone.
-async fn walk_daytona(stored: &Stored, tx: &mpsc::Sender<Item>) -> Result<(u64, u64)> {
-    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-    let (files, skipped) = (&AtomicU64::new(0), &AtomicU64::new(0));
-    stored
-        .walk(is_excluded, |e| async move {
-            let Ok(path) = paths::normalise(&e.path) else { return Ok(()) };
-            if e.is_dir {
-                return send(tx, Item::Dir(path)).await;
-            }
-            match stored.read(&e.path, READ_MAX).await {
-                Ok(bytes) => {
-                    files.fetch_add(1, Relaxed);
-                    send(tx, Item::File(path, bytes)).await
-                }
-                Err(WorkspaceError::TooLarge(_)) => {
-                    tracing::warn!(event = "snapshot_file_skipped", path = %e.path, "a file over the read limit is left out of the snapshot");
-                    skipped.fetch_add(1, Relaxed);
-                    Ok(())
-                }
-                Err(WorkspaceError::NotFound(_)) => Ok(()),
-                Err(err) => Err(err),
-            }
-        })
-        .await?;
-    Ok((files.load(Relaxed), skipped.load(Relaxed)))
-}
-
-async fn send(tx: &mpsc::Sender<Item>, item: Item) -> Result<()> {
-    tx.send(item).await.map_err(|_| WorkspaceError::Internal(anyhow::anyhow!("the archive writer stopped")))
-}
-
-fn write_archive(target: &Path, mut rx: mpsc::Receiver<Item>) -> std::io::Result<()> {
+fn write_archive(target: &Path, mut rx: mpsc::Receiver<Budgeted>) -> std::io::Result<u64> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let out = std::io::BufWriter::new(options.open(target)?);
-    let mut tar = tar::Builder::new(GzEncoder::new(out, Compression::new(3)));
+    let out = std::io::BufWriter::with_capacity(256 * 1024, options.open(target)?);
+    let mut tar = tar::Builder::new(GzEncoder::new(out, Compression::new(LEVEL)));
     let mtime = (crate::db::now_ms() / 1000).max(0) as u64;
-    while let Some(item) = rx.blocking_recv() {
+    let mut manifest = Manifest::default();
+    while let Some(Budgeted(item, permit)) = rx.blocking_recv() {
         let mut h = tar::Header::new_gnu();
         h.set_mtime(mtime);
         match item {
@@ -192,22 +139,104 @@ fn write_archive(target: &Path, mut rx: mpsc::Receiver<Item>) -> std::io::Result
                 h.set_entry_type(tar::EntryType::Regular);
                 h.set_mode(0o644);
                 h.set_size(bytes.len() as u64);
+                manifest.files.push(ManifestFile::of(p.relative(), &bytes));
                 tar.append_data(&mut h, p.relative(), bytes.as_slice())?;
             }
         }
+        drop(permit);
     }
+    let body = manifest.to_json();
+    let mut h = tar::Header::new_gnu();
+    h.set_mtime(mtime);
+    h.set_entry_type(tar::EntryType::Regular);
+    h.set_mode(0o644);
+    h.set_size(body.len() as u64);
+    tar.append_data(&mut h, MANIFEST_PATH, body.as_slice())?;
     let gz = tar.into_inner()?;
     let mut out = gz.finish()?;
     std::io::Write::flush(&mut out)?;
-    Ok(())
+    Ok(manifest.files.len() as u64)
 }
 
-/// The archive's entries, one at a time, from a blocking reader: paths normalised and confined
-/// (an entry that would leave the workspace, a link or a special file is left out).
-pub fn entries(file: TempFile) -> mpsc::Receiver<std::io::Result<Item>> {
-    let (tx, rx) = mpsc::channel(IN_FLIGHT);
+/// What checking an archive found: the verdict, and (when it matches) its entries in order:
+/// (workspace-relative path, bytes; none for a folder), the manifest left out.
+pub struct Checked {
+    pub verdict: Verdict,
+    pub entries: Vec<(String, Option<u64>)>,
+}
+
+/// Reads the whole archive and checks it against its manifest (every file's size and SHA-256, no
+/// file missing or added). An entry that is not a plain folder or file of the workspace (a link,
+/// a device, a path that leaves the workspace or is not written as we write paths) differs too,
+/// so an archive that matches can be unpacked by any `tar`. An archive without a manifest (taken
+/// before manifests) is `Unchecked`.
+pub async fn verify(file: &Path) -> std::io::Result<Checked> {
+    let path = file.to_path_buf();
     tokio::task::spawn_blocking(move || {
-        if let Err(e) = read_archive(&file.0, &tx) {
+        let (mut seen, mut odd, mut entries) = (Vec::new(), Vec::new(), Vec::new());
+        let mut manifest = None;
+        let mut archive = tar::Archive::new(GzDecoder::new(std::io::BufReader::new(std::fs::File::open(&path)?)));
+        for entry in archive.entries()? {
+            let mut entry = entry?;
+            let raw = entry.path()?.to_string_lossy().to_string();
+            if raw == MANIFEST_PATH {
+                let mut body = Vec::new();
+                entry.read_to_end(&mut body)?;
+                manifest = Some(Manifest::from_json(&body)?);
+                continue;
+            }
+            let kind = entry.header().entry_type();
+            let plain = raw.trim_end_matches('/');
+            let clean = paths::normalise(plain).is_ok_and(|p| p.relative() == plain && !p.is_root());
+            match kind {
+                tar::EntryType::Directory if clean => entries.push((plain.to_string(), None)),
+                tar::EntryType::Regular if clean => {
+                    let f = ManifestFile::read(plain, &mut entry)?;
+                    entries.push((plain.to_string(), Some(f.size)));
+                    seen.push(f);
+                }
+                _ => odd.push(raw),
+            }
+        }
+        let verdict = match manifest {
+            None => Verdict::Unchecked,
+            Some(m) => match (m.compare(&seen), odd.is_empty()) {
+                (v, true) => v,
+                (Verdict::Differs(mut paths), false) => {
+                    paths.extend(odd);
+                    Verdict::Differs(paths)
+                }
+                (_, false) => Verdict::Differs(odd),
+            },
+        };
+        Ok(Checked { verdict, entries })
+    })
+    .await
+    .map_err(std::io::Error::other)?
+}
+
+/// What of an entry is restored: its path (normalised, confined) unless it is left out (the
+/// manifest, a path out of the workspace, a link, a special file, a file over the read limit).
+fn kept<R: Read>(raw: &str, entry: &tar::Entry<'_, R>) -> Option<(WorkspacePath, bool)> {
+    let raw = raw.trim_end_matches('/');
+    let p = paths::normalise(raw).ok()?;
+    if p.is_root() || p.relative() == MANIFEST_PATH || p.relative() == ".agenticos" {
+        return None;
+    }
+    match entry.header().entry_type() {
+        tar::EntryType::Directory => Some((p, true)),
+        tar::EntryType::Regular if entry.size() <= READ_MAX as u64 => Some((p, false)),
+        _ => None,
+    }
+}
+
+/// The archive's entries, one at a time, from a blocking reader, each with its share of `budget`:
+/// paths normalised and confined (an entry that would leave the workspace, a link or a special
+/// file is left out, and so is the manifest).
+pub fn entries(file: TempFile, budget: Budget) -> mpsc::Receiver<std::io::Result<Budgeted>> {
+    let (tx, rx) = mpsc::channel(QUEUED);
+    tokio::task::spawn_blocking(move || {
+        if let Err(e) = read_archive(&file.0, &tx, &budget) {
             let _ = tx.blocking_send(Err(e));
         }
         drop(file);
@@ -215,26 +244,20 @@ pub fn entries(file: TempFile) -> mpsc::Receiver<std::io::Result<Item>> {
     rx
 }
 
-fn read_archive(path: &Path, tx: &mpsc::Sender<std::io::Result<Item>>) -> std::io::Result<()> {
-    let mut archive = tar::Archive::new(GzDecoder::new(std::io::BufReader::new(std::fs::File::open(path)?)));
+fn read_archive(path: &Path, tx: &mpsc::Sender<std::io::Result<Budgeted>>, budget: &Budget) -> std::io::Result<()> {
+    let reader = std::io::BufReader::with_capacity(256 * 1024, std::fs::File::open(path)?);
+    let mut archive = tar::Archive::new(GzDecoder::new(reader));
     for entry in archive.entries()? {
         let mut entry = entry?;
-        let raw = entry.path()?.to_string_lossy().trim_end_matches('/').to_string();
-        let Ok(p) = paths::normalise(&raw) else { continue };
-        if p.is_root() {
-            continue;
-        }
-        let item = match entry.header().entry_type() {
-            tar::EntryType::Directory => Item::Dir(p),
-            tar::EntryType::Regular => {
-                if entry.size() > READ_MAX as u64 {
-                    continue;
-                }
-                let mut bytes = Vec::with_capacity(entry.size() as usize);
-                entry.read_to_end(&mut bytes)?;
-                Item::File(p, bytes)
-            }
-            _ => continue,
+        let raw = entry.path()?.to_string_lossy().to_string();
+        let Some((p, is_dir)) = kept(&raw, &entry) else { continue };
+        let item = if is_dir {
+            Budgeted(Item::Dir(p), None)
+        } else {
+            let permit = budget.take_blocking(entry.size());
+            let mut bytes = Vec::with_capacity(entry.size() as usize);
+            entry.read_to_end(&mut bytes)?;
+            Budgeted(Item::File(p, bytes), Some(permit))
         };
         if tx.blocking_send(Ok(item)).is_err() {
             return Ok(());

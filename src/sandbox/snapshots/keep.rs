@@ -6,9 +6,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::archive;
 use super::model::{Settings, Snapshot};
 use super::objects::Objects;
+use super::reading;
 use super::store::{self, Pending};
 use crate::db::{self, Db};
 use crate::sandbox::client::SandboxdClient;
@@ -57,7 +57,7 @@ impl Uploader {
 /// sandbox (through the Daytona backend's stored files).
 pub(super) enum Source {
     Sandboxd(SandboxdClient, String),
-    Daytona(Stored),
+    Daytona(Stored, String),
 }
 
 /// The workspace's host and the session (or sandbox) whose files are saved. A Daytona sandbox
@@ -84,7 +84,7 @@ pub(super) async fn source(st: &AppState, org_id: &str, w: &Workspace) -> Result
         .ok_or_else(|| WorkspaceError::Refused("This workspace's sandbox host was removed.".into()))?;
     if conn.kind == ConnectionKind::Daytona {
         return match stored::open(st, org_id, &conn, &session_id, Start::IfStopped).await {
-            Ok(files) => Ok(Source::Daytona(files)),
+            Ok(files) => Ok(Source::Daytona(files, session_id)),
             Err(WorkspaceError::Lost) => {
                 Err(WorkspaceError::Refused("Daytona no longer has this workspace's sandbox: nothing to save.".into()))
             }
@@ -118,10 +118,10 @@ pub fn object_key(org_id: &str, workspace_id: &str, id: &str) -> String {
 }
 
 /// Reads the workspace from its host into an archive (a temporary file).
-pub async fn read(st: &AppState, org_id: &str, w: &Workspace) -> Result<archive::Built> {
+pub async fn read(st: &AppState, org_id: &str, w: &Workspace) -> Result<reading::Built> {
     match source(st, org_id, w).await? {
-        Source::Sandboxd(client, session_id) => archive::build(&client, &session_id).await,
-        Source::Daytona(files) => archive::build_from_daytona(&files).await,
+        Source::Sandboxd(client, session_id) => reading::from_sandboxd(&client, &session_id).await,
+        Source::Daytona(files, sandbox_id) => reading::from_daytona(&files, &sandbox_id).await,
     }
 }
 

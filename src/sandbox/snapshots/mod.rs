@@ -6,12 +6,15 @@
 
 pub mod api;
 pub mod archive;
+pub mod hold;
 pub mod keep;
 pub mod lifecycle;
+pub mod manifest;
 pub mod model;
 pub mod objects;
 pub mod pages;
 pub mod pending;
+pub mod reading;
 pub mod restore;
 pub mod service;
 pub mod session_state;

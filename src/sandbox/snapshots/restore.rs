@@ -3,8 +3,13 @@
 //! — its latest snapshot, else the agent's manifest. What opening did is noted on the run
 //! ("restored from the snapshot of …", "started empty") and shown in its workspace state.
 
-use super::archive::{self, Item, TempFile};
+use futures_util::stream::{self, StreamExt, TryStreamExt};
+use tokio::sync::mpsc;
+
+use super::archive::{self, Budget, Budgeted, Item, TempFile, BYTES_IN_FLIGHT};
+use super::manifest::Verdict;
 use super::model::Snapshot;
+use super::objects::Objects;
 use super::store;
 use crate::db;
 use crate::sandbox::workspaces::error::WorkspaceError;
@@ -34,14 +39,76 @@ pub fn had_files(r: &Resolved) -> bool {
     r.workspace.runtime.is_some()
 }
 
-/// The snapshot's entries, one at a time (downloaded to a temporary file first).
-pub async fn entries(st: &AppState, s: &Snapshot) -> Result<tokio::sync::mpsc::Receiver<std::io::Result<Item>>> {
+/// A snapshot's archive, downloaded and checked.
+pub struct Fetched {
+    pub file: TempFile,
+    /// Checked against its manifest: a plain archive any `tar` may unpack.
+    pub checked: bool,
+    /// Its folders and files in order (path, bytes; none for a folder), when checked.
+    pub entries: Vec<(String, Option<u64>)>,
+}
+
+impl Fetched {
+    /// Its entries, one at a time, each with its share of the bytes in flight.
+    pub fn into_entries(self) -> mpsc::Receiver<std::io::Result<Budgeted>> {
+        archive::entries(self.file, Budget::new(BYTES_IN_FLIGHT))
+    }
+}
+
+/// The snapshot's archive (see [`fetch_checked`]).
+pub async fn fetch(st: &AppState, s: &Snapshot) -> Result<Fetched> {
+    fetch_checked(&st.snapshots, &s.id, &s.object_key).await
+}
+
+/// The archive of snapshot `id`, downloaded to a temporary file and checked whole against its
+/// manifest: a store that fails midway, or an archive whose files differ from its manifest (each
+/// named), restores nothing.
+pub async fn fetch_checked(objects: &Objects, id: &str, key: &str) -> Result<Fetched> {
     let file = TempFile::new();
-    st.snapshots
-        .get_to_file(&s.object_key, &file.0)
+    objects.get_to_file(key, &file.0).await.map_err(|e| objects.read_refusal(e, "nothing was restored"))?;
+    let checked = archive::verify(&file.0).await.map_err(|e| {
+        WorkspaceError::Refused(format!("The snapshot's archive could not be read ({e}): nothing was restored."))
+    })?;
+    match checked.verdict {
+        Verdict::Matches => Ok(Fetched { file, checked: true, entries: checked.entries }),
+        Verdict::Unchecked => {
+            tracing::info!(snapshot_id = %id, "a snapshot taken before manifests is restored unchecked");
+            Ok(Fetched { file, checked: false, entries: Vec::new() })
+        }
+        Verdict::Differs(paths) => {
+            tracing::warn!(event = "snapshot_tampered", snapshot_id = %id, files = paths.len(),
+                "a snapshot's archive does not match its manifest; nothing was restored");
+            Err(WorkspaceError::Refused(format!(
+                "The snapshot's archive does not match its manifest: {} differ{}. Nothing was restored.",
+                Verdict::named(&paths),
+                if paths.len() == 1 { "s" } else { "" }
+            )))
+        }
+    }
+}
+
+/// Entries written at once (the host's other sessions keep their latency: docs/benchmarks.md).
+pub const WRITES_IN_FLIGHT: usize = 6;
+
+/// Hands each entry of `rx` to `each`, [`WRITES_IN_FLIGHT`] at once; an entry's share of the
+/// bytes in flight is given back once it is written. The first failure stops it.
+pub async fn write_entries<F, Fut>(rx: mpsc::Receiver<std::io::Result<Budgeted>>, each: F) -> Result<()>
+where
+    F: Fn(Item) -> Fut,
+    Fut: std::future::Future<Output = Result<()>>,
+{
+    let entries = stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|i| (i, rx)) });
+    entries
+        .map(|item| item.map_err(|e| WorkspaceError::Internal(anyhow::Error::from(e).context("reading a snapshot"))))
+        .try_for_each_concurrent(WRITES_IN_FLIGHT, |Budgeted(item, permit)| {
+            let written = each(item);
+            async move {
+                written.await?;
+                drop(permit);
+                Ok(())
+            }
+        })
         .await
-        .map_err(|e| st.snapshots.read_refusal(e, "nothing was restored"))?;
-    Ok(archive::entries(file))
 }
 
 /// "restored from the snapshot of 2026-12-01 20:10:05 UTC"

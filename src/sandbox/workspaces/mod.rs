@@ -31,3 +31,5 @@ pub mod state;
 pub mod state_finish;
 pub mod state_store;
 pub mod store;
+
+pub use restoring::Unpacked;

@@ -1,11 +1,18 @@
 //! Writing a snapshot into a workspace being opened (instead of the manifest's files), each entry
-//! recorded like any other write, one at a time. The same for every container backend: each says
-//! only how it makes a folder and writes a file ([`SnapshotWrites`]).
+//! recorded like any other write. The same for every container backend: each says how it makes a
+//! folder, writes a file and removes one, and may unpack a whole archive in one go
+//! ([`SnapshotWrites`]). The archive is checked whole against its manifest before anything is
+//! written (`snapshots::restore`); a checked archive is unpacked in one go where the backend can
+//! (sandboxd: by the sandbox's own `tar`), else its entries are written `WRITES_IN_FLIGHT` at a
+//! time. A restore that fails stops; in a new workspace (nothing was there before) what it wrote
+//! is removed again, so a workspace is never left half-restored.
+
+use std::collections::BTreeSet;
+use std::sync::Mutex;
 
 use futures_util::future::BoxFuture;
 
 use super::backend::Result;
-use super::error::WorkspaceError;
 use super::model::Resolved;
 use super::recorded::{bytes_detail, record, RowKeys};
 use crate::sandbox::recording::Operation;
@@ -16,30 +23,129 @@ use crate::state::AppState;
 use crate::vocabulary::paths::WorkspacePath;
 
 /// How a backend's open workspace (a sandboxd session, a Daytona sandbox's toolbox) makes a
-/// folder and writes a file.
-pub(super) trait SnapshotWrites {
+/// folder, writes a file and removes what a failed restore wrote.
+pub(super) trait SnapshotWrites: Sync {
     fn mkdir<'a>(&self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<()>>;
     fn write<'a>(&self, path: &'a WorkspacePath, bytes: &'a [u8]) -> BoxFuture<'a, Result<()>>;
+    fn remove<'a>(&self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<()>>;
+
+    /// Unpacks a checked archive (plain folders and files only) in one go, where the backend
+    /// can; [`Unpacked::NoShell`] (the default): the entries are written one by one.
+    fn unpack<'a>(&'a self, archive: &'a std::path::Path) -> BoxFuture<'a, Result<Unpacked>> {
+        let _ = archive;
+        Box::pin(async { Ok(Unpacked::NoShell) })
+    }
 }
 
-/// Writes the snapshot `s` into `to`, entry by entry, each recorded as a `mkdir` or a `write` of
-/// the run `r`. The first entry that fails stops it.
-pub(super) async fn write_snapshot(st: &AppState, r: &Resolved, to: &impl SnapshotWrites, s: &Snapshot) -> Result<()> {
+/// What unpacking in one go did.
+pub enum Unpacked {
+    Done,
+    /// The backend cannot (no shell, no `tar`, native writes handed back): nothing was written.
+    NoShell,
+}
+
+/// Writes the snapshot `s` into `to`, each entry recorded as a `mkdir` or a `write` of the run
+/// `r`. The first entry that fails stops it; when `is_new_workspace`, the top-level folders and
+/// files written are removed again (best effort: a host that is gone has nothing to remove, and
+/// the workspace is not marked open, so the next open restores anew).
+pub(super) async fn write_snapshot(
+    st: &AppState,
+    r: &Resolved,
+    to: &impl SnapshotWrites,
+    s: &Snapshot,
+    is_new_workspace: bool,
+) -> Result<()> {
     let keys = RowKeys::of(r);
-    let mut rx = restore::entries(st, s).await?;
-    while let Some(item) = rx.recv().await {
-        let item = item.map_err(|e| WorkspaceError::Internal(anyhow::Error::from(e).context("reading a snapshot")))?;
-        match item {
-            Item::Dir(p) => {
-                record(&st.recorder, &keys, Operation::Mkdir, p.display(), to.mkdir(&p), |_| (true, String::new()))
-                    .await?;
+    let fetched = restore::fetch(st, s).await?;
+    if fetched.checked {
+        match to.unpack(&fetched.file.0).await {
+            Ok(Unpacked::Done) => {
+                record_unpacked(st, &keys, &fetched.entries).await;
+                return Ok(());
             }
-            Item::File(p, bytes) => {
-                let written = to.write(&p, &bytes);
-                record(&st.recorder, &keys, Operation::Write, p.display(), written, |_| bytes_detail(bytes.len()))
-                    .await?;
+            Ok(Unpacked::NoShell) => {}
+            Err(e) => {
+                if is_new_workspace {
+                    remove_tops(to, tops_of(&fetched.entries)).await;
+                }
+                return Err(e);
             }
         }
     }
+    let rx = fetched.into_entries();
+    let written: Mutex<BTreeSet<String>> = Mutex::default();
+    let outcome = restore::write_entries(rx, |item| {
+        let (keys, written) = (&keys, &written);
+        async move {
+            let (Item::Dir(path) | Item::File(path, _)) = &item;
+            if let Some(top) = path.relative().split('/').next() {
+                written.lock().unwrap_or_else(|p| p.into_inner()).insert(top.to_string());
+            }
+            match &item {
+                Item::Dir(p) => {
+                    record(&st.recorder, keys, Operation::Mkdir, p.display(), to.mkdir(p), |_| (true, String::new()))
+                        .await
+                }
+                Item::File(p, bytes) => {
+                    let n = bytes.len();
+                    record(&st.recorder, keys, Operation::Write, p.display(), to.write(p, bytes), |_| bytes_detail(n))
+                        .await
+                }
+            }
+        }
+    })
+    .await;
+    if let Err(e) = outcome {
+        if is_new_workspace {
+            remove_tops(to, written.into_inner().unwrap_or_else(|p| p.into_inner())).await;
+        }
+        return Err(e);
+    }
     Ok(())
+}
+
+/// Removes what a failed restore wrote at the top of a new workspace (best effort: a host that is
+/// gone has nothing to remove, and the workspace is not marked open, so the next open restores
+/// anew).
+async fn remove_tops(to: &impl SnapshotWrites, tops: BTreeSet<String>) {
+    for top in tops {
+        let Ok(p) = crate::vocabulary::paths::normalise(&top) else { continue };
+        if let Err(gone) = to.remove(&p).await {
+            tracing::warn!(error = %gone, path = %p.display(), "a failed restore's file could not be removed");
+        }
+    }
+}
+
+/// The top-level names of an archive's entries.
+fn tops_of(entries: &[(String, Option<u64>)]) -> BTreeSet<String> {
+    let mut tops = BTreeSet::new();
+    for (path, _) in entries {
+        if let Some(top) = path.split('/').next() {
+            tops.insert(top.to_string());
+        }
+    }
+    tops
+}
+
+/// An archive unpacked in one go is recorded as its entries would have been written one by one
+/// (a `mkdir` a folder, a `write` a file, with its size), so the log reads the same whichever way
+/// the files arrived; 64 rows at once, so they commit in batches.
+async fn record_unpacked(st: &AppState, keys: &RowKeys, entries: &[(String, Option<u64>)]) {
+    let mut rows = Vec::new();
+    for (path, size) in entries {
+        let Ok(p) = crate::vocabulary::paths::normalise(path) else { continue };
+        rows.push(record_one(st, keys, p, *size));
+        if rows.len() == 64 {
+            futures_util::future::join_all(std::mem::take(&mut rows)).await;
+        }
+    }
+    futures_util::future::join_all(rows).await;
+}
+
+async fn record_one(st: &AppState, keys: &RowKeys, p: WorkspacePath, size: Option<u64>) {
+    let done: BoxFuture<'_, Result<()>> = Box::pin(async { Ok(()) });
+    let _ = match size {
+        None => record(&st.recorder, keys, Operation::Mkdir, p.display(), done, |_| (true, String::new())).await,
+        Some(n) => record(&st.recorder, keys, Operation::Write, p.display(), done, |_| bytes_detail(n as usize)).await,
+    };
 }

@@ -250,7 +250,11 @@ class _Calls:
 
     @staticmethod
     def take_snapshot(workspace_id: str) -> _Call:
-        return _Call("POST", f"/api/v1/workspaces/{_path(workspace_id)}/snapshots")
+        return _Call("POST", f"/api/v1/workspaces/{_path(workspace_id)}/snapshots", timeout=660.0)
+
+    @staticmethod
+    def snapshot_archive(snapshot_id: str) -> _Call:
+        return _Call("GET", f"/api/v1/snapshots/{_path(snapshot_id)}/archive", read="bytes", timeout=660.0)
 
 
 def retry_after(response: httpx.Response, now: float | None = None) -> float:
@@ -418,6 +422,15 @@ class Console(_Base):
     def revoke_token(self, token_id: str) -> None:
         self.call(_Calls.revoke_token(token_id))
 
+    def snapshots(self, workspace_id: str) -> list[dict[str, Any]]:
+        return self.call(_Calls.snapshots(workspace_id))
+
+    def take_snapshot(self, workspace_id: str) -> dict[str, Any]:
+        return self.call(_Calls.take_snapshot(workspace_id))
+
+    def snapshot_archive(self, snapshot_id: str) -> bytes:
+        return self.call(_Calls.snapshot_archive(snapshot_id))
+
 
 class AsyncConsole(_Base):
     """The console's API, asynchronously. One httpx client per event loop, made on first use
@@ -513,3 +526,12 @@ class AsyncConsole(_Base):
 
     async def operations(self, **filters: Any) -> dict[str, Any]:
         return await self.call(_Calls.operations(**filters))
+
+    async def snapshots(self, workspace_id: str) -> list[dict[str, Any]]:
+        return await self.call(_Calls.snapshots(workspace_id))
+
+    async def take_snapshot(self, workspace_id: str) -> dict[str, Any]:
+        return await self.call(_Calls.take_snapshot(workspace_id))
+
+    async def snapshot_archive(self, snapshot_id: str) -> bytes:
+        return await self.call(_Calls.snapshot_archive(snapshot_id))

@@ -17,15 +17,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-import json
-import shlex
-
 from deepagents.backends.protocol import (
     ExecuteResponse,
     FileDownloadResponse,
     FileUploadResponse,
-    GlobResult,
-    WriteResult,
 )
 from deepagents.backends.sandbox import BaseSandbox
 
@@ -48,49 +43,13 @@ def _response(result: ExecResult, timeout: int | None) -> ExecuteResponse:
     return ExecuteResponse(output=output, exit_code=result.exit_code, truncated=result.output_limited)
 
 
-def _exists_command(path: str) -> str:
-    return f"test -e {shlex.quote(path)} && echo exists || true"
-
-
-def _already_exists(path: str) -> WriteResult:
-    return WriteResult(error=f"Cannot write to {path} because it already exists. Read and then edit it instead.")
-
-
-GLOB_SCRIPT = r"""
-import glob, json, os, sys
-root, pattern = sys.argv[1], sys.argv[2]
-out = []
-for rel in sorted(glob.glob(pattern, root_dir=root, recursive=True)):
-    full = os.path.join(root, rel)
-    entry = {"path": rel, "is_dir": os.path.isdir(full)}
-    if os.path.isfile(full):
-        entry["size"] = os.path.getsize(full)
-    out.append(entry)
-print(json.dumps(out))
-"""
-"""The suite's glob: Python's `glob` under the searched folder (`**` recursive, folders
-included, hidden entries only when the pattern names them), paths relative to that folder."""
-
-
-def _glob_argv(pattern: str, path: str | None) -> list[str]:
-    return ["python3", "-c", GLOB_SCRIPT, path or "/", pattern]
-
-
-def _glob_result(result: ExecResult) -> GlobResult:
-    if result.exit_code != 0:
-        return GlobResult(error=(result.stderr or result.stdout).strip() or "glob failed")
-    return GlobResult(matches=json.loads(result.stdout))
-
-
 class AgenticosSandbox(BaseSandbox):
     """A run's workspace as a Deep Agents sandbox backend.
 
-    `suite_contract=True` follows the protocol as the conformance suite langchain-tests 1.1.9
-    states it where deepagents 0.7.32's `BaseSandbox` has since changed: `write` refuses a path
-    that exists (0.7.32 overwrites it), and `glob` lists folders too and answers paths relative
-    to the searched folder (0.7.32 lists files only, with absolute paths, which
-    `FilesystemMiddleware`'s `deny` rules need: leave it off when an agent has filesystem
-    permissions).
+    `write`, `glob` and the other file methods are `BaseSandbox`'s, so they keep deepagents'
+    protocol exactly (0.7.32: `write` creates or overwrites; `glob` answers regular files only,
+    with absolute paths, which `FilesystemMiddleware`'s `deny` rules match); see docs/agents.md
+    for where the conformance suite langchain-tests 1.1.9 still states the older protocol.
     """
 
     def __init__(
@@ -99,9 +58,7 @@ class AgenticosSandbox(BaseSandbox):
         run_id: str,
         *,
         aconsole: AsyncConsole | None = None,
-        suite_contract: bool = False,
     ) -> None:
-        self.suite_contract = suite_contract
         self._console = console
         self._aconsole = aconsole or AsyncConsole(
             console.base_url, console._token, timeout=console.timeout, retries=console.retries
@@ -122,26 +79,6 @@ class AgenticosSandbox(BaseSandbox):
     async def aexecute(self, command: str, *, timeout: int | None = None) -> ExecuteResponse:  # noqa: ASYNC109
         t = _exec_timeout(timeout)
         return _response(await self._aconsole.exec(self._run_id, command, timeout_seconds=t), t)
-
-    def write(self, file_path: str, content: str) -> WriteResult:
-        if self.suite_contract and "exists" in self.execute(_exists_command(file_path)).output:
-            return _already_exists(file_path)
-        return super().write(file_path, content)
-
-    async def awrite(self, file_path: str, content: str) -> WriteResult:
-        if self.suite_contract and "exists" in (await self.aexecute(_exists_command(file_path))).output:
-            return _already_exists(file_path)
-        return await super().awrite(file_path, content)
-
-    def glob(self, pattern: str, path: str | None = None) -> GlobResult:
-        if not self.suite_contract:
-            return super().glob(pattern, path)
-        return _glob_result(self._console.exec(self._run_id, argv=_glob_argv(pattern, path)))
-
-    async def aglob(self, pattern: str, path: str | None = None) -> GlobResult:
-        if not self.suite_contract:
-            return await super().aglob(pattern, path)
-        return _glob_result(await self._aconsole.exec(self._run_id, argv=_glob_argv(pattern, path)))
 
     def upload_files(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
         return [
@@ -188,10 +125,8 @@ class AgenticosSandboxClient:
         *,
         agent_id: str,
         timeout: float = 60.0,
-        suite_contract: bool = False,
     ) -> None:
         self.agent_id = agent_id
-        self.suite_contract = suite_contract
         self.console = Console(base_url, token, timeout=timeout)
         self.aconsole = AsyncConsole(base_url, self.console._token, timeout=timeout)
 
@@ -199,7 +134,7 @@ class AgenticosSandboxClient:
         return f"AgenticosSandboxClient(agent_id={self.agent_id!r}, console={self.console.base_url!r})"
 
     def _sandbox(self, run_id: str) -> AgenticosSandbox:
-        return AgenticosSandbox(self.console, run_id, aconsole=self.aconsole, suite_contract=self.suite_contract)
+        return AgenticosSandbox(self.console, run_id, aconsole=self.aconsole)
 
     def create(self, **run: Any) -> AgenticosSandbox:
         return self._sandbox(self.console.create_run(self.agent_id, **run)["id"])

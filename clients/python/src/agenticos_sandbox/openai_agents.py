@@ -10,9 +10,15 @@
   entries become the run's console manifest (written at its first operation, each a row of the
   log); mounts are refused with `MountConfigError`, other entry kinds, users, groups and host
   path grants with `ConfigurationError`, before anything is opened.
-- The session's `exec`, `read` and `write` are the run's command and file routes; `persist_workspace`
-  and `hydrate_workspace` move the workspace as a tar archive through the command route, so the
-  SDK's own snapshots (`snapshot=`, taken at close) save and restore it.
+- The session's `exec`, `read` and `write` are the run's command and file routes.
+- Snapshots are the console's: `persist_workspace` (the SDK calls it at close when `snapshot=` is
+  given) takes a console snapshot of the run's workspace (`POST /api/v1/workspaces/{id}/snapshots`:
+  listed on the workspace's page, restorable there) and hands the SDK's snapshot store only a
+  reference to it, as the SDK's E2B and Modal providers do with their native snapshots. `create`
+  with a snapshot holding such a reference opens the run from it (`snapshot_id` at
+  `POST /api/v1/runs`: the console writes its files at the run's first operation); a resumed
+  session restores one by its archive (`GET /api/v1/snapshots/{id}/archive`). A snapshot of
+  another provider (a tar archive) is still restored, through the command route.
 - `serialize_session_state` / `deserialize_session_state` / `resume(state)` reattach another
   process to the same run (the state holds the run id, never the token); a state whose run is
   finished or gone raises `WorkspaceRootNotFoundError`.
@@ -24,6 +30,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import math
 import posixpath
 import uuid
@@ -53,6 +60,26 @@ from .client import AsyncConsole, Token
 
 BACKEND_ID = "agenticos"
 WORKSPACE_ROOT = "/workspace"
+CONSOLE_SNAPSHOT_MAGIC = b"AGENTICOS_CONSOLE_SNAPSHOT_V1\n"
+"""What a reference to a console snapshot starts with, in the SDK's snapshot store (like the SDK's
+E2B and Modal providers' native snapshot references)."""
+
+
+def console_snapshot_ref(snapshot_id: str) -> bytes:
+    """The bytes the SDK's snapshot store keeps for a console snapshot: a reference, not files."""
+    return CONSOLE_SNAPSHOT_MAGIC + json.dumps({"snapshot_id": snapshot_id}, separators=(",", ":")).encode()
+
+
+def console_snapshot_id(raw: bytes) -> str | None:
+    """The console snapshot a stored payload names, or None for anything else (a tar archive)."""
+    if not raw.startswith(CONSOLE_SNAPSHOT_MAGIC):
+        return None
+    try:
+        body = json.loads(raw[len(CONSOLE_SNAPSHOT_MAGIC) :])
+    except ValueError:
+        return None
+    value = body.get("snapshot_id") if isinstance(body, dict) else None
+    return value if isinstance(value, str) and value else None
 
 
 class AgenticosSandboxClientOptions(BaseSandboxClientOptions):
@@ -62,8 +89,12 @@ class AgenticosSandboxClientOptions(BaseSandboxClientOptions):
     agent_id: str
     conversation_id: str | None = None
     started_by: str = "api"
+    user_id: str | None = None
+    """Whom the run acts for (a person of the organization; what a `user`-scoped agent's
+    workspace is chosen by). The scope itself is the console agent's: a run cannot choose it."""
     snapshot_id: str | None = None
-    """A console snapshot of the agent's workspaces the run starts from."""
+    """A console snapshot of the agent's workspaces the run starts from (as `snapshot=` holding a
+    reference to it does)."""
     session_state: str | None = None
     """A finished console run's `session_state`: the run continues in that workspace."""
     exact_output: bool = False
@@ -78,6 +109,8 @@ class AgenticosSandboxSessionState(SandboxSessionState):
     run_id: str
     agent_id: str
     exact_output: bool = False
+    opened_from_snapshot_id: str | None = None
+    """The console snapshot the run was opened from, until the session's first start."""
 
 
 def _refuse(message: str, **context: object) -> ConfigurationError:
@@ -194,23 +227,38 @@ class AgenticosSandboxSession(BaseSandboxSession):
         return state.get("state") in ("open", "preparing", "not_opened")
 
     async def persist_workspace(self) -> io.IOBase:
-        name = f"/tmp/agenticos-persist-{uuid.uuid4().hex}.tar"
-        made = await self._exec_internal("/bin/sh", "-c", f'tar -C {WORKSPACE_ROOT} -cf "$1" . && echo ok', "persist", name)
-        if made.exit_code != 0:
-            raise OSError(f"persisting the workspace failed: {made.stderr.decode(errors='replace')[:200]}")
+        """A console snapshot of the run's workspace, as a reference for the SDK's store."""
         try:
-            content, error = await transfer.run_async(self._console, transfer.download(self.state.run_id, name))
-        finally:
-            await self._exec_internal("rm", "-f", name)
-        if error is not None:
-            raise OSError(f"persisting the workspace failed: {error}")
-        return io.BytesIO(content)
+            workspace = await self._console.workspace_state(self.state.run_id)
+            taken = await self._console.take_snapshot(workspace["workspace_id"])
+        except errors.ConsoleError as e:
+            raise OSError(f"the console could not snapshot the workspace: {e}") from None
+        return io.BytesIO(console_snapshot_ref(taken["id"]))
+
+    async def _restore_snapshot_into_workspace_on_resume(self) -> None:
+        if self.state.opened_from_snapshot_id is not None:
+            # The run was opened from this console snapshot (`snapshot_id` at POST /api/v1/runs):
+            # the console writes its files at the run's first operation, so there is nothing to
+            # clear or to write again.
+            self.state.opened_from_snapshot_id = None
+            return
+        await super()._restore_snapshot_into_workspace_on_resume()
 
     async def hydrate_workspace(self, data: io.IOBase) -> None:
+        raw = data.read()
+        if isinstance(raw, str):
+            raw = raw.encode("utf-8")
+        snapshot_id = console_snapshot_id(bytes(raw))
+        if snapshot_id is not None:
+            try:
+                raw = await self._console.snapshot_archive(snapshot_id)
+            except errors.ConsoleError as e:
+                raise OSError(f"the console snapshot {snapshot_id} could not be read: {e}") from None
         name = f"/tmp/agenticos-hydrate-{uuid.uuid4().hex}.tar"
-        error = await transfer.run_async(self._console, transfer.upload(self.state.run_id, name, data.read()))
+        error = await transfer.run_async(self._console, transfer.upload(self.state.run_id, name, bytes(raw)))
         if error is not None:
             raise OSError(f"hydrating the workspace failed: {error}")
+        # `tar -xf` reads a gzip archive (a console snapshot's) as well as a plain one.
         done = await self._exec_internal("/bin/sh", "-c", f'tar -C {WORKSPACE_ROOT} -xf "$1"; s=$?; rm -f "$1"; exit $s', "hydrate", name)
         if done.exit_code != 0:
             raise OSError(f"hydrating the workspace failed: {done.stderr.decode(errors='replace')[:200]}")
@@ -238,24 +286,42 @@ class AgenticosSandboxClient(BaseSandboxClient[AgenticosSandboxClientOptions]):
         manifest = manifest if manifest is not None else Manifest()
         self._validate_manifest_for_create(manifest)
         ours = console_manifest(manifest)
+        session_id = uuid.uuid4()
+        resolved = resolve_snapshot(snapshot, str(session_id))
+        from_snapshot = await self._console_snapshot_of(resolved)
+        if from_snapshot is not None and options.snapshot_id not in (None, from_snapshot):
+            raise _refuse("snapshot= names another console snapshot than options.snapshot_id", snapshot_id=options.snapshot_id)
         run = await self._console.create_run(
             options.agent_id,
             conversation_id=options.conversation_id,
             started_by=options.started_by,
+            user_id=options.user_id,
             manifest=ours if ours["entries"] else None,
-            snapshot_id=options.snapshot_id,
+            snapshot_id=from_snapshot or options.snapshot_id,
             session_state=options.session_state,
         )
-        session_id = uuid.uuid4()
         state = AgenticosSandboxSessionState(
             session_id=session_id,
             manifest=manifest.model_copy(update={"entries": {}}, deep=True),
-            snapshot=resolve_snapshot(snapshot, str(session_id)),
+            snapshot=resolved,
             run_id=run["id"],
             agent_id=options.agent_id,
             exact_output=options.exact_output,
+            opened_from_snapshot_id=from_snapshot,
         )
         return self._wrap_session(AgenticosSandboxSession(state=state, console=self._console))
+
+    async def _console_snapshot_of(self, snapshot: SnapshotBase) -> str | None:
+        """The console snapshot a restorable SDK snapshot refers to, if it holds a reference."""
+        dependencies = self._resolve_dependencies()
+        if not await snapshot.restorable(dependencies=dependencies):
+            return None
+        stream = await snapshot.restore(dependencies=dependencies)
+        try:
+            head = stream.read(len(CONSOLE_SNAPSHOT_MAGIC) + 4096)
+        finally:
+            stream.close()
+        return console_snapshot_id(head if isinstance(head, bytes) else bytes(head, "utf-8"))
 
     async def delete(self, session: SandboxSession) -> SandboxSession:
         inner = session._inner

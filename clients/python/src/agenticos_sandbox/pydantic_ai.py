@@ -105,6 +105,10 @@ class AgenticosWorkspaceBackend(WorkspaceBackend, SupportsCommands, SupportsFile
         return self._ref
 
     async def _run_id(self) -> str:
+        if self._ref is not None:
+            # Every operation after the first: no lock (an anyio lock yields to the event loop
+            # twice, a tenth of the provider's own time on a call).
+            return self._ref.id
         async with self._lock:
             if self._ref is None:
                 with anyio.CancelScope(shield=True):

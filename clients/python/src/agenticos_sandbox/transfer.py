@@ -5,7 +5,8 @@ call's `ApiError`), and returns its result. `run_sync` and `run_async` drive one
 `Console` or an `AsyncConsole`.
 
 Paths are absolute, as the frameworks' sandboxes use them. Under `/workspace` (the workspace
-root, as the console's routes and the sandbox's shell both see it) a file goes through the file
+root, as the console's routes and, on sandboxd, the sandbox's shell both see it; a Daytona
+sandbox's shell sees it as its working directory) a file goes through the file
 routes (`PUT`/`GET /workspace/files`, recorded as `write`/`read`). Any other absolute path is
 outside the workspace: the console's file routes refuse it (they stay confined to the workspace),
 so it goes through the run's command route instead, as fixed scripts of ours in the sandbox's
@@ -34,7 +35,13 @@ UPLOAD_ARG_BYTES = 90_000
 bytes one argument may have)."""
 
 UPLOAD_ARGS_PER_CALL = 7
-"""Arguments per upload command: about 840 KB of JSON, under the console's 1 MiB body limit."""
+"""Arguments per upload command: about 840 KB of JSON, under the console's 1 MiB body limit.
+Where the host runs a command as one `sh -c` string (Daytona's `process/execute`), that whole
+string is one argument, so a command there carries one (`SINGLE_STRING_BACKENDS`)."""
+
+SINGLE_STRING_BACKENDS = ("daytona",)
+"""Backends whose host receives a command as one string for `sh -c` (the console quotes argv
+into it), so one command may carry at most 131,071 bytes in all."""
 
 DOWNLOAD_CHUNK_BYTES = 4 * 1024 * 1024
 """Raw bytes per download command (5.6 MB of base64, under the host's 10 MiB output limit)."""
@@ -114,7 +121,12 @@ def upload(run_id: str, path: str, data: bytes) -> Plan:
 
 
 def _upload_through_shell(run_id: str, path: str, data: bytes) -> Plan:
-    per_call = UPLOAD_ARG_BYTES * UPLOAD_ARGS_PER_CALL
+    per_call = UPLOAD_ARG_BYTES
+    if len(data) > UPLOAD_ARG_BYTES:
+        # More than one argument's worth: how many a command may carry is the host's matter.
+        state = yield _Calls.workspace_state(run_id)
+        if state.get("backend") not in SINGLE_STRING_BACKENDS:
+            per_call = UPLOAD_ARG_BYTES * UPLOAD_ARGS_PER_CALL
     pieces = [data[i : i + per_call] for i in range(0, len(data), per_call)] or [b""]
     for n, piece in enumerate(pieces):
         if len(pieces) == 1:

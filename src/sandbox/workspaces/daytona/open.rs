@@ -247,7 +247,7 @@ impl DaytonaBackend<'_> {
         let again = self.reopening && self.r.workspace.session_ref.as_deref() == Some(sandbox.id.as_str());
         let from = if again { None } else { snapshots::plan(self.st, &self.r, is_new_workspace).await? };
         if let Some(s) = &from {
-            crate::sandbox::workspaces::restoring::write_snapshot(self.st, &self.r, &tb, s).await?;
+            crate::sandbox::workspaces::restoring::write_snapshot(self.st, &self.r, &tb, s, is_new_workspace).await?;
         }
         let with_manifest = is_new_workspace && from.is_none();
         if !again {

@@ -17,4 +17,8 @@ impl SnapshotWrites for Rooted {
     fn write<'a>(&self, path: &'a WorkspacePath, bytes: &'a [u8]) -> BoxFuture<'a, Result<()>> {
         Box::pin(files::write(self.clone(), path, bytes))
     }
+
+    fn remove<'a>(&self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<()>> {
+        Box::pin(files::remove(self.clone(), path))
+    }
 }

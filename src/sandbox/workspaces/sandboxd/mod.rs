@@ -5,7 +5,8 @@
 
 mod files;
 mod open;
-mod restore;
+/// A checked snapshot archive unpacked by the sandbox itself (the restore's fast path).
+pub mod restore;
 mod scripts;
 mod shell;
 

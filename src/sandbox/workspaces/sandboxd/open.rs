@@ -137,7 +137,8 @@ impl SandboxdBackend<'_> {
         let from = snapshots::plan(self.st, &self.r, plan.is_new_workspace).await?;
         if let Some(s) = &from {
             let session = Session { client: client.clone(), id: id.clone() };
-            crate::sandbox::workspaces::restoring::write_snapshot(self.st, &self.r, &session, s).await?;
+            crate::sandbox::workspaces::restoring::write_snapshot(self.st, &self.r, &session, s, plan.is_new_workspace)
+                .await?;
         }
         self.write_agent_files(&client, &id, plan, plan.is_new_workspace && from.is_none()).await?;
         match &from {

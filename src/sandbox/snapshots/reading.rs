@@ -1,0 +1,208 @@
+//! Reading a workspace from its host into an archive (issue 50: at disk speed). A walk lists the
+//! folders (excluded ones never opened) and hands each file on; [`READS_IN_FLIGHT`] files are
+//! read at once through the host's per-file route (sandboxd's stored-workspace `read_bytes`, which
+//! works for a closed session and a finished run too; a Daytona sandbox's toolbox download), in
+//! the walk's order, within [`BYTES_IN_FLIGHT`](super::archive::BYTES_IN_FLIGHT) of contents; the
+//! archive is written meanwhile on a blocking thread. A failure anywhere drops the temporary
+//! file: nothing half-written is kept.
+
+use std::collections::VecDeque;
+
+use futures_util::stream::{self, StreamExt};
+use tokio::sync::mpsc;
+
+use super::archive::{Budget, Budgeted, Item, TempFile, Writer, BYTES_IN_FLIGHT};
+use super::hold;
+use crate::documents::exclusions::is_excluded;
+use crate::sandbox::client::{SandboxdClient, SandboxdError};
+use crate::sandbox::workspaces::backend::READ_MAX;
+use crate::sandbox::workspaces::daytona::stored::Stored;
+use crate::sandbox::workspaces::error::WorkspaceError;
+use crate::vocabulary::paths::{self, WorkspacePath};
+
+type Result<T> = std::result::Result<T, WorkspaceError>;
+
+/// Files read from a host at once: enough to keep a host's request handling and the archive's
+/// compression busy together, few enough that the host's other sessions keep their latency
+/// (docs/benchmarks.md measures both).
+pub const READS_IN_FLIGHT: usize = 6;
+
+/// An archive written to a temporary file.
+pub struct Built {
+    pub file: TempFile,
+    pub size: u64,
+    pub files: u64,
+    /// Files over the host's read limit, left out (logged).
+    pub skipped: u64,
+}
+
+/// What a walk found: a folder, or a file and its size when listed.
+pub enum Listed {
+    Dir(WorkspacePath),
+    File(WorkspacePath, Option<u64>),
+}
+
+/// One file's read.
+pub enum Read {
+    Bytes(Vec<u8>),
+    /// Over the host's read limit: left out, logged.
+    TooLarge,
+    /// Removed while the walk went on: nothing to keep.
+    Gone,
+}
+
+/// The stored workspace of session `session_id` as an archive, leaving out what Documents leaves
+/// out (the agent's skills, our own folders, toolchain folders at any depth). Symbolic links are
+/// not listed by the host, so never followed.
+pub async fn from_sandboxd(client: &SandboxdClient, session_id: &str) -> Result<Built> {
+    let walk = |tx| async move { walk_sandboxd(client, session_id, tx).await };
+    let read = |p: WorkspacePath| async move {
+        match client.workspace_read_bytes(session_id, p.relative()).await {
+            Ok(bytes) => Ok(Read::Bytes(bytes)),
+            Err(SandboxdError::Invalid { detail }) if detail.contains("read limit") => Ok(Read::TooLarge),
+            Err(SandboxdError::NotFound { .. }) => Ok(Read::Gone),
+            Err(e) => Err(WorkspaceError::Host(e)),
+        }
+    };
+    build(session_id, walk, read).await
+}
+
+/// The files of a Daytona workspace's sandbox as an archive, leaving out what Documents leaves
+/// out; links and special files are never followed or read.
+pub async fn from_daytona(stored: &Stored, sandbox_id: &str) -> Result<Built> {
+    let walk = |tx: mpsc::Sender<Listed>| async move {
+        stored
+            .walk(is_excluded, |e| {
+                let tx = tx.clone();
+                async move {
+                    let Ok(p) = paths::normalise(&e.path) else { return Ok(()) };
+                    let listed = if e.is_dir { Listed::Dir(p) } else { Listed::File(p, e.size) };
+                    tx.send(listed).await.map_err(|_| stopped())
+                }
+            })
+            .await
+    };
+    let read = |p: WorkspacePath| async move {
+        match stored.read(p.relative(), READ_MAX).await {
+            Ok(bytes) => Ok(Read::Bytes(bytes)),
+            Err(WorkspaceError::TooLarge(_)) => Ok(Read::TooLarge),
+            Err(WorkspaceError::NotFound(_)) => Ok(Read::Gone),
+            Err(e) => Err(e),
+        }
+    };
+    build(sandbox_id, walk, read).await
+}
+
+fn stopped() -> WorkspaceError {
+    WorkspaceError::Internal(anyhow::anyhow!("the snapshot's reader stopped"))
+}
+
+/// The walk and the reads together, the archive written as they go.
+async fn build<W, WF, R, RF>(source: &str, walk: W, read: R) -> Result<Built>
+where
+    W: FnOnce(mpsc::Sender<Listed>) -> WF,
+    WF: std::future::Future<Output = Result<()>>,
+    R: Fn(WorkspacePath) -> RF,
+    RF: std::future::Future<Output = Result<Read>>,
+{
+    let writer = Writer::start();
+    let budget = Budget::new(BYTES_IN_FLIGHT);
+    let (listed_tx, listed_rx) = mpsc::channel::<Listed>(256);
+    let skipped = std::sync::atomic::AtomicU64::new(0);
+    let out = writer.tx.clone();
+    let reads = async {
+        let listed = stream::unfold(listed_rx, |mut rx| async move { rx.recv().await.map(|l| (l, rx)) });
+        // The budget is taken in the walk's order, before a read starts: the oldest read always
+        // holds its share, so the reads never wait on each other.
+        let done = listed
+            .then(|l| {
+                let budget = budget.clone();
+                async move {
+                    match l {
+                        Listed::File(p, size) => {
+                            let permit = budget.take(size.unwrap_or(0)).await;
+                            (Listed::File(p, size), Some(permit))
+                        }
+                        dir => (dir, None),
+                    }
+                }
+            })
+            .map(|(l, permit)| {
+                let read = &read;
+                async move {
+                    match l {
+                        Listed::Dir(p) => Ok((Some(Item::Dir(p)), permit, None)),
+                        Listed::File(p, _) => {
+                            let got = read(p.clone()).await?;
+                            Ok::<_, WorkspaceError>(match got {
+                                Read::Bytes(bytes) => (Some(Item::File(p, bytes)), permit, None),
+                                Read::TooLarge => (None, None, Some(p)),
+                                Read::Gone => (None, None, None),
+                            })
+                        }
+                    }
+                }
+            })
+            .buffered(READS_IN_FLIGHT);
+        let mut done = std::pin::pin!(done);
+        let mut first_file = true;
+        while let Some(next) = done.next().await {
+            let (item, permit, too_large) = next?;
+            if let Some(p) = too_large {
+                tracing::warn!(event = "snapshot_file_skipped", path = %p.display(), "a file over the host's read limit is left out of the snapshot");
+                skipped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            let Some(item) = item else { continue };
+            let is_file = matches!(item, Item::File(..));
+            out.send(Budgeted(item, permit)).await.map_err(|_| stopped())?;
+            if is_file && first_file {
+                first_file = false;
+                hold::at(hold::Point::FirstFile, source).await;
+            }
+        }
+        Ok::<(), WorkspaceError>(())
+    };
+    let walked = async move { walk(listed_tx).await };
+    let outcome = tokio::try_join!(walked, reads);
+    drop(out);
+    outcome?;
+    let (file, size, files) = writer
+        .finish()
+        .await
+        .map_err(|e| WorkspaceError::Internal(anyhow::Error::from(e).context("writing the snapshot archive")))?;
+    Ok(Built { file, size, files, skipped: skipped.into_inner() })
+}
+
+/// Breadth-first over the folders, one listing at a time (the reads go on meanwhile); excluded
+/// folders are never opened.
+async fn walk_sandboxd(client: &SandboxdClient, session_id: &str, tx: mpsc::Sender<Listed>) -> Result<()> {
+    let mut folders = VecDeque::from([String::from(".")]);
+    let mut is_root = true;
+    while let Some(folder) = folders.pop_front() {
+        let entries = match client.workspace_ls(session_id, &folder).await {
+            Ok(e) => e,
+            Err(SandboxdError::NotFound { detail }) if is_root && detail.starts_with("No workspace") => {
+                return Err(WorkspaceError::Lost)
+            }
+            // A folder removed while we walked: nothing to keep of it.
+            Err(SandboxdError::NotFound { .. }) if !is_root => continue,
+            Err(e) => return Err(WorkspaceError::Host(e)),
+        };
+        is_root = false;
+        for e in entries {
+            let rel = e.path.trim_start_matches("./").trim_start_matches('/').to_string();
+            if rel.is_empty() || is_excluded(&rel) {
+                continue;
+            }
+            let Ok(path) = paths::normalise(&rel) else { continue };
+            let listed = if e.is_dir {
+                folders.push_back(rel);
+                Listed::Dir(path)
+            } else {
+                Listed::File(path, e.size)
+            };
+            tx.send(listed).await.map_err(|_| stopped())?;
+        }
+    }
+    Ok(())
+}
