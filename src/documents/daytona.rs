@@ -8,6 +8,7 @@ use futures_util::stream::{self, StreamExt};
 use super::error::DocumentError;
 use super::exclusions::is_excluded;
 use super::listing::{Entry, HostCounter, Listing};
+use super::paging::TextPage;
 use super::stamp::Stamp;
 use crate::sandbox::connections::model::Connection;
 use crate::sandbox::workspaces::backend::READ_MAX;
@@ -20,7 +21,7 @@ type Result<T> = std::result::Result<T, DocumentError>;
 
 /// Workspaces of one connection listed at once.
 const CONCURRENCY: usize = 4;
-/// The most a text preview reads of a file.
+/// The most a text preview's first page reads of a file.
 const PREVIEW_BYTES: usize = 64 * 1024;
 
 async fn open(
@@ -91,19 +92,33 @@ pub async fn read_bytes(
     Ok(files.read(path.relative(), READ_MAX).await?)
 }
 
-/// A text file's first `lines` lines (read from its first 64 KiB).
+/// Lines `offset..offset+limit` of a text file: the first page from the file's first 64 KiB
+/// (its total then unknown unless the file ended there), a later one from the whole file (at
+/// most the read limit), as sandboxd's pages are.
+#[allow(clippy::too_many_arguments)]
 pub async fn read_text(
     st: &AppState,
     org_id: &str,
     conn: &Connection,
     sandbox: &str,
     path: &WorkspacePath,
-    lines: u64,
+    offset: u64,
+    limit: u64,
     counter: &HostCounter,
-) -> Result<String> {
+) -> Result<TextPage> {
     let files = open(st, org_id, conn, sandbox, Start::NeverSeenRunning, counter).await?;
     counter.add(1);
-    let head = files.read_head(path.relative(), PREVIEW_BYTES).await?;
-    let text = String::from_utf8_lossy(&head);
-    Ok(text.lines().take(lines as usize).collect::<Vec<_>>().join("\n"))
+    if offset == 0 {
+        let head = files.read_head(path.relative(), PREVIEW_BYTES).await?;
+        if head.len() >= PREVIEW_BYTES {
+            let page = TextPage::of_head(&head, limit);
+            if page.lines > 0 {
+                return Ok(page);
+            }
+        } else {
+            return Ok(TextPage::of_whole(&String::from_utf8_lossy(&head), 0, limit));
+        }
+    }
+    let bytes = files.read(path.relative(), READ_MAX).await?;
+    Ok(TextPage::of_whole(&String::from_utf8_lossy(&bytes), offset, limit))
 }

@@ -10,6 +10,7 @@ use super::daytona;
 use super::error::DocumentError;
 use super::grouping;
 use super::listing::{self, HostCounter, Listing};
+use super::paging::TextPage;
 use super::store::{self, VisibleRow};
 use crate::sandbox::client::SandboxdClient;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
@@ -123,26 +124,47 @@ pub async fn read_bytes(
     }
 }
 
+/// Lines `offset..offset+limit` of a text file, as a bounded page (the host's hint for an agent
+/// taken off, [`TextPage`]).
 pub async fn read_text(
     st: &AppState,
     org_id: &str,
     row: &VisibleRow,
     path: &WorkspacePath,
-    lines: u64,
+    offset: u64,
+    limit: u64,
     counter: &HostCounter,
-) -> Result<String> {
+) -> Result<TextPage> {
     if row.backend == "state" {
         let bytes = document(st, org_id, &row.id).await?.read(path)?;
-        let text = String::from_utf8_lossy(&bytes);
-        return Ok(text.lines().take(lines as usize).collect::<Vec<_>>().join("\n"));
+        return Ok(TextPage::of_whole(&String::from_utf8_lossy(&bytes), offset, limit));
     }
     let (connection, session) = host_session(row)?;
     match host(st, org_id, connection).await? {
         Host::Sandboxd(client) => {
             counter.add(1);
-            Ok(client.workspace_read(session, path.relative(), 0, lines).await?)
+            let answer = client.workspace_read(session, path.relative(), offset, limit).await?;
+            if let Some(page) = TextPage::of_sandboxd(answer, offset, limit) {
+                return Ok(page);
+            }
+            // `[End of file]`: past the end, or the file's only line left says just that.
+            counter.add(1);
+            if offset == 0 {
+                // No lines, or one: the file is that small.
+                let bytes = client.workspace_read_bytes(session, path.relative()).await?;
+                return Ok(TextPage::of_whole(&String::from_utf8_lossy(&bytes), 0, limit));
+            }
+            // One line earlier, one more: past the end still answers `[End of file]`.
+            let answer = client.workspace_read(session, path.relative(), offset - 1, limit + 1).await?;
+            Ok(match TextPage::of_sandboxd(answer, offset - 1, limit + 1) {
+                Some(page) if page.lines > 1 => {
+                    let text = page.text.split_once('\n').map_or(String::new(), |(_, rest)| rest.to_string());
+                    TextPage { text, offset, lines: page.lines - 1, ..page }
+                }
+                _ => TextPage::past_end(offset),
+            })
         }
-        Host::Daytona(conn) => daytona::read_text(st, org_id, &conn, session, path, lines, counter).await,
+        Host::Daytona(conn) => daytona::read_text(st, org_id, &conn, session, path, offset, limit, counter).await,
     }
 }
 

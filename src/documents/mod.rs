@@ -15,6 +15,7 @@ pub mod labels;
 pub mod listing;
 pub mod model;
 pub mod pages;
+pub mod paging;
 pub mod rendering;
 pub mod service;
 pub mod serving;

@@ -14,10 +14,12 @@ use super::error::DocumentError;
 use super::filters::{Sort, Type};
 use super::grouping::Who;
 use super::model::{DocumentsPage, FileKind, Reach, Tile, TreeNode, WorkspaceDocuments};
+use super::paging::TextPage;
 use super::rendering::{self, Rendered, Table};
 use super::service;
 use super::serving;
 use super::thumbnails::kind_of;
+use crate::sandbox::operations::model::thousands;
 use crate::sandbox::operations::pages::ago;
 use crate::state::AppState;
 use crate::web::{page, paths, AppError, PageCaller, PageError, Shell};
@@ -132,14 +134,14 @@ pub async fn index(
     page(&v.shell, &v)
 }
 
-/// `?path=` opens a file in the preview pane; `whole=true` shows all of a text file; `filter=`
+/// `?path=` opens a file in the preview pane; `offset=` its page from that line (0 first); `filter=`
 /// keeps the tree's files whose path holds it (ignoring case).
 #[derive(Debug, Default, Deserialize)]
 pub struct PreviewQuery {
     #[serde(default)]
     pub path: Option<String>,
     #[serde(default)]
-    pub whole: Option<String>,
+    pub offset: Option<String>,
     #[serde(default)]
     pub filter: Option<String>,
 }
@@ -203,11 +205,16 @@ pub fn tree_rows<'a>(tree: &'a [TreeNode], filter: &str, open_path: Option<&str>
 pub struct Preview {
     pub path: String,
     pub kind: FileKind,
-    /// A text's lines (the first ones unless the whole file was asked for).
-    pub text: Option<String>,
-    /// Markdown, a table or JSON drawn from the text.
+    /// A text's page of lines (a table's: its header first on the first page).
+    pub page: Option<TextPage>,
+    /// Markdown, a table or JSON drawn from the page.
     pub rendered: Option<Rendered>,
-    pub whole: bool,
+    /// Lines a page holds.
+    pub limit: u64,
+    /// A CSV or TSV (its line 0 is the header; a page is counted in rows).
+    pub table: bool,
+    /// The file's size from the listing, for an estimate when the read did not count the lines.
+    pub size: Option<u64>,
     pub error: Option<String>,
 }
 
@@ -232,10 +239,53 @@ impl Preview {
     }
 }
 
-/// Lines a text preview shows before "Show the whole file".
-const PREVIEW_LINES: u64 = 60;
-/// Lines "the whole file" reads at most.
-const WHOLE_LINES: u64 = 100_000;
+impl Preview {
+    /// "Lines 1–200 of 134,805", "Rows 201–400 of about 120,000", "Lines 1–200; more follow".
+    pub fn position(&self) -> Option<String> {
+        let page = self.page.as_ref()?;
+        let (unit, header) = if self.table { ("Rows", u64::from(page.offset == 0)) } else { ("Lines", 0) };
+        let skip = if self.table { 1 } else { 0 };
+        let first = page.offset.max(skip) + 1 - skip;
+        let shown = page.lines - header;
+        if shown == 0 {
+            return Some(if page.offset == 0 {
+                "The file is empty.".to_string()
+            } else {
+                format!("Nothing from line {}: the file is shorter.", thousands(page.offset + 1))
+            });
+        }
+        let last = first + shown - 1;
+        let of = match (page.total, self.size.and_then(|s| page.estimate(s))) {
+            (Some(total), _) => format!(" of {}", thousands(total.saturating_sub(skip))),
+            (None, Some(about)) => format!(" of about {}", thousands(about.saturating_sub(skip))),
+            (None, None) if page.more => "; more follow".to_string(),
+            (None, None) => String::new(),
+        };
+        Some(format!("{unit} {}–{}{of}", thousands(first), thousands(last)))
+    }
+    /// The previous page's offset, when this is not the first.
+    pub fn previous(&self) -> Option<u64> {
+        let page = self.page.as_ref()?;
+        (page.offset > 0).then(|| {
+            let back = page.offset.saturating_sub(self.limit);
+            // A table's first page holds its header too.
+            if self.table && back <= 1 {
+                0
+            } else {
+                back
+            }
+        })
+    }
+    /// The next page's offset, when lines follow.
+    pub fn next(&self) -> Option<u64> {
+        self.page.as_ref().filter(|p| p.more).map(TextPage::next)
+    }
+}
+
+/// Lines a text page holds.
+const PAGE_LINES: u64 = 200;
+/// Lines a JSON page holds (it is drawn indented only when the page is the whole file).
+const JSON_LINES: u64 = 2_000;
 
 #[derive(Template)]
 #[template(path = "documents/workspace.html")]
@@ -279,16 +329,17 @@ impl WorkspaceView {
         paths::document_file(&self.data.workspace.id, path, true)
     }
     pub fn open_url(&self, path: &str) -> String {
-        let url = paths::document_preview(&self.data.workspace.id, path, false);
+        self.at_url(path, &0)
+    }
+    /// The open file's page from line `offset` (the filter kept).
+    pub fn at_url(&self, path: &str, offset: &u64) -> String {
+        let url = paths::document_preview(&self.data.workspace.id, path, *offset);
         if self.filter.is_empty() {
             url
         } else {
             let q = url::form_urlencoded::Serializer::new(String::new()).append_pair("filter", &self.filter).finish();
             format!("{url}&{q}")
         }
-    }
-    pub fn whole_url(&self, path: &str) -> String {
-        paths::document_preview(&self.data.workspace.id, path, true)
     }
     pub fn is_open(&self, path: &str) -> bool {
         self.preview.as_ref().is_some_and(|p| p.path == path)
@@ -312,18 +363,31 @@ pub async fn workspace(
         None => None,
         Some(path) => {
             let kind = kind_of(path);
-            let whole = matches!(query.whole.as_deref(), Some("true"));
-            let mut p = Preview { path: path.to_string(), kind, text: None, rendered: None, whole, error: None };
-            if kind == FileKind::Text {
-                // A rendered preview reads the whole text (a table then shows its first rows).
-                let lines = if whole || rendering::is_rendered(path) { WHOLE_LINES } else { PREVIEW_LINES };
-                match service::text(&st, &caller, &id, path, lines).await {
-                    Ok(t) => {
-                        p.rendered = rendering::render(path, &t, whole);
-                        p.text = Some(t);
-                    }
-                    Err(e) => p.error = Some(AppError::from(e).public_detail()),
+            let table = rendering::is_table(path);
+            let limit = if rendering::is_json(path) { JSON_LINES } else { PAGE_LINES };
+            let size = data.tree.iter().find(|n| !n.is_dir && n.path == path).map(|n| n.size);
+            let mut p =
+                Preview { path: path.to_string(), kind, page: None, rendered: None, limit, table, size, error: None };
+            let offset = match query.offset.as_deref().map(str::trim).filter(|o| !o.is_empty()) {
+                None => Some(0),
+                Some(o) => o.parse::<u64>().ok(),
+            };
+            match (kind, offset) {
+                (FileKind::Text, None) => {
+                    p.error = Some("A page starts at a line number (0 is the first line).".to_string())
                 }
+                (FileKind::Text, Some(offset)) => {
+                    // A table's first page is its header and `limit` rows.
+                    let lines = if table && offset == 0 { limit + 1 } else { limit };
+                    match text_page(&st, &caller, &id, path, offset, lines, table).await {
+                        Ok((page, drawn)) => {
+                            p.rendered = rendering::render(path, &drawn, offset == 0 && !page.more && !page.cut);
+                            p.page = Some(page);
+                        }
+                        Err(e) => p.error = Some(AppError::from(e).public_detail()),
+                    }
+                }
+                _ => {}
             }
             Some(p)
         }
@@ -338,6 +402,29 @@ pub async fn workspace(
     };
     let v = WorkspaceView { shell: Shell::new(&caller, &req, "documents"), data, preview, filter, filter_error };
     page(&v.shell, &v)
+}
+
+/// A page of a text file, and the text to draw it from (a table's header put before a later page).
+async fn text_page(
+    st: &AppState,
+    caller: &PageCaller,
+    id: &str,
+    path: &str,
+    offset: u64,
+    lines: u64,
+    table: bool,
+) -> Result<(TextPage, String), DocumentError> {
+    let page = service::text(st, &caller.caller, id, path, offset, lines).await?;
+    if page.cut {
+        return Ok((page, String::new()));
+    }
+    let drawn = if table && offset > 0 && page.lines > 0 {
+        let header = service::text(st, &caller.caller, id, path, 0, 1).await?;
+        format!("{}\n{}", header.text, page.text)
+    } else {
+        page.text.clone()
+    };
+    Ok((page, drawn))
 }
 
 pub async fn file(
@@ -383,7 +470,7 @@ pub struct TilesPartial<'a> {
 
 impl TilesPartial<'_> {
     pub fn open_url(&self, t: &Tile) -> String {
-        paths::document_preview(&t.file.workspace_id, &t.file.path, false)
+        paths::document_preview(&t.file.workspace_id, &t.file.path, 0)
     }
     pub fn download_url(&self, t: &Tile) -> String {
         paths::document_file(&t.file.workspace_id, &t.file.path, true)

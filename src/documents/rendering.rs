@@ -6,9 +6,6 @@ use pulldown_cmark::{html, CowStr, Event, LinkType, Options, Parser, Tag, TagEnd
 
 use super::thumbnails::extension;
 
-/// Rows a table preview shows before "Show all".
-pub const TABLE_ROWS: usize = 200;
-
 /// A file's preview drawn from its text.
 pub enum Rendered {
     /// Sanitised HTML.
@@ -17,32 +14,31 @@ pub enum Rendered {
     Json(String),
 }
 
-/// A CSV or TSV: its first row as the header, the rows shown, and how many there are.
+/// A page of a CSV or TSV: the file's first row as the header, and the page's rows.
 pub struct Table {
     pub header: Vec<String>,
     pub rows: Vec<Vec<String>>,
-    pub total: usize,
 }
 
-impl Table {
-    pub fn is_cut(&self) -> bool {
-        self.rows.len() < self.total
-    }
+/// Whether a path is previewed as a table (its first line the header).
+pub fn is_table(path: &str) -> bool {
+    matches!(extension(path).as_str(), "csv" | "tsv")
 }
 
-/// Whether a path is previewed rendered (and so read whole).
-pub fn is_rendered(path: &str) -> bool {
-    matches!(extension(path).as_str(), "md" | "markdown" | "csv" | "tsv" | "json")
+/// Whether a path is previewed as indented JSON.
+pub fn is_json(path: &str) -> bool {
+    extension(path) == "json"
 }
 
-/// The rendered preview of `text`, by the path's extension; `all` shows every row of a table. A
-/// JSON file that does not parse has none (it shows as text).
-pub fn render(path: &str, text: &str, all: bool) -> Option<Rendered> {
+/// The rendered preview of a page of text (a table's header line first), by the path's
+/// extension; JSON only when `whole` (the page is the whole file) and it parses, else it shows
+/// as text.
+pub fn render(path: &str, text: &str, whole: bool) -> Option<Rendered> {
     match extension(path).as_str() {
         "md" | "markdown" => Some(Rendered::Markdown(markdown(text))),
-        "csv" => Some(Rendered::Table(table(text, b',', all))),
-        "tsv" => Some(Rendered::Table(table(text, b'\t', all))),
-        "json" => json(text).map(Rendered::Json),
+        "csv" => Some(Rendered::Table(table(text, b','))),
+        "tsv" => Some(Rendered::Table(table(text, b'\t'))),
+        "json" if whole => json(text).map(Rendered::Json),
         _ => None,
     }
 }
@@ -130,13 +126,10 @@ pub fn rows(text: &str, sep: u8) -> Vec<Vec<String>> {
     rows
 }
 
-fn table(text: &str, sep: u8, all: bool) -> Table {
+fn table(text: &str, sep: u8) -> Table {
     let mut rows = rows(text, sep).into_iter();
     let header = rows.next().unwrap_or_default();
-    let rest: Vec<Vec<String>> = rows.collect();
-    let total = rest.len();
-    let shown = if all { rest } else { rest.into_iter().take(TABLE_ROWS).collect() };
-    Table { header, rows: shown, total }
+    Table { header, rows: rows.collect() }
 }
 
 /// JSON indented by two spaces, keys in the file's order and numbers as written; none when it
@@ -222,16 +215,12 @@ mod tests {
     }
 
     #[test]
-    fn a_table_shows_200_rows_then_all() {
-        let text: String =
-            std::iter::once("n,sq\n".to_string()).chain((1..=250).map(|i| format!("{i},{}\n", i * i))).collect();
-        let cut = table(&text, b',', false);
+    fn a_tables_first_line_is_its_header() {
+        let t = table("n,sq\n1,1\n2,4", b',');
         assert_eq!(
-            (cut.header.clone(), cut.rows.len(), cut.total, cut.is_cut()),
-            (vec!["n".into(), "sq".into()], 200, 250, true)
+            (t.header, t.rows),
+            (vec!["n".to_string(), "sq".into()], vec![vec!["1".to_string(), "1".into()], vec!["2".into(), "4".into()]])
         );
-        let all = table(&text, b',', true);
-        assert_eq!((all.rows.len(), all.is_cut()), (250, false));
     }
 
     #[test]

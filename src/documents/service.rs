@@ -12,6 +12,7 @@ use super::grouping::{self, Who};
 use super::labels::summary;
 use super::listing::{Entry, HostCounter, Listing};
 use super::model::{AddedBy, Cost, DocumentsPage, FileItem, Reach, Tile, WorkspaceDocuments, WorkspaceGroup};
+use super::paging::TextPage;
 use super::store::{self, After, VisibleRow};
 use super::tiles::tiles;
 use crate::access::Caller;
@@ -267,11 +268,19 @@ pub async fn file(st: &AppState, caller: &Caller, id: &str, raw_path: &str) -> R
     Ok((path, bytes))
 }
 
-/// A text file's first `lines` lines as the host decodes it (or the document's bytes as UTF-8).
-pub async fn text(st: &AppState, caller: &Caller, id: &str, raw_path: &str, lines: u64) -> Result<String> {
+/// Lines `offset..offset+limit` of a text file as the host decodes it (or the document's bytes
+/// as UTF-8), one bounded page.
+pub async fn text(
+    st: &AppState,
+    caller: &Caller,
+    id: &str,
+    raw_path: &str,
+    offset: u64,
+    limit: u64,
+) -> Result<TextPage> {
     let path = file_path(raw_path)?;
     let row = visible_one(st, caller, id).await?;
-    read_text(st, &caller.org_id, &row, &path, lines, &HostCounter::default()).await
+    read_text(st, &caller.org_id, &row, &path, offset, limit, &HostCounter::default()).await
 }
 
 fn file_path(raw: &str) -> Result<WorkspacePath> {

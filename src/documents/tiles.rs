@@ -70,10 +70,10 @@ pub async fn tiles(
                     Some(cached) => cached,
                     None => {
                         let made = match paths::normalise(&file.path) {
-                            Ok(p) => read_text(st, org_id, row, &p, thumbnails::PREVIEW_LINES, counter)
+                            Ok(p) => read_text(st, org_id, row, &p, 0, thumbnails::PREVIEW_LINES, counter)
                                 .await
                                 .ok()
-                                .map(|t| thumbnails::text_preview(&t)),
+                                .map(|page| thumbnails::text_preview(&page.text)),
                             Err(_) => None,
                         };
                         st.documents_cache.previews.put(key, made.clone());

@@ -167,12 +167,12 @@ pub fn documents(q: &str, who: &str, sort: &str, kind: &str, cursor: Option<&str
     }
 }
 
-/// A workspace's page with one file open in its pane (`whole`: all of a text file).
-pub fn document_preview(workspace_id: &str, path: &str, whole: bool) -> String {
+/// A workspace's page with one file open in its pane (a text's page from line `offset`).
+pub fn document_preview(workspace_id: &str, path: &str, offset: u64) -> String {
     let mut query = url::form_urlencoded::Serializer::new(String::new());
     query.append_pair("path", path);
-    if whole {
-        query.append_pair("whole", "true");
+    if offset > 0 {
+        query.append_pair("offset", &offset.to_string());
     }
     format!("{DOCUMENT_WORKSPACES}/{workspace_id}?{}", query.finish())
 }

@@ -1,5 +1,5 @@
 //! Drive-like previews on a workspace's page, on SQLite and PostgreSQL: Markdown rendered and
-//! sanitised, CSV as a table of 200 rows then all, JSON indented, a Download beside every file,
+//! sanitised, CSV as a table 200 rows a page, JSON indented, a Download beside every file,
 //! a photo's thumbnail turned the way its EXIF says, and when each file changed, in words.
 
 use base64::Engine as _;
@@ -30,12 +30,12 @@ db_test! {
             ("data/squares.csv", &csv),
             ("config.json", r#"{"name":"q3","values":[1,2],"nested":{"ok":true}}"#),
         ]).await;
-        let preview = |path: &str, whole: bool| {
-            let w = if whole { "&whole=true" } else { "" };
-            format!("/documents/workspaces/{id}?path={}{w}", urlencode(path))
+        let preview = |path: &str, offset: u64| {
+            let at = if offset > 0 { format!("&offset={offset}") } else { String::new() };
+            format!("/documents/workspaces/{id}?path={}{at}", urlencode(path))
         };
 
-        let md = app.web.get(&preview("notes.md", false)).await;
+        let md = app.web.get(&preview("notes.md", 0)).await;
         assert_eq!(md.status, 200);
         assert_eq!(md.select_text("#preview-markdown h1").as_deref(), Some("Notes"));
         assert!(md.select_all("#preview-markdown script, #preview-markdown img").is_empty(), "{}", md.body);
@@ -45,18 +45,20 @@ db_test! {
         assert!(md.select_all("#preview-markdown a[href^='javascript']").is_empty(), "{}", md.body);
         assert_eq!(md.select_attr("#preview-markdown a[href='#']", "rel").as_deref(), Some("noopener noreferrer"));
 
-        let table = app.web.get(&preview("data/squares.csv", false)).await;
+        let table = app.web.get(&preview("data/squares.csv", 0)).await;
         assert_eq!(table.select_all("#preview-table thead th"), ["n", "square"]);
         let rows = table.select_all("#preview-table tbody tr");
         assert_eq!(rows.len(), 200);
-        assert_eq!(table.select_text("#preview-rows").as_deref(), Some("200 of 250 rows"));
-        assert_eq!(table.select_text("#preview-whole").as_deref(), Some("Show all 250 rows"));
-        let all = app.web.get(&preview("data/squares.csv", true)).await;
-        assert_eq!(all.select_all("#preview-table tbody tr").len(), 250);
-        assert_eq!(all.select_all("#preview-table tbody tr:last-child td"), ["250", "62500"]);
-        assert!(all.select_text("#preview-whole").is_none());
+        assert_eq!(table.select_text("#preview-position").as_deref(), Some("Rows 1–200 of 250"));
+        assert_eq!(table.select_attr("#preview-next", "href"), Some(preview("data/squares.csv", 201)));
+        let rest = app.web.get(&preview("data/squares.csv", 201)).await;
+        assert_eq!(rest.select_all("#preview-table thead th"), ["n", "square"]);
+        assert_eq!(rest.select_all("#preview-table tbody tr").len(), 50);
+        assert_eq!(rest.select_all("#preview-table tbody tr:last-child td"), ["250", "62500"]);
+        assert_eq!(rest.select_text("#preview-position").as_deref(), Some("Rows 201–250 of 250"));
+        assert!(rest.select_text("#preview-next").is_none());
 
-        let js = app.web.get(&preview("config.json", false)).await;
+        let js = app.web.get(&preview("config.json", 0)).await;
         assert_eq!(
             js.select_text("#preview-json").as_deref(),
             Some("{\n  \"name\": \"q3\",\n  \"values\": [\n    1,\n    2\n  ],\n  \"nested\": {\n    \"ok\": true\n  }\n}")

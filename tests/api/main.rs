@@ -58,6 +58,7 @@ mod docker_support;
 mod docker_uid;
 mod docs_links;
 mod documents;
+mod documents_paging;
 mod documents_previews;
 mod edge;
 mod forms;
