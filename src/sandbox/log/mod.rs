@@ -221,16 +221,8 @@ impl Reader {
         f: &Filter,
         narrowing: Option<&Narrowing>,
     ) -> DbResult<String> {
-        match self.kind {
-            DbKind::Sqlite => sqlite_store::explain(&mut self.c, sql, args).await,
-            DbKind::Postgres => {
-                let mut tx = sqlx::Connection::begin(&mut *self.c).await?;
-                postgres_store::prefer_export_walk(&mut tx, f, narrowing).await?;
-                let plan = postgres_store::explain(&mut tx, sql, args).await;
-                tx.rollback().await?;
-                plan
-            }
-        }
+        let walk = postgres_store::export_walks(f, narrowing);
+        self.explain(sql, args, walk).await
     }
 
     /// What a search (`q`) asks its trigram index, found once per request (and cached a minute,
@@ -271,15 +263,16 @@ impl Reader {
         f: &Filter,
         narrowing: Option<&Narrowing>,
     ) -> DbResult<String> {
+        let walk = postgres_store::walks(f, narrowing);
+        self.explain(sql, args, walk).await
+    }
+
+    /// A statement's plan as text (`EXPLAIN QUERY PLAN` on SQLite; `EXPLAIN` on PostgreSQL, in a
+    /// transaction that walks the organization's rows when `walk`).
+    async fn explain(&mut self, sql: &str, args: &[Arg], walk: bool) -> DbResult<String> {
         match self.kind {
             DbKind::Sqlite => sqlite_store::explain(&mut self.c, sql, args).await,
-            DbKind::Postgres => {
-                let mut tx = sqlx::Connection::begin(&mut *self.c).await?;
-                postgres_store::prefer_walk(&mut tx, f, narrowing).await?;
-                let plan = postgres_store::explain(&mut tx, sql, args).await;
-                tx.rollback().await?;
-                plan
-            }
+            DbKind::Postgres => postgres_store::explain_walking(&mut self.c, sql, args, walk).await,
         }
     }
 }

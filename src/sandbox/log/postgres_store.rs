@@ -150,7 +150,7 @@ async fn read(
     fetch_page(c, &sql, &args, PLAN_IS_KEPT).await
 }
 
-/// Whether a page is walked along the organization's time index ([`prefer_walk`]): on PostgreSQL,
+/// Whether a page is walked along the organization's time index ([`walk_in`]): on PostgreSQL,
 /// a [`Narrowing::Common`] search without a filter of one session, workspace, connection, agent,
 /// run or conversation. With such a filter the planner knows how many rows it names (its
 /// statistics of an equality) and reads them from the filters' index; forced to walk, one
@@ -158,18 +158,6 @@ async fn read(
 /// equality ones (`filter::Param::column`).
 pub fn walks(f: &Filter, narrowing: Option<&Narrowing>) -> bool {
     narrowing == Some(&Narrowing::Common) && !f.has_equality()
-}
-
-/// PostgreSQL, a [`Narrowing::Common`] search, in the caller's transaction: the statements that
-/// follow walk the organization's rows newest first, neither sorting nor gathering them in a
-/// bitmap first. Without statistics of a freshly loaded table the planner takes the organization
-/// for a few dozen rows and sorts all of them (30,000 rows, 6,000 matches, in the test); the term
-/// is known to be frequent here, so the walk is the plan whatever the statistics say.
-pub async fn prefer_walk(c: &mut Conn, f: &Filter, narrowing: Option<&Narrowing>) -> DbResult<()> {
-    if walks(f, narrowing) {
-        walk_in(c).await?;
-    }
-    Ok(())
 }
 
 /// Whether a batch of the export walks the organization's time index ([`export_batch`]): unless
@@ -184,16 +172,24 @@ pub fn export_walks(f: &Filter, narrowing: Option<&Narrowing>) -> bool {
     !f.has_equality() && matches!(narrowing, None | Some(Narrowing::Common))
 }
 
-/// [`prefer_walk`] for an export batch ([`export_walks`]), in the caller's transaction.
-pub async fn prefer_export_walk(c: &mut Conn, f: &Filter, narrowing: Option<&Narrowing>) -> DbResult<()> {
-    if export_walks(f, narrowing) {
-        walk_in(c).await?;
+/// The plan of a statement ([`explain`]), in a transaction of its own (rolled back) that walks the
+/// organization's rows when `walk`, as [`page`] and [`export_batch`] read them.
+pub async fn explain_walking(c: &mut Conn, sql: &str, args: &[Arg], walk: bool) -> DbResult<String> {
+    let mut tx = sqlx::Connection::begin(&mut *c).await?;
+    if walk {
+        walk_in(&mut tx).await?;
     }
-    Ok(())
+    let plan = explain(&mut tx, sql, args).await;
+    tx.rollback().await?;
+    plan
 }
 
-/// In the caller's transaction: the statements that follow neither sort nor gather rows in a
-/// bitmap (an `Incremental Sort` of one millisecond's rows by id is still allowed).
+/// In the caller's transaction: the statements that follow walk the organization's rows newest
+/// first, neither sorting nor gathering them in a bitmap (an `Incremental Sort` of one
+/// millisecond's rows by id is still allowed). Without statistics of a freshly loaded table the
+/// planner takes the organization for a few dozen rows and sorts all of them (30,000 rows, 6,000
+/// matches, in the plan test); where the rows are known to be many ([`walks`], [`export_walks`]),
+/// the walk is the plan whatever the statistics say.
 async fn walk_in(c: &mut Conn) -> DbResult<()> {
     sqlx::query("SET LOCAL enable_sort = off").execute(&mut *c).await?;
     sqlx::query("SET LOCAL enable_bitmapscan = off").execute(&mut *c).await?;
