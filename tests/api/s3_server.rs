@@ -71,7 +71,15 @@ pub fn settings() -> &'static [(&'static str, &'static str)] {
 
 /// Objects in the bucket now.
 pub fn object_count() -> usize {
-    let answer = request(server().port, "GET", &format!("/{BUCKET}?list-type=2")).unwrap_or_default();
+    objects_under("")
+}
+
+/// Objects in the bucket now whose key starts with `prefix` (an organization's `<org>/`, a
+/// workspace's `<org>/<workspace>/`): what one test stored, whatever the tests beside it store in
+/// the same bucket at the same time.
+pub fn objects_under(prefix: &str) -> usize {
+    let prefix: String = url::form_urlencoded::byte_serialize(prefix.as_bytes()).collect();
+    let answer = request(server().port, "GET", &format!("/{BUCKET}?list-type=2&prefix={prefix}")).unwrap_or_default();
     answer.matches("<Key>").count()
 }
 

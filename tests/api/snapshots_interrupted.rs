@@ -128,7 +128,9 @@ db_test! {
         let r1 = o.run(&agent, Some(&conv), json!({})).await;
         put_bytes(&o, &r1, "data/blob.bin", binary()).await;
         let (workspace, _) = workspace_and_session(&app, &o, &r1).await;
-        let objects_before = s3_server::object_count();
+        // This workspace's objects only: the other tests store in the same bucket meanwhile.
+        let prefix = format!("{}/{workspace}/", o.org_id);
+        let objects_before = s3_server::objects_under(&prefix);
 
         let held = hold::arm(Point::UploadStarted, &workspace);
         let taking = {
@@ -144,7 +146,7 @@ db_test! {
         assert!(status == 502 || status == 504, "{status} {body}");
         assert!(body.contains("snapshot store") && body.contains("nothing was saved"), "{body}");
         assert!(snapshots_of(&o, &workspace).await.is_empty(), "no archive is listed");
-        assert_eq!(s3_server::object_count(), objects_before, "no object is stored");
+        assert_eq!(s3_server::objects_under(&prefix), objects_before, "no object is stored");
 
         relay.restore();
         let r = take(&o, &workspace).await;
