@@ -141,6 +141,24 @@ pub fn statement<B: BatchSql>(rows: usize) -> Cow<'static, str> {
     }
 }
 
+/// The unit test of a store's kept statements: up to [`KEPT_STATEMENTS`] rows the statement is
+/// built once and the same one handed out again; above, built anew each time; each has one
+/// `VALUES` tuple a row.
+#[cfg(test)]
+pub fn assert_kept_statements<B: BatchSql>() {
+    for rows in 1..=KEPT_STATEMENTS + 2 {
+        let first = statement::<B>(rows);
+        assert_eq!(first, B::built(rows), "{rows} rows");
+        assert_eq!(first.matches("($").count(), rows, "one VALUES tuple a row");
+        let again = statement::<B>(rows);
+        assert_eq!(
+            matches!((&first, &again), (Cow::Borrowed(a), Cow::Borrowed(b)) if std::ptr::eq(*a, *b)),
+            rows <= KEPT_STATEMENTS,
+            "{rows} rows kept or built anew"
+        );
+    }
+}
+
 /// `VALUES` with 15 parameters a row.
 pub fn values(rows: usize) -> String {
     let mut values = String::with_capacity(rows * 80);
