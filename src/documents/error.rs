@@ -2,6 +2,7 @@
 
 use crate::sandbox::client::SandboxdError;
 use crate::sandbox::connections::error::ConnectionError;
+use crate::sandbox::hosts::error::{HostError, Refusal};
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::validate::FieldErrors;
 
@@ -56,17 +57,25 @@ impl From<ConnectionError> for DocumentError {
     }
 }
 
-impl From<SandboxdError> for DocumentError {
+impl From<HostError> for DocumentError {
     /// A file's read in the host's words: a missing file is ours too; a path through a link or
     /// out of the workspace is refused as a path.
-    fn from(e: SandboxdError) -> Self {
+    fn from(e: HostError) -> Self {
         match e {
-            SandboxdError::NotFound { detail } => DocumentError::NotFound(detail),
-            SandboxdError::Invalid { detail } if detail.contains("outside the workspace") => {
+            HostError::NotFound { detail } => DocumentError::NotFound(detail),
+            HostError::Refused { why: Refusal::Invalid, detail, .. } if detail.contains("outside the workspace") => {
                 DocumentError::BadPath(detail)
             }
-            SandboxdError::Invalid { detail } if detail.contains("read limit") => DocumentError::TooLarge(detail),
+            HostError::Refused { why: Refusal::Invalid, detail, .. } if detail.contains("read limit") => {
+                DocumentError::TooLarge(detail)
+            }
             other => DocumentError::Host(other.to_string()),
         }
+    }
+}
+
+impl From<SandboxdError> for DocumentError {
+    fn from(e: SandboxdError) -> Self {
+        HostError::from(e).into()
     }
 }

@@ -219,7 +219,10 @@ async fn check_sandboxd(st: &AppState, org_id: &str, conn: &Connection) -> Vec<C
                 None
             }
             Err(e) => {
-                checks.push(failed(CREDENTIAL_ACCEPTED, format!("the policy could not be read: {}", host_message(&e))));
+                checks.push(failed(
+                    CREDENTIAL_ACCEPTED,
+                    format!("the policy could not be read: {}", host_message(&e.into())),
+                ));
                 checks.push(skipped(RUNTIMES_ALLOWED, "not checked (the policy could not be read)"));
                 None
             }
@@ -253,7 +256,7 @@ async fn check_sandboxd(st: &AppState, org_id: &str, conn: &Connection) -> Vec<C
             ROUTES_PRESENT,
             SandboxdError::VersionMismatch { missing, expected: st.sandboxd_version.clone() }.to_string(),
         ),
-        Err(e) => failed(ROUTES_PRESENT, format!("the host's index could not be read: {}", host_message(&e))),
+        Err(e) => failed(ROUTES_PRESENT, format!("the host's index could not be read: {}", host_message(&e.into()))),
     });
     checks
 }
@@ -348,6 +351,6 @@ async fn reach(st: &AppState, conn: &Connection) -> (Option<SandboxdClient>, Che
                 format!("healthy, {} running", crate::words::count(health.sessions as usize, "sandbox", "sandboxes"));
             (Some(client), passed(REACHABLE, running))
         }
-        Err(e) => (None, failed(REACHABLE, host_message(&e))),
+        Err(e) => (None, failed(REACHABLE, host_message(&e.into()))),
     }
 }

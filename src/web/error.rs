@@ -15,8 +15,8 @@ use crate::dashboard::error::DashboardError;
 use crate::documents::error::DocumentError;
 use crate::orgs::error::OrgError;
 use crate::orgs::invitations::error::InvitationError;
-use crate::sandbox::client::SandboxdError;
 use crate::sandbox::connections::error::{host_message, ConnectionError};
+use crate::sandbox::hosts::error::{HostError, Refusal};
 use crate::sandbox::operations::error::OperationsError;
 use crate::sandbox::policy::error::PolicyError;
 use crate::sandbox::running::error::RunningError;
@@ -336,10 +336,10 @@ impl From<DashboardError> for AppError {
 }
 
 /// A host's failure, in connections' words: 429 when the host is full, else 502.
-impl From<&SandboxdError> for AppError {
-    fn from(e: &SandboxdError) -> Self {
+impl From<&HostError> for AppError {
+    fn from(e: &HostError) -> Self {
         let kind = match e {
-            SandboxdError::Capacity { .. } => Kind::TooManyRequests,
+            HostError::Refused { why: Refusal::Capacity, .. } => Kind::TooManyRequests,
             _ => Kind::BadGateway,
         };
         AppError::new(kind, host_message(e))
@@ -430,12 +430,14 @@ impl From<WorkspaceError> for AppError {
             WorkspaceError::TooLarge(m) => AppError::new(Kind::PayloadTooLarge, m),
             e @ WorkspaceError::NoCommands => AppError::new(Kind::BadRequest, e.to_string()),
             e @ WorkspaceError::Lost => AppError::new(Kind::Gone, e.to_string()),
-            WorkspaceError::Host(SandboxdError::NotNative { detail }) => {
+            WorkspaceError::Host(HostError::Refused { why: Refusal::HandedBack, detail, .. }) => {
                 AppError::new(Kind::Conflict, format!("The host refused this file operation: {detail}"))
             }
-            WorkspaceError::Host(SandboxdError::Invalid { detail }) => AppError::new(Kind::BadRequest, detail),
+            WorkspaceError::Host(HostError::Refused { why: Refusal::Invalid, detail, .. }) => {
+                AppError::new(Kind::BadRequest, detail)
+            }
             // No answer in time, or an operation the host ended at its deadline (Daytona's 408).
-            WorkspaceError::Host(h @ SandboxdError::Timeout) => AppError::new(Kind::HostTimeout, host_message(&h)),
+            WorkspaceError::Host(h @ HostError::TimedOut) => AppError::new(Kind::HostTimeout, host_message(&h)),
             // The host's per-tenant cap is a 429 in its own words; any other failure a 502.
             WorkspaceError::Host(h) => AppError::from(&h),
             WorkspaceError::StoreNoAnswer { message, source } => {

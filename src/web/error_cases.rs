@@ -11,9 +11,9 @@ use crate::audit::error::AuditError;
 use crate::documents::error::DocumentError;
 use crate::orgs::error::OrgError;
 use crate::orgs::invitations::error::{Gone as Why, InvitationError};
-use crate::sandbox::client::{FileErrorKind, SandboxdError};
 use crate::sandbox::connections::error::{ConnectionError, HostCheck};
 use crate::sandbox::connections::model::{Health, Probe, ProbeStatus};
+use crate::sandbox::hosts::error::{HostError, Protocol as HostProtocol, Refusal};
 use crate::sandbox::operations::error::OperationsError;
 use crate::sandbox::policy::error::PolicyError;
 use crate::sandbox::running::error::RunningError;
@@ -52,21 +52,43 @@ fn cause() -> anyhow::Error {
     anyhow::anyhow!("a cause")
 }
 
-error_cases!(SandboxdError {
+error_cases!(HostError {
     Unreachable => [Unreachable { reason: text() }],
-    Timeout => [Timeout],
-    CredentialRefused => [CredentialRefused],
-    VersionMismatch => [VersionMismatch { missing: Vec::new(), expected: text() }],
+    TimedOut => [TimedOut],
+    Refused => every_refusal().map(|why| HostError::refused(why, text())),
     NotFound => [NotFound { detail: text() }],
-    Conflict => [Conflict { detail: text() }],
-    NotNative => [NotNative { detail: text() }],
-    Capacity => [Capacity { detail: text() }],
-    Gone => [Gone { detail: text() }],
-    Invalid => [Invalid { detail: text() }],
-    File => [File { kind: FileErrorKind::NotFound, message: text() }],
-    Status => [Status { status: 500, detail: text() }],
-    NotJson => [NotJson],
+    Protocol => [
+        HostError::Protocol(HostProtocol::NotThisService),
+        HostError::Protocol(HostProtocol::VersionMismatch { missing: Vec::new(), expected: text() }),
+    ],
 });
+
+/// Every refusal, once: a new one fails to compile here until it is listed.
+fn every_refusal() -> impl Iterator<Item = Refusal> {
+    let all = [
+        Refusal::Credential,
+        Refusal::Conflict,
+        Refusal::NotRunning,
+        Refusal::HandedBack,
+        Refusal::Capacity,
+        Refusal::Gone,
+        Refusal::Invalid,
+        Refusal::Path,
+        Refusal::Other,
+    ];
+    let _every = |r: Refusal| match r {
+        Refusal::Credential
+        | Refusal::Conflict
+        | Refusal::NotRunning
+        | Refusal::HandedBack
+        | Refusal::Capacity
+        | Refusal::Gone
+        | Refusal::Invalid
+        | Refusal::Path
+        | Refusal::Other => (),
+    };
+    all.into_iter()
+}
 
 error_cases!(ConnectionError {
     NotFound => [NotFound],
@@ -81,7 +103,7 @@ error_cases!(ConnectionError {
     KeyRefused => [KeyRefused(text())],
     InUse => [InUse(text())],
     SandboxesLeft => [SandboxesLeft { count: 1, message: text() }],
-    Host => SandboxdError::cases().into_iter().map(Host),
+    Host => HostError::cases().into_iter().map(Host),
     Unhealthy => [Unhealthy(Box::new(HostCheck { field: "address", message: text(), probe: unasked() }))],
     Internal => [Internal(cause())],
 });
@@ -131,7 +153,7 @@ error_cases!(WorkspaceError {
     Invalid => [Invalid(fields())],
     StoreNoAnswer => [StoreNoAnswer { message: text(), source: cause() }],
     StoreFailed => [StoreFailed { message: text(), source: cause() }],
-    Host => SandboxdError::cases().into_iter().map(Host),
+    Host => HostError::cases().into_iter().map(Host),
     Internal => [Internal(cause())],
 });
 

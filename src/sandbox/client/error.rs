@@ -2,6 +2,8 @@
 
 use reqwest::StatusCode;
 
+use crate::sandbox::hosts::error::{HostError, Protocol, Refusal};
+
 /// Why a sandboxd call failed. `Display` is written for the person using the
 /// platform: it never contains the host's address or the token.
 #[derive(Debug, thiserror::Error)]
@@ -185,6 +187,32 @@ impl SandboxdError {
             429 => Self::Capacity { detail },
             400 | 422 => Self::Invalid { detail },
             other => Self::Status { status: other, detail },
+        }
+    }
+}
+
+/// sandboxd's failure as the host-neutral error the capabilities decide on (the same statuses,
+/// words and row details it always had).
+impl From<SandboxdError> for HostError {
+    fn from(e: SandboxdError) -> Self {
+        let refused = |status, why, detail| HostError::Refused { status, why, detail };
+        match e {
+            SandboxdError::Unreachable { reason } => HostError::Unreachable { reason },
+            SandboxdError::Timeout => HostError::TimedOut,
+            SandboxdError::CredentialRefused => HostError::refused(Refusal::Credential, ""),
+            SandboxdError::VersionMismatch { missing, expected } => {
+                HostError::Protocol(Protocol::VersionMismatch { missing, expected })
+            }
+            SandboxdError::NotFound { detail } => HostError::NotFound { detail },
+            SandboxdError::Conflict { detail } => refused(409, Refusal::Conflict, detail),
+            SandboxdError::NotNative { detail } => refused(409, Refusal::HandedBack, detail),
+            SandboxdError::Capacity { detail } => refused(429, Refusal::Capacity, detail),
+            SandboxdError::Gone { detail } => refused(410, Refusal::Gone, detail),
+            SandboxdError::Invalid { detail } => refused(400, Refusal::Invalid, detail),
+            SandboxdError::File { kind: FileErrorKind::NotFound, message } => refused(404, Refusal::Path, message),
+            SandboxdError::File { message, .. } => refused(400, Refusal::Path, message),
+            SandboxdError::Status { status, detail } => refused(status, Refusal::Other, detail),
+            SandboxdError::NotJson => HostError::Protocol(Protocol::NotThisService),
         }
     }
 }

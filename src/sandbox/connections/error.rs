@@ -4,6 +4,7 @@
 use super::model::Probe;
 use crate::db::DbError;
 use crate::sandbox::client::SandboxdError;
+use crate::sandbox::hosts::error::HostError;
 use crate::validate::FieldErrors;
 use crate::vault::error::VaultError;
 
@@ -46,7 +47,7 @@ pub enum ConnectionError {
     SandboxesLeft { count: i64, message: String },
     /// The host was asked and did not answer well.
     #[error("{}", host_message(.0))]
-    Host(#[from] SandboxdError),
+    Host(#[from] HostError),
     /// A save's check of the host failed and the save did not say `save_anyway`: nothing was
     /// saved. The message says why, at the field it is about.
     #[error("{}", .0.message)]
@@ -64,6 +65,13 @@ pub struct HostCheck {
     pub message: String,
     /// The host's answer, with the runtimes marked when it answered.
     pub probe: Probe,
+}
+
+/// sandboxd's failure, as the host-neutral one.
+impl From<SandboxdError> for ConnectionError {
+    fn from(e: SandboxdError) -> Self {
+        ConnectionError::Host(e.into())
+    }
 }
 
 impl From<DbError> for ConnectionError {
@@ -117,6 +125,6 @@ impl ConnectionError {
 }
 
 /// A host failure in the words a person reads (never the address or a token).
-pub fn host_message(e: &SandboxdError) -> String {
+pub fn host_message(e: &HostError) -> String {
     e.in_words()
 }

@@ -135,17 +135,21 @@ fn cache_key(org_id: &str, conn: &Connection) -> String {
 mod tests {
     use super::Health;
     use crate::sandbox::client::SandboxdError;
+    use crate::sandbox::hosts::error::HostError;
+
+    fn of(e: SandboxdError) -> Health {
+        Health::of_error(&HostError::from(e))
+    }
 
     #[test]
     fn each_host_failure_is_a_health_word_at_its_field() {
-        let refused = Health::of_error(&SandboxdError::CredentialRefused);
+        let refused = of(SandboxdError::CredentialRefused);
         assert_eq!((refused.label(), refused.field("new_key")), ("key refused", "new_key"));
-        let silent = Health::of_error(&SandboxdError::Timeout);
+        let silent = of(SandboxdError::Timeout);
         assert_eq!((silent.label(), silent.field("new_key")), ("no answer", "address"));
-        let old =
-            Health::of_error(&SandboxdError::VersionMismatch { missing: vec!["/x".into()], expected: "1".into() });
+        let old = of(SandboxdError::VersionMismatch { missing: vec!["/x".into()], expected: "1".into() });
         assert_eq!((old.label(), old.field("new_key")), ("version mismatch", "address"));
         assert_eq!(Health::NoRuntime.field("new_key"), "default_runtime");
-        assert_eq!(Health::of_error(&SandboxdError::NotJson), Health::NotASandboxService);
+        assert_eq!(of(SandboxdError::NotJson), Health::NotASandboxService);
     }
 }

@@ -15,6 +15,7 @@ use super::model::Health;
 pub use super::model::{Probe, ProbeStatus};
 use super::runtimes::{catalog_marks, marks_against};
 use crate::sandbox::client::{SandboxdClient, SandboxdError};
+use crate::sandbox::hosts::error::HostError;
 use crate::state::AppState;
 use crate::validate::FieldErrors;
 
@@ -62,8 +63,9 @@ impl Probe {
     }
 
     /// A host that could not be asked or did not answer well, in its words.
-    pub(super) fn failed(st: &AppState, e: &SandboxdError) -> Self {
-        Probe::unanswered(st, ProbeStatus::Failed, Health::of_error(e), super::error::host_message(e))
+    pub(super) fn failed(st: &AppState, e: SandboxdError) -> Self {
+        let e = HostError::from(e);
+        Probe::unanswered(st, ProbeStatus::Failed, Health::of_error(&e), super::error::host_message(&e))
     }
 }
 pub struct ProbeInput {
@@ -95,15 +97,15 @@ pub(super) async fn ask_with(st: &AppState, client: &SandboxdClient, address: &s
     let (policy, missing) = tokio::join!(client.policy(), client.missing_routes());
     let policy = match policy {
         Ok(p) => p,
-        Err(e) => return Probe::failed(st, &e),
+        Err(e) => return Probe::failed(st, e),
     };
     match missing {
         Ok(missing) if !missing.is_empty() => {
             let e = SandboxdError::VersionMismatch { missing, expected: st.sandboxd_version.clone() };
             tracing::warn!(event = "sandboxd_version_mismatch", address = %address, "the probed host lacks routes this platform calls");
-            return Probe::failed(st, &e);
+            return Probe::failed(st, e);
         }
-        Err(e) => return Probe::failed(st, &e),
+        Err(e) => return Probe::failed(st, e),
         Ok(_) => {}
     }
     let (status, health, message) = match policy.runtimes.len() {

@@ -1,6 +1,6 @@
 use serde::Serialize;
 
-use crate::sandbox::client::SandboxdError;
+use crate::sandbox::hosts::error::{HostError, Protocol, Refusal};
 
 pub use crate::sandbox::hosts::kind::ConnectionKind;
 
@@ -92,13 +92,13 @@ pub enum Health {
 
 impl Health {
     /// A host's failure as a health word.
-    pub fn of_error(e: &SandboxdError) -> Health {
+    pub fn of_error(e: &HostError) -> Health {
         match e {
-            SandboxdError::CredentialRefused => Health::KeyRefused,
-            SandboxdError::Unreachable { .. } | SandboxdError::Timeout => Health::NoAnswer,
-            SandboxdError::NotJson => Health::NotASandboxService,
-            SandboxdError::VersionMismatch { .. } => Health::VersionMismatch,
-            _ => Health::HostError,
+            HostError::Refused { why: Refusal::Credential, .. } => Health::KeyRefused,
+            HostError::Unreachable { .. } | HostError::TimedOut => Health::NoAnswer,
+            HostError::Protocol(Protocol::NotThisService) => Health::NotASandboxService,
+            HostError::Protocol(Protocol::VersionMismatch { .. }) => Health::VersionMismatch,
+            HostError::Refused { .. } | HostError::NotFound { .. } => Health::HostError,
         }
     }
 

@@ -7,7 +7,8 @@ use std::time::Duration;
 use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
 
-use crate::sandbox::client::{error_chain, SandboxdError};
+use crate::sandbox::client::error_chain;
+use crate::sandbox::hosts::error::{HostError, Protocol, Refusal};
 
 /// Which half of Daytona answered: the main API or a sandbox's toolbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,26 +139,25 @@ impl DaytonaError {
         }
     }
 
-    /// The host failure this amounts to in sandboxd's terms (the same statuses, problem types and
-    /// row details as a sandboxd host's); itself back for a refusal before anything was sent (a
-    /// toolbox address the key may not go to, a request refused here).
-    pub fn into_host(self) -> Result<SandboxdError, DaytonaError> {
+    /// The host-neutral failure this amounts to (the same statuses, problem types and row
+    /// details as a sandboxd host's); itself back for a refusal before anything was sent (a
+    /// toolbox address the key may not go to, a request refused here) or a 403 of the main API.
+    pub fn into_host(self) -> Result<HostError, DaytonaError> {
+        let refused = |status, why, detail| HostError::Refused { status, why, detail };
         Ok(match self {
-            Self::Unreachable { reason } => SandboxdError::Unreachable { reason },
-            Self::Timeout | Self::RequestTimeout => SandboxdError::Timeout,
-            Self::KeyRefused => SandboxdError::CredentialRefused,
+            Self::Unreachable { reason } => HostError::Unreachable { reason },
+            Self::Timeout | Self::RequestTimeout => HostError::TimedOut,
+            Self::KeyRefused => HostError::refused(Refusal::Credential, ""),
             // Not running: a conflict with the sandbox's state, which a reopen resolves.
             Self::NotRunning { message } => {
-                SandboxdError::Conflict { detail: format!("The Daytona sandbox is not running: {message}") }
+                refused(409, Refusal::NotRunning, format!("The Daytona sandbox is not running: {message}"))
             }
-            Self::NotFound { message } => SandboxdError::NotFound { detail: message },
-            Self::Conflict { message } => SandboxdError::Conflict { detail: message },
-            Self::Throttled { message, .. } => SandboxdError::Capacity { detail: message },
-            Self::Invalid { message, .. } | Self::AccessDenied { message } => {
-                SandboxdError::Invalid { detail: message }
-            }
-            Self::Status { status, message } => SandboxdError::Status { status, detail: message },
-            Self::Redirected { .. } | Self::NotDaytona => SandboxdError::NotJson,
+            Self::NotFound { message } => HostError::NotFound { detail: message },
+            Self::Conflict { message } => refused(409, Refusal::Conflict, message),
+            Self::Throttled { message, .. } => refused(429, Refusal::Capacity, message),
+            Self::Invalid { message, .. } | Self::AccessDenied { message } => refused(400, Refusal::Invalid, message),
+            Self::Status { status, message } => refused(status, Refusal::Other, message),
+            Self::Redirected { .. } | Self::NotDaytona => HostError::Protocol(Protocol::NotThisService),
             e @ (Self::ToolboxRefused { .. } | Self::Refused(_) | Self::Forbidden { .. }) => return Err(e),
         })
     }

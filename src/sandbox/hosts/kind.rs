@@ -134,6 +134,60 @@ impl ConnectionKind {
     }
 }
 
+/// Where a workspace's files live: the one spelling of the choice. A workspace row's `backend`
+/// is its word (`state`, `sandboxd`, `daytona`), the session key's first letter is its
+/// [`key_letter`](Placement::key_letter), and the backend a run gets is chosen by it. An agent
+/// says only `state` or `service` (`agents::model::Backend`, its API word); a service agent's
+/// workspace is placed on its connection's kind.
+#[derive(Debug, Clone, Copy)]
+pub enum Placement {
+    /// A document in the database (the `state` backend): files only, no commands.
+    State,
+    /// A session or sandbox at a host of this kind.
+    Host(ConnectionKind),
+}
+
+impl Placement {
+    /// The word a workspace row stores and the API shows.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Placement::State => "state",
+            Placement::Host(kind) => kind.as_str(),
+        }
+    }
+
+    /// The placement a stored word names; none for a word this version does not know.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.trim() {
+            "state" => Some(Placement::State),
+            other => ConnectionKind::parse(other).map(Placement::Host),
+        }
+    }
+
+    /// The host kind, for a workspace at a host.
+    pub fn host(self) -> Option<ConnectionKind> {
+        match self {
+            Placement::State => None,
+            Placement::Host(kind) => Some(kind),
+        }
+    }
+
+    /// The first letter of the session key (docs/design.md §7): `x` for any host (a key names
+    /// its connection, so two kinds never share one), `d` for a document.
+    pub fn key_letter(self) -> char {
+        match self {
+            Placement::State => 'd',
+            Placement::Host(ConnectionKind::Sandboxd | ConnectionKind::Daytona) => 'x',
+        }
+    }
+}
+
+/// Whether a stored `backend` word names a workspace at a host (a word this version does not
+/// know is not).
+pub fn is_at_a_host(backend: &str) -> bool {
+    Placement::parse(backend).and_then(Placement::host).is_some()
+}
+
 impl std::fmt::Display for ConnectionKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
@@ -157,5 +211,19 @@ mod tests {
         for unknown in ["kubernetes", "", "Daytona", "SANDBOXD"] {
             assert!(ConnectionKind::parse(unknown).is_none(), "{unknown:?} parsed");
         }
+    }
+
+    #[test]
+    fn a_placement_is_state_or_a_hosts_kind_and_parses_back_from_its_word() {
+        let all: Vec<_> = std::iter::once(Placement::State).chain(ConnectionKind::all().map(Placement::Host)).collect();
+        let words: Vec<_> = all.iter().map(|p| p.as_str()).collect();
+        assert_eq!(words, ["state", "sandboxd", "daytona"]);
+        for p in all {
+            assert_eq!(Placement::parse(p.as_str()).map(Placement::as_str), Some(p.as_str()));
+            assert_eq!(is_at_a_host(p.as_str()), p.host().is_some());
+        }
+        assert_eq!(Placement::State.key_letter(), 'd');
+        assert_eq!(Placement::Host(ConnectionKind::Daytona).key_letter(), 'x');
+        assert!(Placement::parse("service").is_none() && !is_at_a_host("kubernetes"));
     }
 }

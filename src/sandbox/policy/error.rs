@@ -31,6 +31,6 @@ impl From<ConnectionError> for PolicyError {
 
 impl From<SandboxdError> for PolicyError {
     fn from(e: SandboxdError) -> Self {
-        PolicyError::HostUnavailable(ConnectionError::Host(e))
+        PolicyError::HostUnavailable(ConnectionError::from(e))
     }
 }

@@ -111,7 +111,7 @@ async fn load(st: &AppState, caller: &Caller, conn: &Connection) -> Result<HostP
     let policy = client.policy().await?;
     // Logged (with the address) by the client; shown here without it.
     let version = match client.check_version().await {
-        Err(e @ SandboxdError::VersionMismatch { .. }) => Some(host_message(&e)),
+        Err(e @ SandboxdError::VersionMismatch { .. }) => Some(host_message(&e.into())),
         _ => None,
     };
     Ok(HostPolicy::new(st, conn, &policy, version))

@@ -2,6 +2,7 @@
 
 use crate::sandbox::client::SandboxdError;
 use crate::sandbox::connections::error::ConnectionError;
+use crate::sandbox::hosts::error::HostError;
 use crate::sandbox::workspaces::error::WorkspaceError;
 
 #[derive(Debug, thiserror::Error)]
@@ -41,13 +42,19 @@ impl From<ConnectionError> for RunningError {
     }
 }
 
-impl From<SandboxdError> for RunningError {
-    /// The host's "No such session" is ours too.
-    fn from(e: SandboxdError) -> Self {
+impl From<HostError> for RunningError {
+    /// The host's "No such session" (or sandbox) is ours too.
+    fn from(e: HostError) -> Self {
         match e {
-            SandboxdError::NotFound { .. } => RunningError::NotFound,
+            HostError::NotFound { .. } => RunningError::NotFound,
             other => RunningError::HostUnavailable(ConnectionError::Host(other)),
         }
+    }
+}
+
+impl From<SandboxdError> for RunningError {
+    fn from(e: SandboxdError) -> Self {
+        HostError::from(e).into()
     }
 }
 

@@ -14,6 +14,7 @@ use crate::db::{self, Db};
 use crate::sandbox::client::SandboxdClient;
 use crate::sandbox::connections::model::ConnectionKind;
 use crate::sandbox::connections::service as connections;
+use crate::sandbox::hosts::kind::is_at_a_host;
 use crate::sandbox::tombstones::model::pause_after;
 use crate::sandbox::workspaces::daytona::stored::{self, Start, Stored};
 use crate::sandbox::workspaces::error::WorkspaceError;
@@ -63,7 +64,7 @@ pub(super) enum Source {
 /// The workspace's host and the session (or sandbox) whose files are saved. A Daytona sandbox
 /// Daytona stopped is started for it.
 pub(super) async fn source(st: &AppState, org_id: &str, w: &Workspace) -> Result<Source> {
-    if w.backend != "sandboxd" {
+    if !is_at_a_host(&w.backend) {
         return Err(WorkspaceError::Refused(
             "This workspace is a document kept in our database (the state backend): snapshots save sandbox workspaces."
                 .into(),

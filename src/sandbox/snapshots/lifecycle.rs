@@ -7,6 +7,7 @@ use super::model::Mode;
 use super::pending;
 use super::store;
 use crate::db;
+use crate::sandbox::hosts::kind::is_at_a_host;
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::sandbox::workspaces::model::Resolved;
 use crate::state::AppState;
@@ -19,7 +20,7 @@ type Result<T> = std::result::Result<T, WorkspaceError>;
 /// is read now, and stored in the background ([`pending`]), so a store that does not answer never
 /// holds the finish. A failure is recorded and retried: the run finishes either way.
 pub async fn at_finish(st: &AppState, r: &Resolved) {
-    if r.workspace.backend != "sandboxd" || r.workspace.session_ref.is_none() {
+    if !is_at_a_host(&r.workspace.backend) || r.workspace.session_ref.is_none() {
         return;
     }
     let decided = async {

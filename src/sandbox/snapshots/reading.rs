@@ -61,7 +61,7 @@ pub async fn from_sandboxd(client: &SandboxdClient, session_id: &str) -> Result<
             Ok(bytes) => Ok(Read::Bytes(bytes)),
             Err(SandboxdError::Invalid { detail }) if detail.contains("read limit") => Ok(Read::TooLarge),
             Err(SandboxdError::NotFound { .. }) => Ok(Read::Gone),
-            Err(e) => Err(WorkspaceError::Host(e)),
+            Err(e) => Err(WorkspaceError::Host(e.into())),
         }
     };
     build(session_id, walk, read).await
@@ -186,7 +186,7 @@ async fn walk_sandboxd(client: &SandboxdClient, session_id: &str, tx: mpsc::Send
             }
             // A folder removed while we walked: nothing to keep of it.
             Err(SandboxdError::NotFound { .. }) if !is_root => continue,
-            Err(e) => return Err(WorkspaceError::Host(e)),
+            Err(e) => return Err(WorkspaceError::Host(e.into())),
         };
         is_root = false;
         for e in entries {

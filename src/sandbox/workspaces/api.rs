@@ -272,13 +272,9 @@ pub async fn workspace_state(
     }))
 }
 
-/// The backend a client sees: a container workspace on a Daytona connection is `daytona` (its row
-/// keeps `sandboxd`, the kind of workspace the table knows), the rest as stored.
+/// The backend a client sees: the row's own word (`state`, `sandboxd`, `daytona`).
 fn shown_backend(r: &crate::sandbox::workspaces::model::Resolved) -> String {
-    match &r.connection {
-        Some(c) if r.workspace.backend == "sandboxd" => c.kind.as_str().to_string(),
-        _ => r.workspace.backend.clone(),
-    }
+    r.workspace.backend.clone()
 }
 
 /// Ends a run: it is marked finished first (from then on its workspace routes answer 409 and

@@ -1,8 +1,8 @@
 //! What a workspace operation can come to, in the workspace's words; web/error.rs maps it to HTTP.
 
 use crate::agents::error::AgentError;
-use crate::sandbox::client::{FileErrorKind, SandboxdError};
 use crate::sandbox::connections::error::ConnectionError;
+use crate::sandbox::hosts::error::{HostError, Refusal};
 use crate::validate::FieldErrors;
 
 /// What a workspace operation can come to.
@@ -63,7 +63,7 @@ pub enum WorkspaceError {
         source: anyhow::Error,
     },
     #[error(transparent)]
-    Host(SandboxdError),
+    Host(HostError),
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
 }
@@ -85,23 +85,13 @@ impl From<AgentError> for WorkspaceError {
     }
 }
 
-impl From<SandboxdError> for WorkspaceError {
-    fn from(e: SandboxdError) -> Self {
+/// A host's failure, whatever its kind: a sandbox gone is the workspace lost (a kind's file
+/// errors are turned into the workspace's own words in its backend, before they get here).
+impl From<HostError> for WorkspaceError {
+    fn from(e: HostError) -> Self {
         match e {
-            SandboxdError::File { kind: FileErrorKind::NotFound, .. } => {
-                WorkspaceError::NotFound("No such file or folder.".into())
-            }
-            SandboxdError::File { kind: FileErrorKind::IsADirectory, .. } => {
-                WorkspaceError::IsADirectory("This is a folder.".into())
-            }
-            SandboxdError::File { kind: FileErrorKind::NotADirectory, .. } => {
-                WorkspaceError::NotADirectory("A part of this path is a file, not a folder.".into())
-            }
-            SandboxdError::File { kind: FileErrorKind::AlreadyExists, .. } => {
-                WorkspaceError::AlreadyExists("Something else is already at this path.".into())
-            }
             // The sandbox is gone, and its files with it.
-            SandboxdError::Gone { .. } => WorkspaceError::Lost,
+            HostError::Refused { why: Refusal::Gone, .. } => WorkspaceError::Lost,
             other => WorkspaceError::Host(other),
         }
     }
@@ -126,16 +116,7 @@ impl WorkspaceError {
             | WorkspaceError::BadPath(_)
             | WorkspaceError::Invalid(_)
             | WorkspaceError::Forbidden(_) => "refused",
-            WorkspaceError::Host(h) => match h {
-                SandboxdError::Unreachable { .. } => "unreachable",
-                SandboxdError::Timeout => "timed out",
-                SandboxdError::CredentialRefused => "credential refused",
-                SandboxdError::VersionMismatch { .. } => "version mismatch",
-                SandboxdError::Capacity { .. } => "capacity",
-                SandboxdError::NotNative { .. } | SandboxdError::Invalid { .. } => "refused",
-                SandboxdError::NotFound { .. } | SandboxdError::Gone { .. } => "not found",
-                _ => "host error",
-            },
+            WorkspaceError::Host(h) => h.row_detail(),
             WorkspaceError::StoreNoAnswer { .. } => "store timed out",
             WorkspaceError::StoreFailed { .. } => "store failed",
             WorkspaceError::Internal(_) => "error",

@@ -8,14 +8,8 @@
 
 use sha2::{Digest, Sha256};
 
+use crate::sandbox::hosts::kind::Placement;
 use crate::vocabulary::scope::Scope;
-
-/// What carries the files: a container service (sandboxd, Daytona) or a document (state).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Carrier {
-    Container,
-    Document,
-}
 
 /// The scope's letter in a key.
 fn letter(scope: Scope) -> char {
@@ -53,24 +47,21 @@ fn hex8(id: &str) -> String {
 
 /// Builds the key. `host_id` is the *resolved* connection id (absent for a document).
 pub fn session_key(
-    carrier: Carrier,
+    placement: Placement,
     scope: Scope,
     org_id: &str,
     host_id: Option<&str>,
     subject: Subject<'_>,
 ) -> String {
-    let backend = match carrier {
-        Carrier::Container => 'x',
-        Carrier::Document => 'd',
-    };
+    let backend = placement.key_letter();
     let subject = match subject {
         Subject::Id(id) => hex32(id),
         Subject::Hashed { agent_id, identity } => {
             format!("{}{}", hex8(agent_id), &hex::encode(Sha256::digest(identity.as_bytes()))[..24])
         }
     };
-    match (carrier, host_id) {
-        (Carrier::Container, Some(host)) => {
+    match (placement.host(), host_id) {
+        (Some(_), Some(host)) => {
             format!("{backend}{}-{}-{}-{subject}", letter(scope), hex8(org_id), hex8(host))
         }
         _ => format!("{backend}{}-{}-{subject}", letter(scope), hex8(org_id)),
@@ -110,6 +101,10 @@ pub fn is_valid(key: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sandbox::hosts::kind::ConnectionKind;
+
+    const CONTAINER: Placement = Placement::Host(ConnectionKind::Sandboxd);
+    const DOCUMENT: Placement = Placement::State;
 
     const ORG: &str = "4f2a91c8-1111-4222-8333-444455556666";
     const HOST: &str = "7b3e5d10-aaaa-4bbb-8ccc-ddddeeeeffff";
@@ -118,26 +113,24 @@ mod tests {
 
     #[test]
     fn the_key_reads_backend_scope_org_host_subject() {
-        let k = session_key(Carrier::Container, Scope::Conversation, ORG, Some(HOST), Subject::Id(RUN));
+        let k = session_key(CONTAINER, Scope::Conversation, ORG, Some(HOST), Subject::Id(RUN));
         assert_eq!(k, "xc-4f2a91c8-7b3e5d10-9c1f0000123445678 9abcdef01234567".replace(' ', ""));
-        let d = session_key(Carrier::Document, Scope::Run, ORG, None, Subject::Id(RUN));
+        let d = session_key(DOCUMENT, Scope::Run, ORG, None, Subject::Id(RUN));
         assert_eq!(d, "dr-4f2a91c8-9c1f000012344567 89abcdef01234567".replace(' ', ""));
     }
 
     #[test]
     fn every_scope_and_backend_gives_a_valid_key_of_at_most_64_characters() {
         let long = "u".repeat(200);
-        for carrier in [Carrier::Container, Carrier::Document] {
+        let daytona = Placement::Host(ConnectionKind::Daytona);
+        for carrier in [CONTAINER, daytona, DOCUMENT] {
             for scope in Scope::ALL {
-                let host = (carrier == Carrier::Container).then_some(HOST);
+                let host = carrier.host().map(|_| HOST);
                 for subject in [Subject::Id(RUN), Subject::Hashed { agent_id: AGENT, identity: &long }] {
                     let k = session_key(carrier, scope, ORG, host, subject);
                     assert!(k.len() <= 64, "{k} is {} long", k.len());
                     assert!(is_valid(&k), "{k} does not match the sandboxd pattern");
-                    assert!(k.starts_with(match carrier {
-                        Carrier::Container => 'x',
-                        Carrier::Document => 'd',
-                    }));
+                    assert!(k.starts_with(if carrier.host().is_some() { 'x' } else { 'd' }));
                     assert_eq!(k.chars().nth(1), Some(letter(scope)));
                 }
             }
@@ -148,20 +141,10 @@ mod tests {
     fn two_hundred_character_user_and_channel_ids_hash_apart() {
         let a = "user-".to_string() + &"a".repeat(195);
         let b = "user-".to_string() + &"a".repeat(194) + "b";
-        let ka = session_key(
-            Carrier::Container,
-            Scope::User,
-            ORG,
-            Some(HOST),
-            Subject::Hashed { agent_id: AGENT, identity: &a },
-        );
-        let kb = session_key(
-            Carrier::Container,
-            Scope::User,
-            ORG,
-            Some(HOST),
-            Subject::Hashed { agent_id: AGENT, identity: &b },
-        );
+        let ka =
+            session_key(CONTAINER, Scope::User, ORG, Some(HOST), Subject::Hashed { agent_id: AGENT, identity: &a });
+        let kb =
+            session_key(CONTAINER, Scope::User, ORG, Some(HOST), Subject::Hashed { agent_id: AGENT, identity: &b });
         assert_ne!(ka, kb);
         assert!(ka.ends_with(&format!("-a9e71234{}", &hex::encode(Sha256::digest(a.as_bytes()))[..24])));
         assert_eq!(ka.len(), 53);
@@ -169,22 +152,22 @@ mod tests {
 
     #[test]
     fn the_host_is_part_of_the_key() {
-        let a = session_key(Carrier::Container, Scope::Agent, ORG, Some(HOST), Subject::Id(AGENT));
-        let b = session_key(Carrier::Container, Scope::Agent, ORG, Some(RUN), Subject::Id(AGENT));
+        let a = session_key(CONTAINER, Scope::Agent, ORG, Some(HOST), Subject::Id(AGENT));
+        let b = session_key(CONTAINER, Scope::Agent, ORG, Some(RUN), Subject::Id(AGENT));
         assert_ne!(a, b);
-        let state = session_key(Carrier::Document, Scope::Agent, ORG, None, Subject::Id(AGENT));
+        let state = session_key(DOCUMENT, Scope::Agent, ORG, None, Subject::Id(AGENT));
         assert_ne!(a, state);
     }
 
     #[test]
     fn a_key_names_the_connection_it_was_built_for_and_no_other() {
         const OTHER: &str = "0d1e2f30-aaaa-4bbb-8ccc-ddddeeeeffff";
-        let k = session_key(Carrier::Container, Scope::User, ORG, Some(HOST), Subject::Id(RUN));
+        let k = session_key(CONTAINER, Scope::User, ORG, Some(HOST), Subject::Id(RUN));
         assert_eq!(connection_named(&k, ORG, [OTHER, HOST]), Some(HOST));
         assert_eq!(connection_named(&k, ORG, [OTHER]), None);
         assert_eq!(connection_named(&k, RUN, [OTHER, HOST]), None, "another organization's key");
         assert_eq!(connection_named("demo-1", ORG, [HOST]), None);
-        let state = session_key(Carrier::Document, Scope::User, ORG, None, Subject::Id(RUN));
+        let state = session_key(DOCUMENT, Scope::User, ORG, None, Subject::Id(RUN));
         assert_eq!(connection_named(&state, ORG, [HOST]), None);
     }
 

@@ -18,7 +18,6 @@ use super::command::Command;
 use super::error::WorkspaceError;
 use super::model::{Entry, ExecResult, Resolved};
 use crate::db;
-use crate::sandbox::client::SandboxdError;
 use crate::sandbox::recording::{clip_target, Operation, Record, Recorder};
 use crate::vocabulary::paths::WorkspacePath;
 
@@ -77,9 +76,9 @@ pub(super) async fn record<T>(
             | WorkspaceError::Invalid(_)
             | WorkspaceError::Refused(_)
             | WorkspaceError::Forbidden(_)
-            | WorkspaceError::NoCommands
-            | WorkspaceError::Host(SandboxdError::Unreachable { .. }))
-    ) {
+            | WorkspaceError::NoCommands)
+    ) || matches!(&result, Err(WorkspaceError::Host(h)) if !h.reached())
+    {
         return result;
     }
     let (ok, detail) = match &result {

@@ -18,6 +18,7 @@ use crate::agents::service as agents;
 use crate::audit::service as audit;
 use crate::db::{self, Conn, DbError};
 use crate::sandbox::connections::service as connections;
+use crate::sandbox::hosts::kind::is_at_a_host;
 use crate::sandbox::snapshots::lifecycle as snapshots;
 use crate::sandbox::tombstones::model::Reason;
 use crate::sandbox::tombstones::service::{self as tombstones, Removed};
@@ -45,7 +46,7 @@ pub struct Removal {
 
 /// Whether a workspace row stands for a session at a host that it opened (or is opening).
 fn has_session(w: &Workspace) -> bool {
-    matches!(w.backend.as_str(), "sandboxd" | "daytona")
+    is_at_a_host(&w.backend)
         && w.connection_id.is_some()
         && (w.session_ref.is_some() || w.state == WorkspaceState::Preparing)
 }
@@ -58,7 +59,7 @@ async fn has_sandbox(c: &mut Conn, org_id: &str, w: &Workspace) -> Result<bool> 
     if has_session(w) {
         return Ok(true);
     }
-    let Some(connection_id) = w.connection_id.as_deref().filter(|_| w.backend == "sandboxd") else {
+    let Some(connection_id) = w.connection_id.as_deref().filter(|_| is_at_a_host(&w.backend)) else {
         return Ok(false);
     };
     Ok(connections::creates_before_opened_in(&mut *c, org_id, connection_id).await?)

@@ -6,7 +6,7 @@ use super::backend::WorkspaceBackend;
 use super::command::{Command, ExecInput};
 use super::daytona::DaytonaBackend;
 use super::error::WorkspaceError;
-use super::key::{self, Carrier};
+use super::key;
 use super::model::{is_finished, Entry, ExecResult, Resolved, RunWorkspace, Workspace, WorkspaceState, FINISHED};
 use super::recorded::{Recorded, RowKeys};
 use super::sandboxd::SandboxdBackend;
@@ -20,6 +20,7 @@ use crate::agents::runs::service as runs;
 use crate::db;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service as connections;
+use crate::sandbox::hosts::kind::Placement;
 use crate::sandbox::snapshots::lifecycle as snapshots;
 use crate::sandbox::tombstones::model::Reason;
 use crate::sandbox::tombstones::service::{self as tombstones, Removed};
@@ -105,7 +106,7 @@ async fn resolve_or_plan(st: &AppState, org_id: &str, run_id: &str, create: bool
         })));
     }
     let channel_key = parts.conversation.and_then(|c| c.channel_key);
-    let (carrier, connection) = carrier_of(st, org_id, &agent).await?;
+    let (placement, connection) = placement_of(st, org_id, &agent).await?;
     let scope = agent.scope;
     let owner = scope::owner(scope, &run, &agent.id, channel_key.as_deref())?;
     let owner_label = match (&owner.user_id, &owner.sender) {
@@ -113,13 +114,8 @@ async fn resolve_or_plan(st: &AppState, org_id: &str, run_id: &str, create: bool
         (None, sender) => sender.clone(),
     };
     let connection_id = connection.as_ref().map(|c| c.id.as_str());
-    let session_key = key::session_key(carrier, scope, org_id, connection_id, owner.key_subject(&agent.id));
-    // A Daytona sandbox is a container workspace too (`sandboxd` rows): its connection's kind
-    // picks the backend.
-    let backend: &'static str = match carrier {
-        Carrier::Document => "state",
-        Carrier::Container => "sandboxd",
-    };
+    let session_key = key::session_key(placement, scope, org_id, connection_id, owner.key_subject(&agent.id));
+    let backend = placement.as_str();
     let new = NewWorkspace {
         session_key: &session_key,
         backend,
@@ -167,10 +163,11 @@ pub async fn row(st: &AppState, org_id: &str, id: &str) -> Result<Option<Workspa
     Ok(store::get(&mut c, org_id, id).await?)
 }
 
-/// What carries the agent's files, and on which connection.
-async fn carrier_of(st: &AppState, org_id: &str, agent: &Agent) -> Result<(Carrier, Option<Connection>)> {
+/// Where the agent's files live, and on which connection: a service agent's on its connection's
+/// kind of host.
+async fn placement_of(st: &AppState, org_id: &str, agent: &Agent) -> Result<(Placement, Option<Connection>)> {
     match agent.backend {
-        Backend::State => Ok((Carrier::Document, None)),
+        Backend::State => Ok((Placement::State, None)),
         Backend::Service => {
             let conn = match &agent.connection_id {
                 Some(id) => connections::for_org(st, org_id, id).await,
@@ -183,7 +180,7 @@ async fn carrier_of(st: &AppState, org_id: &str, agent: &Agent) -> Result<(Carri
             })?;
             // A switched-off connection is refused where new work starts (opening), not here:
             // finishing a run must still reach it (off stops new work, not the bill).
-            Ok((Carrier::Container, Some(conn)))
+            Ok((Placement::Host(conn.kind), Some(conn)))
         }
     }
 }

@@ -191,7 +191,7 @@ pub async fn by_session(
     Ok(sqlx::query_as(
         "SELECT id, session_key, session_ref, scope, agent_id, conversation_id, run_id, last_run_id, user_id, \
          owner_label FROM sandbox_workspaces WHERE organization_id = $1 AND connection_id = $2 \
-         AND backend = 'sandboxd' AND (session_ref = $3 OR (session_key = $3 AND session_ref IS NULL)) \
+         AND backend <> 'state' AND (session_ref = $3 OR (session_key = $3 AND session_ref IS NULL)) \
          ORDER BY CASE WHEN session_ref = $3 THEN 0 ELSE 1 END, updated_at DESC LIMIT 1",
     )
     .bind(org_id)
@@ -403,11 +403,11 @@ pub async fn count_user_by_person(c: &mut Conn, org_id: &str) -> DbResult<Vec<(S
     .await?)
 }
 
-/// How many `sandboxd` workspaces of `org_id` on `connection_id` hold a session.
+/// How many workspaces at a host of `org_id` on `connection_id` hold a session.
 pub async fn count_live_on(c: &mut Conn, org_id: &str, connection_id: &str) -> DbResult<i64> {
     let (n,): (i64,) = sqlx::query_as(
         "SELECT COUNT(*) FROM sandbox_workspaces WHERE organization_id = $1 AND connection_id = $2 \
-         AND backend = 'sandboxd' AND (session_ref IS NOT NULL OR state = 'preparing')",
+         AND backend <> 'state' AND (session_ref IS NOT NULL OR state = 'preparing')",
     )
     .bind(org_id)
     .bind(connection_id)
@@ -416,7 +416,7 @@ pub async fn count_live_on(c: &mut Conn, org_id: &str, connection_id: &str) -> D
     Ok(n)
 }
 
-/// The session keys and references of `org_id`'s `sandboxd` workspaces on `connection_id`
+/// The session keys and references of `org_id`'s workspaces at a host on `connection_id`
 /// (the Running tab's orphan check).
 pub async fn session_names_on(
     c: &mut Conn,
@@ -425,7 +425,7 @@ pub async fn session_names_on(
 ) -> DbResult<Vec<(String, Option<String>)>> {
     Ok(sqlx::query_as(
         "SELECT session_key, session_ref FROM sandbox_workspaces WHERE organization_id = $1 AND connection_id = $2 \
-         AND backend = 'sandboxd'",
+         AND backend <> 'state'",
     )
     .bind(org_id)
     .bind(connection_id)

@@ -28,6 +28,7 @@ use super::model::{Entry, ExecResult, Resolved};
 use crate::agents::runs::service as runs;
 use crate::sandbox::connections::service as connections;
 use crate::sandbox::daytona_client::{sh_command, DaytonaClient, DaytonaError, ExecuteRequest};
+use crate::sandbox::hosts::error::{HostError, Refusal};
 use crate::state::AppState;
 use crate::vocabulary::paths::WorkspacePath;
 use root::Rooted;
@@ -63,7 +64,11 @@ impl<'a> DaytonaBackend<'a> {
     {
         let tb = self.ensure_open().await?;
         match op(tb).await {
-            Err(WorkspaceError::Host(crate::sandbox::client::SandboxdError::Conflict { detail })) => {
+            Err(WorkspaceError::Host(HostError::Refused {
+                why: Refusal::NotRunning | Refusal::Conflict,
+                detail,
+                ..
+            })) => {
                 tracing::info!(event = "daytona_reopen", workspace_id = %self.r.workspace.id, reason = %detail,
                     "the Daytona sandbox is not running: opening it again");
                 self.not_opened_for_this_run().await?;

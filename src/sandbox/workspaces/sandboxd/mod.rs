@@ -20,10 +20,33 @@ use super::error::WorkspaceError;
 use super::manifest;
 use super::model::{Entry, ExecResult, Resolved};
 use crate::agents::runs::service as runs;
-use crate::sandbox::client::{RunRequest, SandboxdClient, SandboxdError};
+use crate::sandbox::client::{FileErrorKind, RunRequest, SandboxdClient, SandboxdError};
 use crate::sandbox::connections::service as connections;
+use crate::sandbox::hosts::error::HostError;
 use crate::state::AppState;
 use crate::vocabulary::paths::WorkspacePath;
+
+/// sandboxd's failure in the workspace's words: a native file route's path errors are the
+/// workspace's own (as Daytona's are in `daytona/files.rs`), the rest the host-neutral error.
+impl From<SandboxdError> for WorkspaceError {
+    fn from(e: SandboxdError) -> Self {
+        match e {
+            SandboxdError::File { kind: FileErrorKind::NotFound, .. } => {
+                WorkspaceError::NotFound("No such file or folder.".into())
+            }
+            SandboxdError::File { kind: FileErrorKind::IsADirectory, .. } => {
+                WorkspaceError::IsADirectory("This is a folder.".into())
+            }
+            SandboxdError::File { kind: FileErrorKind::NotADirectory, .. } => {
+                WorkspaceError::NotADirectory("A part of this path is a file, not a folder.".into())
+            }
+            SandboxdError::File { kind: FileErrorKind::AlreadyExists, .. } => {
+                WorkspaceError::AlreadyExists("Something else is already at this path.".into())
+            }
+            other => WorkspaceError::from(HostError::from(other)),
+        }
+    }
+}
 
 pub struct SandboxdBackend<'a> {
     st: &'a AppState,
@@ -58,7 +81,7 @@ impl<'a> SandboxdBackend<'a> {
     {
         let session = self.ensure_open().await?;
         let answer = match op(session).await {
-            Err(WorkspaceError::Host(SandboxdError::NotFound { detail })) if detail.starts_with("No such session") => {
+            Err(WorkspaceError::Host(HostError::NotFound { detail })) if detail.starts_with("No such session") => {
                 self.not_opened_for_this_run().await?;
                 let session = self.ensure_open().await?;
                 op(session).await
@@ -166,7 +189,7 @@ impl WorkspaceBackend for SandboxdBackend<'_> {
             let client = self.client().await?;
             match client.delete_session(&reference, true).await {
                 Ok(()) | Err(SandboxdError::NotFound { .. }) => Ok(()),
-                Err(e) => Err(WorkspaceError::Host(e)),
+                Err(e) => Err(WorkspaceError::Host(e.into())),
             }
         })
     }

@@ -7,6 +7,7 @@ use super::{SandboxdBackend, Session};
 use crate::agents::runs::service as runs;
 use crate::db;
 use crate::sandbox::client::{OpenSession, SandboxdClient, SandboxdError, OPEN_WAIT, OPEN_WAIT_WHILE_BUILDING};
+use crate::sandbox::hosts::error::{HostError, Protocol};
 use crate::sandbox::snapshots::restore as snapshots;
 use crate::sandbox::workspaces::backend::Result;
 use crate::sandbox::workspaces::error::WorkspaceError;
@@ -198,7 +199,7 @@ impl SandboxdBackend<'_> {
         let (id, has_ref) = (self.r.workspace.id.clone(), self.r.workspace.session_ref.is_some());
         match &e {
             WorkspaceError::Lost => self.mark_lost().await?,
-            WorkspaceError::Host(SandboxdError::VersionMismatch { .. }) if has_ref => {
+            WorkspaceError::Host(HostError::Protocol(Protocol::VersionMismatch { .. })) if has_ref => {
                 let mut c = self.st.db.conn().await?;
                 store::forget_ref(&mut c, &id, db::now_ms()).await?;
             }
@@ -249,7 +250,7 @@ async fn open_on_host(client: &SandboxdClient, r: &Resolved, plan: &Plan) -> Res
             Err(SandboxdError::NotFound { .. }) => Err(WorkspaceError::Lost),
             Err(e @ SandboxdError::VersionMismatch { .. }) => {
                 tracing::warn!(event = "sandboxd_version_mismatch", address = %client.base(), "re-attaching by reference refused");
-                Err(WorkspaceError::Host(e))
+                Err(WorkspaceError::Host(e.into()))
             }
             Err(e) => Err(e.into()),
         };

@@ -11,7 +11,8 @@ use futures_util::future::BoxFuture;
 use tokio::io::AsyncReadExt;
 
 use super::{files, Session};
-use crate::sandbox::client::{RunRequest, SandboxdClient, SandboxdError};
+use crate::sandbox::client::{RunRequest, SandboxdClient};
+use crate::sandbox::hosts::error::{HostError, Refusal};
 use crate::sandbox::workspaces::backend::Result;
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::sandbox::workspaces::restoring::{SnapshotWrites, Unpacked};
@@ -66,7 +67,7 @@ pub async fn unpack(client: &SandboxdClient, session_id: &str, archive: &std::pa
     };
     match staged {
         Ok(()) => {}
-        Err(WorkspaceError::Host(SandboxdError::NotNative { .. })) => {
+        Err(WorkspaceError::Host(HostError::Refused { why: Refusal::HandedBack, .. })) => {
             remove_stage().await;
             return Ok(Unpacked::NoShell);
         }
