@@ -30,11 +30,16 @@ fn is_ident(c: char) -> bool {
 
 /// The text without comments, string contents (raw strings included) and `#[cfg(test)] mod tests`
 /// at a file's end (its `super::` is one level deeper, and tests may reach anywhere).
-fn code_of(text: &str) -> String {
-    let text = match text.find("#[cfg(test)]\nmod tests") {
+/// A file's text before its `#[cfg(test)] mod tests`.
+fn without_tests(text: &str) -> &str {
+    match text.find("#[cfg(test)]\nmod tests") {
         Some(i) => &text[..i],
         None => text,
-    };
+    }
+}
+
+fn code_of(text: &str) -> String {
+    let text = without_tests(text);
     let mut out = String::with_capacity(text.len());
     let b: Vec<char> = text.chars().collect();
     let mut i = 0;
@@ -276,6 +281,8 @@ struct Graph {
     code: BTreeMap<String, String>,
     /// The `mod.rs` files that register a capability's routes (`web::ServiceConfig`).
     routes: BTreeSet<String>,
+    /// Each module's text as written (strings kept), its test module left out.
+    raw: BTreeMap<String, String>,
 }
 
 impl Graph {
@@ -320,6 +327,7 @@ impl Graph {
             files,
             code: BTreeMap::new(),
             routes: BTreeSet::new(),
+            raw: sources.iter().map(|s| (s.module.clone(), without_tests(&s.text).to_string())).collect(),
         };
         let parsed: Vec<(String, Vec<String>, String)> = sources
             .iter()
@@ -571,6 +579,56 @@ impl Graph {
         out
     }
 
+    /// Files that name another kind's client error, or any kind's where every kind meets: Daytona's
+    /// code (a module named for it) never names `SandboxdError`, sandboxd's (`sandbox/client/`, a
+    /// module named for it) never `DaytonaError`, and the recorder, the workspace's error and
+    /// backend, the error table and the seam name neither (they decide on
+    /// `hosts::error::HostError`). Connections', Running's and Documents' errors hold the neutral
+    /// error too; each keeps a `From<SandboxdError>` for sandboxd-only callers' `?`.
+    fn naming_another_kinds_error(&self) -> Vec<String> {
+        let shared = [
+            "sandbox::hosts",
+            "sandbox::workspaces::recorded",
+            "sandbox::workspaces::error",
+            "sandbox::workspaces::backend",
+            "web::error",
+            "web::error_cases",
+        ];
+        let mut out = Vec::new();
+        for (m, code) in &self.code {
+            let is_shared = shared.iter().any(|s| m == s || in_folder(m, s));
+            let daytona = m.contains("daytona");
+            let sandboxd = m.contains("sandboxd") || m == "sandbox::client" || in_folder(m, "sandbox::client");
+            let sandboxd_error = |c: &str| {
+                c.match_indices("SandboxdError").any(|(i, _)| !c[i + 13..].starts_with(|c: char| c.is_alphanumeric()))
+            };
+            if ((daytona || is_shared) && sandboxd_error(code))
+                || ((sandboxd || is_shared) && code.contains("DaytonaError"))
+            {
+                out.push(self.file(m));
+            }
+        }
+        out
+    }
+
+    /// Files outside the seam that spell where a workspace lives themselves: a `Carrier` of their
+    /// own, or a workspace's `backend` compared with a host kind's word (`"sandboxd"`,
+    /// `'daytona'`, …) instead of asking `hosts::kind::Placement`.
+    fn spelling_a_placement_outside_the_seam(&self) -> Vec<String> {
+        let words = ["\"sandboxd\"", "\"daytona\"", "'sandboxd'", "'daytona'"];
+        let mut out = Vec::new();
+        for (m, raw) in &self.raw {
+            if in_folder(m, "sandbox::hosts") {
+                continue;
+            }
+            let compares = raw.lines().any(|l| l.contains("backend") && words.iter().any(|w| l.contains(w)));
+            if compares || raw.contains("enum Carrier") {
+                out.push(self.file(m));
+            }
+        }
+        out
+    }
+
     /// HTTP-layer files outside `web/` that choose a sign-in refusal's status (401, 429) or its
     /// `Retry-After` themselves instead of taking them from the table in `web/error.rs`.
     fn choosing_refusal_statuses(&self) -> Vec<String> {
@@ -750,6 +808,28 @@ fn only_the_seam_of_host_kinds_decides_by_a_kind_without_naming_every_kind() {
 }
 
 #[test]
+fn each_kind_reports_its_failures_as_the_host_neutral_error_outside_its_own_code() {
+    let g = Graph::build();
+    let offenders = g.naming_another_kinds_error();
+    assert!(
+        offenders.is_empty(),
+        "these name another kind's client error, or a kind's error where every kind meets; convert it \
+         into hosts::error::HostError in the kind's own code: {offenders:?}"
+    );
+}
+
+#[test]
+fn where_a_workspace_lives_is_spelled_once_in_the_seam() {
+    let g = Graph::build();
+    let offenders = g.spelling_a_placement_outside_the_seam();
+    assert!(
+        offenders.is_empty(),
+        "these spell where a workspace lives themselves (a kind's word beside `backend`, or a Carrier); \
+         ask hosts::kind::Placement: {offenders:?}"
+    );
+}
+
+#[test]
 fn the_graph_reader_sees_the_imports_it_checks() {
     // The checks above pass trivially if the reader finds nothing: prove it finds known edges.
     let g = Graph::build();
@@ -798,6 +878,13 @@ fn each_rule_fails_on_the_shapes_it_forbids() {
              Some(ConnectionKind::Sandboxd) | None => 2, } }",
         ),
         ("sandbox/hosts/kind.rs", "fn f(k: ConnectionKind) { match k { ConnectionKind::Daytona => 1, _ => 2 } }"),
+        ("sandbox/workspaces/daytona/files.rs", "fn f(e: SandboxdError) {}"),
+        ("sandbox/daytona_client/labels.rs", "struct SandboxdErrorKind;"),
+        ("sandbox/workspaces/sandboxd/files.rs", "fn f(e: SandboxdError) { \"backend\" }"),
+        ("sandbox/workspaces/recorded.rs", "fn f(e: &DaytonaError) {}"),
+        ("sandbox/connections/daytona.rs", "fn f(e: DaytonaError) {}"),
+        ("sandbox/snapshots/keep.rs", "fn f(w: &W) -> bool { w.backend == \"daytona\" }"),
+        ("sandbox/workspaces/carrier.rs", "pub enum Carrier { Container, Document }"),
         ("sandbox/client/mod.rs", "use transport::lean;"),
         ("sandbox/client/error.rs", ""),
         (
@@ -832,6 +919,15 @@ fn each_rule_fails_on_the_shapes_it_forbids() {
     // A catch-all or a `matches!` on a kind outside the seam; not an exhaustive match with a `_`
     // inside an arm's body, and not the seam itself.
     assert_eq!(g.deciding_by_kind_outside_the_seam(), vec!["src/sandbox/doctor.rs", "src/sandbox/running/orphans.rs"]);
+    // A kind's own error in its own code is fine; another kind's, or any in the shared recorder, not.
+    assert_eq!(
+        g.naming_another_kinds_error(),
+        vec!["src/sandbox/workspaces/daytona/files.rs", "src/sandbox/workspaces/recorded.rs"]
+    );
+    assert_eq!(
+        g.spelling_a_placement_outside_the_seam(),
+        vec!["src/sandbox/snapshots/keep.rs", "src/sandbox/workspaces/carrier.rs"]
+    );
     // Inside `mod lean { … }`, `super::Answer` is the transport file itself: no edge to the client's
     // `mod.rs`, so no loop with it; neither is `pub(in crate::sandbox::client)`, a visibility, and
     // what its test module names is not read.

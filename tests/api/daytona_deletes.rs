@@ -58,7 +58,7 @@ async fn agent_with_a_sandbox(app: &TestApp, o: &Org<'_>, fake: &FakeDaytona, ke
     let now = agenticos::db::now_ms();
     app.execute(&format!(
         "INSERT INTO sandbox_workspaces (id, organization_id, session_key, backend, scope, connection_id, agent_id, \
-         session_ref, state, created_at, updated_at) VALUES ('{}', '{}', '{name}', 'sandboxd', 'agent', '{conn_id}', \
+         session_ref, state, created_at, updated_at) VALUES ('{}', '{}', '{name}', 'daytona', 'agent', '{conn_id}', \
          '{agent}', '{id}', 'open', {now}, {now})",
         uuid::Uuid::new_v4(),
         o.org_id

@@ -181,13 +181,14 @@ db_test! {
 
 db_test! {
     async fn deleting_a_sandbox_whose_workspace_is_being_opened_is_refused_and_reaches_no_daytona(app: TestApp) {
-        use agenticos::sandbox::workspaces::key::{session_key, Carrier, Subject};
+        use agenticos::sandbox::hosts::kind::{ConnectionKind, Placement};
+        use agenticos::sandbox::workspaces::key::{session_key, Subject};
         use agenticos::vocabulary::scope::Scope;
         let fake = FakeDaytona::start(&[]);
         let o = Org::new(&app).await;
         let conn = daytona(&o, &fake.api_url, &fake.api_key).await;
         let agent = o.agent(service_agent("keeper", "agent")).await;
-        let key = session_key(Carrier::Container, Scope::Agent, &o.org_id, Some(&conn), Subject::Id(&agent));
+        let key = session_key(Placement::Host(ConnectionKind::Daytona), Scope::Agent, &o.org_id, Some(&conn), Subject::Id(&agent));
         // The workspace's first run creates its sandbox by name and is held once Daytona answered,
         // before its row names the sandbox.
         let held = app.state.open_hold.arm(&key);

@@ -8,9 +8,10 @@
 use reqwest::Method;
 use serde_json::json;
 
+use agenticos::sandbox::hosts::kind::{ConnectionKind, Placement};
 use agenticos::sandbox::tombstones::sweep;
 use agenticos::sandbox::workspaces::claims::{self, Destroy};
-use agenticos::sandbox::workspaces::key::{session_key, Carrier, Subject};
+use agenticos::sandbox::workspaces::key::{session_key, Subject};
 use agenticos::vocabulary::scope::Scope;
 
 use crate::db_test;
@@ -51,7 +52,7 @@ db_test! {
         let o = Org::new(&app).await;
         let conn = o.connect(peer).await;
         let agent = o.agent(service_agent("keeper", "agent")).await;
-        let key = session_key(Carrier::Container, Scope::Agent, &o.org_id, Some(&conn), Subject::Id(&agent));
+        let key = session_key(Placement::Host(ConnectionKind::Sandboxd), Scope::Agent, &o.org_id, Some(&conn), Subject::Id(&agent));
         tombstone_for(&app, &o.org_id, &conn, &key).await;
 
         // The live workspace of that name opens it, held once the host answered.
@@ -103,7 +104,7 @@ db_test! {
         let o = Org::new(&app).await;
         let conn = o.connect(peer).await;
         let agent = o.agent(service_agent("keeper", "agent")).await;
-        let key = session_key(Carrier::Container, Scope::Agent, &o.org_id, Some(&conn), Subject::Id(&agent));
+        let key = session_key(Placement::Host(ConnectionKind::Sandboxd), Scope::Agent, &o.org_id, Some(&conn), Subject::Id(&agent));
 
         let held = app.state.open_hold.arm(&key);
         let run = o.run(&agent, None, json!({})).await;
@@ -170,7 +171,7 @@ db_test! {
         let orphan = format!("xc-{}-{}-{}", hex8(&o.org_id), hex8(&conn), uuid::Uuid::new_v4().simple());
         open_by_hand(peer, &orphan, &o.org_id).await;
         let agent = o.agent(service_agent("keeper", "agent")).await;
-        let key = session_key(Carrier::Container, Scope::Agent, &o.org_id, Some(&conn), Subject::Id(&agent));
+        let key = session_key(Placement::Host(ConnectionKind::Sandboxd), Scope::Agent, &o.org_id, Some(&conn), Subject::Id(&agent));
         let held = app.state.open_hold.arm(&key);
         let run = o.run(&agent, None, json!({})).await;
         let write = o.write(&run, "kept.txt", "alive");

@@ -100,6 +100,7 @@ mod tcp;
 mod templates;
 mod validation;
 mod vault;
+mod workspace_backend;
 mod workspaces;
 mod workspaces_fallback;
 mod workspaces_lifecycle;

@@ -8,9 +8,10 @@
 use reqwest::Method;
 use serde_json::json;
 
+use agenticos::sandbox::hosts::kind::{ConnectionKind, Placement};
 use agenticos::sandbox::running::orphans;
 use agenticos::sandbox::workspaces::claims::{self, Verdict};
-use agenticos::sandbox::workspaces::key::{session_key, Carrier, Subject};
+use agenticos::sandbox::workspaces::key::{session_key, Subject};
 use agenticos::vocabulary::scope::Scope;
 
 use crate::db_test;
@@ -76,7 +77,7 @@ db_test! {
         let o = Org::new(&app).await;
         let conn = o.connect(peer).await;
         let agent = o.agent(service_agent("keeper", "agent")).await;
-        let key = session_key(Carrier::Container, Scope::Agent, &o.org_id, Some(&conn), Subject::Id(&agent));
+        let key = session_key(Placement::Host(ConnectionKind::Sandboxd), Scope::Agent, &o.org_id, Some(&conn), Subject::Id(&agent));
         open_by_hand_with_a_file(peer, &key, &o.org_id).await;
         // Nothing names it yet: an orphan by every test, once idle long enough.
         let later = agenticos::db::now_ms() + 11 * MINUTE;
