@@ -195,10 +195,13 @@ async fn main() {
                     let (client, dst) = (&client, &dst);
                     async move {
                         match item {
-                            Item::Dir(p) => client.mkdir(dst, &p.absolute()).await.map_err(WorkspaceError::Host),
-                            Item::File(p, bytes) => {
-                                client.write_file(dst, &p.absolute(), &bytes).await.map_err(WorkspaceError::Host)
+                            Item::Dir(p) => {
+                                client.mkdir(dst, &p.absolute()).await.map_err(|e| WorkspaceError::Host(e.into()))
                             }
+                            Item::File(p, bytes) => client
+                                .write_file(dst, &p.absolute(), &bytes)
+                                .await
+                                .map_err(|e| WorkspaceError::Host(e.into())),
                         }
                     }
                 })
