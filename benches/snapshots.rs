@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 use agenticos::config::{SnapshotConfig, SnapshotStoreConfig};
 use agenticos::sandbox::client::{OpenSession, SandboxdClient, OPEN_WAIT};
 use agenticos::sandbox::snapshots::archive::Item;
+use agenticos::sandbox::snapshots::hold::SnapshotHold;
 use agenticos::sandbox::snapshots::objects::Objects;
 use agenticos::sandbox::snapshots::{reading, restore};
 use agenticos::sandbox::workspaces::error::WorkspaceError;
@@ -167,11 +168,12 @@ async fn main() {
         let config = SnapshotConfig::with_store(SnapshotStoreConfig::Local(store_dir.path().to_path_buf()));
         let objects = Objects::from_config(&config).expect("store");
         let key = "bench/snapshot.tar.gz";
+        let hold = SnapshotHold::default();
         let ((built, t_read), t_snapshot, p95_snapshot) = probed(&client, &probe_id, async {
             let started = Instant::now();
-            let built = reading::from_sandboxd(&client, &src).await.expect("snapshot");
+            let built = reading::from_sandboxd(&hold, &client, &src).await.expect("snapshot");
             let t_read = started.elapsed();
-            objects.put_file(key, &built.file.0).await.expect("upload");
+            objects.put_file(key, &built.file.0, &hold).await.expect("upload");
             (built, t_read)
         })
         .await;

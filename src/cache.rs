@@ -1,5 +1,6 @@
-//! A small map whose entries expire: what the hot paths keep for a few seconds (resolved runs,
-//! built sandboxd clients, token answers). Each capability's `cache.rs` names its own.
+//! A small map whose entries expire and whose size is capped: what the hot paths keep for a few
+//! seconds (resolved runs, built clients, token answers). Each capability's `cache.rs` names its
+//! own; each lives in `AppState` (never in a `static`: two consoles in one process keep their own).
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -9,16 +10,17 @@ use std::time::{Duration, Instant};
 
 pub struct TtlCache<K, V> {
     ttl: Duration,
-    /// Past this many entries, expired ones are dropped before another is added.
-    soft_max: usize,
+    /// At most this many entries: past it, expired ones are dropped before another is added, and
+    /// then the oldest quarter when that was not enough.
+    max: usize,
     map: Mutex<HashMap<K, (Instant, V)>>,
     /// Bumped by [`TtlCache::clear`], so an answer looked up before a clear is not kept after it.
     generation: AtomicU64,
 }
 
 impl<K: Eq + Hash, V: Clone> TtlCache<K, V> {
-    pub fn new(ttl: Duration, soft_max: usize) -> Self {
-        TtlCache { ttl, soft_max, map: Mutex::new(HashMap::new()), generation: AtomicU64::new(0) }
+    pub fn new(ttl: Duration, max: usize) -> Self {
+        TtlCache { ttl, max: max.max(1), map: Mutex::new(HashMap::new()), generation: AtomicU64::new(0) }
     }
 
     pub fn ttl(&self) -> Duration {
@@ -50,9 +52,21 @@ impl<K: Eq + Hash, V: Clone> TtlCache<K, V> {
     }
 
     fn insert(&self, map: &mut HashMap<K, (Instant, V)>, key: K, value: V, at: Instant) {
-        if map.len() > self.soft_max {
+        if map.len() >= self.max && !map.contains_key(&key) {
             let ttl = self.ttl;
             map.retain(|_, (at, _)| at.elapsed() < ttl);
+            if map.len() >= self.max {
+                // The oldest quarter goes at once, so a full cache is not scanned on every insert.
+                let mut ages: Vec<Instant> = map.values().map(|(at, _)| *at).collect();
+                let cut = ages.len() / 4;
+                let (_, oldest_kept, _) = ages.select_nth_unstable(cut);
+                let oldest_kept = *oldest_kept;
+                map.retain(|_, (at, _)| *at >= oldest_kept);
+                if map.len() >= self.max {
+                    // Every entry as old as the others: make room anyway.
+                    map.clear();
+                }
+            }
         }
         map.insert(key, (at, value));
     }
@@ -122,6 +136,25 @@ mod tests {
         assert_eq!(c.get(&"a"), None);
         c.put_unless_cleared("a", 2, c.generation());
         assert_eq!(c.get(&"a"), Some(2));
+    }
+
+    #[test]
+    fn a_full_cache_drops_its_oldest_live_entries_and_never_grows_past_its_cap() {
+        let c = TtlCache::new(Duration::from_secs(60), 8);
+        let start = std::time::Instant::now() - Duration::from_secs(30);
+        for i in 0..8 {
+            c.put_at(i, i, start + Duration::from_secs(i as u64));
+        }
+        c.put(8, 8);
+        assert_eq!(c.get(&0), None, "the oldest went");
+        assert_eq!(c.get(&1), None, "the oldest quarter went");
+        assert_eq!(c.get(&2), Some(2));
+        assert_eq!(c.get(&8), Some(8));
+        for i in 9..1000 {
+            c.put(i, i);
+        }
+        assert!(c.lock().len() <= 8, "{} entries", c.lock().len());
+        assert_eq!(c.get(&999), Some(999));
     }
 
     #[test]

@@ -7,10 +7,14 @@ use crate::config::Config;
 use crate::db::Db;
 use crate::documents::cache::DocumentsCache;
 use crate::sandbox::connections::cache::{ClientCache, HealthCache};
+use crate::sandbox::daytona_client::DaytonaClient;
 use crate::sandbox::log::LogStore;
 use crate::sandbox::operations::cache::{SearchCache, VocabularyCache};
 use crate::sandbox::recording::Recorder;
+use crate::sandbox::snapshots::uploads::Uploads;
 use crate::sandbox::workspaces::cache::{OpenLocks, ResolveCache};
+use crate::sandbox::workspaces::daytona::known::KnownSandboxes;
+use crate::tokens::cache::TokenCallers;
 use crate::vault::crypto::MasterKey;
 
 /// Everything a handler may need, shared by all workers.
@@ -37,6 +41,16 @@ pub struct AppState {
     pub resolve_cache: ResolveCache,
     /// Built sandboxd clients, for a few seconds.
     pub client_cache: ClientCache,
+    /// Built Daytona clients, for a few seconds.
+    pub daytona_clients: ClientCache<DaytonaClient>,
+    /// What this console knows of Daytona sandboxes (toolbox URLs, roots, last keep-awake).
+    pub daytona_sandboxes: KnownSandboxes,
+    /// Recently authenticated API tokens, for a few seconds.
+    pub token_callers: TokenCallers,
+    /// Snapshots on their way to the object store in the background.
+    pub snapshot_uploads: Uploads,
+    /// A test hook that holds a snapshot at a point (unarmed outside tests).
+    pub snapshot_hold: crate::sandbox::snapshots::hold::SnapshotHold,
     /// Each host's health for the Connections table, for a few seconds.
     pub health_cache: HealthCache,
     /// Each organization's operation vocabulary (the log's filter choices), for a minute.

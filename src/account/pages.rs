@@ -188,7 +188,8 @@ pub async fn end_session(st: Data<AppState>, caller: PageCaller, id: Path<String
 
 /// Revokes an API token the person created, in whichever of their organizations it lives.
 pub async fn revoke_token(st: Data<AppState>, caller: PageCaller, id: Path<String>) -> Result<HttpResponse, PageError> {
-    let t = tokens::revoke_own(&st.db, &caller.user_id, &caller.email, &session_id(&caller), &id).await?;
+    let t = tokens::revoke_own(&st.db, &st.token_callers, &caller.user_id, &caller.email, &session_id(&caller), &id)
+        .await?;
     Ok(redirect_with_flash(
         paths::ACCOUNT,
         "success",

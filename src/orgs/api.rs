@@ -210,7 +210,7 @@ pub async fn change_member_role(
     id: Path<String>,
     body: Json<RoleBody>,
 ) -> Result<Json<Member>, ApiError> {
-    Ok(Json(service::change_role(&st.db, &c, &id, &body.role).await?))
+    Ok(Json(service::change_role(&st.db, &st.token_callers, &c, &id, &body.role).await?))
 }
 
 /// Removes a member (never someone who outranks the caller, never the last owner).

@@ -249,7 +249,7 @@ pub async fn change_role(
     id: Path<String>,
     form: Form<RoleForm>,
 ) -> Result<HttpResponse, PageError> {
-    let refusal = match service::change_role(&st.db, &caller, &id, &form.role).await {
+    let refusal = match service::change_role(&st.db, &st.token_callers, &caller, &id, &form.role).await {
         Ok(m) => return Ok(redirect_with_flash(paths::MEMBERS, "success", format!("{} is now {}.", m.email, m.role))),
         Err(e @ (OrgError::LastOwner(_) | OrgError::Outranked { .. } | OrgError::AboveOwnRole(_))) => e,
         Err(OrgError::Invalid(errors)) => {

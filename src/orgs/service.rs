@@ -10,6 +10,7 @@ use crate::auth::accounts;
 use crate::db::{self, Db, DbError};
 use crate::sandbox::workspaces::removal;
 use crate::state::AppState;
+use crate::tokens::cache::TokenCallers;
 use crate::validate::{self, FieldErrors};
 
 /// Creates an organization with `user_id` as its first member, inside the caller's transaction.
@@ -88,7 +89,13 @@ pub async fn members(db: &Db, caller: &Caller) -> Result<Vec<Member>, OrgError> 
 
 /// Changes a member's role: never someone who outranks the caller, never above the caller's own
 /// role, never the last owner away from owner.
-pub async fn change_role(db: &Db, caller: &Caller, membership_id: &str, role: &str) -> Result<Member, OrgError> {
+pub async fn change_role(
+    db: &Db,
+    callers: &TokenCallers,
+    caller: &Caller,
+    membership_id: &str,
+    role: &str,
+) -> Result<Member, OrgError> {
     if !caller.role.can_manage_members() {
         return Err(OrgError::Forbidden);
     }
@@ -110,7 +117,7 @@ pub async fn change_role(db: &Db, caller: &Caller, membership_id: &str, role: &s
         return Err(OrgError::LastOwner("demoted"));
     }
     store::set_role(&mut tx, &caller.org_id, membership_id, new_role).await?;
-    crate::tokens::service::forget_cached_callers();
+    callers.forget_all();
     audit::record(
         &mut tx,
         &caller.org_id,
@@ -125,9 +132,14 @@ pub async fn change_role(db: &Db, caller: &Caller, membership_id: &str, role: &s
     Ok(member)
 }
 
-pub async fn remove_member(db: &Db, caller: &Caller, membership_id: &str) -> Result<Member, OrgError> {
+pub async fn remove_member(
+    db: &Db,
+    callers: &TokenCallers,
+    caller: &Caller,
+    membership_id: &str,
+) -> Result<Member, OrgError> {
     let mut tx = db.begin().await?;
-    let target = remove_member_in(&mut tx, db.kind(), caller, membership_id).await?;
+    let target = remove_member_in(&mut tx, db.kind(), callers, caller, membership_id).await?;
     tx.commit().await.map_err(DbError::from)?;
     Ok(target)
 }
@@ -141,7 +153,7 @@ pub async fn remove_member_and_workspaces(
 ) -> Result<(Member, removal::Removal), OrgError> {
     let now = db::now_ms();
     let mut tx = st.db.begin().await?;
-    let target = remove_member_in(&mut tx, st.db.kind(), caller, membership_id).await?;
+    let target = remove_member_in(&mut tx, st.db.kind(), &st.token_callers, caller, membership_id).await?;
     let (rows, removal) = removal::user_workspaces_in(&mut tx, &caller.org_id, &target.user_id, now)
         .await
         .map_err(|e| OrgError::Internal(e.into()))?;
@@ -154,6 +166,7 @@ pub async fn remove_member_and_workspaces(
 pub async fn remove_member_in(
     tx: &mut db::Conn,
     kind: db::DbKind,
+    callers: &TokenCallers,
     caller: &Caller,
     membership_id: &str,
 ) -> Result<Member, OrgError> {
@@ -169,7 +182,7 @@ pub async fn remove_member_in(
         return Err(OrgError::LastOwner("removed"));
     }
     store::delete_membership(&mut *tx, &caller.org_id, membership_id).await?;
-    crate::tokens::service::forget_cached_callers();
+    callers.forget_all();
     audit::record(
         &mut *tx,
         &caller.org_id,

@@ -90,5 +90,5 @@ pub async fn revoke_token(
     ApiCaller(c): ApiCaller,
     id: Path<String>,
 ) -> Result<Json<ApiToken>, ApiError> {
-    Ok(Json(service::revoke(&st.db, &c, &id).await?))
+    Ok(Json(service::revoke(&st.db, &st.token_callers, &c, &id).await?))
 }

@@ -104,7 +104,7 @@ pub async fn create(
 }
 
 pub async fn revoke(st: Data<AppState>, caller: PageCaller, id: Path<String>) -> Result<HttpResponse, PageError> {
-    let t = service::revoke(&st.db, &caller, &id).await?;
+    let t = service::revoke(&st.db, &st.token_callers, &caller, &id).await?;
     Ok(redirect_with_flash(
         paths::TOKENS,
         "success",

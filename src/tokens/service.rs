@@ -1,7 +1,6 @@
 //! API tokens for REST clients: shown once, stored hashed, carry a role, revocable.
 
-use super::cache::AUTH_CACHE;
-pub use super::cache::{forget_cached_callers, AUTH_CACHE_TTL};
+pub use super::cache::{TokenCallers, AUTH_CACHE_TTL};
 use super::error::TokenError;
 use super::model::{ApiToken, OwnToken, TokenCaller, TokenCheck, EXPIRY_DAYS};
 use super::store::{self, Values};
@@ -97,12 +96,12 @@ pub async fn create_expiring(
     Ok(CreatedToken { token, value })
 }
 
-pub async fn revoke(db: &Db, caller: &Caller, id: &str) -> Result<ApiToken> {
+pub async fn revoke(db: &Db, callers: &TokenCallers, caller: &Caller, id: &str) -> Result<ApiToken> {
     ensure_can_manage(caller)?;
     let mut tx = db.begin().await?;
     let token = store::get(&mut tx, &caller.org_id, id).await?.ok_or(TokenError::NotFound)?;
     if store::revoke(&mut tx, &caller.org_id, id, db::now_ms()).await? > 0 {
-        forget_cached_callers();
+        callers.forget_all();
         audit::record(
             &mut tx,
             &caller.org_id,
@@ -136,7 +135,14 @@ pub async fn created_by(db: &Db, user_id: &str) -> Result<Vec<OwnToken>> {
 /// Revokes a token `person` created, in whichever of their organizations it lives, under the
 /// tokens page's rule there (their role in that organization manages tokens). A token they did
 /// not create is [`TokenError::NotFound`]. The person is signed in as `session_id`.
-pub async fn revoke_own(db: &Db, user_id: &str, email: &str, session_id: &str, id: &str) -> Result<ApiToken> {
+pub async fn revoke_own(
+    db: &Db,
+    callers: &TokenCallers,
+    user_id: &str,
+    email: &str,
+    session_id: &str,
+    id: &str,
+) -> Result<ApiToken> {
     let own = created_by(db, user_id).await?.into_iter().find(|t| t.token.id == id);
     let own = own.ok_or(TokenError::NotFound)?;
     let caller = Caller {
@@ -147,7 +153,7 @@ pub async fn revoke_own(db: &Db, user_id: &str, email: &str, session_id: &str, i
         role: own.member_role,
         via: Via::Session { session_id: session_id.to_string() },
     };
-    revoke(db, &caller, id).await
+    revoke(db, callers, &caller, id).await
 }
 
 /// The caller behind a bearer value: live token, not expired, creator still a member; the role
@@ -156,19 +162,19 @@ pub async fn revoke_own(db: &Db, user_id: &str, email: &str, session_id: &str, i
 ///
 /// Answers are kept for [`AUTH_CACHE_TTL`]: a revoke, a role change or a removal in this process
 /// clears them at once; another replica notices within the TTL.
-pub async fn authenticate(db: &Db, value: &str) -> Result<TokenCheck> {
+pub async fn authenticate(db: &Db, callers: &TokenCallers, value: &str) -> Result<TokenCheck> {
     if !value.starts_with(TOKEN_PREFIX) || value.len() > 200 {
         return Ok(TokenCheck::Invalid);
     }
     let expired = |at: Option<i64>| at.is_some_and(|t| t <= db::now_ms());
     let hash = secrets::sha256_hex(value);
-    if let Some(hit) = AUTH_CACHE.get(&hash) {
+    if let Some(hit) = callers.get(&hash) {
         if expired(hit.expires_at) {
             return Ok(TokenCheck::Expired);
         }
         return Ok(TokenCheck::Valid(hit));
     }
-    let generation = AUTH_CACHE.generation();
+    let generation = callers.generation();
     let mut c = db.conn().await?;
     let Some(row) = store::find_for_auth(&mut c, &hash).await? else {
         return Ok(TokenCheck::Invalid);
@@ -194,6 +200,6 @@ pub async fn authenticate(db: &Db, value: &str) -> Result<TokenCheck> {
         role,
         expires_at: row.expires_at,
     };
-    AUTH_CACHE.put_unless_cleared(hash, caller.clone(), generation);
+    callers.put_unless_forgotten(hash, caller.clone(), generation);
     Ok(TokenCheck::Valid(caller))
 }

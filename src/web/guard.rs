@@ -120,7 +120,7 @@ fn bearer(req: &HttpRequest) -> Option<String> {
 async fn api_caller(req: &HttpRequest) -> Result<Caller, AppError> {
     if let Some(token) = bearer(req) {
         let st = state(req)?;
-        let t = match tokens::authenticate(&st.db, &token).await? {
+        let t = match tokens::authenticate(&st.db, &st.token_callers, &token).await? {
             TokenCheck::Valid(t) => t,
             TokenCheck::Expired => {
                 return Err(AppError::new(

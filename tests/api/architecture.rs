@@ -639,6 +639,63 @@ impl Graph {
             .map(|(m, _)| self.file(m))
             .collect()
     }
+
+    /// `file NAME` of every `static` (a `thread_local!` one too) whose type can change after
+    /// start-up (a lock, a cell, an atomic, a lazily set value) and that [`STATICS_ALLOWED`] does
+    /// not name: state of that kind belongs to one `AppState`.
+    fn statics_holding_state(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (m, code) in &self.code {
+            for (name, ty) in statics_in(code) {
+                let holds_state = STATE_TYPES.iter().any(|t| ty.contains(t));
+                let entry = format!("{} {name}", self.file(m));
+                if holds_state && !STATICS_ALLOWED.iter().any(|(file, n, _)| entry == format!("{file} {n}")) {
+                    out.push(entry);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Types a `static` holds state with.
+const STATE_TYPES: [&str; 9] =
+    ["Mutex", "RwLock", "RefCell", "Cell<", "OnceCell", "OnceLock", "LazyLock", "Atomic", "Notify"];
+
+/// The statics that may hold state, each with why it is the process's and not one console's
+/// (docs/architecture.md, "Process-wide statics"). Everything else lives in `AppState`.
+const STATICS_ALLOWED: [(&str, &str, &str); 10] = [
+    ("src/db.rs", "SQLITE_MIGRATIONS", "the migrations compiled into the binary"),
+    ("src/db.rs", "POSTGRES_MIGRATIONS", "the migrations compiled into the binary"),
+    ("src/sandbox/log/sqlite_store.rs", "KEPT", "statement strings built once from constants"),
+    ("src/sandbox/log/postgres_store.rs", "KEPT", "statement strings built once from constants"),
+    ("src/instruments.rs", "HANDLE", "the Prometheus recorder, global by design (`metrics` has one)"),
+    ("src/instruments.rs", "SEEN", "the label sets set on that global recorder"),
+    ("src/audit/store.rs", "SEQ", "an order within the process, like the clock it starts from"),
+    ("src/sandbox/client/mod.rs", "THREAD_HTTP", "a per-thread HTTP client: connections, no caller's data"),
+    ("src/sandbox/client/transport.rs", "IDLE", "per-thread idle connections by address, no caller's data"),
+    ("src/web/edge.rs", "SHAPES", "per-thread route patterns by path shape: the binary's route table"),
+];
+
+/// `(name, type)` of each `static` item in `code` (not a `'static` lifetime).
+fn statics_in(code: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (i, _) in code.match_indices("static ") {
+        if code[..i].chars().next_back().is_some_and(|c| is_ident(c) || c == '\'') {
+            continue;
+        }
+        let rest = &code[i + "static ".len()..];
+        let rest = rest.strip_prefix("mut ").unwrap_or(rest);
+        let Some(colon) = rest.find(':') else { continue };
+        let name = rest[..colon].trim();
+        if name.is_empty() || !name.chars().all(is_ident) {
+            continue;
+        }
+        let ty = &rest[colon + 1..];
+        let end = ty.find(['=', ';']).unwrap_or(ty.len());
+        out.push((name.to_string(), ty[..end].trim().to_string()));
+    }
+    out
 }
 
 /// Whether the `match` at the start of `code` has an arm whose pattern names a
@@ -830,6 +887,23 @@ fn where_a_workspace_lives_is_spelled_once_in_the_seam() {
 }
 
 #[test]
+fn no_static_holds_state_but_the_allowed_ones() {
+    let g = Graph::build();
+    let offenders = g.statics_holding_state();
+    assert!(
+        offenders.is_empty(),
+        "these statics hold state one console should own: move it into AppState (a bounded cache), \
+         or argue it into STATICS_ALLOWED and docs/architecture.md: {offenders:?}"
+    );
+    // Each allowed static is still there (the list does not outlive what it allows).
+    for (file, name, _) in STATICS_ALLOWED {
+        let module = module_of(file.trim_start_matches("src/"));
+        let found = g.code.get(&module).is_some_and(|code| statics_in(code).iter().any(|(n, _)| n == name));
+        assert!(found, "{file} has no static {name} any more: take it off STATICS_ALLOWED");
+    }
+}
+
+#[test]
 fn the_graph_reader_sees_the_imports_it_checks() {
     // The checks above pass trivially if the reader finds nothing: prove it finds known edges.
     let g = Graph::build();
@@ -932,4 +1006,32 @@ fn each_rule_fails_on_the_shapes_it_forbids() {
     // `mod.rs`, so no loop with it; neither is `pub(in crate::sandbox::client)`, a visibility, and
     // what its test module names is not read.
     assert_eq!(g.deps("sandbox::client::transport"), BTreeSet::from(["sandbox::client::error".to_string()]));
+    // A static holding state (a lock, a thread-local cell, a lazily built cache) outside the
+    // allowed ones; not a `'static` lifetime, a constant, a `task_local!` value or an allowed one.
+    let g = Graph::of_files(&[
+        (
+            "sandbox/connections/daytona.rs",
+            "fn f() { static CLIENTS: OnceLock<Mutex<HashMap<String, u8>>> = OnceLock::new(); }",
+        ),
+        ("tokens/cache.rs", "pub static AUTH_CACHE: LazyLock<TtlCache<String, u8>> = LazyLock::new(f);"),
+        (
+            "sandbox/workspaces/daytona/root.rs",
+            "thread_local! {\n    static ROOTS: RefCell<HashMap<String, u8>> = RefCell::new(HashMap::new());\n}",
+        ),
+        (
+            "web/edge.rs",
+            "thread_local! {\n    static SHAPES: RefCell<HashMap<String, u8>> = RefCell::new(HashMap::new());\n}",
+        ),
+        ("audit/store.rs", "fn f() { static SEQ: LazyLock<AtomicI64> = LazyLock::new(g); }"),
+        ("sandbox/log/sqlite_store.rs", "pub static DIALECT: Dialect = Dialect { a: 1 };\nfn f(s: &'static str) {}"),
+        ("web/context.rs", "tokio::task_local! {\n    pub static REQUEST: RequestContext;\n}"),
+    ]);
+    assert_eq!(
+        g.statics_holding_state(),
+        vec![
+            "src/sandbox/connections/daytona.rs CLIENTS",
+            "src/sandbox/workspaces/daytona/root.rs ROOTS",
+            "src/tokens/cache.rs AUTH_CACHE",
+        ]
+    );
 }

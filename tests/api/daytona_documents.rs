@@ -156,7 +156,7 @@ db_test! {
         let (key, _, workspace) = sandbox_of(&o, &fake, &r1).await;
         let finished = o.call(Method::POST, &format!("/api/v1/runs/{r1}/finish"), None).await;
         assert_eq!(finished.status, 200, "{}", finished.body);
-        agenticos::sandbox::snapshots::pending::wait_for_run(&r1).await;
+        agenticos::sandbox::snapshots::pending::wait_for_run(&o.app.state, &r1).await;
 
         let list = snapshots_of(&o, &workspace).await;
         assert_eq!(list.len(), 1, "{list:?}");

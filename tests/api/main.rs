@@ -98,6 +98,7 @@ mod stands_alone;
 mod state_merge;
 mod tcp;
 mod templates;
+mod two_consoles;
 mod validation;
 mod vault;
 mod workspace_backend;

@@ -111,7 +111,7 @@ fn secret_digest() -> String {
 /// wrote), the secret in none of them, nor in the archive's bytes.
 async fn secret_in_no_snapshot(o: &Org<'_>, run: &str) {
     // A finish stores its snapshot in the background.
-    agenticos::sandbox::snapshots::pending::wait_for_run(run).await;
+    agenticos::sandbox::snapshots::pending::wait_for_run(&o.app.state, run).await;
     let state = o.ws(run, Method::GET, "state", None).await.json();
     let workspace = state["workspace_id"].as_str().expect("workspace id").to_string();
     let list = o.call(Method::GET, &format!("/api/v1/workspaces/{workspace}/snapshots"), None).await;

@@ -52,7 +52,7 @@ async fn workspace_of(o: &Org<'_>, run: &str) -> Value {
 async fn finish(o: &Org<'_>, run: &str) -> Value {
     let r = o.call(Method::POST, &format!("/api/v1/runs/{run}/finish"), None).await;
     assert_eq!(r.status, 200, "{}", r.body);
-    pending::wait_for_run(run).await;
+    pending::wait_for_run(&o.app.state, run).await;
     r.json()
 }
 
@@ -401,8 +401,8 @@ db_test! {
         let r = o.call(Method::POST, &format!("/api/v1/runs/{r1}/finish"), None).await;
         assert_eq!(r.status, 200, "{}", r.body);
         assert_eq!(r.json()["status"], "finished");
-        assert!(pending::is_uploading(&r1), "the finish answered before the store did");
-        pending::wait_for_run(&r1).await;
+        assert!(pending::is_uploading(&o.app.state, &r1), "the finish answered before the store did");
+        pending::wait_for_run(&o.app.state, &r1).await;
         // Its failure is recorded, named, and shown on the workspace's page.
         let rows = pending_rows(&app).await;
         assert_eq!(rows.len(), 1, "{rows:?}");

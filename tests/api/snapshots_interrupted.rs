@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use reqwest::Method;
 use serde_json::json;
 
-use agenticos::sandbox::snapshots::hold::{self, Point};
+use agenticos::sandbox::snapshots::hold::Point;
 
 use crate::db_test;
 use crate::peer::{self, Peer, PeerOptions};
@@ -60,7 +60,7 @@ db_test! {
             std::fs::write(root.join(format!("f{i:02}.txt")), format!("file {i}")).expect("a file");
         }
 
-        let held = hold::arm(Point::FirstFile, &session);
+        let held = app.state.snapshot_hold.arm(Point::FirstFile, &session);
         let taking = {
             let (base, token) = (app.web.url(&format!("/api/v1/workspaces/{workspace}/snapshots")), o.token.clone());
             tokio::spawn(async move { reqwest::Client::new().post(base).bearer_auth(token).send().await })
@@ -132,7 +132,7 @@ db_test! {
         let prefix = format!("{}/{workspace}/", o.org_id);
         let objects_before = s3_server::objects_under(&prefix);
 
-        let held = hold::arm(Point::UploadStarted, &workspace);
+        let held = app.state.snapshot_hold.arm(Point::UploadStarted, &workspace);
         let taking = {
             let (base, token) = (app.web.url(&format!("/api/v1/workspaces/{workspace}/snapshots")), o.token.clone());
             tokio::spawn(async move { reqwest::Client::new().post(base).bearer_auth(token).send().await })

@@ -1,5 +1,5 @@
-//! Built sandboxd clients for a few seconds, so a stream of operations does not read and decrypt
-//! the vault key each time; and each host's health for the Connections table, so viewing it
+//! Built sandboxd and Daytona clients for a few seconds, so a stream of operations does not read
+//! and decrypt the vault key each time; and each host's health for the Connections table, so viewing it
 //! costs at most one check of each host per [`HEALTH_TTL`]. Both are kept per version of the
 //! connection (address, key and its last rotation, last edit): a change applies at once.
 
@@ -11,21 +11,25 @@ use crate::sandbox::client::SandboxdClient;
 
 pub const CLIENT_TTL: Duration = Duration::from_secs(10);
 
-/// Clients by `org/connection`, each with the version (address, key, edit time) it was built for.
-pub struct ClientCache(TtlCache<String, (String, SandboxdClient)>);
+/// At most this many clients of each kind are kept (the oldest go first).
+pub const CLIENTS_MAX: usize = 1000;
 
-impl Default for ClientCache {
+/// Clients by `org/connection`, each with the version (address, key, edit time) it was built for:
+/// sandboxd clients, or Daytona ones (`ClientCache<DaytonaClient>`).
+pub struct ClientCache<C = SandboxdClient>(TtlCache<String, (String, C)>);
+
+impl<C: Clone> Default for ClientCache<C> {
     fn default() -> Self {
-        ClientCache(TtlCache::new(CLIENT_TTL, 1000))
+        ClientCache(TtlCache::new(CLIENT_TTL, CLIENTS_MAX))
     }
 }
 
-impl ClientCache {
+impl<C: Clone> ClientCache<C> {
     /// The cached client, if it was built for this `version` of the connection.
-    pub fn get(&self, key: &str, version: &str) -> Option<SandboxdClient> {
+    pub fn get(&self, key: &str, version: &str) -> Option<C> {
         self.0.get(&key.to_string()).filter(|(v, _)| v == version).map(|(_, c)| c)
     }
-    pub fn put(&self, key: String, version: String, client: SandboxdClient) {
+    pub fn put(&self, key: String, version: String, client: C) {
         self.0.put(key, (version, client));
     }
     pub fn forget(&self, key: &str) {

@@ -32,6 +32,7 @@ pub(super) async fn existing(c: &mut db::Conn, caller: &Caller, id: &str) -> Res
 pub(super) fn forget_cached(st: &AppState, org_id: &str, connection_id: &str) {
     let key = format!("{org_id}/{connection_id}");
     st.client_cache.forget(&key);
+    st.daytona_clients.forget(&key);
     st.health_cache.forget(&key);
     st.resolve_cache.forget_connection(org_id, connection_id);
 }

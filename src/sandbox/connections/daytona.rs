@@ -8,8 +8,7 @@
 //! goes through the Daytona client (`sandbox::daytona_client`): the key goes only to the API URL,
 //! never with a redirect followed.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Mutex, OnceLock};
+use std::collections::BTreeMap;
 
 use secrecy::SecretString;
 use url::Url;
@@ -114,25 +113,20 @@ fn client(st: &AppState, url: &Url, token: SecretString) -> Result<DaytonaClient
 
 /// A client for a saved Daytona connection, with its key from the vault: only a key of purpose
 /// `daytona` bound to the connection's API URL (else no request is sent).
-/// Kept per connection and key version, like sandboxd clients.
+/// Kept per connection and key version for [`CLIENT_TTL`](super::cache::CLIENT_TTL), like sandboxd
+/// clients (`AppState::daytona_clients`).
 pub async fn client_for(st: &AppState, org_id: &str, conn: &Connection) -> Result<DaytonaClient> {
-    static CLIENTS: OnceLock<Mutex<HashMap<String, (String, DaytonaClient)>>> = OnceLock::new();
     let address = conn.address.as_deref().ok_or(ConnectionError::NoAddress)?;
     let url = super::address::parse(address).map_err(super::host::invalid_address)?;
     let cache_key = format!("{org_id}/{}", conn.id);
     let version = conn.version();
-    let clients = CLIENTS.get_or_init(Default::default);
-    if let Some((v, client)) = clients.lock().ok().and_then(|m| m.get(&cache_key).cloned()) {
-        if v == version {
-            return Ok(client);
-        }
+    if let Some(client) = st.daytona_clients.get(&cache_key, &version) {
+        return Ok(client);
     }
     let token = keys::for_connection(st, org_id, conn).await?;
     super::address::check_resolved(&url).await.map_err(ConnectionError::AddressRefused)?;
     let client = client(st, &url, token)?;
-    if let Ok(mut m) = clients.lock() {
-        m.insert(cache_key, (version, client.clone()));
-    }
+    st.daytona_clients.put(cache_key, version, client.clone());
     Ok(client)
 }
 

@@ -31,6 +31,8 @@ pub struct Uploader {
     pub pending_dir: PathBuf,
     /// How long an attempt may take (the whole-snapshot deadline).
     pub deadline: Duration,
+    /// The console's test hook (unarmed outside tests).
+    pub hold: super::hold::SnapshotHold,
 }
 
 impl Uploader {
@@ -40,6 +42,7 @@ impl Uploader {
             objects: st.snapshots.clone(),
             pending_dir: st.config.snapshots.pending_dir.clone(),
             deadline: st.config.snapshots.snapshot_timeout,
+            hold: st.snapshot_hold.clone(),
         }
     }
 
@@ -123,8 +126,8 @@ pub fn object_key(org_id: &str, workspace_id: &str, id: &str) -> String {
 /// Reads the workspace from its host into an archive (a temporary file).
 pub async fn read(st: &AppState, org_id: &str, w: &Workspace) -> Result<reading::Built> {
     match source(st, org_id, w).await? {
-        Source::Sandboxd(client, session_id) => reading::from_sandboxd(&client, &session_id).await,
-        Source::Daytona(files, sandbox_id) => reading::from_daytona(&files, &sandbox_id).await,
+        Source::Sandboxd(client, session_id) => reading::from_sandboxd(&st.snapshot_hold, &client, &session_id).await,
+        Source::Daytona(files, sandbox_id) => reading::from_daytona(&st.snapshot_hold, &files, &sandbox_id).await,
     }
 }
 
@@ -133,7 +136,7 @@ pub async fn read(st: &AppState, org_id: &str, w: &Workspace) -> Result<reading:
 /// retention. A pending snapshot whose workspace was deleted meanwhile is doomed at once: the
 /// sweep deletes its object.
 pub async fn stored(up: &Uploader, s: &Snapshot, file: &std::path::Path, pending_id: Option<&str>) -> Result<Snapshot> {
-    up.objects.put_file(&s.object_key, file).await.map_err(|e| up.objects.refusal(e))?;
+    up.objects.put_file(&s.object_key, file, &up.hold).await.map_err(|e| up.objects.refusal(e))?;
     let mut tx = up.db.begin().await?;
     store::insert(&mut tx, s).await?;
     let is_kept = match pending_id {

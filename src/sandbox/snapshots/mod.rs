@@ -21,3 +21,4 @@ pub mod session_state;
 pub mod settings;
 pub mod starts;
 pub mod store;
+pub mod uploads;

@@ -144,11 +144,11 @@ impl Objects {
     }
 
     /// Uploads the file at `file` as `key`, in parts.
-    pub async fn put_file(&self, key: &str, file: &Path) -> StoreResult<()> {
+    pub async fn put_file(&self, key: &str, file: &Path, hold: &super::hold::SnapshotHold) -> StoreResult<()> {
         let path = object_path(key)?;
         let upload = self.call(self.inner.put_multipart(&path)).await?;
         let mut writer = WriteMultipart::new_with_chunk_size(upload, PART);
-        super::hold::at(super::hold::Point::UploadStarted, key).await;
+        hold.at(super::hold::Point::UploadStarted, key).await;
         let mut f = tokio::fs::File::open(file).await.context("opening the archive").map_err(StoreError::Failed)?;
         let mut buf = vec![0u8; 1024 * 1024];
         loop {

@@ -7,14 +7,12 @@
 //! from the host again by the sweep.
 
 use std::path::Path;
-use std::sync::Mutex;
-
-use tokio::sync::watch;
 
 use super::keep::{self, object_key, stored, within_deadline, Uploader};
 use super::model::{Snapshot, TakenBy};
 use super::objects::make_private;
 use super::store::{self, Pending};
+use super::uploads::Uploads;
 use crate::db;
 use crate::sandbox::tombstones::model::pause_after;
 use crate::sandbox::workspaces::error::WorkspaceError;
@@ -23,23 +21,10 @@ use crate::state::AppState;
 
 type Result<T> = std::result::Result<T, WorkspaceError>;
 
-/// Uploads of the background, by run: what [`wait_for_run`] waits on.
-static IN_FLIGHT: Mutex<Vec<InFlight>> = Mutex::new(Vec::new());
-
-struct InFlight {
-    run_id: String,
-    pending_id: String,
-    ended: watch::Receiver<()>,
-}
-
 /// Waits until the background upload of `run_id`'s snapshot (if one is under way) has ended, in
 /// success or failure. For tests and an orderly stop; a finish never waits on it.
-pub async fn wait_for_run(run_id: &str) {
-    let waiting: Vec<watch::Receiver<()>> = match IN_FLIGHT.lock() {
-        Ok(list) => list.iter().filter(|f| f.run_id == run_id).map(|f| f.ended.clone()).collect(),
-        Err(_) => return,
-    };
-    for mut rx in waiting {
+pub async fn wait_for_run(st: &AppState, run_id: &str) {
+    for mut rx in st.snapshot_uploads.of_run(run_id) {
         // The sender is dropped when the upload ends.
         while rx.changed().await.is_ok() {}
     }
@@ -81,7 +66,7 @@ pub async fn hand_over(st: &AppState, r: &Resolved) -> Result<()> {
         store::insert_pending(&mut c, &p).await?;
     }
     if p.has_archive == 1 {
-        spawn_upload(up, p);
+        spawn_upload(&st.snapshot_uploads, up, p);
     }
     Ok(())
 }
@@ -108,17 +93,12 @@ fn keep_file(from: &Path, dir: &Path, to: &Path) -> std::io::Result<()> {
     make_private(to, false)
 }
 
-fn spawn_upload(up: Uploader, p: Pending) {
-    let (done, ended) = watch::channel(());
-    let run_id = p.run_id.clone().unwrap_or_default();
-    if let Ok(mut list) = IN_FLIGHT.lock() {
-        list.push(InFlight { run_id, pending_id: p.id.clone(), ended });
-    }
+fn spawn_upload(uploads: &Uploads, up: Uploader, p: Pending) {
+    let done = uploads.begin(p.run_id.clone().unwrap_or_default(), p.id.clone());
+    let uploads = uploads.clone();
     tokio::spawn(async move {
         attempt(&up, &p).await;
-        if let Ok(mut list) = IN_FLIGHT.lock() {
-            list.retain(|f| f.pending_id != p.id);
-        }
+        uploads.end(&p.id);
         drop(done);
     });
 }
@@ -215,8 +195,8 @@ fn words(e: &WorkspaceError) -> String {
 }
 
 /// Whether the background upload of `run_id`'s snapshot is still under way.
-pub fn is_uploading(run_id: &str) -> bool {
-    IN_FLIGHT.lock().map(|list| list.iter().any(|f| f.run_id == run_id)).unwrap_or(false)
+pub fn is_uploading(st: &AppState, run_id: &str) -> bool {
+    !st.snapshot_uploads.of_run(run_id).is_empty()
 }
 
 /// Removes the archives of deleted workspaces that were still waiting for the store (their rows

@@ -12,7 +12,7 @@ use futures_util::stream::{self, StreamExt};
 use tokio::sync::mpsc;
 
 use super::archive::{Budget, Budgeted, Item, TempFile, Writer, BYTES_IN_FLIGHT};
-use super::hold;
+use super::hold::{Point, SnapshotHold};
 use crate::documents::exclusions::is_excluded;
 use crate::sandbox::client::{SandboxdClient, SandboxdError};
 use crate::sandbox::workspaces::backend::READ_MAX;
@@ -54,7 +54,7 @@ pub enum Read {
 /// The stored workspace of session `session_id` as an archive, leaving out what Documents leaves
 /// out (the agent's skills, our own folders, toolchain folders at any depth). Symbolic links are
 /// not listed by the host, so never followed.
-pub async fn from_sandboxd(client: &SandboxdClient, session_id: &str) -> Result<Built> {
+pub async fn from_sandboxd(hold: &SnapshotHold, client: &SandboxdClient, session_id: &str) -> Result<Built> {
     let walk = |tx| async move { walk_sandboxd(client, session_id, tx).await };
     let read = |p: WorkspacePath| async move {
         match client.workspace_read_bytes(session_id, p.relative()).await {
@@ -64,12 +64,12 @@ pub async fn from_sandboxd(client: &SandboxdClient, session_id: &str) -> Result<
             Err(e) => Err(WorkspaceError::Host(e.into())),
         }
     };
-    build(session_id, walk, read).await
+    build(hold, session_id, walk, read).await
 }
 
 /// The files of a Daytona workspace's sandbox as an archive, leaving out what Documents leaves
 /// out; links and special files are never followed or read.
-pub async fn from_daytona(stored: &Stored, sandbox_id: &str) -> Result<Built> {
+pub async fn from_daytona(hold: &SnapshotHold, stored: &Stored, sandbox_id: &str) -> Result<Built> {
     let walk = |tx: mpsc::Sender<Listed>| async move {
         stored
             .walk(is_excluded, |e| {
@@ -90,7 +90,7 @@ pub async fn from_daytona(stored: &Stored, sandbox_id: &str) -> Result<Built> {
             Err(e) => Err(e),
         }
     };
-    build(sandbox_id, walk, read).await
+    build(hold, sandbox_id, walk, read).await
 }
 
 fn stopped() -> WorkspaceError {
@@ -98,7 +98,7 @@ fn stopped() -> WorkspaceError {
 }
 
 /// The walk and the reads together, the archive written as they go.
-async fn build<W, WF, R, RF>(source: &str, walk: W, read: R) -> Result<Built>
+async fn build<W, WF, R, RF>(hold: &SnapshotHold, source: &str, walk: W, read: R) -> Result<Built>
 where
     W: FnOnce(mpsc::Sender<Listed>) -> WF,
     WF: std::future::Future<Output = Result<()>>,
@@ -157,7 +157,7 @@ where
             out.send(Budgeted(item, permit)).await.map_err(|_| stopped())?;
             if is_file && first_file {
                 first_file = false;
-                hold::at(hold::Point::FirstFile, source).await;
+                hold.at(Point::FirstFile, source).await;
             }
         }
         Ok::<(), WorkspaceError>(())

@@ -6,9 +6,6 @@
 //! [`TOUCH_EVERY_MS`], by the once-a-minute `sandbox-destroy-retry` sweep. Only running runs: a
 //! finished run's sandbox is left to stop, and to be archived.
 
-use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
-
 use crate::db::DbResult;
 use crate::sandbox::connections::daytona as daytona_connection;
 use crate::sandbox::connections::service as connections;
@@ -17,13 +14,6 @@ use crate::state::AppState;
 
 /// How often an open run's sandbox is marked active: a third of the auto-stop interval.
 pub const TOUCH_EVERY_MS: i64 = super::open::AUTO_STOP_MINUTES * 60_000 / 3;
-
-/// When each sandbox was last marked active here, by sandbox id (a replica's own view: two
-/// replicas each touching is harmless).
-fn touched() -> &'static Mutex<HashMap<String, i64>> {
-    static TOUCHED: OnceLock<Mutex<HashMap<String, i64>>> = OnceLock::new();
-    TOUCHED.get_or_init(Default::default)
-}
 
 /// Marks active every open run's Daytona sandbox not marked within [`TOUCH_EVERY_MS`] of `now`;
 /// how many were marked. A failure is logged and left to the next round.
@@ -34,8 +24,9 @@ pub async fn touch_open_runs(st: &AppState, now: i64) -> DbResult<usize> {
     };
     let mut marked = 0;
     for (org_id, connection_id, sandbox_id) in open {
-        let due =
-            touched().lock().map(|m| m.get(&sandbox_id).is_none_or(|at| now - at >= TOUCH_EVERY_MS)).unwrap_or(true);
+        // When each sandbox was last marked active is this console's own view (two replicas each
+        // touching is harmless).
+        let due = st.daytona_sandboxes.touched_at(&sandbox_id).is_none_or(|at| now - at >= TOUCH_EVERY_MS);
         if !due {
             continue;
         }
@@ -49,9 +40,7 @@ pub async fn touch_open_runs(st: &AppState, now: i64) -> DbResult<usize> {
         };
         match client.touch_sandbox(&sandbox_id).await {
             Ok(()) => {
-                if let Ok(mut m) = touched().lock() {
-                    m.insert(sandbox_id, now);
-                }
+                st.daytona_sandboxes.keep_touched(&sandbox_id, now);
                 marked += 1;
             }
             Err(e) => {

@@ -10,6 +10,7 @@
 
 mod files;
 pub mod keepalive;
+pub mod known;
 pub mod labels;
 mod open;
 mod restore;
@@ -221,7 +222,7 @@ impl WorkspaceBackend for DaytonaBackend<'_> {
         Box::pin(async move {
             let Some(id) = self.r.workspace.session_ref.clone() else { return Ok(()) };
             let client = self.client().await?;
-            open::forget_toolbox(&id);
+            self.st.daytona_sandboxes.forget(&id);
             match client.delete_sandbox(&id).await {
                 Ok(()) | Err(DaytonaError::NotFound { .. }) => Ok(()),
                 Err(e) => Err(files::host_error(e)),

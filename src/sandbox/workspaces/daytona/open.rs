@@ -14,11 +14,10 @@
 //! gone: the workspace is lost, as with sandboxd. One opener per workspace in this process; other
 //! processes meet on the name (409).
 
-use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::files::host_error;
+use super::known::KnownSandboxes;
 use super::root::{self, Rooted};
 use super::{labels, DaytonaBackend};
 use crate::agents::runs::service as runs;
@@ -50,22 +49,10 @@ pub const RUN_AUTO_DELETE_MINUTES: i64 = 7 * 24 * 60;
 /// A runtime written `image:<reference>` is built from that image; anything else names a snapshot.
 pub const IMAGE_PREFIX: &str = "image:";
 
-/// Each sandbox's `toolboxProxyUrl` as the API returned it, by sandbox id (so an operation after
-/// the open needs no API call).
-fn proxies() -> &'static Mutex<HashMap<String, String>> {
-    static PROXIES: OnceLock<Mutex<HashMap<String, String>>> = OnceLock::new();
-    PROXIES.get_or_init(Default::default)
-}
-
-pub(super) fn forget_toolbox(sandbox_id: &str) {
-    if let Ok(mut m) = proxies().lock() {
-        m.remove(sandbox_id);
-    }
-}
-
-fn known_toolbox(client: &DaytonaClient, sandbox_id: &str) -> Option<Rooted> {
-    let proxy = proxies().lock().ok()?.get(sandbox_id).cloned()?;
-    root::cached(&client.toolbox_at(&proxy, sandbox_id).ok()?, sandbox_id)
+/// The toolbox of a sandbox whose proxy URL and root this console keeps (no API call).
+fn known_toolbox(known: &KnownSandboxes, client: &DaytonaClient, sandbox_id: &str) -> Option<Rooted> {
+    let proxy = known.toolbox_proxy(sandbox_id)?;
+    root::cached(known, &client.toolbox_at(&proxy, sandbox_id).ok()?, sandbox_id)
 }
 
 impl DaytonaBackend<'_> {
@@ -109,7 +96,7 @@ impl DaytonaBackend<'_> {
         if !(self.r.run.workspace_opened && w.state == WorkspaceState::Open) {
             return None;
         }
-        known_toolbox(client, w.session_ref.as_deref()?)
+        known_toolbox(&self.st.daytona_sandboxes, client, w.session_ref.as_deref()?)
     }
 
     /// What a create asks for: the name, our labels, the runtime, and the lifecycle of the scope.
@@ -163,7 +150,7 @@ impl DaytonaBackend<'_> {
         };
         let sandbox = self.wait_started(client, sandbox).await?;
         let tb = client.toolbox(&sandbox).await.map_err(host_error)?;
-        let tb = root::of(tb, &sandbox).await.map_err(host_error)?;
+        let tb = root::of(&self.st.daytona_sandboxes, tb, &sandbox).await.map_err(host_error)?;
         if tb.is_workspace_folder() {
             tb.toolbox().create_folder(tb.root()).await.map_err(super::files::file_error)?;
         }
@@ -239,8 +226,8 @@ impl DaytonaBackend<'_> {
     /// the manifest's files, then the skills (every run); then records the sandbox as open for
     /// this run and notes on the run what its workspace started from.
     async fn mark_open(&mut self, sandbox: &Sandbox, tb: Rooted) -> Result<Rooted> {
-        if let (Ok(mut m), Some(proxy)) = (proxies().lock(), sandbox.toolbox_proxy_url.clone()) {
-            m.insert(sandbox.id.clone(), proxy);
+        if let Some(proxy) = &sandbox.toolbox_proxy_url {
+            self.st.daytona_sandboxes.keep_toolbox_proxy(&sandbox.id, proxy);
         }
         let is_new_workspace = self.r.workspace.session_ref.is_none();
         // Opened again mid-run (it stopped meanwhile, same sandbox): the run's files are there.

@@ -12,8 +12,7 @@
 //!
 //! [`WorkspacePath`]: crate::vocabulary::paths::WorkspacePath
 
-use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use super::known::KnownSandboxes;
 
 use crate::sandbox::daytona_client::labels::{ROOT, ROOT_WORKSPACE};
 use crate::sandbox::daytona_client::{DaytonaError, Sandbox, Toolbox};
@@ -66,15 +65,10 @@ impl Rooted {
     }
 }
 
-/// Each sandbox's workspace root, by sandbox id (the home does not move).
-fn roots() -> &'static Mutex<HashMap<String, String>> {
-    static ROOTS: OnceLock<Mutex<HashMap<String, String>>> = OnceLock::new();
-    ROOTS.get_or_init(Default::default)
-}
-
-/// The root of `sandbox`'s workspace (its home asked once per sandbox in this process).
-pub async fn of(tb: Toolbox, sandbox: &Sandbox) -> Result<Rooted, DaytonaError> {
-    if let Some(r) = cached(&tb, &sandbox.id) {
+/// The root of `sandbox`'s workspace (its home asked once per sandbox while `known` keeps it: the
+/// home does not move).
+pub async fn of(known: &KnownSandboxes, tb: Toolbox, sandbox: &Sandbox) -> Result<Rooted, DaytonaError> {
+    if let Some(r) = cached(known, &tb, &sandbox.id) {
         return Ok(r);
     }
     let root = if sandbox.labels.get(ROOT).map(String::as_str) == Some(ROOT_WORKSPACE) {
@@ -83,15 +77,13 @@ pub async fn of(tb: Toolbox, sandbox: &Sandbox) -> Result<Rooted, DaytonaError> 
     } else {
         WORK_DIR.to_string()
     };
-    if let Ok(mut m) = roots().lock() {
-        m.insert(sandbox.id.clone(), root.clone());
-    }
+    known.keep_root(&sandbox.id, &root);
     Ok(Rooted { tb, root })
 }
 
-/// The root of sandbox `sandbox_id` when this process knows it already.
-pub fn cached(tb: &Toolbox, sandbox_id: &str) -> Option<Rooted> {
-    let root = roots().lock().ok()?.get(sandbox_id).cloned()?;
+/// The root of sandbox `sandbox_id` when this console knows it already.
+pub fn cached(known: &KnownSandboxes, tb: &Toolbox, sandbox_id: &str) -> Option<Rooted> {
+    let root = known.root(sandbox_id)?;
     Some(Rooted { tb: tb.clone(), root })
 }
 

@@ -7,8 +7,7 @@
 //! sandbox Daytona stopped reads as unreadable until the next run opens it); a snapshot, which a
 //! person or a run's end asks for, starts a stopped one and waits for it.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Mutex, OnceLock};
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use futures_util::stream::{self, StreamExt};
@@ -75,8 +74,9 @@ pub enum Start {
 pub async fn open(st: &AppState, org_id: &str, conn: &Connection, sandbox_id: &str, start: Start) -> Result<Stored> {
     let client = connections::daytona_client_for(st, org_id, conn).await?;
     if start == Start::NeverSeenRunning {
-        let known = recently_started(sandbox_id).and_then(|proxy| client.toolbox_at(&proxy, sandbox_id).ok());
-        if let Some(tb) = known.and_then(|tb| root::cached(&tb, sandbox_id)) {
+        let seen = st.daytona_sandboxes.recently_started(sandbox_id);
+        let known = seen.and_then(|proxy| client.toolbox_at(&proxy, sandbox_id).ok());
+        if let Some(tb) = known.and_then(|tb| root::cached(&st.daytona_sandboxes, &tb, sandbox_id)) {
             return Ok(Stored { tb });
         }
     }
@@ -91,9 +91,9 @@ pub async fn open(st: &AppState, org_id: &str, conn: &Connection, sandbox_id: &s
         let state = sandbox.state();
         if state == SandboxState::Started {
             let tb = client.toolbox(&sandbox).await.map_err(host_error)?;
-            let tb = root::of(tb, &sandbox).await.map_err(host_error)?;
+            let tb = root::of(&st.daytona_sandboxes, tb, &sandbox).await.map_err(host_error)?;
             if let Some(proxy) = &sandbox.toolbox_proxy_url {
-                remember_started(sandbox_id, proxy);
+                st.daytona_sandboxes.keep_started(sandbox_id, proxy);
             }
             return Ok(Stored { tb });
         }
@@ -133,28 +133,6 @@ pub async fn open(st: &AppState, org_id: &str, conn: &Connection, sandbox_id: &s
             Err(DaytonaError::NotFound { .. }) => return Err(WorkspaceError::Lost),
             Err(e) => return Err(host_error(e)),
         };
-    }
-}
-
-/// How long a sandbox seen running is taken to run without asking again: one Documents page
-/// lists a workspace, then reads its newest files for tiles.
-const SEEN_RUNNING: Duration = Duration::from_secs(10);
-
-/// `toolboxProxyUrl` of sandboxes seen `started` lately, by sandbox id.
-fn seen() -> &'static Mutex<HashMap<String, (Instant, String)>> {
-    static SEEN: OnceLock<Mutex<HashMap<String, (Instant, String)>>> = OnceLock::new();
-    SEEN.get_or_init(Default::default)
-}
-
-fn recently_started(sandbox_id: &str) -> Option<String> {
-    let m = seen().lock().ok()?;
-    m.get(sandbox_id).filter(|(at, _)| at.elapsed() < SEEN_RUNNING).map(|(_, proxy)| proxy.clone())
-}
-
-fn remember_started(sandbox_id: &str, proxy: &str) {
-    if let Ok(mut m) = seen().lock() {
-        m.retain(|_, (at, _)| at.elapsed() < SEEN_RUNNING);
-        m.insert(sandbox_id.to_string(), (Instant::now(), proxy.to_string()));
     }
 }
 
