@@ -1,11 +1,24 @@
 """Each provider's added time per operation over the raw REST call: a 1 KiB write, a 1 KiB read
-and an `echo`, in one run of the console agent, interleaved (every round does each variant once
-per operation, in an order that rotates), after a warm-up. Every request sends
-`Accept-Encoding: gzip`. Prints the medians (p50) and p95 in ms, and each provider's p50 minus the
-raw call's; the median of (provider - raw) over calls sent back to back in alternating order
-("paired", which cancels the machine's drift between the two); and the median CPU time this
-process spent per operation (the provider's own work, steadier than wall time on a shared
-machine) minus the raw call's.
+and an `echo`, in one run of the console agent. Every request sends `Accept-Encoding: gzip`.
+
+The measure is paired, so that it holds on a loaded machine: in every round, for each operation
+and each provider (in an order that rotates from round to round), the raw call and the provider's
+call are sent back to back, which one goes first alternating, and the difference (provider - raw)
+is kept. Whatever slows the machine during a pair slows both calls of it, so the differences
+carry the providers' own time and much less of the load's. The first tenth of the rounds is a
+warm-up and not counted.
+
+Every HTTP exchange is timed too, where httpx hands the request to its connection pool and reads
+the answer's bytes (every one must send `Accept-Encoding: gzip`, or the bench stops): a call's
+time outside its exchanges is the client's own, which the server's and the network's noise does
+not reach. Printed per operation and variant: p50 / p95 and the HTTP requests a call sends; then
+per provider, of the paired differences: "wall" (the whole call), "own" (the call's time outside
+its exchanges) and "cpu" (this process's CPU time), the p50 with a 95 % confidence interval
+(order statistics, no assumption on the shape of the noise) and the p95; and a goal line for
+wall and own: the added p50 is at most 1 ms if the interval's upper end is ("met"), over it if
+its lower end is ("NOT met"), and "not shown" otherwise. "own" stands for the added time only
+when the provider sends as many requests as the raw call (else it says so): an extra request
+is in the wall time, not in the own.
 
     AGENTICOS_URL=... AGENTICOS_TOKEN=... AGENTICOS_AGENT_ID=... python bench/overhead.py [ROUNDS]
 
@@ -16,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import math
 import os
 import statistics
 import sys
@@ -32,6 +46,84 @@ from agenticos_sandbox.pydantic_ai import AgenticosWorkspace
 
 KIB = b"x" * 1024
 PATH = "/workspace/bench.txt"
+RAW = "raw REST"
+GOAL_MS = 1.0
+
+Call = Callable[[], Awaitable[object]]
+
+# Every HTTP exchange of this process (the raw client's and the providers'), timed where httpx
+# hands the request to its connection pool and reads the answer's bytes: the rest of a call's
+# wall time is the client's own (building the request, reading the answer, the provider's code).
+_net = {"seconds": 0.0, "requests": 0}
+_send = httpx.AsyncHTTPTransport.handle_async_request
+
+
+class _TimedStream(httpx.AsyncByteStream):
+    def __init__(self, inner: httpx.AsyncByteStream) -> None:
+        self._inner = inner
+
+    async def __aiter__(self):  # type: ignore[override]
+        chunks = self._inner.__aiter__()
+        while True:
+            started = time.perf_counter()
+            try:
+                chunk = await chunks.__anext__()
+            except StopAsyncIteration:
+                _net["seconds"] += time.perf_counter() - started
+                return
+            _net["seconds"] += time.perf_counter() - started
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+async def _timed_send(self: httpx.AsyncHTTPTransport, request: httpx.Request) -> httpx.Response:
+    if "gzip" not in request.headers.get("accept-encoding", ""):
+        raise AssertionError(f"{request.method} {request.url.path} does not send Accept-Encoding: gzip")
+    _net["requests"] += 1
+    started = time.perf_counter()
+    response = await _send(self, request)
+    _net["seconds"] += time.perf_counter() - started
+    response.stream = _TimedStream(response.stream)  # type: ignore[arg-type]
+    return response
+
+
+httpx.AsyncHTTPTransport.handle_async_request = _timed_send  # type: ignore[method-assign]
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The `q` quantile (0..1) of `values`, nearest rank."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+
+def median_interval(values: list[float]) -> tuple[float, float]:
+    """A 95 % confidence interval of the median: the order statistics k and n-k+1 (1-based) with
+    k the largest for which P(Binomial(n, 1/2) < k) <= 2.5 %, from the normal approximation."""
+    ordered = sorted(values)
+    n = len(ordered)
+    k = max(1, math.floor(n / 2 - 1.96 * math.sqrt(n) / 2))
+    return ordered[k - 1], ordered[n - k]
+
+
+def goal(low: float, high: float) -> str:
+    if high <= GOAL_MS:
+        return "met"
+    if low > GOAL_MS:
+        return "NOT met"
+    return "not shown"
+
+
+async def timed(call: Call) -> tuple[float, float, float, int]:
+    """(wall ms, this process's CPU ms, the client's own ms: wall outside the HTTP exchanges,
+    HTTP requests sent) of one call."""
+    net, requests = _net["seconds"], _net["requests"]
+    started, started_cpu = time.perf_counter(), time.process_time()
+    await call()
+    wall = (time.perf_counter() - started) * 1000
+    cpu = (time.process_time() - started_cpu) * 1000
+    return wall, cpu, wall - (_net["seconds"] - net) * 1000, _net["requests"] - requests
 
 
 async def main(rounds: int) -> None:
@@ -64,73 +156,84 @@ async def main(rounds: int) -> None:
     inner.state.run_id = run_id
     inner._console = console
 
-    ops: dict[str, dict[str, Callable[[], Awaitable[object]]]] = {
+    ops: dict[str, dict[str, Call]] = {
         "write 1 KiB": {
-            "raw REST": raw_write,
+            RAW: raw_write,
             "deepagents": lambda: deep.aupload_files([(PATH, KIB)]),
             "pydantic-ai": lambda: pyd.write_bytes(PATH, KIB),
             "openai-agents": lambda: inner.write(PATH, io.BytesIO(KIB)),
         },
         "read 1 KiB": {
-            "raw REST": raw_read,
+            RAW: raw_read,
             "deepagents": lambda: deep.adownload_files([PATH]),
             "pydantic-ai": lambda: pyd.read_bytes(PATH),
             "openai-agents": lambda: inner.read(PATH),
         },
         "echo": {
-            "raw REST": raw_echo,
+            RAW: raw_echo,
             "deepagents": lambda: deep.aexecute("echo hi"),
             "pydantic-ai": lambda: pyd.run("echo hi", shell=True),
             "openai-agents": lambda: inner._exec_internal("sh", "-c", "echo hi"),
         },
     }
-    times: dict[tuple[str, str], list[float]] = {(o, v): [] for o, vs in ops.items() for v in vs}
+    wall: dict[tuple[str, str], list[float]] = {(o, v): [] for o, vs in ops.items() for v in vs}
     cpu: dict[tuple[str, str], list[float]] = {(o, v): [] for o, vs in ops.items() for v in vs}
-    # Each provider call right beside a raw call of the same round, in alternating order: the
-    # median of those differences cancels the machine's drift, which on a shared machine moves a
-    # command's wall time by more than the providers add.
-    paired: dict[tuple[str, str], list[float]] = {(o, v): [] for o, vs in ops.items() for v in vs}
-    for r in range(rounds + rounds // 10):
+    paired: dict[tuple[str, str], list[float]] = {(o, v): [] for o, vs in ops.items() for v in vs if v != RAW}
+    paired_cpu: dict[tuple[str, str], list[float]] = {k: [] for k in paired}
+    paired_own: dict[tuple[str, str], list[float]] = {k: [] for k in paired}
+    requests: dict[tuple[str, str], set[int]] = {k: set() for k in wall}
+    warm_up = rounds // 10
+    for r in range(warm_up + rounds):
+        counted = r >= warm_up
         for op, variants in ops.items():
-            names = list(variants)
-            names = names[r % len(names) :] + names[: r % len(names)]
-            for name in names:
-                started, started_cpu = time.perf_counter(), time.process_time()
-                await variants[name]()
-                if r >= rounds // 10:
-                    times[(op, name)].append((time.perf_counter() - started) * 1000)
-                    cpu[(op, name)].append((time.process_time() - started_cpu) * 1000)
-            for name in names:
-                if name == "raw REST":
-                    continue
-                pair = [variants["raw REST"], variants[name]]
-                if r % 2:
-                    pair.reverse()
-                took = {}
-                for f in pair:
-                    started = time.perf_counter()
-                    await f()
-                    took[f] = (time.perf_counter() - started) * 1000
-                if r >= rounds // 10:
-                    paired[(op, name)].append(took[variants[name]] - took[variants["raw REST"]])
-    print(f"provider overhead over raw REST, {rounds} interleaved rounds (ms; cpu = this process's CPU per op;")
-    print("paired = median of (provider - raw) over back-to-back pairs in alternating order):")
+            providers = [name for name in variants if name != RAW]
+            shift = r % len(providers)
+            for i, name in enumerate(providers[shift:] + providers[:shift]):
+                provider_first = (r + i) % 2 == 1
+                first, second = (name, RAW) if provider_first else (RAW, name)
+                took = {first: await timed(variants[first])}
+                took[second] = await timed(variants[second])
+                if counted:
+                    for who in (RAW, name):
+                        wall[(op, who)].append(took[who][0])
+                        cpu[(op, who)].append(took[who][1])
+                        requests[(op, who)].add(took[who][3])
+                    paired[(op, name)].append(took[name][0] - took[RAW][0])
+                    paired_cpu[(op, name)].append(took[name][1] - took[RAW][1])
+                    paired_own[(op, name)].append(took[name][2] - took[RAW][2])
+
+    print(f"provider overhead over raw REST: {rounds} rounds after {warm_up} of warm-up, each round one")
+    print("back-to-back pair (raw, provider) per provider and operation, order rotated and alternated;")
+    print("all in ms; added = provider - raw within a pair, p50 [95 % interval of the p50] and p95:")
+    print("  wall: the whole call; own: the call's time outside its HTTP exchanges (the client's own);")
+    print(f"  cpu: this process's CPU. Goal: added p50 <= {GOAL_MS:g} ms (met / NOT met / not shown)")
+
+    def added(d: list[float]) -> tuple[str, str]:
+        low, high = median_interval(d)
+        return (
+            f"{statistics.median(d):+.3f} [{low:+.3f}, {high:+.3f}] p95 {percentile(d, 0.95):+.3f}",
+            goal(low, high),
+        )
+
     for op, variants in ops.items():
-        raw_p50 = statistics.median(times[(op, "raw REST")])
-        raw_cpu = statistics.median(cpu[(op, "raw REST")])
         for name in variants:
-            t = sorted(times[(op, name)])
-            p50, p95, c = statistics.median(t), t[int(len(t) * 0.95) - 1], statistics.median(cpu[(op, name)])
-            added = (
-                ""
-                if name == "raw REST"
-                else f"  added p50 {p50 - raw_p50:+.3f}  paired {statistics.median(paired[(op, name)]):+.3f}"
-                f"  added cpu {c - raw_cpu:+.3f}"
+            w = wall[(op, name)]
+            sent = "/".join(str(n) for n in sorted(requests[(op, name)]))
+            print(
+                f"  {op:12} {name:14} p50 {statistics.median(w):8.3f}  p95 {percentile(w, 0.95):8.3f}"
+                f"  requests a call {sent}"
             )
-            print(f"  {op:12} {name:14} p50 {p50:.3f}  p95 {p95:.3f}  cpu {c:.3f}{added}")
+            if name == RAW:
+                continue
+            (wall_added, wall_goal), (own_added, own_goal) = added(paired[(op, name)]), added(paired_own[(op, name)])
+            if requests[(op, name)] != requests[(op, RAW)]:
+                own_goal = "not comparable: not the raw call's requests"
+            print(f"      added wall {wall_added}  goal {wall_goal}")
+            print(f"      added own  {own_added}  goal {own_goal}")
+            print(f"      added cpu  {statistics.median(paired_cpu[(op, name)]):+.3f}")
     await console.finish_run(run_id)
     await raw.aclose()
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 300))
+    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 600))
