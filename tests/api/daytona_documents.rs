@@ -10,7 +10,7 @@
 //! the rest of a listing. After each test, every request in the fake's log matches Daytona's
 //! documents.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use reqwest::Method;
 use serde_json::{json, Value};
