@@ -27,7 +27,7 @@ host_test! {
         assert_eq!(state["backend"], host.backend(), "{state}");
         let key = state["session_key"].as_str().expect("key").to_string();
         assert!(key.starts_with("xc-") && key.len() <= 64, "{key}");
-        assert_eq!(host.open_workspaces(&o).await, [key.clone()], "the first operation opened one workspace");
+        assert_eq!(host.open_workspaces(&o).await, [key.as_str()], "the first operation opened one workspace");
         assert_eq!(host.file(&key, "notes/hello.txt").await.as_deref(), Some(secret), "the file on the host");
 
         let r = o.read(&run, "/workspace/notes/hello.txt").await;
@@ -69,7 +69,7 @@ host_test! {
         // A conversation scope outlives its run: the workspace is kept, and the next run attaches.
         let run2 = o.run(&agent, Some(&conv), json!({})).await;
         assert_eq!(o.ws(&run2, Method::GET, "ls?path=a/b", None).await.json()[0]["name"], "c");
-        assert_eq!(host.open_workspaces(&o).await, [key.clone()], "the second run attached to the same workspace");
+        assert_eq!(host.open_workspaces(&o).await, [key.as_str()], "the second run attached to the same workspace");
         // No payload, no output and no secret in any row.
         app.state.log.settle().await;
         let mut c = app.state.db.conn().await.expect("conn");
@@ -238,7 +238,7 @@ host_test! {
         let statuses = futures_util::future::join_all(calls).await;
         assert!(statuses.iter().all(|s| *s == 204), "{statuses:?}");
         let key = key_of(&o, &runs[0]).await;
-        assert_eq!(host.open_workspaces(&o).await, [key.clone()]);
+        assert_eq!(host.open_workspaces(&o).await, [key.as_str()]);
         let ls = o.ws(&runs[0], Method::GET, "ls", None).await.json();
         assert_eq!(ls.as_array().map(Vec::len), Some(20));
 
