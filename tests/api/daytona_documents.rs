@@ -2,25 +2,24 @@
 //! FAKE Daytona (tests/peer/daytona/fake_daytona.py; see daytona_fake.rs), on SQLite and
 //! PostgreSQL: a bounded tree (breadth-first over the toolbox's `GET /files`; a cut says so, a
 //! folder that fails makes it incomplete, a stopped sandbox is never started for it), tiles and a
-//! preview read through the toolbox's download; a snapshot at a run's end restored into a new
-//! run, and one on demand of a sandbox Daytona stopped; a manifest of each file kind (a
+//! preview read through the toolbox's download; a snapshot on demand of a sandbox Daytona
+//! stopped (the round trip at a run's end is snapshots.rs's, run on each host kind); a manifest of each file kind (a
 //! repository cloned in the sandbox's own folder). The workspace is the `workspace` folder under
 //! the sandbox's home: the home's dotfiles never show in a listing, Documents or a snapshot (a
 //! sandbox made before that keeps its files where they are); a name that is not UTF-8 never hides
 //! the rest of a listing. After each test, every request in the fake's log matches Daytona's
 //! documents.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::daytona_fake::FakeDaytona;
 use crate::db_test;
+use crate::documents::{documents_of, put};
 use crate::manifests::serve_repo;
-use crate::snapshots::{
-    archive_files, assert_archive_holds_the_seed, assert_run_reads_the_seed, binary, get_bytes, put_bytes, snapshots_of,
-};
+use crate::snapshots::{archive_files, binary, get_bytes, put_bytes, snapshots_of};
 use crate::support::connections::daytona;
 use crate::support::{row, service_agent, urlencode, Org};
 
@@ -38,18 +37,6 @@ async fn home_of(o: &Org<'_>, fake: &FakeDaytona, run: &str) -> (String, PathBuf
     let sb = fake.sandboxes().into_iter().find(|s| s["name"] == key.as_str()).expect("the run's sandbox");
     let home = PathBuf::from(sb["dir"].as_str().expect("dir"));
     (key, home, state["workspace_id"].as_str().expect("workspace id").to_string())
-}
-
-fn put(dir: &Path, path: &str, bytes: &[u8]) {
-    let p = dir.join(path);
-    std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-    std::fs::write(p, bytes).expect("write");
-}
-
-async fn documents_of(o: &Org<'_>, id: &str) -> Value {
-    let r = o.call(Method::GET, &format!("/api/v1/documents/workspaces/{id}"), None).await;
-    assert_eq!(r.status, 200, "{}", r.body);
-    r.json()
 }
 
 fn in_tree(d: &Value, dirs: bool) -> Vec<String> {
@@ -140,44 +127,16 @@ db_test! {
 }
 
 db_test! {
-    async fn a_daytona_workspace_is_snapshotted_and_restored_into_a_new_run(app: TestApp) {
+    async fn a_snapshot_on_demand_starts_a_stopped_daytona_sandbox_and_a_gone_one_is_refused(app: TestApp) {
         let fake = FakeDaytona::start(&[]);
         let o = Org::new(&app).await;
         daytona(&o, &fake.api_url, &fake.api_key).await;
         let agent = o.agent(service_agent("saver", "conversation")).await;
-        let r = o.call(Method::PUT, &format!("/api/v1/agents/{agent}/snapshot-settings"), Some(json!({"snapshots": "on_finish"}))).await;
-        assert_eq!(r.status, 200, "{}", r.body);
         let conv = o.conversation(&agent, json!({})).await;
         let r1 = o.run(&agent, Some(&conv), json!({})).await;
         assert_eq!(o.write(&r1, "notes/plan.md", "# Plan\nship it\n").await.status, 204);
         put_bytes(&o, &r1, "data/blob.bin", binary()).await;
-        assert_eq!(o.write(&r1, "node_modules/left-pad/index.js", "module.exports = 1").await.status, 204);
-        assert_eq!(o.ws(&r1, Method::POST, "mkdir", Some(json!({"path": "empty/inside"}))).await.status, 204);
         let (key, _, workspace) = sandbox_of(&o, &fake, &r1).await;
-        let finished = o.call(Method::POST, &format!("/api/v1/runs/{r1}/finish"), None).await;
-        assert_eq!(finished.status, 200, "{}", finished.body);
-        agenticos::sandbox::snapshots::pending::wait_for_run(&o.app.state, &r1).await;
-
-        let list = snapshots_of(&o, &workspace).await;
-        assert_eq!(list.len(), 1, "{list:?}");
-        assert_eq!((list[0]["taken_by"].as_str(), list[0]["file_count"].as_i64()), (Some("finish"), Some(2)), "{}", list[0]);
-        let id = list[0]["id"].as_str().expect("id").to_string();
-        assert_archive_holds_the_seed(&o, &id).await;
-
-        // A new conversation (a new workspace, a new sandbox) starts from the snapshot.
-        let conv2 = o.conversation(&agent, json!({})).await;
-        let r2 = o.run(&agent, Some(&conv2), json!({"snapshot_id": id})).await;
-        assert_run_reads_the_seed(&o, &r2).await;
-        assert_eq!(o.ws(&r2, Method::GET, "ls?path=empty", None).await.json()[0]["name"], "inside");
-        let st = o.ws(&r2, Method::GET, "state", None).await.json();
-        assert_ne!(st["workspace_id"], workspace.as_str());
-        assert!(st["started_from"].as_str().is_some_and(|s| s.starts_with("restored from the snapshot of ")), "{st}");
-        let (key2, _, _) = sandbox_of(&o, &fake, &r2).await;
-        assert_ne!(key2, key, "its own sandbox");
-        // The restore's writes are recorded like any other.
-        let rows = o.rows(&r2).await;
-        assert!(rows.contains(&row("write", "/workspace/notes/plan.md", true, "15 bytes")), "{rows:?}");
-        assert!(rows.contains(&row("mkdir", "/workspace/empty/inside", true, "")), "{rows:?}");
 
         // On demand, of a sandbox Daytona stopped meanwhile: it is started for the snapshot.
         fake.set_sandbox(&key, json!({"state": "stopped"}));
@@ -203,7 +162,7 @@ db_test! {
         let gone = o.call(Method::POST, &format!("/api/v1/workspaces/{workspace}/snapshots"), None).await;
         let p = gone.problem(409);
         assert!(p["detail"].as_str().is_some_and(|d| d.contains("no longer has")), "{p}");
-        assert_eq!(snapshots_of(&o, &workspace).await.len(), 2);
+        assert_eq!(snapshots_of(&o, &workspace).await.len(), 1);
         fake.assert_log_matches_the_documents();
     }
 }

@@ -1,6 +1,6 @@
 //! The destroys of a known session (a tombstone's, the Running tab's "Close and delete files")
 //! and an open of the same name (issue 45), against the real sandboxd peer on SQLite and
-//! PostgreSQL: an open held between its host call and its row (`AppState::open_hold`, no
+//! PostgreSQL (the Running tab's delete on each host kind, the Daytona fake too: `host_test!`): an open held between its host call and its row (`AppState::open_hold`, no
 //! sleeping) while the tombstone sweep or the Running tab's delete runs. Nothing a live workspace
 //! opens or uses is destroyed; a tombstone whose session a live workspace re-opened by its name
 //! is retired, not destroyed. And the Running tab marks an orphan only as the purge decides one.
@@ -14,10 +14,10 @@ use agenticos::sandbox::workspaces::claims::{self, Destroy};
 use agenticos::sandbox::workspaces::key::{session_key, Subject};
 use agenticos::vocabulary::scope::Scope;
 
-use crate::db_test;
 use crate::helpers::TestApp;
 use crate::peer::{self, Peer};
 use crate::support::{service_agent, Org};
+use crate::{db_test, host_test};
 
 const MINUTE: i64 = 60_000;
 
@@ -98,14 +98,15 @@ db_test! {
     }
 }
 
-db_test! {
-    async fn close_and_delete_files_refuses_while_a_workspace_opens_the_session_and_deletes_after(app: TestApp) {
-        let peer = peer::shared().await;
+host_test! {
+    async fn close_and_delete_files_refuses_while_a_workspace_opens_the_session_and_deletes_after(app: TestApp, host: &Host) {
         let o = Org::new(&app).await;
-        let conn = o.connect(peer).await;
+        let conn = host.connect(&o).await;
         let agent = o.agent(service_agent("keeper", "agent")).await;
         let key = session_key(Placement::Host(ConnectionKind::Sandboxd), Scope::Agent, &o.org_id, Some(&conn), Subject::Id(&agent));
 
+        // The workspace's first run opens it on the host and is held once the host answered,
+        // before its row uses it.
         let held = app.state.open_hold.arm(&key);
         let run = o.run(&agent, None, json!({})).await;
         let write = o.write(&run, "kept.txt", "alive");
@@ -114,13 +115,14 @@ db_test! {
             () = held.reached.notified() => {}
             r = &mut write => panic!("the write answered before its open was held: {} {}", r.status, r.body),
         }
-        // The session is on the host and its workspace row names its key, but no row uses it yet.
-        let delete = format!("/api/v1/sandbox-sessions/{conn}/{key}?delete_files=true");
+        // It is on the host and its workspace row names its key, but no row uses it yet.
+        let id = host.running_id(&key);
+        let delete = format!("/api/v1/sandbox-sessions/{conn}/{id}?delete_files=true");
         let r = o.call(Method::DELETE, &delete, None).await;
         assert_eq!(r.status, 409, "{}", r.body);
         let problem = r.json();
         assert!(problem["detail"].as_str().is_some_and(|d| d.contains("opening") && d.contains("nothing was deleted")), "{problem}");
-        assert!(on_host(&o.sessions_on(peer).await, &key));
+        assert!(host.is_running(&key).await);
 
         held.release.notify_one();
         let r = write.await;
@@ -134,7 +136,9 @@ db_test! {
         assert_eq!(r.status, 200, "{}", r.body);
         let closed = r.json();
         assert_eq!((closed["files_deleted"].as_bool(), closed["workspace"]["scope"].as_str()), (Some(true), Some("agent")), "{closed}");
-        assert!(!on_host(&o.sessions_on(peer).await, &key));
+        host.wait_deleted(&id).await;
+        assert_eq!(host.files_of(&key).await, None);
+        assert!(host.open_workspaces(&o).await.is_empty());
     }
 }
 

@@ -45,13 +45,15 @@ async fn workspace_of(o: &Org<'_>, conversation: &str) -> String {
         .to_string()
 }
 
-fn put(dir: &Path, path: &str, bytes: &[u8]) {
+/// Writes `bytes` at `path` under `dir` (a workspace's folder on its host), folders and all.
+pub(crate) fn put(dir: &Path, path: &str, bytes: &[u8]) {
     let p = dir.join(path);
     std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
     std::fs::write(p, bytes).expect("write");
 }
 
-async fn documents_of(o: &Org<'_>, id: &str) -> Value {
+/// Documents' view of workspace `id` (`GET /api/v1/documents/workspaces/{id}`).
+pub(crate) async fn documents_of(o: &Org<'_>, id: &str) -> Value {
     let r = o.call(Method::GET, &format!("/api/v1/documents/workspaces/{id}"), None).await;
     assert_eq!(r.status, 200, "{}", r.body);
     r.json()

@@ -64,6 +64,7 @@ mod edge;
 mod forms;
 mod health;
 mod home_getting_started;
+mod hosts;
 mod human_dates;
 mod invitations;
 mod isolation;

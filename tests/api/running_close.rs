@@ -9,12 +9,12 @@ use std::path::PathBuf;
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::db_test;
 use crate::helpers::{Resp, TestApp, OWNER_EMAIL};
 use crate::peer::{self, Peer};
 use crate::support::htmx::{attrs, hx_get};
 use crate::support::recorder::Recorder;
 use crate::support::{service_agent, Org};
+use crate::{db_test, host_test};
 
 /// The session key a run's workspace opened on the host.
 async fn key_of(o: &Org<'_>, run: &str) -> String {
@@ -37,8 +37,8 @@ async fn is_open_on(peer: &Peer, key: &str) -> bool {
     }
 }
 
-/// (action, target, detail) of the audit rows of `action`.
-async fn audit(app: &TestApp, action: &str) -> Vec<(String, String, String)> {
+/// (actor, target, detail) of the audit rows of `action`.
+pub(crate) async fn audit(app: &TestApp, action: &str) -> Vec<(String, String, String)> {
     let mut c = app.state.db.conn().await.expect("conn");
     sqlx::query_as("SELECT actor_label, target, detail FROM audit_events WHERE action = $1 ORDER BY created_at, seq")
         .bind(action)
@@ -69,8 +69,92 @@ fn listed<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
         .find(|s| s["session_id"] == key)
 }
 
+host_test! {
+    async fn a_workspace_on_the_running_tab_names_whose_it_is_and_closes_keeping_or_deleting_its_files(app: TestApp, host: &Host) {
+        let o = Org::new(&app).await;
+        let conn = host.connect(&o).await;
+        let agent = o.agent(service_agent("report writer", "conversation")).await;
+        let conv = o.conversation(&agent, json!({"title": "Quarterly report"})).await;
+        let run = o.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(o.write(&run, "notes.txt", "keep me").await.status, 204);
+        let key = key_of(&o, &run).await;
+        let kept = host.running_id(&key);
+        let once = o.agent(service_agent("one-off", "run")).await;
+        let run1 = o.run(&once, None, json!({})).await;
+        assert_eq!(o.write(&run1, "a.txt", "x").await.status, 204);
+        let key1 = key_of(&o, &run1).await;
+        let ephemeral = host.running_id(&key1);
+
+        // The page: each of ours with whose it is, the conversation linked, a Close form.
+        let r = app.web.get("/sandboxes/running").await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        let row = host.running_row(&kept);
+        assert_eq!(r.select_text(&format!("{row} .agent-name")).as_deref(), Some("report writer"));
+        assert_eq!(r.select_text(&format!("{row} .scope")).as_deref(), Some("whoever is in this conversation"));
+        assert_eq!(r.select_attr(&format!("{row} a.conversation"), "href"), Some(format!("/conversations/{conv}")));
+        assert_eq!(r.select_text(&format!("{row} a.conversation")).as_deref(), Some("Quarterly report"));
+        assert_eq!(attrs(&r, &format!("{row} form"), "action"), [session_path(&conn, &kept, "close")]);
+        assert_eq!(r.select_text(&format!("{} .agent-name", host.running_row(&ephemeral))).as_deref(), Some("one-off"));
+        // The 10-second poll's fragment has them too.
+        let f = hx_get(&app.web, "/sandboxes/running").await;
+        assert!(!f.body.contains("<html") && f.select_all(&row).len() == 1, "{}", f.body);
+        // The API the page uses.
+        let v = o.call(Method::GET, "/api/v1/sandbox-sessions", None).await.json();
+        let s = host.running_listed(&v, &kept).unwrap_or_else(|| panic!("{kept} not listed: {v}"));
+        assert_eq!(s["workspace"]["agent_name"], "report writer");
+        assert_eq!(s["workspace"]["scope"], "conversation");
+        assert_eq!(s["workspace"]["access_label"], "whoever is in this conversation");
+        assert_eq!(s["workspace"]["conversation_id"], conv.as_str());
+        assert!(s["workspace"]["owner_name"].is_null());
+        assert!(host.running_listed(&v, &ephemeral).is_some_and(|s| s["workspace"]["agent_name"] == "one-off"), "{v}");
+
+        // Only operators and above close; another organization finds nothing.
+        let member = app.member_with_role("m@example.com", "member").await;
+        member.api(Method::DELETE, &api_path(&conn, &kept), None).await.problem(403);
+        assert_eq!(member.post_form(&session_path(&conn, &kept, "close"), &[]).await.status, 403);
+        let b = app.other_org_user("b@example.com", "B Corp").await;
+        b.api(Method::DELETE, &api_path(&conn, &kept), None).await.problem(404);
+        assert_eq!(b.post_form(&session_path(&conn, &kept, "close"), &[]).await.status, 404);
+        o.call(Method::DELETE, &api_path(&conn, "no-such-session"), None).await.problem(404);
+        assert!(host.is_running(&key).await);
+        assert!(audit(&app, "sandbox_session.closed").await.is_empty());
+
+        // Close (the page) on a persistent scope: it stops running there, its files stay, audited.
+        let r = app.web.post_form(&session_path(&conn, &kept, "close"), &[]).await;
+        assert_eq!(r.status, 303, "{}", r.body);
+        assert_eq!(r.location().as_deref(), Some("/sandboxes/running"));
+        assert!(!host.is_running(&key).await);
+        assert_eq!(host.file(&key, "notes.txt").await.as_deref(), Some("keep me"), "Close deleted the files");
+        let flash = app.web.get("/sandboxes/running").await.select_text(".flash-success").unwrap_or_default();
+        assert!(flash.contains("report writer"), "{flash}");
+        let rows = audit(&app, "sandbox_session.closed").await;
+        assert_eq!(rows.len(), 1);
+        assert_eq!((rows[0].0.as_str(), rows[0].1.as_str()), (OWNER_EMAIL, kept.as_str()));
+        assert!(rows[0].2.contains("report writer"), "{}", rows[0].2);
+        // The conversation's next run finds the files again.
+        let run2 = o.run(&agent, Some(&conv), json!({})).await;
+        let read = o.read(&run2, "notes.txt").await;
+        assert_eq!((read.status.as_u16(), read.body.as_str()), (200, "keep me"));
+        assert_eq!(key_of(&o, &run2).await, key);
+
+        // Close and delete files (the API): its files are gone on the host, audited, not listed.
+        let r = o.call(Method::DELETE, &format!("{}?delete_files=true", api_path(&conn, &ephemeral)), None).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        let closed = r.json();
+        assert_eq!(closed["files_deleted"], true, "{closed}");
+        assert_eq!(closed["workspace"]["agent_name"], "one-off");
+        assert_eq!(host.files_of(&key1).await, None, "the files are still on the host");
+        let rows = audit(&app, "sandbox_session.files_deleted").await;
+        assert_eq!((rows.len(), rows[0].1.as_str()), (1, ephemeral.as_str()));
+        host.wait_deleted(&ephemeral).await;
+        let v = o.call(Method::GET, "/api/v1/sandbox-sessions", None).await.json();
+        assert!(host.running_listed(&v, &ephemeral).is_none(), "a deleted one is still listed: {v}");
+        assert!(!app.web.all_bodies().contains(host.secret()));
+    }
+}
+
 db_test! {
-    async fn a_session_names_whose_it_is_and_closes_keeping_or_deleting_its_files(app: TestApp) {
+    async fn a_sandboxd_session_shows_its_key_run_and_idle_time_and_deleting_its_files_opens_it_empty(app: TestApp) {
         let peer = peer::shared().await;
         let o = Org::new(&app).await;
         let conn = o.connect(peer).await;
@@ -81,30 +165,20 @@ db_test! {
         let key = key_of(&o, &run).await;
         assert!(files_of(peer, &key).join("notes.txt").is_file());
 
-        // The row names the agent, the scope in words, the run and the conversation; the key on hover.
+        // The row shows the key on hover, the run, when it closes if idle, and a delete dialog.
         let r = app.web.get("/sandboxes/running").await;
         assert_eq!(r.status, 200, "{}", r.body);
         let row = row(&key);
-        assert_eq!(r.select_text(&format!("{row} .agent-name")).as_deref(), Some("report writer"));
         assert_eq!(r.select_attr(&format!("{row} .agent"), "title"), Some(format!("Session key: {key}")));
-        assert_eq!(r.select_text(&format!("{row} .scope")).as_deref(), Some("whoever is in this conversation"));
-        assert_eq!(r.select_attr(&format!("{row} a.conversation"), "href"), Some(format!("/conversations/{conv}")));
-        assert_eq!(r.select_text(&format!("{row} a.conversation")).as_deref(), Some("Quarterly report"));
         assert_eq!(r.select_attr(&format!("{row} .run span"), "title"), Some(format!("Run {run}")));
         assert_eq!(r.select_text(&format!("{row} .run")).as_deref(), Some(&run[..8]));
         assert!(r.select_text(&format!("{row} .closes-in")).is_some_and(|t| t.ends_with("min")));
-        assert_eq!(attrs(&r, &format!("{row} form"), "action"), [session_path(&conn, &key, "close")]);
         assert_eq!(r.select_attr(&format!("{row} a.session-delete"), "href"), Some(session_path(&conn, &key, "delete")));
         assert_eq!(r.header("cache-control").as_deref(), Some("no-store"));
 
         let v = o.call(Method::GET, "/api/v1/sandbox-sessions", None).await.json();
         let s = listed(&v, &key).unwrap_or_else(|| panic!("{key} not listed: {v}"));
-        assert_eq!(s["workspace"]["agent_name"], "report writer");
-        assert_eq!(s["workspace"]["scope"], "conversation");
-        assert_eq!(s["workspace"]["access_label"], "whoever is in this conversation");
         assert_eq!(s["workspace"]["run_id"], run.as_str());
-        assert_eq!(s["workspace"]["conversation_id"], conv.as_str());
-        assert!(s["workspace"]["owner_name"].is_null());
         assert!(s["closes_in_seconds"].as_i64().is_some_and(|n| n > 0));
         let events = o.call(Method::GET, &format!("{}/events", api_path(&conn, &key)), None).await.json();
         assert_eq!(events["session"]["workspace"]["agent_name"], "report writer", "{events}");
@@ -112,25 +186,19 @@ db_test! {
         assert_eq!(page.select_text("main h1").as_deref(), Some("Activity of report writer"));
         assert_eq!(page.select_attr("#activity-session a.conversation", "href"), Some(format!("/conversations/{conv}")));
 
-        // Close (the page): the host forgets the session, the files stay, the audit log says so.
+        // Close (the page): the host forgets the session, the files stay, in these words.
         let r = app.web.post_form(&session_path(&conn, &key, "close"), &[]).await;
         assert_eq!(r.status, 303, "{}", r.body);
-        assert_eq!(r.location().as_deref(), Some("/sandboxes/running"));
-        assert!(!is_open_on(peer, &key).await);
         assert!(files_of(peer, &key).join("notes.txt").is_file(), "Close deleted the files");
         let flash = app.web.get("/sandboxes/running").await;
         let words = flash.select_text(".flash-success").unwrap_or_default();
         assert!(words.contains("Closed the session of report writer") && words.contains("Its files stay"), "{words}");
         let rows = audit(&app, "sandbox_session.closed").await;
-        assert_eq!(rows.len(), 1);
-        assert_eq!((rows[0].0.as_str(), rows[0].1.as_str()), (OWNER_EMAIL, key.as_str()));
-        assert!(rows[0].2.contains("report writer") && rows[0].2.contains("its files stay"), "{}", rows[0].2);
+        assert!(rows[0].2.contains("its files stay"), "{}", rows[0].2);
 
-        // The next run of the conversation attaches to the same files.
+        // The next run of the conversation is the one named.
         let run2 = o.run(&agent, Some(&conv), json!({})).await;
-        let read = o.read(&run2, "notes.txt").await;
-        assert_eq!((read.status.as_u16(), read.body.as_str()), (200, "keep me"));
-        assert_eq!(key_of(&o, &run2).await, key);
+        assert_eq!(o.read(&run2, "notes.txt").await.body, "keep me");
         let v = o.call(Method::GET, "/api/v1/sandbox-sessions", None).await.json();
         assert_eq!(listed(&v, &key).map(|s| s["workspace"]["run_id"].clone()), Some(json!(run2)), "the latest run is named");
 
@@ -140,13 +208,12 @@ db_test! {
         assert_eq!(r.problem_fields(), ["delete_files"]);
         assert!(is_open_on(peer, &key).await);
 
-        // Close and delete files (the API): the host forgets the session and deletes its folder.
+        // Close and delete files (the API) of a conversation's session: the host forgets the
+        // session and deletes its folder.
         let r = o.call(Method::DELETE, &format!("{}?delete_files=true", api_path(&conn, &key)), None).await;
         assert_eq!(r.status, 200, "{}", r.body);
         let closed = r.json();
-        assert_eq!(closed["files_deleted"], true);
-        assert_eq!(closed["session_id"], key.as_str());
-        assert_eq!(closed["workspace"]["agent_name"], "report writer");
+        assert_eq!((closed["files_deleted"].as_bool(), closed["session_id"].as_str()), (Some(true), Some(key.as_str())));
         assert!(!is_open_on(peer, &key).await);
         assert!(!files_of(peer, &key).exists(), "the files are still on the host");
         let rows = audit(&app, "sandbox_session.files_deleted").await;

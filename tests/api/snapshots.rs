@@ -1,6 +1,6 @@
 //! Workspace snapshots against the real sandboxd peer, each on SQLite and PostgreSQL: a snapshot
 //! taken when a run finishes restores byte-identical files (without `node_modules/`) into a new
-//! run; a workspace whose files the host lost comes back from its latest snapshot, and the run
+//! run (on each host kind: `host_test!`, the Daytona fake too); a workspace whose files the host lost comes back from its latest snapshot, and the run
 //! says so; `session_state` continues a workspace and is refused across organizations, agents and
 //! after the workspace is deleted; the S3 path (an S3-compatible server, moto, run here) passes the
 //! same round trip as the local folder.
@@ -13,11 +13,12 @@ use serde_json::{json, Value};
 
 use agenticos::sandbox::snapshots::pending;
 
-use crate::db_test;
+use crate::hosts::{Host, HostKind};
 use crate::peer;
 use crate::s3_server;
 use crate::support::source_files::files_under;
 use crate::support::{row, service_agent, urlencode, Org};
+use crate::{db_test, host_test};
 
 /// Bytes that are not UTF-8, so "byte-identical" means something.
 pub(crate) fn binary() -> Vec<u8> {
@@ -101,10 +102,9 @@ pub(crate) async fn assert_run_reads_the_seed(o: &Org<'_>, run: &str) {
 /// The round trip both stores pass: files written in a run, a snapshot at its end, the archive
 /// downloadable (without `node_modules/`), and a new run in a new conversation that names the
 /// snapshot reads the same bytes.
-async fn round_trip(app: &crate::helpers::TestApp) {
-    let peer = peer::shared().await;
+async fn round_trip(app: &crate::helpers::TestApp, host: &Host) {
     let o = Org::new(app).await;
-    o.connect(peer).await;
+    host.connect(&o).await;
     let agent = o.agent(service_agent("saver", "conversation")).await;
     set_snapshots(&o, &agent, "on_finish").await;
     let conv = o.conversation(&agent, json!({})).await;
@@ -114,7 +114,8 @@ async fn round_trip(app: &crate::helpers::TestApp) {
     assert_eq!(o.write(&r1, "node_modules/left-pad/index.js", "module.exports = 1").await.status, 204);
     assert_eq!(o.write(&r1, "app/node_modules/x.js", "x").await.status, 204);
     assert_eq!(o.ws(&r1, Method::POST, "mkdir", Some(json!({"path": "empty/inside"}))).await.status, 204);
-    let workspace = workspace_of(&o, &r1).await["workspace_id"].as_str().expect("id").to_string();
+    let first = workspace_of(&o, &r1).await;
+    let workspace = first["workspace_id"].as_str().expect("id").to_string();
     let finished = finish(&o, &r1).await;
     assert_eq!(finished["status"], "finished");
     assert!(finished["session_state"].as_str().is_some_and(|s| s.len() > 20), "{finished}");
@@ -135,6 +136,7 @@ async fn round_trip(app: &crate::helpers::TestApp) {
     assert_run_reads_the_seed(&o, &r2).await;
     let st = workspace_of(&o, &r2).await;
     assert_ne!(st["workspace_id"], workspace.as_str());
+    assert_ne!(st["session_key"], first["session_key"], "its own workspace on the host");
     assert!(st["started_from"].as_str().is_some_and(|s| s.starts_with("restored from the snapshot of ")), "{st}");
     let ls = o.ws(&r2, Method::GET, "ls?path=empty", None).await.json();
     assert_eq!(ls[0]["name"], "inside", "{ls}");
@@ -148,7 +150,7 @@ async fn round_trip(app: &crate::helpers::TestApp) {
         .await
         .pop()
         .expect("the new workspace's session key");
-    let restored = peer.workspace_root.join(&key).join("workspace");
+    let restored = host.files_of(&key).await.expect("the new workspace's files on the host");
     assert!(restored.join("notes/plan.md").exists(), "{}", restored.display());
     assert!(!restored.join(".agenticos").exists(), "the stage and the manifest are removed");
 
@@ -176,16 +178,16 @@ async fn round_trip(app: &crate::helpers::TestApp) {
     b.bearer(&tb, Method::GET, &format!("/api/v1/snapshots/{id}/archive"), None).await.problem(404);
 }
 
-db_test! {
-    async fn a_snapshot_taken_at_finish_restores_byte_identical_files_into_a_new_run(app: TestApp) {
-        round_trip(&app).await;
+host_test! {
+    async fn a_snapshot_taken_at_finish_restores_byte_identical_files_into_a_new_run(app: TestApp, host: &Host) {
+        round_trip(&app, host).await;
     }
 }
 
 db_test! {
     async fn the_s3_store_passes_the_same_snapshot_round_trip(app: TestApp) settings(s3_server::settings()) {
         assert_eq!(app.state.snapshots.kind, "s3");
-        round_trip(&app).await;
+        round_trip(&app, &Host::start(HostKind::Sandboxd).await).await;
         // The archive is in the S3-compatible server's bucket.
         assert!(s3_server::object_count() > 0);
     }

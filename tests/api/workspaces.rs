@@ -4,68 +4,82 @@
 use reqwest::Method;
 use serde_json::json;
 
-use crate::db_test;
 use crate::peer::{self, Peer, PeerOptions};
 use crate::support::{row, service_agent, Org};
+use crate::{db_test, host_test};
 
-db_test! {
-    async fn a_sandboxd_workspace_opens_on_first_use_and_records_each_operation_once(app: TestApp) {
-        let peer = peer::shared().await;
+host_test! {
+    async fn a_workspace_opens_on_first_use_and_records_each_operation_once(app: TestApp, host: &Host) {
         let o = Org::new(&app).await;
-        o.connect(peer).await;
+        host.connect(&o).await;
         let agent = o.agent(service_agent("coder", "conversation")).await;
         let conv = o.conversation(&agent, json!({})).await;
         let run = o.run(&agent, Some(&conv), json!({})).await;
 
         let state = o.ws(&run, Method::GET, "state", None).await.json();
         assert_eq!(state["state"], "not_opened");
-        assert!(o.sessions_on(peer).await.is_empty(), "nothing opened before the first operation");
+        assert!(host.open_workspaces(&o).await.is_empty(), "nothing opened before the first operation");
 
-        let secret_content = "top-secret-content-4711";
-        assert_eq!(o.write(&run, "notes/hello.txt", secret_content).await.status, 204);
-        assert_eq!(o.sessions_on(peer).await.len(), 1, "the first operation opened one session");
+        let secret = "top-secret-content-4711";
+        assert_eq!(o.write(&run, "notes/hello.txt", secret).await.status, 204);
         let state = o.ws(&run, Method::GET, "state", None).await.json();
         assert_eq!(state["state"], "open");
-        let key = state["session_key"].as_str().expect("key");
+        assert_eq!(state["backend"], host.backend(), "{state}");
+        let key = state["session_key"].as_str().expect("key").to_string();
         assert!(key.starts_with("xc-") && key.len() <= 64, "{key}");
+        assert_eq!(host.open_workspaces(&o).await, [key.as_str()], "the first operation opened one workspace");
+        assert_eq!(host.file(&key, "notes/hello.txt").await.as_deref(), Some(secret), "the file on the host");
 
         let r = o.read(&run, "/workspace/notes/hello.txt").await;
-        assert_eq!((r.status.as_u16(), r.body.as_str()), (200, secret_content));
+        assert_eq!((r.status.as_u16(), r.body.as_str()), (200, secret));
         let ls = o.ws(&run, Method::GET, "ls?path=notes", None).await.json();
-        assert_eq!(ls[0]["name"], "hello.txt");
-        assert_eq!(ls[0]["path"], "notes/hello.txt");
+        assert_eq!((ls[0]["name"].as_str(), ls[0]["path"].as_str(), ls[0]["size"].as_u64()), (Some("hello.txt"), Some("notes/hello.txt"), Some(23)));
+        let stat = o.ws(&run, Method::GET, "stat?path=notes", None).await.json();
+        assert_eq!((stat["is_dir"].as_bool(), stat["path"].as_str()), (Some(true), Some("notes")));
+        assert_eq!(o.ws(&run, Method::POST, "mkdir", Some(json!({"path": "a/b/c"}))).await.status, 204);
         let out = o.exec(&run, "cat notes/hello.txt").await.json();
-        assert_eq!(out["stdout"], secret_content);
-        assert_eq!(out["exit_code"], 0);
+        assert_eq!((out["stdout"].as_str(), out["exit_code"].as_i64(), out["timed_out"].as_bool()), (Some(secret), Some(0), Some(false)));
         let out = o.exec(&run, "echo secret-output-99; exit 3").await.json();
-        assert_eq!(out["exit_code"], 3);
-        assert_eq!(out["stdout"], "secret-output-99\n");
+        assert_eq!((out["stdout"].as_str(), out["exit_code"].as_i64()), (Some("secret-output-99\n"), Some(3)));
+        let slow = o.ws(&run, Method::POST, "exec", Some(json!({"command": "sleep 5", "timeout_seconds": 1}))).await.json();
+        assert_eq!((slow["timed_out"].as_bool(), slow["exit_code"].as_i64()), (Some(true), None));
+        // Errors in our words: a missing file 404, a folder read 400.
+        o.read(&run, "nothing-here.txt").await.problem(404);
+        o.read(&run, "notes").await.problem(400);
         assert_eq!(o.ws(&run, Method::POST, "remove", Some(json!({"path": "notes/hello.txt"}))).await.status, 204);
-        let gone = o.ws(&run, Method::GET, "stat?path=notes/hello.txt", None).await;
-        gone.problem(404);
+        o.ws(&run, Method::GET, "stat?path=notes/hello.txt", None).await.problem(404);
+        assert_eq!(host.file(&key, "notes/hello.txt").await, None, "removed on the host");
         o.finish(&run).await;
 
         assert_eq!(
             o.rows(&run).await,
             vec![
-                row("write", "/workspace/notes/hello.txt", true, &format!("{} bytes", secret_content.len())),
-                row("read", "/workspace/notes/hello.txt", true, &format!("{} bytes", secret_content.len())),
+                row("write", "/workspace/notes/hello.txt", true, &format!("{} bytes", secret.len())),
+                row("read", "/workspace/notes/hello.txt", true, &format!("{} bytes", secret.len())),
                 row("ls", "/workspace/notes", true, "1 entries"),
+                row("mkdir", "/workspace/a/b/c", true, ""),
                 row("execute", "cat notes/hello.txt", true, "exit 0"),
                 row("execute", "echo secret-output-99; exit 3", false, "exit 3"),
+                row("execute", "sleep 5", false, "timed out"),
+                row("read", "/workspace/nothing-here.txt", false, "not found"),
+                row("read", "/workspace/notes", false, "is a directory"),
                 row("remove", "/workspace/notes/hello.txt", true, ""),
             ]
         );
-        // No payload and no output anywhere in the table.
+        // A conversation scope outlives its run: the workspace is kept, and the next run attaches.
+        let run2 = o.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(o.ws(&run2, Method::GET, "ls?path=a/b", None).await.json()[0]["name"], "c");
+        assert_eq!(host.open_workspaces(&o).await, [key.as_str()], "the second run attached to the same workspace");
+        // No payload, no output and no secret in any row.
         app.state.log.settle().await;
         let mut c = app.state.db.conn().await.expect("conn");
         let everything: Vec<(String, String)> =
             sqlx::query_as("SELECT target, detail FROM sandbox_operations").fetch_all(&mut *c).await.expect("q");
         for (t, d) in everything {
-            assert!(
-                !t.contains(secret_content) && !d.contains(secret_content) && !d.contains("secret-output-99"),
-                "{t} / {d}"
-            );
+            for hidden in [secret, host.secret()] {
+                assert!(!t.contains(hidden) && !d.contains(hidden), "{t} / {d}");
+            }
+            assert!(!d.contains("secret-output-99"), "{d}");
         }
     }
 }
@@ -205,11 +219,11 @@ db_test! {
     }
 }
 
-db_test! {
-    async fn twenty_concurrent_first_operations_of_one_conversation_open_one_session(app: TestApp) {
-        let peer = peer::shared().await;
+host_test! {
+    async fn concurrent_first_operations_of_one_scope_open_one_workspace(app: TestApp, host: &Host) {
         let o = Org::new(&app).await;
-        o.connect(peer).await;
+        host.connect(&o).await;
+        // Twenty operations spread over four runs of one conversation.
         let agent = o.agent(service_agent("busy", "conversation")).await;
         let conv = o.conversation(&agent, json!({})).await;
         let mut runs = Vec::new();
@@ -223,9 +237,28 @@ db_test! {
         });
         let statuses = futures_util::future::join_all(calls).await;
         assert!(statuses.iter().all(|s| *s == 204), "{statuses:?}");
-        assert_eq!(o.sessions_on(peer).await.len(), 1);
+        let key = key_of(&o, &runs[0]).await;
+        assert_eq!(host.open_workspaces(&o).await, [key.as_str()]);
         let ls = o.ws(&runs[0], Method::GET, "ls", None).await.json();
         assert_eq!(ls.as_array().map(Vec::len), Some(20));
+
+        // The first operations of eight runs of an agent scope, at once.
+        let agent = o.agent(service_agent("shared", "agent")).await;
+        let mut runs = Vec::new();
+        for _ in 0..8 {
+            runs.push(o.run(&agent, None, json!({})).await);
+        }
+        let writes = runs.iter().enumerate().map(|(i, run)| {
+            let o = &o;
+            async move { o.write(run, &format!("from-{i}.txt"), "x").await.status.as_u16() }
+        });
+        assert_eq!(futures_util::future::join_all(writes).await, vec![204; 8]);
+        let key2 = key_of(&o, &runs[0]).await;
+        let mut both = vec![key, key2];
+        both.sort();
+        assert_eq!(host.open_workspaces(&o).await, both);
+        let ls = o.ws(&runs[7], Method::GET, "ls", None).await.json();
+        assert_eq!(ls.as_array().map(Vec::len), Some(8));
     }
 }
 
@@ -279,21 +312,22 @@ db_test! {
     }
 }
 
-db_test! {
-    async fn a_finished_run_scoped_workspace_is_purged_on_the_host(app: TestApp) {
-        let peer = peer::shared().await;
+host_test! {
+    async fn a_finished_run_scoped_workspace_is_purged_on_the_host(app: TestApp, host: &Host) {
         let o = Org::new(&app).await;
-        o.connect(peer).await;
+        host.connect(&o).await;
         let agent = o.agent(json!({"name": "once", "backend": "service", "scope": "run", "skills": [{"path": "howto.md", "content": "# how"}], "manifest_files": [{"path": "data", "is_dir": true}]})).await;
         let run = o.run(&agent, None, json!({})).await;
         assert_eq!(o.write(&run, "out.txt", "x").await.status, 204);
         // Skills and the manifest were written at the first operation.
         assert_eq!(o.read(&run, "skills/howto.md").await.body, "# how");
         assert_eq!(o.ws(&run, Method::GET, "stat?path=data", None).await.json()["is_dir"], true);
-        let key = o.ws(&run, Method::GET, "state", None).await.json()["session_key"].as_str().expect("key").to_string();
-        assert!(key.starts_with("xr-"));
+        let key = key_of(&o, &run).await;
+        assert!(key.starts_with("xr-"), "{key}");
+        assert_eq!(host.file(&key, "out.txt").await.as_deref(), Some("x"));
         o.finish(&run).await;
-        assert_eq!(host_tree_status(peer, &key).await, 404, "the run's files were purged");
+        assert_eq!(host.files_of(&key).await, None, "the run's files were purged");
+        assert!(host.open_workspaces(&o).await.is_empty());
     }
 }
 
@@ -404,6 +438,11 @@ db_test! {
         // Only the one legitimate write was recorded.
         assert_eq!(o.rows(&run).await, vec![row("write", "/workspace/ok.txt", true, "4 bytes")]);
     }
+}
+
+/// The session key of `run`'s workspace.
+async fn key_of(o: &Org<'_>, run: &str) -> String {
+    o.ws(run, Method::GET, "state", None).await.json()["session_key"].as_str().expect("key").to_string()
 }
 
 /// The status the host answers for a workspace's file tree, asked directly (404: no files).

@@ -81,17 +81,11 @@ impl DaytonaSandbox {
     pub fn is_run_scoped(&self) -> bool {
         is_run_scope(self.workspace.as_ref(), self.scope.as_deref())
     }
+}
 
-    pub fn agent_words(&self) -> String {
-        SessionOwner::agent_words(self.workspace.as_ref())
-    }
-
-    pub fn access_words(&self) -> &'static str {
-        self.workspace.as_ref().map_or("", |w| w.access_label)
-    }
-
-    pub fn owner_words(&self) -> &str {
-        self.workspace.as_ref().and_then(|w| w.owner_name.as_deref()).unwrap_or("")
+impl super::model::Whose for DaytonaSandbox {
+    fn owner(&self) -> Option<&SessionOwner> {
+        self.workspace.as_ref()
     }
 }
 

@@ -9,7 +9,7 @@ use askama::Template;
 
 use super::activity::Activity;
 use super::error::RunningError;
-use super::model::{HostSessions, RunningSession, RunningSessions};
+use super::model::{HostSessions, RunningSession, RunningSessions, Whose};
 use super::service;
 use super::{AfterQuery, UsageQuery};
 use crate::sandbox::client::is_session_id;
@@ -189,12 +189,23 @@ fn varying(res: Result<HttpResponse, PageError>) -> Result<HttpResponse, PageErr
 // built here, in the HTTP layer (web/paths.rs), so the model and the services that return it
 // never reach `web`.
 
-impl RunningSession {
-    /// The operation log of this session's workspace; none for a session no workspace names.
-    pub fn log_path(&self) -> Option<String> {
-        self.workspace.as_ref().map(|w| paths::operations_of_workspace(&w.workspace_id))
+/// The links of a listed workspace of any host kind: its operation log and its conversation.
+pub trait WhoseLinks: Whose {
+    /// The operation log of its workspace; none for one no workspace names.
+    fn log_path(&self) -> Option<String> {
+        self.owner().map(|w| paths::operations_of_workspace(&w.workspace_id))
     }
 
+    /// The conversation's page and title, when there is one.
+    fn conversation(&self) -> Option<(String, &str)> {
+        let w = self.owner()?;
+        Some((paths::conversation(w.conversation_id.as_deref()?), w.conversation_title.as_deref()?))
+    }
+}
+
+impl<T: Whose> WhoseLinks for T {}
+
+impl RunningSession {
     /// Whether the row offers actions: a session id, listed under the connection it belongs to.
     fn actionable(&self) -> bool {
         is_session_id(&self.session_id) && self.owned_by.is_none()
@@ -217,12 +228,6 @@ impl RunningSession {
         self.actionable().then(|| paths::session_delete(&self.connection_id, &self.session_id))
     }
 
-    /// The conversation's page and title, when there is one.
-    pub fn conversation(&self) -> Option<(String, &str)> {
-        let w = self.workspace.as_ref()?;
-        Some((paths::conversation(w.conversation_id.as_deref()?), w.conversation_title.as_deref()?))
-    }
-
     /// The page of this session's workspace's files (Documents), when a workspace names it.
     pub fn files_path(&self) -> Option<String> {
         Some(paths::document_workspace(&self.workspace.as_ref()?.workspace_id))
@@ -230,20 +235,9 @@ impl RunningSession {
 }
 
 impl super::daytona_model::DaytonaSandbox {
-    /// The operation log of this sandbox's workspace; none for one no workspace names.
-    pub fn log_path(&self) -> Option<String> {
-        self.workspace.as_ref().map(|w| paths::operations_of_workspace(&w.workspace_id))
-    }
-
     /// Where "Close" posts (stop, or delete for a run's sandbox).
     pub fn close_path(&self) -> Option<String> {
         is_session_id(&self.sandbox_id).then(|| paths::session_close(&self.connection_id, &self.sandbox_id))
-    }
-
-    /// The conversation's page and title, when there is one.
-    pub fn conversation(&self) -> Option<(String, &str)> {
-        let w = self.workspace.as_ref()?;
-        Some((paths::conversation(w.conversation_id.as_deref()?), w.conversation_title.as_deref()?))
     }
 }
 
