@@ -190,10 +190,12 @@ document.addEventListener("htmx:afterSettle", function (event) {
       if (bar && e.lengthComputable) { bar.value = Math.round(100 * e.loaded / e.total); }
     });
     xhr.addEventListener("load", function () {
-      var tmp = document.createElement("ul");
-      tmp.innerHTML = xhr.responseText;
-      var answer = tmp.querySelector("li.upload-line");
-      if (answer) { list.replaceChild(answer, li); } else { refuse(li, "The console refused the file (" + xhr.status + ")."); }
+      var doc = new DOMParser().parseFromString(xhr.responseText, "text/html");
+      var answer = doc.querySelector("li.upload-line");
+      if (answer) { list.replaceChild(document.importNode(answer, true), li); return; }
+      // An error page (a refusal before the upload's own checks): its first paragraph says why.
+      var why = doc.querySelector("main h1 + p");
+      refuse(li, why ? why.textContent.trim() : "The console refused the file (" + xhr.status + ").");
     });
     xhr.addEventListener("error", function () { refuse(li, "The file could not be sent: the connection failed."); });
     xhr.send(file);

@@ -41,12 +41,20 @@ async fn axe_clean(b: &Browser, what: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Makes the page `width` px wide (the window's frame added).
+/// Makes the page `width` px wide: the window is resized by what the page lacks, a few times
+/// (a window made narrow does not keep its frame's width).
 async fn width(b: &Browser, width: u32) -> anyhow::Result<()> {
-    let frame =
-        js(b, "return [window.outerWidth - window.innerWidth, window.outerHeight - window.innerHeight]").await?;
-    let extra = |i: usize| frame[i].as_u64().and_then(|n| u32::try_from(n).ok()).unwrap_or(0);
-    b.client.set_window_size(width + extra(0), 844 + extra(1)).await?;
+    for _ in 0..4 {
+        let now =
+            js(b, "return [window.outerWidth, window.innerWidth, window.outerHeight, window.innerHeight]").await?;
+        let n = |i: usize| now[i].as_i64().unwrap_or(0);
+        if n(1) == i64::from(width) {
+            return Ok(());
+        }
+        let outer = (n(0) + i64::from(width) - n(1)).max(100);
+        let tall = n(2) + 844 - n(3);
+        b.client.set_window_size(u32::try_from(outer)?, u32::try_from(tall.max(200))?).await?;
+    }
     wait_until(b, &format!("the page to be {width} px wide"), &format!("return window.innerWidth === {width}")).await
 }
 
