@@ -30,6 +30,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/agents/{id}/delete", web::post().to(pages::delete::agent))
         .route("/conversations", web::get().to(pages::conversations::conversations))
         .route("/conversations/{id}", web::get().to(pages::conversations::show))
+        .route("/conversations/{id}/files", web::post().to(pages::uploads::upload))
         .route("/conversations/{id}/workspace", web::get().to(pages::conversations::workspace_partial))
         .route("/conversations/{id}/delete", web::get().to(pages::delete::conversation_form))
         .route("/conversations/{id}/delete", web::post().to(pages::delete::conversation));

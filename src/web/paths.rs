@@ -38,6 +38,8 @@ pub const API_REFERENCE: &str = "/api-reference";
 pub const SANDBOXES: &str = "/sandboxes";
 pub const SANDBOXES_NEW: &str = "/sandboxes/new";
 pub const SANDBOXES_PROBE: &str = "/sandboxes/probe";
+/// Where the connection dialog posts when its kind changes: the form again, for that kind.
+pub const SANDBOXES_KIND: &str = "/sandboxes/kind";
 /// The Connections table's poll for each host's health.
 pub const SANDBOXES_HEALTH: &str = "/sandboxes/health";
 /// The Running tab of the Sandboxes section.
@@ -136,6 +138,7 @@ item_paths! {
     agent_delete => AGENTS / "delete";
     conversation => CONVERSATIONS;
     conversation_workspace => CONVERSATIONS / "workspace";
+    conversation_files => CONVERSATIONS / "files";
     conversation_delete => CONVERSATIONS / "delete";
     document_workspace => DOCUMENT_WORKSPACES;
     document_workspace_snapshots => DOCUMENT_WORKSPACES / "snapshots";

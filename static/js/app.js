@@ -137,3 +137,96 @@ document.addEventListener("htmx:afterSettle", function (event) {
   var top = pane.getBoundingClientRect().top;
   if (window.innerWidth > 768 && (top < 0 || top > window.innerHeight)) { pane.scrollIntoView({ block: "start" }); }
 });
+// A conversation's "Add files": each file dropped or chosen is sent on its own (its bytes as the
+// body, the CSRF token in a header) with a progress bar; the server's line replaces the bar. A
+// file over the limit is refused here without sending (the server refuses it too).
+(function () {
+  "use strict";
+  function line(list, name) {
+    var li = document.createElement("li");
+    li.className = "upload-line upload-sending";
+    li.setAttribute("data-name", name);
+    var label = document.createElement("span");
+    label.className = "upload-name";
+    label.textContent = name;
+    var bar = document.createElement("progress");
+    bar.max = 100;
+    bar.value = 0;
+    bar.setAttribute("aria-label", "Sending " + name);
+    li.appendChild(label);
+    li.appendChild(document.createTextNode(" "));
+    li.appendChild(bar);
+    list.appendChild(li);
+    return li;
+  }
+  function refuse(li, message) {
+    li.className = "upload-line upload-error";
+    li.textContent = "";
+    var badge = document.createElement("span");
+    badge.className = "badge badge-red";
+    badge.textContent = "not attached";
+    var text = document.createElement("span");
+    text.className = "upload-message";
+    text.setAttribute("role", "alert");
+    text.textContent = message;
+    li.appendChild(badge);
+    li.appendChild(document.createTextNode(" " + li.getAttribute("data-name") + ": "));
+    li.appendChild(text);
+  }
+  function send(zone, file) {
+    var list = document.getElementById("attach-list");
+    var li = line(list, file.name);
+    var max = parseInt(zone.getAttribute("data-max-bytes"), 10);
+    if (file.size > max) {
+      refuse(li, file.name + " is larger than " + Math.floor(max / 1048576) + " MiB, the most one file may be.");
+      return;
+    }
+    var xhr = new XMLHttpRequest();
+    xhr.open("POST", zone.getAttribute("data-upload") + "?name=" + encodeURIComponent(file.name));
+    xhr.setRequestHeader("Content-Type", "application/octet-stream");
+    xhr.setRequestHeader("X-CSRF-Token", zone.getAttribute("data-csrf"));
+    xhr.upload.addEventListener("progress", function (e) {
+      var bar = li.querySelector("progress");
+      if (bar && e.lengthComputable) { bar.value = Math.round(100 * e.loaded / e.total); }
+    });
+    xhr.addEventListener("load", function () {
+      var doc = new DOMParser().parseFromString(xhr.responseText, "text/html");
+      var answer = doc.querySelector("li.upload-line");
+      if (answer) { list.replaceChild(document.importNode(answer, true), li); return; }
+      // An error page (a refusal before the upload's own checks): its first paragraph says why.
+      var why = doc.querySelector("main h1 + p");
+      refuse(li, why ? why.textContent.trim() : "The console refused the file (" + xhr.status + ").");
+    });
+    xhr.addEventListener("error", function () { refuse(li, "The file could not be sent: the connection failed."); });
+    xhr.send(file);
+  }
+  function sendAll(zone, files) {
+    Array.prototype.forEach.call(files, function (f) { send(zone, f); });
+  }
+  document.addEventListener("change", function (event) {
+    var input = event.target;
+    if (!input || input.id !== "attach-input") { return; }
+    var zone = document.getElementById("attach-drop");
+    if (zone && input.files) { sendAll(zone, input.files); }
+    input.value = "";
+  });
+  ["dragenter", "dragover"].forEach(function (type) {
+    document.addEventListener(type, function (event) {
+      var zone = event.target && event.target.closest ? event.target.closest("#attach-drop") : null;
+      if (!zone) { return; }
+      event.preventDefault();
+      zone.classList.add("dropzone-over");
+    });
+  });
+  document.addEventListener("dragleave", function (event) {
+    var zone = event.target && event.target.closest ? event.target.closest("#attach-drop") : null;
+    if (zone) { zone.classList.remove("dropzone-over"); }
+  });
+  document.addEventListener("drop", function (event) {
+    var zone = event.target && event.target.closest ? event.target.closest("#attach-drop") : null;
+    if (!zone) { return; }
+    event.preventDefault();
+    zone.classList.remove("dropzone-over");
+    if (event.dataTransfer && event.dataTransfer.files) { sendAll(zone, event.dataTransfer.files); }
+  });
+})();

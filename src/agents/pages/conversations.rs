@@ -176,6 +176,13 @@ pub struct ConversationPage {
 }
 
 impl ConversationPage {
+    /// The largest file a person may attach, as the drop zone checks it before sending.
+    pub fn max_bytes(&self) -> usize {
+        crate::sandbox::workspaces::uploads::MAX_BYTES
+    }
+    pub fn max_mib(&self) -> usize {
+        self.max_bytes() / 1024 / 1024
+    }
     pub fn log_path(&self) -> String {
         paths::operations_of_conversation(&self.conversation.id)
     }

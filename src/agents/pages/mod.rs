@@ -6,6 +6,7 @@ pub mod delete;
 pub mod fields;
 pub mod files;
 pub mod manifest_rows;
+pub mod uploads;
 
 use std::collections::BTreeMap;
 

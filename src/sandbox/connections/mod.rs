@@ -27,6 +27,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/sandboxes", web::post().to(pages::create))
         .route("/sandboxes/new", web::get().to(pages::new_form))
         .route("/sandboxes/probe", web::post().to(pages::probe))
+        .route("/sandboxes/kind", web::post().to(pages::kind_changed))
         .route("/sandboxes/health", web::get().to(pages::health))
         .route("/sandboxes/{id}", web::post().to(pages::update))
         .route("/sandboxes/{id}/edit", web::get().to(pages::edit_form))

@@ -123,6 +123,16 @@ impl ConnectionKind {
         }
     }
 
+    /// Whether a connection of this kind is to a provider's API (an API URL, an API key, runtimes
+    /// that are the provider's snapshot names), rather than to a host of ours (an address, a host
+    /// token, the catalog's runtimes): the connection dialog asks and words its fields by this.
+    pub fn is_provider_api(self) -> bool {
+        match self {
+            ConnectionKind::Sandboxd => false,
+            ConnectionKind::Daytona => true,
+        }
+    }
+
     /// Whether a workspace may have left a sandbox at the host before its row had a session id:
     /// Daytona creates a sandbox by name, so a create whose sandbox then failed to start leaves
     /// one there (its tombstone names it by name).

@@ -31,5 +31,6 @@ pub mod state;
 pub mod state_finish;
 pub mod state_store;
 pub mod store;
+pub mod uploads;
 
 pub use restoring::Unpacked;

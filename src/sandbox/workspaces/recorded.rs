@@ -111,6 +111,16 @@ fn no_detail<T>(_: &T) -> (bool, String) {
     (true, String::new())
 }
 
+impl<B: WorkspaceBackend + ?Sized> Recorded<'_, B> {
+    /// A write a person asked for (a file attached to a conversation): its row's detail names
+    /// them beside the byte count.
+    pub async fn write_by(&mut self, path: &WorkspacePath, bytes: &[u8], person: &str) -> Result<()> {
+        let work = self.inner.write(path, bytes);
+        let detail = format!("{} bytes, attached by {person}", bytes.len());
+        record(self.recorder, &self.keys, Operation::Write, path.display(), work, move |_| (true, detail)).await
+    }
+}
+
 /// A success with its byte count.
 pub(super) fn bytes_detail(n: usize) -> (bool, String) {
     (true, format!("{n} bytes"))

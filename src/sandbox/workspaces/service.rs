@@ -72,7 +72,7 @@ pub async fn resolve(st: &AppState, caller: &Caller, run_id: &str) -> Result<Res
 }
 
 /// [`resolve`] for a caller whose access was decided elsewhere; still confined to `org_id`.
-async fn resolve_in(st: &AppState, org_id: &str, run_id: &str) -> Result<Resolved> {
+pub(super) async fn resolve_in(st: &AppState, org_id: &str, run_id: &str) -> Result<Resolved> {
     match resolve_or_plan(st, org_id, run_id, true).await? {
         Resolution::Row(r) => Ok(*r),
         Resolution::NoRowYet { .. } => Err(WorkspaceError::Internal(anyhow::anyhow!("workspace row vanished"))),
@@ -186,7 +186,7 @@ async fn placement_of(st: &AppState, org_id: &str, agent: &Agent) -> Result<(Pla
 }
 
 /// The run's workspace behind the recording wrapper: the only way an operation reaches a backend.
-fn workspace(st: &AppState, r: Resolved) -> Recorded<'_, dyn WorkspaceBackend + '_> {
+pub(super) fn workspace(st: &AppState, r: Resolved) -> Recorded<'_, dyn WorkspaceBackend + '_> {
     let keys = RowKeys::of(&r);
     let backend: Box<dyn WorkspaceBackend + '_> = match r.agent.backend {
         Backend::State => Box::new(StateBackend::new(st, r)),

@@ -106,8 +106,12 @@ impl FormPartial {
     ) -> Result<FormPartial, PageError> {
         let runtime_error = errors.get("default_runtime").map(str::to_string);
         let mut secrets = crate::vault::service::list(st, caller).await?;
-        // The keys a host may be sent: a sandboxd host's and Daytona's (each kind only its own).
-        secrets.retain(|s| ConnectionKind::all().any(|k| s.purpose == keys::purpose_for(k)));
+        // The keys this kind of host may be sent (a sandboxd host's, or Daytona's); a kind the
+        // form does not know yet offers every kind's.
+        match ConnectionKind::parse(&values.kind) {
+            Some(k) => secrets.retain(|s| s.purpose == keys::purpose_for(k)),
+            None => secrets.retain(|s| ConnectionKind::all().any(|k| s.purpose == keys::purpose_for(k))),
+        }
         let discovered = match st.docker {
             Some(_) => Some(discovered::of_engine_for(st, &service::list(st, caller).await?).await),
             None => None,
@@ -182,9 +186,23 @@ impl FormPartial {
             url::form_urlencoded::byte_serialize(address.as_bytes()).collect::<String>()
         )
     }
+    /// Whether the form is for a Daytona connection (its fields and words are Daytona's).
+    pub fn is_daytona(&self) -> bool {
+        ConnectionKind::parse(&self.kind).is_some_and(ConnectionKind::is_provider_api)
+    }
+    pub fn new_key_label(&self) -> &'static str {
+        if self.is_daytona() {
+            "New API key"
+        } else {
+            "New token"
+        }
+    }
     pub fn address_hint(&self) -> String {
-        let rule =
-            "http(s), no credentials in the address. For Daytona, its API URL (empty: https://app.daytona.io/api).";
+        let rule = if self.is_daytona() {
+            "Your Daytona API's URL, http(s), no credentials in it. Empty: Daytona's cloud, https://app.daytona.io/api."
+        } else {
+            "http(s), no credentials in the address."
+        };
         match &self.address_note {
             Some(note) => format!("{note} {rule}"),
             None => rule.to_string(),
@@ -200,13 +218,17 @@ impl FormPartial {
     }
 }
 
-/// A field's label, for "Not saved: see the message at …".
-fn label_of(field: &str) -> &'static str {
-    match field {
-        "address" => "Address",
-        "new_key" => "New token",
-        "credential_secret_id" => "Key",
-        "default_runtime" => "Default runtime",
+/// A field's label, for "Not saved: see the message at …" (a Daytona form names its own).
+fn label_of(field: &str, kind: &str) -> &'static str {
+    let daytona = ConnectionKind::parse(kind).is_some_and(ConnectionKind::is_provider_api);
+    match (field, daytona) {
+        ("address", false) => "Address",
+        ("address", true) => "API URL",
+        ("new_key", false) => "New token",
+        ("new_key", true) => "New API key",
+        ("credential_secret_id", _) => "Key",
+        ("default_runtime", false) => "Default runtime",
+        ("default_runtime", true) => "Snapshot",
         _ => "the form",
     }
 }
@@ -383,7 +405,7 @@ async fn saved_or_form(
         Err(ConnectionError::Unhealthy(check)) => {
             let errors = FieldErrors::one(check.field, check.message.clone());
             let form = FormPartial::build(st, caller, id, f, errors).await?.answered(check.probe);
-            let form = FormPartial { refused_at: Some(label_of(check.field)), probe: None, ..form };
+            let form = FormPartial { refused_at: Some(label_of(check.field, &f.kind)), probe: None, ..form };
             show_form(caller, req, StatusCode::UNPROCESSABLE_ENTITY, form)
         }
         Err(e) => Err(AppError::from(e).into()),
@@ -411,6 +433,34 @@ pub async fn update(
     let f = form.into_inner();
     let result = service::update(&st, &caller, &id, f.input()).await;
     saved_or_form(&st, &caller, &req, &f, Some(id.into_inner()), result).await
+}
+
+/// The kind changed: the whole form again for that kind, with what was typed kept (no host is
+/// asked, no message shown). A runtime of the other kind's is not carried over: sandboxd starts
+/// from the catalog's default, Daytona from the organization's default snapshot.
+pub async fn kind_changed(
+    st: Data<AppState>,
+    caller: PageCaller,
+    req: HttpRequest,
+    form: Form<ConnectionForm>,
+) -> Result<HttpResponse, PageError> {
+    if !caller.role.can_manage_connections() {
+        return Err(AppError::forbidden().into());
+    }
+    let mut f = form.into_inner();
+    let in_catalog = st.catalog.get(f.default_runtime.trim()).is_some();
+    match ConnectionKind::parse(&f.kind).map(ConnectionKind::is_provider_api) {
+        Some(true) if in_catalog => f.default_runtime.clear(),
+        Some(false) if !in_catalog => f.default_runtime = st.catalog.default_runtime().alias.clone(),
+        Some(_) | None => {}
+    }
+    // A stored key of the other kind's purpose is not offered: paste one, or choose again.
+    let connection_id = (!f.connection_id.trim().is_empty()).then(|| f.connection_id.trim().to_string());
+    let mut form = FormPartial::build(&st, &caller, connection_id, &f, FieldErrors::new()).await?;
+    if !form.secrets.iter().any(|s| s.id == form.credential_secret_id) {
+        form.credential_secret_id.clear();
+    }
+    show_form(&caller, &req, StatusCode::OK, form)
 }
 
 /// "Test this host": the whole form again, with the host's answer — its runtimes marked and the

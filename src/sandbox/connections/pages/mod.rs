@@ -18,7 +18,7 @@ use crate::web::{page, paths, redirect_with_flash, render, see_other, PageCaller
 
 pub mod form;
 
-pub use form::{create, edit_form, new_form, probe, update};
+pub use form::{create, edit_form, kind_changed, new_form, probe, update};
 
 #[derive(Template)]
 #[template(path = "sandbox/connections/index.html")]
