@@ -242,7 +242,11 @@ async fn main() {
     let token = agenticos::tokens::service::create(
         &state.db,
         &caller,
-        agenticos::tokens::service::NewToken { name: "bench".into(), role: "operator".into() },
+        agenticos::tokens::service::NewToken {
+            name: "bench".into(),
+            role: "operator".into(),
+            description: String::new(),
+        },
     )
     .await
     .expect("token")

@@ -1,5 +1,5 @@
 //! The `agenticos` command line: `serve` (default), `migrate`, `admin create-owner`,
-//! `admin create-token`, `sandbox-runtimes`, `sandbox-token`, `doctor`, `sweep`, `backup`,
+//! `admin create-token`, `admin reset-password`, `sandbox-runtimes`, `sandbox-token`, `doctor`, `sweep`, `backup`,
 //! `docker-proxy`, `healthcheck`, `--version`.
 
 use std::io::BufRead;
@@ -21,12 +21,20 @@ USAGE:
                                       --password-stdin a new account gets a one-time
                                       password (printed once), and its first sign-in
                                       must choose its own
-    agenticos admin create-token --organization ORG --role ROLE --name NAME [--email EMAIL]
+    agenticos admin create-token --organization ORG --role ROLE --name NAME [--description TEXT]
+                                 [--email EMAIL]
                                       create an API token in organization ORG (its name or
                                       id) and print it once. It is created by EMAIL, who must
                                       be an owner or admin there (default: the organization's
                                       first owner), can carry no role above theirs, and is
                                       in the audit log as created on the command line
+    agenticos admin reset-password --email EMAIL [--link]
+                                      the way back for a locked-out account (a sole owner
+                                      without mail): print a one-time password (shown once;
+                                      the first sign-in with it chooses a new one), or with
+                                      --link a reset link on AGENTICOS_PUBLIC_URL (works once,
+                                      for an hour). Every sign-in of the account ends, its
+                                      lock-out ends, and the audit log records it
     agenticos sandbox-runtimes [--write | --check] [--repo DIR]
                                       print the SANDBOXD_RUNTIMES value the sandboxd hosts
                                       need (from the runtime catalog); --write rewrites it in
@@ -88,11 +96,15 @@ pub async fn run(args: Vec<String>) -> i32 {
         ["migrate"] => migrate(config).await.map(|()| 0),
         ["admin", "create-owner", rest @ ..] => create_owner(config, rest).await.map(|()| 0),
         ["admin", "create-token", rest @ ..] => {
-            match Flags::parse(rest, &[], &["--organization", "--role", "--name", "--email"]) {
+            match Flags::parse(rest, &[], &["--organization", "--role", "--name", "--description", "--email"]) {
                 Ok(flags) => create_token(config, &flags).await.map(|()| 0),
                 Err(e) => return usage_error(&e),
             }
         }
+        ["admin", "reset-password", rest @ ..] => match Flags::parse(rest, &["--link"], &["--email"]) {
+            Ok(flags) => reset_password(config, &flags).await.map(|()| 0),
+            Err(e) => return usage_error(&e),
+        },
         ["sandbox-runtimes", rest @ ..] => match Flags::parse(rest, &["--write", "--check"], &["--repo"]) {
             Ok(flags) => sandbox_runtimes(&config, &flags),
             Err(e) => return usage_error(&e),
@@ -294,7 +306,11 @@ async fn create_token(config: Config, flags: &Flags<'_>) -> anyhow::Result<()> {
         Err(crate::orgs::error::OrgError::Invalid(f)) => return Err(fields(f)),
         Err(e) => return Err(e.into()),
     };
-    let input = crate::tokens::service::NewToken { name: name.to_string(), role: role.to_string() };
+    let input = crate::tokens::service::NewToken {
+        name: name.to_string(),
+        role: role.to_string(),
+        description: flags.value("--description").unwrap_or_default().to_string(),
+    };
     match crate::tokens::service::create(&state.db, &caller, input).await {
         Ok(created) => {
             let t = &created.token;
@@ -303,6 +319,36 @@ async fn create_token(config: Config, flags: &Flags<'_>) -> anyhow::Result<()> {
             Ok(())
         }
         Err(crate::tokens::error::TokenError::Invalid(f)) => Err(fields(f)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `admin reset-password`: a one-time password or a reset link for an account, printed once.
+async fn reset_password(config: Config, flags: &Flags<'_>) -> anyhow::Result<()> {
+    use crate::auth::admin_reset::{self, Way};
+    crate::telemetry::init(&config.log, std::io::stderr);
+    let email = flags.value("--email").ok_or_else(|| anyhow::anyhow!("--email is required"))?;
+    let way = if flags.has("--link") { Way::Link(config.http.public_url.clone()) } else { Way::OneTimePassword };
+    let db = crate::db::Db::connect(&config.database.url, 2).await?;
+    db.migrate().await?;
+    let result = admin_reset::reset_password(&db, email, way).await;
+    db.close().await;
+    match result {
+        Ok(done) => {
+            let ended = crate::words::count(done.sessions_ended as usize, "sign-in", "sign-ins");
+            if flags.has("--link") {
+                println!("reset link for {} (works once, within the next hour): {}", done.email, done.secret);
+                println!("whoever opens it chooses the new password; {ended} ended");
+            } else {
+                println!("one-time password for {} (shown once): {}", done.email, done.secret);
+                println!("at the first sign-in with it, {} chooses their own password; {ended} ended", done.email);
+            }
+            Ok(())
+        }
+        Err(crate::auth::error::AuthError::Invalid(f)) => {
+            let lines: Vec<String> = f.0.iter().map(|e| format!("{}: {}", e.field, e.message)).collect();
+            anyhow::bail!("{}", lines.join("; "))
+        }
         Err(e) => Err(e.into()),
     }
 }

@@ -118,6 +118,23 @@ pub fn name(errors: &mut FieldErrors, field: &str, raw: &str, what: &str) -> Str
     v
 }
 
+/// The most characters a description (what an API token is for) has.
+pub const DESCRIPTION_MAX: usize = 300;
+
+/// An optional description, trimmed: at most [`DESCRIPTION_MAX`] characters on one line, no
+/// control or invisible characters. `what` names it with its article, capitalised.
+pub fn description(errors: &mut FieldErrors, field: &str, raw: &str, what: &str) -> String {
+    let v = raw.trim().to_string();
+    if v.chars().count() > DESCRIPTION_MAX {
+        errors.add(field, format!("{what} has at most {DESCRIPTION_MAX} characters."));
+    } else if v.chars().any(|c| c.is_control()) {
+        errors.add(field, format!("{what} is one line: it cannot contain line breaks or other control characters."));
+    } else if v.chars().any(is_invisible) {
+        errors.add(field, format!("{what} cannot contain invisible characters or text-direction overrides."));
+    }
+    v
+}
+
 /// An identifier another system gives (a channel's key, a sender's platform id), already
 /// trimmed: at most 200 characters, no control characters (CR, LF, NUL), no invisible ones
 /// (as [`name`] refuses). `what` names it with its article, capitalised: "A channel key".

@@ -14,6 +14,8 @@ pub const EVENTS: &[(&str, &str)] = &[
     ("member.password_reset", "Password reset by an admin"),
     ("account.password_changed", "Password changed"),
     ("account.password_reset_by_mail", "Password reset with a mailed link"),
+    ("account.password_reset_on_command_line", "Password reset on the command line"),
+    ("sign_in.succeeded", "Signed in"),
     ("sign_in.failed", "Sign-in failed"),
     ("sign_in.locked", "Sign-in locked"),
     ("token.created", "API token created"),

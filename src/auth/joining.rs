@@ -86,6 +86,8 @@ pub async fn join_with_password(
         }
     };
     invitations::accept_in(&mut tx, &inv, &user_id, &email, note).await.map_err(AuthError::Invitation)?;
+    // Joining with a password is a sign-in (the invitation's audit line says who joined).
+    store::note_sign_in(&mut tx, &user_id, now).await?;
     let session = create_session(st, &mut tx, &user_id, Some(&inv.organization_id)).await?;
     tx.commit().await.map_err(DbError::from)?;
     tracing::info!(event = "invitation_accepted", user_id = %user_id, organization_id = %inv.organization_id, "joined");

@@ -2,6 +2,7 @@
 
 pub mod account;
 pub mod accounts;
+pub mod admin_reset;
 pub mod error;
 pub mod forgot;
 pub mod joining;

@@ -55,6 +55,7 @@ pub async fn setup(st: &AppState, input: SetupInput) -> Result<NewSession, AuthE
         "first-run setup",
     )
     .await?;
+    store::note_sign_in(&mut tx, &user_id, now).await?;
     let session = create_session(st, &mut tx, &user_id, Some(&org.id)).await?;
     tx.commit().await.map_err(db::DbError::from)?;
     tracing::info!(event = "setup_done", user_id = %user_id, organization_id = %org.id, "first owner created");
@@ -169,12 +170,33 @@ pub async fn login(st: &AppState, input: LoginInput) -> Result<NewSession, AuthE
         return Err(AuthError::BadCredentials);
     };
     clear_failures(st, &mut tx, &email, now).await?;
-    let org = orgs::organization_ids_of(&mut tx, &user.id).await?.into_iter().next();
-    let session = create_session(st, &mut tx, &user.id, org.as_deref()).await?;
+    let orgs = orgs::organization_ids_of(&mut tx, &user.id).await?;
+    record_sign_in(&mut tx, &user, &orgs, now).await?;
+    let session = create_session(st, &mut tx, &user.id, orgs.first().map(String::as_str)).await?;
     tx.commit().await.map_err(db::DbError::from)?;
     tracing::info!(event = "sign_in", user_id = %user.id, "signed in");
     Ok(session)
 }
+
+/// A right password: the account's last sign-in is now, and `sign_in.succeeded` is in the audit
+/// log of each of its organizations (`org_ids`), by the person.
+async fn record_sign_in(
+    c: &mut db::Conn,
+    user: &store::UserRow,
+    org_ids: &[String],
+    now: i64,
+) -> Result<(), AuthError> {
+    store::note_sign_in(c, &user.id, now).await?;
+    for org_id in org_ids {
+        audit::record(c, org_id, &Actor::user(&user.id, &user.email), "sign_in.succeeded", &user.email, "password")
+            .await?;
+    }
+    Ok(())
+}
+
+/// Who a failed sign-in is by in the audit log: the password was not verified, so not the account
+/// it names (that is the event's subject).
+pub(super) const UNVERIFIED_SIGN_IN: &str = "an unverified sign-in attempt";
 
 /// The failures of `email` within the window, or [`AuthError::LockedOut`] once they reach the
 /// limit: /login and accepting an invitation with a password share this per-account limit.
@@ -209,10 +231,10 @@ pub(super) async fn record_failure(
     };
     let locked = failures + 1 >= cfg.login_max_failures as i64;
     for org_id in orgs::organization_ids_of(c, &u.id).await? {
-        audit::record(c, &org_id, &Actor::system("sign-in"), "sign_in.failed", &u.email, detail).await?;
+        audit::record(c, &org_id, &Actor::system(UNVERIFIED_SIGN_IN), "sign_in.failed", &u.email, detail).await?;
         if locked {
             let detail = format!("{} failures within {} minutes", cfg.login_max_failures, cfg.login_window_minutes);
-            audit::record(c, &org_id, &Actor::system("sign-in"), "sign_in.locked", &u.email, &detail).await?;
+            audit::record(c, &org_id, &Actor::system(UNVERIFIED_SIGN_IN), "sign_in.locked", &u.email, &detail).await?;
         }
     }
     Ok(())

@@ -55,6 +55,12 @@ pub async fn find_user_by_email(c: &mut Conn, email: &str) -> DbResult<Option<Us
         .await?)
 }
 
+/// The account signed in with its password at `now` (Members' "Last sign-in").
+pub async fn note_sign_in(c: &mut Conn, user_id: &str, now: i64) -> DbResult<()> {
+    sqlx::query("UPDATE users SET last_sign_in_at = $1 WHERE id = $2").bind(now).bind(user_id).execute(c).await?;
+    Ok(())
+}
+
 pub async fn insert_session(
     c: &mut Conn,
     id: &str,

@@ -38,6 +38,9 @@ pub struct Member {
     pub role: Role,
     /// Epoch milliseconds (UTC).
     pub created_at: i64,
+    /// Epoch milliseconds (UTC) of the person's last sign-in with their password (in any
+    /// organization: an account is one); null before their first.
+    pub last_sign_in_at: Option<i64>,
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ struct MemberRow {
     email: String,
     role: String,
     created_at: i64,
+    last_sign_in_at: Option<i64>,
 }
 
 fn role(s: &str) -> Role {
@@ -69,7 +70,7 @@ pub async fn choices_of(c: &mut Conn, user_id: &str) -> DbResult<Vec<OrgChoice>>
 
 pub async fn members(c: &mut Conn, org_id: &str) -> DbResult<Vec<Member>> {
     let rows: Vec<MemberRow> = sqlx::query_as(
-        "SELECT m.id, m.user_id, u.email, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id \
+        "SELECT m.id, m.user_id, u.email, m.role, m.created_at, u.last_sign_in_at FROM memberships m JOIN users u ON u.id = m.user_id \
          WHERE m.organization_id = $1 ORDER BY m.created_at, u.email",
     )
     .bind(org_id)
@@ -79,12 +80,19 @@ pub async fn members(c: &mut Conn, org_id: &str) -> DbResult<Vec<Member>> {
 }
 
 fn to_member(r: MemberRow) -> Member {
-    Member { id: r.id, user_id: r.user_id, email: r.email, role: role(&r.role), created_at: r.created_at }
+    Member {
+        id: r.id,
+        user_id: r.user_id,
+        email: r.email,
+        role: role(&r.role),
+        created_at: r.created_at,
+        last_sign_in_at: r.last_sign_in_at,
+    }
 }
 
 pub async fn member(c: &mut Conn, org_id: &str, membership_id: &str) -> DbResult<Option<Member>> {
     let q = sqlx::query_as(
-        "SELECT m.id, m.user_id, u.email, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id \
+        "SELECT m.id, m.user_id, u.email, m.role, m.created_at, u.last_sign_in_at FROM memberships m JOIN users u ON u.id = m.user_id \
          WHERE m.organization_id = $1 AND m.id = $2",
     );
     let row: Option<MemberRow> = db::fetch_org_row(c, q, org_id, membership_id).await?;
@@ -94,7 +102,7 @@ pub async fn member(c: &mut Conn, org_id: &str, membership_id: &str) -> DbResult
 /// The member of an organization with this e-mail address.
 pub async fn member_by_email(c: &mut Conn, org_id: &str, email: &str) -> DbResult<Option<Member>> {
     let row: Option<MemberRow> = sqlx::query_as(
-        "SELECT m.id, m.user_id, u.email, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id \
+        "SELECT m.id, m.user_id, u.email, m.role, m.created_at, u.last_sign_in_at FROM memberships m JOIN users u ON u.id = m.user_id \
          WHERE m.organization_id = $1 AND u.email = $2",
     )
     .bind(org_id)

@@ -52,6 +52,9 @@ pub struct NewTokenBody {
     /// The role the token acts with; at most the creator's own.
     #[serde(default)]
     pub role: String,
+    /// What the token is for, where it is used: optional, at most 300 characters on one line.
+    #[serde(default)]
+    pub description: String,
     /// How many days the token works: 30, 90 or 365; absent or null, it never expires. Once
     /// expired it is a 401 `token-expired` problem everywhere.
     #[serde(default)]
@@ -77,7 +80,13 @@ pub async fn create_token(
 ) -> Result<HttpResponse, ApiError> {
     let b = body.into_inner();
     let expiry = b.expires_in_days.map(|d| (d, "expires_in_days"));
-    let created = service::create_expiring(&st.db, &c, NewToken { name: b.name, role: b.role }, expiry).await?;
+    let created = service::create_expiring(
+        &st.db,
+        &c,
+        NewToken { name: b.name, role: b.role, description: b.description },
+        expiry,
+    )
+    .await?;
     Ok(HttpResponse::Created().json(CreatedTokenBody { token: created.token, value: created.value }))
 }
 

@@ -7,6 +7,8 @@ pub struct ApiToken {
     pub id: String,
     /// Its name, as its creator gave it.
     pub name: String,
+    /// What it is for, as its creator described it; empty when they did not.
+    pub description: String,
     /// The first characters of the value, to recognise it.
     pub prefix: String,
     /// The role it acts with (never above its creator's current role).

@@ -21,6 +21,7 @@ pub struct TokensPage {
     pub tokens: Vec<ApiToken>,
     pub roles: Vec<Role>,
     pub form_name: String,
+    pub form_description: String,
     pub form_role: String,
     /// The expiry chosen, in days (`never` for none).
     pub form_expires: String,
@@ -55,6 +56,7 @@ async fn tokens_page(st: &AppState, caller: &PageCaller, req: &HttpRequest) -> R
         tokens: service::list(&st.db, caller).await?,
         roles: Role::ALL.into_iter().filter(|r| !r.outranks(caller.role)).collect(),
         form_name: String::new(),
+        form_description: String::new(),
         form_role: "operator".into(),
         form_expires: "90".into(),
         errors: FieldErrors::new(),
@@ -74,6 +76,8 @@ pub struct TokenForm {
     #[serde(default)]
     role: String,
     #[serde(default)]
+    description: String,
+    #[serde(default)]
     expires: String,
 }
 
@@ -84,7 +88,7 @@ pub async fn create(
     form: Form<TokenForm>,
 ) -> Result<HttpResponse, PageError> {
     let f = form.into_inner();
-    let input = NewToken { name: f.name.clone(), role: f.role.clone() };
+    let input = NewToken { name: f.name.clone(), role: f.role.clone(), description: f.description.clone() };
     match service::create_expiring(&st.db, &caller, input, expiry_of(&f.expires)).await {
         Ok(created) => {
             let mut p = tokens_page(&st, &caller, &req).await?;
@@ -94,6 +98,7 @@ pub async fn create(
         Err(TokenError::Invalid(errors)) => {
             let mut p = tokens_page(&st, &caller, &req).await?;
             p.form_name = f.name;
+            p.form_description = f.description;
             p.form_role = f.role;
             p.form_expires = f.expires;
             p.errors = errors;

@@ -26,6 +26,8 @@ pub const TOKEN_PREFIX: &str = "agos_";
 pub struct NewToken {
     pub name: String,
     pub role: String,
+    /// What it is for, where it is used (may be empty).
+    pub description: String,
 }
 
 /// A created token and its value, which is never shown again.
@@ -57,6 +59,7 @@ pub async fn create_expiring(
     let mut errors = FieldErrors::new();
     let name = validate::name(&mut errors, "name", &input.name, "token name");
     let role = validate::role(&mut errors, "role", &input.role);
+    let description = validate::description(&mut errors, "description", &input.description, "A description");
     if let Some(r) = role {
         if r.outranks(caller.role) {
             errors.add("role", format!("A token cannot carry a role above your own ({}).", caller.role));
@@ -78,6 +81,7 @@ pub async fn create_expiring(
     let token_hash = secrets::sha256_hex(&value);
     let values = Values {
         name: &name,
+        description: &description,
         prefix: &prefix,
         token_hash: &token_hash,
         role: role.as_str(),

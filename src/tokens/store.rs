@@ -20,6 +20,7 @@ pub struct TokenAuthRow {
 /// The values a token is written with.
 pub struct Values<'a> {
     pub name: &'a str,
+    pub description: &'a str,
     pub prefix: &'a str,
     pub token_hash: &'a str,
     pub role: &'a str,
@@ -30,7 +31,7 @@ pub struct Values<'a> {
 pub async fn insert(c: &mut Conn, id: &str, org_id: &str, v: &Values<'_>, now: i64) -> DbResult<()> {
     sqlx::query(
         "INSERT INTO api_tokens (id, organization_id, name, prefix, token_hash, role, created_by, created_at, \
-         expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+         expires_at, description) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
     .bind(id)
     .bind(org_id)
@@ -41,12 +42,14 @@ pub async fn insert(c: &mut Conn, id: &str, org_id: &str, v: &Values<'_>, now: i
     .bind(v.created_by)
     .bind(now)
     .bind(v.expires_at)
+    .bind(v.description)
     .execute(c)
     .await?;
     Ok(())
 }
 
-const COLUMNS: &str = "t.id, t.name, t.prefix, t.role, COALESCE(u.email, '') AS created_by_email, t.created_at, \
+const COLUMNS: &str =
+    "t.id, t.name, t.description, t.prefix, t.role, COALESCE(u.email, '') AS created_by_email, t.created_at, \
                        t.last_used_at, t.revoked_at, t.expires_at";
 
 pub async fn list(c: &mut Conn, org_id: &str) -> DbResult<Vec<ApiToken>> {

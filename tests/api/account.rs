@@ -50,7 +50,7 @@ db_test! {
 
         // An API token of the account is not affected.
         let caller = agenticos::orgs::service::command_line_caller(&app.state.db, "Ops", None).await.expect("caller");
-        let input = agenticos::tokens::service::NewToken { name: "ci".into(), role: "admin".into() };
+        let input = agenticos::tokens::service::NewToken { name: "ci".into(), role: "admin".into(), description: String::new() };
         let token = agenticos::tokens::service::create(&app.state.db, &caller, input).await.expect("token").value;
         let me = c.bearer(&token, Method::GET, "/api/v1/me", None).await;
         assert_eq!(me.status, StatusCode::OK, "{}", me.body);

@@ -80,20 +80,24 @@ db_test! {
         let b = Browser::start().await?;
         sign_in(&b, &app.address).await?;
 
-        // A boosted form refused: its messages, the focus on the first invalid field, the row of
-        // fields still aligned, and the page's own URL.
+        // A boosted form refused: its messages, the focus on the first invalid field, each row of
+        // fields still aligned (name and description; role, expiry and the button), and the page's
+        // own URL.
         b.click("nav.sidebar-nav a[href='/tokens']").await?;
         b.wait_for("#token-name").await?;
-        let (name_top, role_top) = (top(&b, "#token-name").await?, top(&b, "#token-role").await?);
+        let (name_top, described_top) = (top(&b, "#token-name").await?, top(&b, "#token-description").await?);
         b.click("form[action='/tokens'] button[type=submit]").await?;
         b.wait_for("#token-name-error").await?;
         assert_eq!(active_id(&b).await?, "token-name");
         assert_eq!(b.current_path().await?, "/tokens");
-        let (name_after, role_after) = (top(&b, "#token-name").await?, top(&b, "#token-role").await?);
+        let (name_after, described_after) = (top(&b, "#token-name").await?, top(&b, "#token-description").await?);
+        let (role_after, expires_after) = (top(&b, "#token-role").await?, top(&b, "#token-expires").await?);
         let button = top(&b, "form[action='/tokens'] button[type=submit]").await?;
-        assert!((name_after - role_after).abs() < 1.0, "name {name_after}, role {role_after}");
-        assert!((name_after - button).abs() < 2.0, "name {name_after}, button {button}");
-        assert!((name_top - role_top).abs() < 1.0 && (name_after - name_top).abs() < 1.0, "the row did not move");
+        assert!((name_after - described_after).abs() < 1.0, "name {name_after}, description {described_after}");
+        assert!((role_after - expires_after).abs() < 1.0, "role {role_after}, expires {expires_after}");
+        assert!((role_after - button).abs() < 2.0, "role {role_after}, button {button}");
+        assert!(role_after > name_after, "role {role_after} below name {name_after}");
+        assert!((name_top - described_top).abs() < 1.0 && (name_after - name_top).abs() < 1.0, "the row did not move");
 
         // The members page: removing the last owner is refused, the address bar keeps /members.
         b.click("nav.sidebar-nav a[href='/members']").await?;

@@ -7,6 +7,7 @@ mod support;
 mod account;
 mod accounts;
 mod accounts_recovery;
+mod accounts_sign_ins;
 mod activity_export;
 mod agents_pages;
 mod agents_python;

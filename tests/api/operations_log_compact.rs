@@ -102,7 +102,7 @@ db_test! {
         let token = agenticos::tokens::service::create(
             &app.state.db,
             &caller,
-            agenticos::tokens::service::NewToken { name: "reader".into(), role: "operator".into() },
+            agenticos::tokens::service::NewToken { name: "reader".into(), role: "operator".into(), description: String::new() },
         )
         .await
         .expect("token")
