@@ -56,9 +56,9 @@ pub async fn scrape(st: &AppState) -> Result<Option<String>, DbError> {
     Ok(Some(handle.render()))
 }
 
-/// The caller's organization at a glance: each connection's last known state as the checks kept it
-/// (no host is asked),
-/// its pending deletes, the sweeps' last runs and the operations that failed in the last hour.
+/// The caller's organization at a glance: each connection's last known state as the host checks
+/// kept it (no host is asked), its pending deletes, the sweeps' last runs and the operations that
+/// failed in the last hour.
 pub async fn health(st: &AppState, caller: &Caller, now: i64) -> Result<HealthReport, ConnectionError> {
     let conns = connections::list(st, caller).await?;
     let known = checks::last_known(st, &caller.org_id, &conns).await?;

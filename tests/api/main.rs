@@ -22,6 +22,7 @@ mod browser_deletes;
 mod browser_documents;
 mod browser_flows;
 mod browser_home;
+mod browser_home_health;
 mod browser_screens;
 mod browser_widths;
 mod catalog_files;
