@@ -8,7 +8,6 @@ use agenticos::sandbox::connections::checks;
 use reqwest::Method;
 
 use crate::db_test;
-use crate::helpers::TestApp;
 use crate::support::Org;
 
 const INTERVAL: Duration = Duration::from_secs(30);
