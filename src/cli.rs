@@ -196,6 +196,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let state = app.state();
     startup::spawn_sweeps(state.clone());
     startup::spawn_destroy_retry(state.clone());
+    startup::spawn_host_checks(state.clone());
     startup::spawn_operation_sweep(state.clone());
     startup::spawn_search_indexing(state.clone());
     tracing::info!(address = %bind, "agenticos is serving; open http://{bind}/ in a browser");

@@ -206,6 +206,10 @@ pub struct SandboxdConfig {
     /// activity (sandboxd: its idle time; Daytona: since its creation) before the orphan sweep may
     /// name or purge it, default 600 (0 to 30 days).
     pub orphan_min_age_seconds: u64,
+    /// `AGENTICOS_HOST_CHECK_SECONDS`: how often every switched-on host is checked in the
+    /// background (its last known state is what Home, the health report and the metrics read),
+    /// default 30 (1 to 3600).
+    pub host_check_seconds: u64,
 }
 
 /// Every problem found while reading the environment.
@@ -293,6 +297,8 @@ impl Config {
             parse_opt::<u32>(&get, "OPERATION_RETENTION_DAYS", 1..=3650, &mut problems).unwrap_or(30);
         let orphan_min_age_seconds =
             parse_opt::<u64>(&get, "AGENTICOS_ORPHAN_MIN_AGE_SECONDS", 0..=30 * 86_400, &mut problems).unwrap_or(600);
+        let host_check_seconds =
+            parse_opt::<u64>(&get, "AGENTICOS_HOST_CHECK_SECONDS", 1..=3600, &mut problems).unwrap_or(30);
         let recording_durable = match get("AGENTICOS_RECORDING_DURABLE").as_deref().map(str::trim) {
             None | Some("" | "true" | "1") => true,
             Some("false" | "0") => false,
@@ -355,6 +361,7 @@ impl Config {
                 recording_durable,
                 git_allow_private,
                 orphan_min_age_seconds,
+                host_check_seconds,
             },
             docker,
             snapshots,

@@ -21,9 +21,13 @@ pub const OPERATIONS_RECORDED: &str = "agenticos_workspace_operations_recorded_t
 pub const RECORDING_QUEUE: &str = "agenticos_recording_queue_depth";
 pub const RECORDING_DROPPED: &str = "agenticos_recording_dropped_total";
 pub const TOMBSTONES_PENDING: &str = "agenticos_tombstones_pending";
+pub const TOMBSTONES_OVERDUE: &str = "agenticos_tombstones_overdue";
+pub const HOST_DOWN_SECONDS: &str = "agenticos_sandbox_host_down_seconds";
+pub const HOST_CHECK_AGE: &str = "agenticos_sandbox_host_check_age_seconds";
 pub const DESTROY_ATTEMPTS: &str = "agenticos_tombstone_destroy_attempts_total";
 pub const SWEEP_RUNS: &str = "agenticos_sweep_runs_total";
 pub const SWEEP_ROWS_REMOVED: &str = "agenticos_sweep_rows_removed_total";
+pub const SWEEP_LAST_FAILED: &str = "agenticos_sweep_last_run_failed";
 pub const DB_POOL_CONNECTIONS: &str = "agenticos_db_pool_connections";
 pub const DB_POOL_IN_USE: &str = "agenticos_db_pool_in_use";
 pub const DB_POOL_WAIT: &str = "agenticos_db_pool_acquire_wait_seconds";
@@ -40,9 +44,13 @@ pub const ALL: &[&str] = &[
     RECORDING_QUEUE,
     RECORDING_DROPPED,
     TOMBSTONES_PENDING,
+    TOMBSTONES_OVERDUE,
+    HOST_DOWN_SECONDS,
+    HOST_CHECK_AGE,
     DESTROY_ATTEMPTS,
     SWEEP_RUNS,
     SWEEP_ROWS_REMOVED,
+    SWEEP_LAST_FAILED,
     DB_POOL_CONNECTIONS,
     DB_POOL_IN_USE,
     DB_POOL_WAIT,
@@ -104,9 +112,24 @@ fn describe() {
     describe_gauge!(RECORDING_QUEUE, "Operation rows queued and not yet committed");
     describe_counter!(RECORDING_DROPPED, "Operation rows that could not be written (logged)");
     describe_gauge!(TOMBSTONES_PENDING, "Removed sandboxes waiting to be destroyed at their host, by connection id");
+    describe_gauge!(
+        TOMBSTONES_OVERDUE,
+        "Removed sandboxes whose retry is more than 5 minutes overdue (the sweep runs every minute), by connection id"
+    );
+    describe_gauge!(
+        HOST_DOWN_SECONDS,
+        Unit::Seconds,
+        "How long a switched-on host's last known state has been a problem (no answer, key refused, ...); 0 when healthy, by connection id"
+    );
+    describe_gauge!(
+        HOST_CHECK_AGE,
+        Unit::Seconds,
+        "Time since the last check of a switched-on host began; 0 before its first check, by connection id"
+    );
     describe_counter!(DESTROY_ATTEMPTS, "Attempts to destroy a removed sandbox, by outcome");
     describe_counter!(SWEEP_RUNS, "Sweep runs, by sweep and outcome");
     describe_counter!(SWEEP_ROWS_REMOVED, "Rows a sweep removed, by sweep");
+    describe_gauge!(SWEEP_LAST_FAILED, "1 while this console's last run of a sweep failed, else 0, by sweep");
     describe_gauge!(DB_POOL_CONNECTIONS, "Database pool connections open");
     describe_gauge!(DB_POOL_IN_USE, "Database pool connections in use");
     describe_histogram!(DB_POOL_WAIT, Unit::Seconds, "Time spent waiting for a database pool connection");
@@ -125,6 +148,7 @@ fn register_zeros() {
             counter!(SWEEP_RUNS, "sweep" => sweep, "outcome" => outcome).absolute(0);
         }
         counter!(SWEEP_ROWS_REMOVED, "sweep" => sweep).absolute(0);
+        gauge!(SWEEP_LAST_FAILED, "sweep" => sweep).set(0.0);
     }
 }
 
@@ -189,6 +213,7 @@ pub fn destroy_attempt(outcome: &'static str) {
 pub fn sweep_run(sweep: &'static str, removed: Option<u64>) {
     let outcome = if removed.is_some() { "ok" } else { "failed" };
     counter!(SWEEP_RUNS, "sweep" => sweep, "outcome" => outcome).increment(1);
+    gauge!(SWEEP_LAST_FAILED, "sweep" => sweep).set(if removed.is_some() { 0.0 } else { 1.0 });
     if let Some(n) = removed {
         counter!(SWEEP_ROWS_REMOVED, "sweep" => sweep).increment(n);
     }
@@ -206,6 +231,10 @@ pub fn db_pool_wait(elapsed: Duration) {
 pub struct Snapshot<'a> {
     pub open_sessions: &'a [(String, i64)],
     pub tombstones_pending: &'a [(String, i64)],
+    pub tombstones_overdue: &'a [(String, i64)],
+    /// Per switched-on connection: seconds its state has been a problem, and since its last check.
+    pub host_down_seconds: &'a [(String, i64)],
+    pub host_check_age_seconds: &'a [(String, i64)],
     pub recording_queue: usize,
     pub pool_connections: u32,
     pub pool_idle: usize,
@@ -220,7 +249,14 @@ pub fn set_snapshot(s: &Snapshot<'_>) {
     for (name, connection) in seen.iter() {
         gauge!(*name, "connection" => connection.clone()).set(0.0);
     }
-    for (name, rows) in [(OPEN_SESSIONS, s.open_sessions), (TOMBSTONES_PENDING, s.tombstones_pending)] {
+    let by_connection = [
+        (OPEN_SESSIONS, s.open_sessions),
+        (TOMBSTONES_PENDING, s.tombstones_pending),
+        (TOMBSTONES_OVERDUE, s.tombstones_overdue),
+        (HOST_DOWN_SECONDS, s.host_down_seconds),
+        (HOST_CHECK_AGE, s.host_check_age_seconds),
+    ];
+    for (name, rows) in by_connection {
         for (connection, n) in rows {
             gauge!(name, "connection" => connection.clone()).set(*n as f64);
             if !seen.iter().any(|(m, c)| *m == name && c == connection) {

@@ -270,6 +270,20 @@ pub fn spawn_destroy_retry(state: Data<AppState>) {
     every(state, 60, |st| async move { sweeps::destroy_retry(&st, crate::db::now_ms()).await });
 }
 
+/// The background check of every switched-on host, every `AGENTICOS_HOST_CHECK_SECONDS` (the
+/// first right away): each due host this replica can claim is asked and its state kept
+/// (`sandbox::connections::checks`).
+pub fn spawn_host_checks(state: Data<AppState>) {
+    let seconds = state.config.sandboxd.host_check_seconds;
+    every(state, seconds, move |st| async move {
+        let interval = std::time::Duration::from_secs(seconds);
+        match crate::sandbox::connections::checks::round(&st, crate::db::now_ms(), interval).await {
+            Ok(r) => tracing::debug!(checked = r.checked, skipped = r.skipped, "host checks done"),
+            Err(e) => tracing::warn!(error = %e, "the host checks could not run"),
+        }
+    });
+}
+
 /// Runs `sweep` every `seconds` (the first right away); each run is kept as the sweep's last.
 fn every<F, Fut>(state: Data<AppState>, seconds: u64, sweep: F)
 where

@@ -40,9 +40,22 @@ impl Home {
             .collect()
     }
 
-    /// "Is everything OK?": the health report's answer, and no host near a limit.
+    /// The switched-on hosts whose capacity card says they could not be read, and that the health
+    /// report does not already name as a problem: `(connection id, name, why)`. The capacity
+    /// cards ask the hosts now; the report reads the last check, which may be a little older.
+    pub fn unreadable(&self) -> Vec<(String, String, String)> {
+        let named =
+            |id: &str| self.health.iter().flat_map(|h| h.connections.iter()).any(|c| c.id == id && c.is_problem());
+        let hosts = self.capacity.iter().flatten().filter(|h| h.is_enabled && !named(&h.connection_id));
+        hosts
+            .filter_map(|h| h.problem.clone().map(|p| (h.connection_id.clone(), h.connection_name.clone(), p)))
+            .collect()
+    }
+
+    /// "Is everything OK?": the health report's answer, no host near a limit, and no capacity card
+    /// saying a switched-on host could not be read (the page never says yes beside such a card).
     pub fn all_ok(&self) -> bool {
-        self.health.as_ref().is_some_and(|h| h.ok) && self.near_cap().is_empty()
+        self.health.as_ref().is_some_and(|h| h.ok) && self.near_cap().is_empty() && self.unreadable().is_empty()
     }
 }
 

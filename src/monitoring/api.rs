@@ -16,7 +16,8 @@ pub fn routes() -> Vec<ApiRoute> {
 }
 
 /// This organization at a glance, as the console's Home shows it: each connection's last known
-/// state (no host is asked; `state` is null until one was), the sandboxes waiting to be destroyed
+/// state as the background host check keeps it, with when that check began (no host is asked
+/// here; `state` is null only before the host's first check), the sandboxes waiting to be destroyed
 /// at their hosts, each sweep's last run on this console, and the workspace operations that failed
 /// in the last hour. `ok` is false when an enabled connection's state is a problem, a pending
 /// delete failed, or a sweep's last run failed. Roles that may see sandboxes (403 otherwise).

@@ -33,10 +33,16 @@ pub struct ConnectionState {
     pub name: String,
     /// Switched on; a switched-off connection's state is no problem.
     pub is_enabled: bool,
-    /// The last known state; null when no host answer is known yet (the Connections page asks).
+    /// The last known state, as the background check (or the Connections page, or a save) last
+    /// found it; null only before the host's first check.
     pub state: Option<Health>,
     /// What was found, in words (never the address or a key); null when not known yet.
     pub message: Option<String>,
+    /// When the check that found `state` began (epoch milliseconds); null before the first check
+    /// and for a switched-off connection (not asked).
+    pub checked_at: Option<i64>,
+    /// Since when the state has been what it is (epoch milliseconds), as far as the checks saw.
+    pub since: Option<i64>,
     /// What this connection still has to destroy.
     pub pending: Pending,
 }

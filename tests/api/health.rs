@@ -113,13 +113,17 @@ db_test! {
         use crate::support::Org;
         let peer = crate::peer::shared().await;
         let o = Org::new(&app).await;
-        app.insert_idle_sandboxd_connection("never asked").await;
+        let idle = app.insert_idle_sandboxd_connection("never asked").await;
         let checked = o.connect(peer).await;
 
         let home = app.web.get("/").await;
         assert_eq!(home.status, 200);
+        // The capacity cards ask the hosts now: the one never checked does not answer there, so
+        // the verdict is not "Yes" beside that card, and names it (issue 49).
+        let card = home.select_text(&format!("#capacity-{idle} .capacity-problem")).expect("the card's problem");
         let verdict = home.select_text("#health-verdict").expect("the verdict");
-        assert!(verdict.starts_with("Yes"), "{verdict}");
+        assert!(verdict.starts_with("Not quite"), "{verdict} beside {card}");
+        assert!(home.select_text(&format!("#health-unreadable-{idle}")).is_some(), "the unreadable host is named");
         let hosts = home.select_text("#health-hosts").expect("hosts");
         assert!(hosts.contains("1 healthy") && hosts.contains("1 not checked yet"), "{hosts}");
         assert_eq!(home.select_attr("#health-hosts", "href").as_deref(), Some("/sandboxes"));

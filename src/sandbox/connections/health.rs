@@ -4,7 +4,8 @@
 //! The table's health is cheap: each answer is kept for [`HEALTH_TTL`](super::cache::HEALTH_TTL)
 //! per version of the connection (address, key, last edit), hosts are asked in parallel, each
 //! within [`ASK_WITHIN`], and the page itself never waits for a host (it shows what is cached and
-//! asks for the rest once it is on screen).
+//! asks for the rest once it is on screen). Every answer is also the connection's last known
+//! state (`checks.rs`), which the background check keeps fresh.
 
 use std::time::Duration;
 
@@ -95,6 +96,16 @@ async fn of_one(st: &AppState, org_id: &str, conn: &Connection) -> Result<Connec
     if let Some(h) = st.health_cache.get(&key, &version) {
         return Ok(h);
     }
+    let began = crate::db::now_ms();
+    let health = ask(st, org_id, conn).await?;
+    st.health_cache.put(key, version, health.clone());
+    super::checks::keep_seen(st, org_id, conn, &health, began).await;
+    Ok(health)
+}
+
+/// Asks `conn`'s host now, within [`ASK_WITHIN`] (no cache): its health, or `Err` for what is
+/// no health problem (not found, not allowed, internal).
+pub async fn ask(st: &AppState, org_id: &str, conn: &Connection) -> Result<ConnectionHealth, ConnectionError> {
     let asked = async {
         match conn.kind {
             ConnectionKind::Daytona => super::daytona::ask_saved(st, org_id, conn).await,
@@ -104,7 +115,7 @@ async fn of_one(st: &AppState, org_id: &str, conn: &Connection) -> Result<Connec
             }
         }
     };
-    let health = match tokio::time::timeout(ASK_WITHIN, asked).await {
+    Ok(match tokio::time::timeout(ASK_WITHIN, asked).await {
         Ok(Ok(probe)) => of_probe(conn, &probe),
         Ok(Err(e)) => {
             let (health, message) = of_refusal(e)?;
@@ -115,15 +126,16 @@ async fn of_one(st: &AppState, org_id: &str, conn: &Connection) -> Result<Connec
             Health::NoAnswer,
             format!("The sandbox service did not answer within {} seconds.", ASK_WITHIN.as_secs()),
         ),
-    };
-    st.health_cache.put(key, version, health.clone());
-    Ok(health)
+    })
 }
 
-/// Keeps what a save's check found, so the table shows it at once.
-pub fn remember(st: &AppState, org_id: &str, conn: &Connection, probe: &Probe) {
+/// Keeps what a save's check found, so the table shows it at once and it is the connection's
+/// last known state (Home, the health report, the metrics).
+pub async fn remember(st: &AppState, org_id: &str, conn: &Connection, probe: &Probe) {
     if without_asking(conn).is_none() {
-        st.health_cache.put(cache_key(org_id, conn), conn.version(), of_probe(conn, probe));
+        let health = of_probe(conn, probe);
+        st.health_cache.put(cache_key(org_id, conn), conn.version(), health.clone());
+        super::checks::keep_seen(st, org_id, conn, &health, crate::db::now_ms()).await;
     }
 }
 

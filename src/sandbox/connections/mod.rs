@@ -3,6 +3,8 @@
 pub mod address;
 pub mod api;
 pub mod cache;
+pub mod checks;
+pub mod checks_store;
 pub mod common;
 pub mod daytona;
 pub mod delete;

@@ -128,6 +128,41 @@ impl Health {
         }
     }
 
+    /// Every health word, for reading a stored one back.
+    pub const ALL: [Health; 10] = [
+        Health::Healthy,
+        Health::KeyRefused,
+        Health::NoKey,
+        Health::NoAnswer,
+        Health::NotASandboxService,
+        Health::VersionMismatch,
+        Health::NoRuntime,
+        Health::SwitchedOff,
+        Health::NotSupported,
+        Health::HostError,
+    ];
+
+    /// The stored (and JSON) spelling: `healthy`, `no_answer`, …
+    pub fn code(self) -> &'static str {
+        match self {
+            Health::Healthy => "healthy",
+            Health::KeyRefused => "key_refused",
+            Health::NoKey => "no_key",
+            Health::NoAnswer => "no_answer",
+            Health::NotASandboxService => "not_a_sandbox_service",
+            Health::VersionMismatch => "version_mismatch",
+            Health::NoRuntime => "no_runtime",
+            Health::SwitchedOff => "switched_off",
+            Health::NotSupported => "not_supported",
+            Health::HostError => "host_error",
+        }
+    }
+
+    /// A stored spelling read back; `None` for a word this version does not know.
+    pub fn from_code(code: &str) -> Option<Health> {
+        Health::ALL.into_iter().find(|h| h.code() == code)
+    }
+
     pub fn is_healthy(self) -> bool {
         self == Health::Healthy
     }

@@ -302,7 +302,7 @@ pub async fn create(st: &AppState, caller: &Caller, input: ConnectionInput) -> R
         checked_words(&probe, &checked, same.as_ref())
     );
     let conn = commit_audited(tx, caller, &written.id, "connection.created", &checked.name, &detail).await?;
-    health::remember(st, &caller.org_id, &conn, &probe);
+    health::remember(st, &caller.org_id, &conn, &probe).await;
     Ok(conn)
 }
 
@@ -548,7 +548,7 @@ pub async fn change(st: &AppState, caller: &Caller, id: &str, change: Change) ->
     tx.commit().await.map_err(DbError::from)?;
     forget_cached(st, &caller.org_id, id);
     if let Some(s) = &settings {
-        health::remember(st, &caller.org_id, &conn, &s.probe);
+        health::remember(st, &caller.org_id, &conn, &s.probe).await;
     }
     Ok(conn)
 }
