@@ -14,7 +14,7 @@ use crate::support::metrics::{scrape, METRICS_TOKEN};
 use crate::support::Org;
 
 /// The check interval these consoles run with (`AGENTICOS_HOST_CHECK_SECONDS`).
-const INTERVAL: Duration = Duration::from_secs(2);
+const INTERVAL: Duration = Duration::from_secs(5);
 /// How long the acceptance watches the dead host.
 const WATCH: Duration = Duration::from_secs(5 * 60);
 /// The longest one check may take (the host is asked within `ASK_WITHIN`), and the database write.
@@ -23,7 +23,7 @@ const CHECK_TAKES: Duration = Duration::from_secs(agenticos::sandbox::connection
 const PACE: Duration = Duration::from_millis(500);
 
 const SETTINGS: &[(&str, &str)] =
-    &[("AGENTICOS_HOST_CHECK_SECONDS", "2"), ("AGENTICOS_METRICS", "1"), ("AGENTICOS_METRICS_TOKEN", METRICS_TOKEN)];
+    &[("AGENTICOS_HOST_CHECK_SECONDS", "5"), ("AGENTICOS_METRICS", "1"), ("AGENTICOS_METRICS_TOKEN", METRICS_TOKEN)];
 
 /// One console watched: its organization and the connection to the peer.
 struct Watched<'a> {
