@@ -8,6 +8,7 @@ mod account;
 mod accounts;
 mod accounts_recovery;
 mod activity_export;
+mod activity_timeline;
 mod agents_pages;
 mod agents_python;
 mod api_tokens;
