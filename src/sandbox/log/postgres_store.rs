@@ -129,7 +129,7 @@ pub async fn export_batch(
     Ok(read(c, org_id, f, narrowing, after, fetch, export_walks(f, narrowing)).await?.0)
 }
 
-/// The timeline's counts ([`super::store::timeline_sql`] over [`page_sql`] of `fetch` rows), read
+/// The timeline's counts ([`super::store::timeline_sql`] over [`super::store::counted_rows`]), read
 /// as an export batch is: along the organization's time index unless the filters name something
 /// rare ([`export_walks`]).
 pub async fn timeline(
@@ -140,7 +140,7 @@ pub async fn timeline(
     (start, width): (i64, i64),
     fetch: u32,
 ) -> DbResult<Vec<Counted>> {
-    let (sql, args) = page_sql(org_id, f, None, fetch, narrowing);
+    let (sql, args) = super::store::counted_rows(Clause::of(&DIALECT, org_id, f, narrowing), fetch);
     let sql = super::store::timeline_sql(&sql, start, width);
     if export_walks(f, narrowing) {
         let mut tx = sqlx::Connection::begin(&mut *c).await?;

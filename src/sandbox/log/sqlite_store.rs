@@ -83,7 +83,8 @@ pub async fn page(
     fetch_page(c, &sql, &args, true).await
 }
 
-/// The timeline's counts ([`super::store::timeline_sql`] over [`page_sql`] of `fetch` rows).
+/// The timeline's counts ([`super::store::timeline_sql`] over [`super::store::counted_rows`], or a
+/// search's page of `fetch` rows read from the FTS5 index).
 pub async fn timeline(
     c: &mut Conn,
     org_id: &str,
@@ -92,7 +93,11 @@ pub async fn timeline(
     (start, width): (i64, i64),
     fetch: u32,
 ) -> DbResult<Vec<Counted>> {
-    let (sql, args) = page_sql(org_id, f, None, fetch, narrowing);
+    let w = Clause::of(&DIALECT, org_id, f, narrowing);
+    let (sql, args) = match w.time_keyed {
+        true => page_sql(org_id, f, None, fetch, narrowing),
+        false => super::store::counted_rows(w, fetch),
+    };
     super::store::fetch_timeline(c, &super::store::timeline_sql(&sql, start, width), &args).await
 }
 

@@ -254,6 +254,19 @@ pub fn timeline_sql(page: &str, start: i64, width: i64) -> String {
     )
 }
 
+/// The rows a timeline counts ([`timeline_sql`]), newest first along the indexes of the log
+/// itself: their time and outcome only, joined to nothing (a page's columns and joins cost most of
+/// reading 10,001 rows).
+pub fn counted_rows(w: Clause, fetch: u32) -> (String, Vec<Arg>) {
+    let time = if w.narrowed { "o.created_at + 0" } else { "o.created_at" };
+    let sql = format!(
+        "SELECT o.created_at AS time, o.ok AS ok FROM {} WHERE {} ORDER BY {time} DESC, o.id DESC LIMIT {fetch}",
+        w.from,
+        w.sql()
+    );
+    (sql, w.args)
+}
+
 /// The rows of [`timeline_sql`].
 pub async fn fetch_timeline(c: &mut Conn, sql: &str, args: &[Arg]) -> DbResult<Vec<Counted>> {
     Ok(bind_all(sqlx::query_as(sql), args).persistent(false).fetch_all(c).await?)
