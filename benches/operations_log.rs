@@ -12,7 +12,9 @@
 //! path fragment, a search with failed-only, with a session, with a time range), failed-only,
 //! one session, one agent — with each case's match count —, the table's bytes per row (table and
 //! indexes on PostgreSQL; the whole file on SQLite) and, at the second size, the growth of each
-//! p50/p95. Then the export of 100,000 rows (`--quick`: 20,000): rows/s and the process's RSS.
+//! p50/p95; and the Activity timeline's bars and total (`operations/timeline.rs`: p50/p95, the
+//! total shown against the exact count) for any time, the last day, failed-only, a common and a
+//! rare word, one session. Then the export of 100,000 rows (`--quick`: 20,000): rows/s and the process's RSS.
 //! SQLite by default (a temporary file); `--postgres URL` uses a fresh database on that server
 //! (created and dropped; `--keep` keeps it and prints its name; `--no-analyze` never analyses the
 //! table, so every plan is made without statistics; `--export-rows N` sets the export's size). Targets (reported, not enforced): p95 ≤ 25 ms PostgreSQL, ≤ 50 ms
@@ -381,6 +383,45 @@ async fn main() {
             measured.push((name.to_string(), p50, p95, rows, matches));
         }
         results.push(measured);
+
+        // The timeline above Activity's table: the bars and the total of the filters over their
+        // range, one statement reading at most 10,001 rows (the service itself, no HTTP).
+        println!(
+            "\n{:<20} {:>9} {:>9} {:>22} {:>9}",
+            "timeline and total", "p50 ms", "p95 ms", "total shown", "matches"
+        );
+        let timeline_cases = [
+            ("any time", String::new(), "1 = 1".to_string()),
+            ("last 24 hours", format!("since={day_ago}"), format!("created_at >= {day_ago}")),
+            ("failed only", "failed_only=true".to_string(), "ok = 0".to_string()),
+            ("word in ~17%", "q=cargo".to_string(), term("cargo")),
+            ("rare word", "q=crate123".to_string(), term("crate123")),
+            ("one session", "session_key=session-1234".to_string(), "session_key = 'session-1234'".to_string()),
+        ];
+        for (name, q, matching) in &timeline_cases {
+            let mut c = state.db.conn().await.expect("conn");
+            let (matches,): (i64,) = sqlx::query_as(&format!(
+                "SELECT COUNT(*) FROM sandbox_operations WHERE organization_id = '{org}' AND {matching}"
+            ))
+            .fetch_one(&mut *c)
+            .await
+            .expect("matches");
+            drop(c);
+            let input = agenticos::sandbox::operations::filter::FilterInput::from_query(q);
+            let timeline = |st| agenticos::sandbox::operations::service::timeline(st, &caller, &input, now);
+            let mut shown = String::new();
+            let mut times = Vec::with_capacity(a.requests);
+            for _ in 0..=a.requests {
+                let t = Instant::now();
+                let got = timeline(&state).await.expect("timeline");
+                times.push(t.elapsed());
+                shown = got.map(|t| t.total_words()).unwrap_or_default();
+            }
+            times.remove(0);
+            times.sort();
+            let (p50, p95) = (percentile(&times, 0.5), percentile(&times, 0.95));
+            println!("{name:<20} {p50:>9.2} {p95:>9.2} {shown:>22} {matches:>9}");
+        }
     }
     if let [small, large] = results.as_slice() {
         println!(

@@ -57,7 +57,7 @@ db_test! {
         assert_eq!(csv.status, 200, "{}", csv.body);
         assert_eq!(csv.headers.get("content-type").and_then(|v| v.to_str().ok()), Some("text/csv; charset=utf-8"));
         let disposition = csv.headers.get("content-disposition").and_then(|v| v.to_str().ok()).unwrap_or_default();
-        assert!(disposition.starts_with("attachment") && disposition.contains("operations.csv"), "{disposition}");
+        assert!(disposition.starts_with("attachment; filename=\"acme-activity-start-to-") && disposition.ends_with("Z.csv\""), "{disposition}");
         let lines: Vec<&str> = csv.body.lines().collect();
         assert!(lines[0].starts_with("time,op,target,ok,"), "{}", lines[0]);
         assert_eq!(lines.iter().filter(|l| l.contains("now.txt") || l.contains("old.txt")).count(), 2, "{}", csv.body);

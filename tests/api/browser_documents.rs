@@ -137,7 +137,7 @@ async fn user_id(o: &Org<'_>, email: &str) -> String {
 
 /// A browser whose page is 390 px wide (a window opened that narrow is widened: it is resized
 /// once open, its frame added).
-async fn phone() -> anyhow::Result<Browser> {
+pub(crate) async fn phone() -> anyhow::Result<Browser> {
     let b = Browser::start_with_args(&["--window-size=390,844", "--hide-scrollbars"]).await?;
     b.goto("about:blank").await?;
     let frame =

@@ -9,6 +9,7 @@ mod accounts;
 mod accounts_recovery;
 mod accounts_sign_ins;
 mod activity_export;
+mod activity_timeline;
 mod agents_pages;
 mod agents_python;
 mod alert_rules;

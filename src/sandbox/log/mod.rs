@@ -33,6 +33,7 @@ use crate::db::{Conn, Db, DbError, DbKind, DbResult};
 use crate::sandbox::operations::cursor::Cursor;
 use crate::sandbox::operations::filter::Filter;
 use crate::sandbox::operations::model::OperationItem;
+use crate::sandbox::operations::timeline::Counted;
 
 /// The operation log of one database (cheap to clone: one shared store).
 #[derive(Clone)]
@@ -235,12 +236,31 @@ impl Reader {
         }
     }
 
+    /// The timeline of the filters (`operations/timeline.rs`): the newest `fetch` matching rows,
+    /// read as a page reads them, counted by bar of `width` ms from `start`, in one statement.
+    pub async fn timeline(
+        &mut self,
+        org_id: &str,
+        f: &Filter,
+        narrowing: Option<&Narrowing>,
+        bars: (i64, i64),
+        fetch: u32,
+    ) -> DbResult<Vec<Counted>> {
+        match self.kind {
+            DbKind::Sqlite => sqlite_store::timeline(&mut self.c, org_id, f, narrowing, bars, fetch).await,
+            DbKind::Postgres => postgres_store::timeline(&mut self.c, org_id, f, narrowing, bars, fetch).await,
+        }
+    }
+
+    /// The time of the organization's oldest row, if it has any (one index probe).
+    pub async fn oldest(&mut self, org_id: &str) -> DbResult<Option<i64>> {
+        let d = dialect(self.kind);
+        store::oldest(&mut self.c, d, org_id).await
+    }
+
     /// Whether the organization's log holds `op` (one index probe).
     pub async fn has_operation(&mut self, org_id: &str, op: &str) -> DbResult<bool> {
-        let d = match self.kind {
-            DbKind::Sqlite => &sqlite_store::DIALECT,
-            DbKind::Postgres => &postgres_store::DIALECT,
-        };
+        let d = dialect(self.kind);
         store::has_operation(&mut self.c, d, org_id, op).await
     }
 
@@ -274,6 +294,14 @@ impl Reader {
             DbKind::Sqlite => sqlite_store::explain(&mut self.c, sql, args).await,
             DbKind::Postgres => postgres_store::explain_walking(&mut self.c, sql, args, walk).await,
         }
+    }
+}
+
+/// How `kind` spells the statements both databases share.
+fn dialect(kind: DbKind) -> &'static store::Dialect {
+    match kind {
+        DbKind::Sqlite => &sqlite_store::DIALECT,
+        DbKind::Postgres => &postgres_store::DIALECT,
     }
 }
 

@@ -24,6 +24,7 @@ use crate::db::{like_escaped, Conn, DbError, DbKind, DbResult};
 use crate::sandbox::operations::cursor::Cursor;
 use crate::sandbox::operations::filter::Filter;
 use crate::sandbox::operations::model::OperationItem;
+use crate::sandbox::operations::timeline::Counted;
 use sqlx::Row as _;
 
 /// How PostgreSQL spells the shared statements.
@@ -126,6 +127,29 @@ pub async fn export_batch(
     fetch: u32,
 ) -> DbResult<Vec<OperationItem>> {
     Ok(read(c, org_id, f, narrowing, after, fetch, export_walks(f, narrowing)).await?.0)
+}
+
+/// The timeline's counts ([`super::store::timeline_sql`] over [`super::store::counted_rows`]), read
+/// as an export batch is: along the organization's time index unless the filters name something
+/// rare ([`export_walks`]).
+pub async fn timeline(
+    c: &mut Conn,
+    org_id: &str,
+    f: &Filter,
+    narrowing: Option<&Narrowing>,
+    (start, width): (i64, i64),
+    fetch: u32,
+) -> DbResult<Vec<Counted>> {
+    let (sql, args) = super::store::counted_rows(Clause::of(&DIALECT, org_id, f, narrowing), fetch);
+    let sql = super::store::timeline_sql(&sql, start, width);
+    if export_walks(f, narrowing) {
+        let mut tx = sqlx::Connection::begin(&mut *c).await?;
+        walk_in(&mut tx).await?;
+        let counted = super::store::fetch_timeline(&mut tx, &sql, &args).await?;
+        tx.commit().await?;
+        return Ok(counted);
+    }
+    super::store::fetch_timeline(c, &sql, &args).await
 }
 
 /// [`page`]'s statement, read in a transaction of its own that walks the organization's rows

@@ -27,6 +27,7 @@ use crate::db::{Conn, DbError, DbKind, DbResult};
 use crate::sandbox::operations::cursor::{Cursor, Direction};
 use crate::sandbox::operations::filter::Filter;
 use crate::sandbox::operations::model::OperationItem;
+use crate::sandbox::operations::timeline::Counted;
 
 /// How SQLite spells the shared statements.
 pub static DIALECT: Dialect = Dialect {
@@ -80,6 +81,24 @@ pub async fn page(
 ) -> DbResult<(Vec<OperationItem>, u64)> {
     let (sql, args) = page_sql(org_id, f, cursor, fetch, narrowing);
     fetch_page(c, &sql, &args, true).await
+}
+
+/// The timeline's counts ([`super::store::timeline_sql`] over [`super::store::counted_rows`], or a
+/// search's page of `fetch` rows read from the FTS5 index).
+pub async fn timeline(
+    c: &mut Conn,
+    org_id: &str,
+    f: &Filter,
+    narrowing: Option<&Narrowing>,
+    (start, width): (i64, i64),
+    fetch: u32,
+) -> DbResult<Vec<Counted>> {
+    let w = Clause::of(&DIALECT, org_id, f, narrowing);
+    let (sql, args) = match w.time_keyed {
+        true => page_sql(org_id, f, None, fetch, narrowing),
+        false => super::store::counted_rows(w, fetch),
+    };
+    super::store::fetch_timeline(c, &super::store::timeline_sql(&sql, start, width), &args).await
 }
 
 /// The SQL of a page ([`super::store::plain_page`], or a search of the FTS5 index

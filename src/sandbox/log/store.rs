@@ -15,6 +15,7 @@ use crate::db::{like_escaped, Conn, DbKind, DbResult};
 use crate::sandbox::operations::cursor::{Cursor, Direction, Rank};
 use crate::sandbox::operations::filter::Filter;
 use crate::sandbox::operations::model::{OperationItem, AGENT_DELETED, COUNT_CAP};
+use crate::sandbox::operations::timeline::Counted;
 
 /// The columns of an item after its id ([`Clause::columns`]).
 const COLUMNS_AFTER_ID: &str = "o.created_at AS time, o.operation AS op, o.target, o.ok, o.detail, o.duration_ms, \
@@ -239,6 +240,46 @@ pub async fn fetch_page(c: &mut Conn, sql: &str, args: &[Arg], kept: bool) -> Db
     let rows: Vec<Ranked> = bind_all(sqlx::query_as(sql), args).persistent(kept).fetch_all(c).await?;
     let arrived = rows.first().map_or(0, |r| r.arrived.max(0) as u64);
     Ok((rows.into_iter().map(|r| r.item).collect(), arrived))
+}
+
+/// The timeline's statement (`operations/timeline.rs`): the rows of `page`, a page statement of
+/// the newest `CAP + 1` matching rows read as a page reads them, counted by bar — `width` ms wide
+/// from `start` — with the bar's failures and its oldest row. Its cost is the page's: at most
+/// `CAP + 1` rows, whatever the size of the log.
+pub fn timeline_sql(page: &str, start: i64, width: i64) -> String {
+    format!(
+        "SELECT (p.time - {start}) / {width} AS bar, COUNT(*) AS matched, \
+         SUM(CASE WHEN p.ok = 0 THEN 1 ELSE 0 END) AS failed, MIN(p.time) AS oldest \
+         FROM ({page}) AS p GROUP BY (p.time - {start}) / {width}"
+    )
+}
+
+/// The rows a timeline counts ([`timeline_sql`]), newest first along the indexes of the log
+/// itself: their time and outcome only, joined to nothing (a page's columns and joins cost most of
+/// reading 10,001 rows).
+pub fn counted_rows(w: Clause, fetch: u32) -> (String, Vec<Arg>) {
+    let time = if w.narrowed { "o.created_at + 0" } else { "o.created_at" };
+    let sql = format!(
+        "SELECT o.created_at AS time, o.ok AS ok FROM {} WHERE {} ORDER BY {time} DESC, o.id DESC LIMIT {fetch}",
+        w.from,
+        w.sql()
+    );
+    (sql, w.args)
+}
+
+/// The rows of [`timeline_sql`].
+pub async fn fetch_timeline(c: &mut Conn, sql: &str, args: &[Arg]) -> DbResult<Vec<Counted>> {
+    Ok(bind_all(sqlx::query_as(sql), args).persistent(false).fetch_all(c).await?)
+}
+
+/// The time of the organization's oldest row (one index probe): where "any time" begins.
+pub async fn oldest(c: &mut Conn, d: &Dialect, org_id: &str) -> DbResult<Option<i64>> {
+    let sql = format!(
+        "SELECT o.created_at FROM sandbox_operations o WHERE {} ORDER BY o.created_at ASC LIMIT 1",
+        (d.of_organization)("$1")
+    );
+    let row: Option<(i64,)> = sqlx::query_as(&sql).bind(org_id.to_string()).fetch_optional(c).await?;
+    Ok(row.map(|r| r.0))
 }
 
 /// Newest rows of the trigram index a search counts each of its trigrams in.

@@ -107,5 +107,5 @@ pub async fn export_operations(
     let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok());
     let format = Format::choose(format_param.as_deref(), accept)
         .ok_or_else(|| ApiError(AppError::invalid(FieldErrors::one("format", "Use ndjson or csv."))))?;
-    Ok(export::attachment(st, c.org_id.clone(), filter, format))
+    Ok(export::attachment(st, &c, filter, format))
 }

@@ -40,12 +40,44 @@ impl Format {
         }
     }
 
-    pub fn file_name(self) -> &'static str {
+    pub fn extension(self) -> &'static str {
         match self {
-            Format::Ndjson => "operations.ndjson",
-            Format::Csv => "operations.csv",
+            Format::Ndjson => "ndjson",
+            Format::Csv => "csv",
         }
     }
+}
+
+/// The download's name: the organization and the range, e.g.
+/// `acme-activity-2026-12-05_1400Z-to-2026-12-06_1400Z.csv` (UTC, to the minute; `start` without
+/// a `since`, the export's own time without an `until`). ASCII only: the organization's name is
+/// lower-cased, anything but letters and digits becomes `-`.
+pub fn file_name(org_name: &str, f: &Filter, now_ms: i64, format: Format) -> String {
+    let mut org = String::new();
+    for ch in org_name.chars().flat_map(char::to_lowercase) {
+        if ch.is_ascii_alphanumeric() {
+            org.push(ch);
+        } else if !org.ends_with('-') && !org.is_empty() {
+            org.push('-');
+        }
+    }
+    let mut org: String = org.trim_end_matches('-').chars().take(40).collect();
+    org = org.trim_end_matches('-').to_string();
+    if org.is_empty() {
+        org = "organization".into();
+    }
+    let from = f.since.map_or_else(|| "start".to_string(), minute_stamp);
+    let to = minute_stamp(f.until.unwrap_or(now_ms));
+    format!("{org}-activity-{from}-to-{to}.{}", format.extension())
+}
+
+/// `2026-12-05_1400Z`: epoch milliseconds, UTC, to the minute.
+fn minute_stamp(ms: i64) -> String {
+    let fmt = time::macros::format_description!("[year]-[month]-[day]_[hour][minute]Z");
+    time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+        .ok()
+        .and_then(|t| t.format(&fmt).ok())
+        .unwrap_or_else(|| ms.to_string())
 }
 
 const CSV_HEADER: &str = "time,op,target,ok,detail,duration_ms,session_key,connection_id,connection_name,agent_id,agent_name,run_id,conversation_id,id\r\n";
@@ -117,13 +149,20 @@ struct State {
     done: bool,
 }
 
-/// The answer that streams the rows as a download (`operations.csv` or `operations.ndjson`).
-pub fn attachment(st: Data<AppState>, org_id: String, filter: Filter, format: Format) -> actix_web::HttpResponse {
+/// The answer that streams the rows as a download, named by the organization and the range
+/// ([`file_name`]).
+pub fn attachment(
+    st: Data<AppState>,
+    caller: &crate::access::Caller,
+    filter: Filter,
+    format: Format,
+) -> actix_web::HttpResponse {
     use actix_web::http::header;
+    let name = file_name(&caller.org_name, &filter, crate::db::now_ms(), format);
     actix_web::HttpResponse::Ok()
         .content_type(format.content_type())
-        .insert_header((header::CONTENT_DISPOSITION, format!("attachment; filename=\"{}\"", format.file_name())))
-        .streaming(stream(st, org_id, filter, format))
+        .insert_header((header::CONTENT_DISPOSITION, format!("attachment; filename=\"{name}\"")))
+        .streaming(stream(st, caller.org_id.clone(), filter, format))
 }
 
 /// The rows as a stream of chunks: the CSV header first, then one chunk per batch. A database

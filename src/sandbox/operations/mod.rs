@@ -14,6 +14,7 @@ pub mod pages;
 pub mod range;
 pub mod service;
 pub mod sweep;
+pub mod timeline;
 
 use actix_web::web;
 

@@ -12,9 +12,11 @@ use super::cursor::Cursor;
 use super::error::OperationsError;
 use super::export::{self, Format};
 use super::filter::{FilterInput, OnPage, FILTERS, OPERATIONS};
-use super::model::{OperationItem, OperationsPage};
+use super::model::{thousands, OperationItem, OperationsPage};
 use super::range::Range;
 use super::service;
+use super::timeline::CAP;
+use super::timeline::{Bar, Timeline};
 use crate::state::AppState;
 use crate::web::filters::Choice;
 use crate::web::{page_status, paths, render, render_status, FieldErrors, PageCaller, PageError, Shell};
@@ -29,6 +31,9 @@ pub struct Results {
     pub now: i64,
     /// The window the rows are in (a preset is already `since` in `input`).
     pub range: Range,
+    /// The bars and the total above the table; `None` while a filter is refused or the log
+    /// holds nothing to count from.
+    pub timeline: Option<Timeline>,
 }
 
 #[derive(Template)]
@@ -172,22 +177,84 @@ impl Results {
         pairs.push(("format", format.to_string()));
         paths::operations_with(paths::OPERATIONS_EXPORT, &pairs, None)
     }
-    /// `Rows 51–100 of 1,234`, or as much of it as is known.
+    /// A bar's link: these filters narrowed to the bar's minutes (a custom range).
+    pub fn bar_link(&self, bar: &Bar) -> String {
+        let mut pairs: Vec<(&'static str, String)> =
+            self.input.pairs().into_iter().filter(|(k, _)| *k != "since" && *k != "until").collect();
+        pairs.push(("range", "custom".into()));
+        pairs.push((
+            "since",
+            stamp(bar.from, time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]")),
+        ));
+        pairs.push(("until", stamp(bar.to, time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]"))));
+        paths::operations_with(paths::OPERATIONS, &pairs, None)
+    }
+    /// A bar's accessible name: its minutes and what it counted.
+    pub fn bar_label(&self, bar: &Bar) -> String {
+        let day = |ms| stamp(ms, time::macros::format_description!("[year]-[month]-[day]"));
+        let minute = |ms| stamp(ms, time::macros::format_description!("[hour]:[minute]"));
+        let when = if day(bar.from) == day(bar.to) {
+            format!("{} {}–{} UTC", day(bar.from), minute(bar.from), minute(bar.to))
+        } else {
+            format!("{} {} – {} {} UTC", day(bar.from), minute(bar.from), day(bar.to), minute(bar.to))
+        };
+        if !bar.counted {
+            return format!("{when}: not counted (more than {} newer rows); show this range", thousands(CAP));
+        }
+        let noun = if bar.rows == 1 { "operation" } else { "operations" };
+        format!("{when}: {} {noun}, {} failed; show this range", thousands(bar.rows), thousands(bar.failed))
+    }
+    /// The first and last bars' times under the chart.
+    pub fn axis(&self) -> (String, String) {
+        let Some(t) = &self.timeline else { return Default::default() };
+        let fmt = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute] UTC");
+        (
+            t.bars.first().map(|b| stamp(b.from, fmt)).unwrap_or_default(),
+            t.bars.last().map(|b| stamp(b.to, fmt)).unwrap_or_default(),
+        )
+    }
+    /// A bar's height in the chart's 100 units, at least 1 for a bar with rows.
+    pub fn bar_height(&self, rows: &u64) -> u64 {
+        let rows = *rows;
+        let peak = self.timeline.as_ref().map_or(1, Timeline::peak);
+        if rows == 0 {
+            0
+        } else {
+            (rows * 100).div_ceil(peak).max(1)
+        }
+    }
+    /// The chart's width in its own units (10 a bar).
+    pub fn chart_width(&self) -> usize {
+        self.timeline.as_ref().map_or(0, |t| t.bars.len() * 10)
+    }
+    /// `Rows 51–100 of 1,234`, or as much of it as is known (the timeline's total, when it has one).
     pub fn counts(&self) -> String {
         let Some(v) = &self.view else { return String::new() };
+        let total = match &self.timeline {
+            Some(t) if v.total.more || t.total >= v.total.count => t.total_label(),
+            _ => v.total_label.clone(),
+        };
         let n = v.items.len() as u64;
         match v.first_position {
             Some(first) if n > 0 => format!(
                 "Rows {}–{} of {}{}",
                 super::model::thousands(first),
                 super::model::thousands(first + n - 1),
-                v.total_label,
+                total,
                 self.range.words()
             ),
-            _ if n > 0 => format!("{n} rows of {}{}", v.total_label, self.range.words()),
-            _ => format!("0 of {}{}", v.total_label, self.range.words()),
+            _ if n > 0 => format!("{n} rows of {}{}", total, self.range.words()),
+            _ => format!("0 of {}{}", total, self.range.words()),
         }
     }
+}
+
+/// Epoch milliseconds in UTC as `format` (a `time` format description) says.
+fn stamp(ms: i64, format: &[time::format_description::BorrowedFormatItem<'_>]) -> String {
+    time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+        .ok()
+        .and_then(|t| t.format(format).ok())
+        .unwrap_or_else(|| ms.to_string())
 }
 
 /// `12 s ago`, `5 min ago`, `3 h ago`, `2 d ago`.
@@ -230,7 +297,11 @@ pub async fn index(st: Data<AppState>, caller: PageCaller, req: HttpRequest) -> 
             Err(e) => return Err(e.into()),
         },
     };
-    let results = Results { view, input, now, range };
+    let timeline = match &view {
+        Some(_) => service::timeline(&st, &caller, &input, now).await?,
+        None => None,
+    };
+    let results = Results { view, input, now, range, timeline };
     if crate::web::htmx::wants_fragment(&req) {
         return varying(render_status(status, &results));
     }
@@ -275,7 +346,7 @@ pub async fn export(st: Data<AppState>, caller: PageCaller, req: HttpRequest) ->
         .map(|(_, v)| v.into_owned());
     let format = Format::choose(format_param.as_deref(), None)
         .ok_or_else(|| OperationsError::Invalid(FieldErrors::one("format", "Use csv or ndjson.")))?;
-    Ok(export::attachment(st, caller.org_id.clone(), filter, format))
+    Ok(export::attachment(st, &caller, filter, format))
 }
 
 /// The poll: rows newer than its cursor (newest first) and the next poll; a refused query ends

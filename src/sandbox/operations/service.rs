@@ -5,6 +5,7 @@ use super::cursor::{Cursor, Direction, Rank};
 use super::error::OperationsError;
 use super::filter::{self, Filter, FilterInput, PageQuery, OPERATIONS};
 use super::model::{OperationItem, OperationsPage, Total, COUNT_CAP};
+use super::timeline::{self, Bars, Timeline};
 use crate::access::Caller;
 use crate::sandbox::log::model::Narrowing;
 use crate::sandbox::log::Reader;
@@ -169,6 +170,32 @@ pub async fn vocabulary(st: &AppState, org_id: &str) -> Result<Vec<String>> {
     }
     st.operation_vocabulary.put(org_id, ops.clone());
     Ok(ops)
+}
+
+/// The timeline of the filters over their range (`timeline.rs`): the range is `since` to `until`
+/// (or now), "any time" beginning at the organization's oldest row; `None` when the log holds
+/// nothing in it to count from.
+pub async fn timeline(st: &AppState, caller: &Caller, input: &FilterInput, now: i64) -> Result<Option<Timeline>> {
+    authorize(caller)?;
+    let f = filter::parse_filter(input).map_err(OperationsError::Invalid)?;
+    let org = caller.org_id.as_str();
+    let mut log = st.log.reader().await?;
+    let from = match f.since {
+        Some(s) => s,
+        None => match log.oldest(org).await? {
+            Some(t) => t,
+            None => return Ok(None),
+        },
+    };
+    let to = f.until.map_or(now, |u| u.min(now)).max(from);
+    if f.until.is_some_and(|u| u < from) {
+        return Ok(None);
+    }
+    let bars = Bars::over(from, to);
+    let narrowing = narrowing(st, &mut log, org, &f).await?;
+    let fetch = (timeline::CAP + 1) as u32;
+    let counted = log.timeline(org, &f, narrowing.as_ref(), (bars.start, bars.width), fetch).await?;
+    Ok(Some(Timeline::of(from, to, bars, &counted)))
 }
 
 /// A batch of the export: up to `n` rows older than `after` (or the newest), newest first.
