@@ -329,7 +329,12 @@ async fn reset_password(config: Config, flags: &Flags<'_>) -> anyhow::Result<()>
     use crate::auth::admin_reset::{self, Way};
     crate::telemetry::init(&config.log, std::io::stderr);
     let email = flags.value("--email").ok_or_else(|| anyhow::anyhow!("--email is required"))?;
-    let way = if flags.has("--link") { Way::Link(config.http.public_url.clone()) } else { Way::OneTimePassword };
+    let way = if flags.has("--link") {
+        let public_url = config.http.public_url.clone();
+        Way::Link(Box::new(move |token: &str| crate::web::paths::password_reset_link(&public_url, token)))
+    } else {
+        Way::OneTimePassword
+    };
     let db = crate::db::Db::connect(&config.database.url, 2).await?;
     db.migrate().await?;
     let result = admin_reset::reset_password(&db, email, way).await;

@@ -17,13 +17,14 @@ use crate::validate::{self, FieldErrors};
 /// What the command hands out.
 pub enum Way {
     OneTimePassword,
-    /// A reset link on this public address.
-    Link(url::Url),
+    /// A reset link: the caller (the command line) makes the link from the token, as the pages
+    /// do, so this layer names no route.
+    Link(Box<dyn FnOnce(&str) -> String + Send>),
 }
 
 enum Issued {
     Password { hash: String, password: String },
-    Link(url::Url),
+    Link(Box<dyn FnOnce(&str) -> String + Send>),
 }
 
 /// What to print, once.
@@ -51,7 +52,7 @@ pub async fn reset_password(db: &Db, email_raw: &str, way: Way) -> Result<AdminR
             let p = secrets::one_time_password();
             Issued::Password { hash: password::hash(SecretString::from(p.clone())).await?, password: p }
         }
-        Way::Link(public_url) => Issued::Link(public_url),
+        Way::Link(link) => Issued::Link(link),
     };
     let mut tx = db.begin().await?;
     let (secret, what) = match issued {
@@ -59,11 +60,11 @@ pub async fn reset_password(db: &Db, email_raw: &str, way: Way) -> Result<AdminR
             store::set_issued_password(&mut tx, &user.id, &hash).await?;
             (password, "one-time password issued")
         }
-        Issued::Link(public_url) => {
+        Issued::Link(link) => {
             let token = secrets::random_token(32);
             let expires = now + forgot::LINK_LIFETIME_MS;
             store::insert_reset_link(&mut tx, &secrets::sha256_hex(&token), &user.id, now, expires).await?;
-            (crate::web::paths::password_reset_link(&public_url, &token), "reset link issued")
+            (link(&token), "reset link issued")
         }
     };
     let ended = store::delete_sessions_of(&mut tx, &user.id).await?;

@@ -177,9 +177,12 @@ db_test! {
         let warning = r.select_text("#connection-token-warning").expect("the warning");
         assert!(warning.contains("root on the host") && warning.contains("X-Sandbox-Token"), "{warning}");
         assert_eq!(r.select_attr("#connection-credential option[value='']", "value").as_deref(), Some(""));
-        // Daytona is offered, its key going only to its API URL.
+        // Daytona is offered; choosing it redraws the form in Daytona's words (its key going only
+        // to its API URL: browser_attach's dialog test), so sandboxd's form says the fields follow
+        // the kind and names no Daytona key.
         assert_eq!(r.select_attr("#connection-kind option[value='daytona']", "disabled"), None);
-        assert!(r.select_text("#connection-kind-hint").is_some_and(|h| h.contains("only to its API URL")));
+        let hint = r.select_text("#connection-kind-hint").expect("the kind's hint");
+        assert!(hint.contains("Changing the kind changes the fields below") && !hint.contains("API URL"), "{hint}");
     }
 }
 

@@ -8,14 +8,13 @@
 
 use std::time::Duration;
 
-use futures_util::future::join_all;
-use sha2::{Digest as _, Sha256};
-
 use super::checks_store::{self as store, CheckRow, Claim};
 use super::health::{self, ASK_WITHIN};
 use super::model::{Connection, ConnectionHealth, Health};
+use super::seen::version_of;
 use crate::db::DbError;
 use crate::state::AppState;
+use futures_util::future::join_all;
 
 /// How long a claim holds a host's check: longer than any check takes.
 const CLAIM_FOR: Duration = Duration::from_secs(ASK_WITHIN.as_secs() + 60);
@@ -96,19 +95,6 @@ async fn check_one(st: &AppState, org_id: &str, conn: &Connection, now: i64, due
     Ok(true)
 }
 
-/// Keeps what a check outside the schedule found (the Connections table's, a save's) as the
-/// connection's last known state; a failure to keep it is logged, never the caller's failure.
-pub async fn keep_seen(st: &AppState, org_id: &str, conn: &Connection, found: &ConnectionHealth, began: i64) {
-    let kept = async {
-        let mut c = st.db.conn().await?;
-        let version = version_of(conn);
-        store::record_seen(&mut c, org_id, &conn.id, &version, found.health.code(), &found.message, began).await
-    };
-    if let Err(e) = kept.await {
-        tracing::warn!(connection = %conn.id, error = %e, "a host's health could not be kept");
-    }
-}
-
 /// The last known state of each of `org_id`'s `conns`, read from the database (no host is asked):
 /// `None` where the host was never checked.
 pub async fn last_known(st: &AppState, org_id: &str, conns: &[Connection]) -> Result<Vec<Option<LastCheck>>, DbError> {
@@ -128,11 +114,6 @@ fn of_row(conn: &Connection, row: Option<&CheckRow>) -> Option<LastCheck> {
         checked_at: row.checked_at,
         since: row.since,
     })
-}
-
-/// The connection's version as stored: a digest, so no address is copied into the table.
-fn version_of(conn: &Connection) -> String {
-    hex::encode(&Sha256::digest(conn.version().as_bytes())[..16])
 }
 
 #[cfg(test)]

@@ -99,7 +99,7 @@ async fn of_one(st: &AppState, org_id: &str, conn: &Connection) -> Result<Connec
     let began = crate::db::now_ms();
     let health = ask(st, org_id, conn).await?;
     st.health_cache.put(key, version, health.clone());
-    super::checks::keep_seen(st, org_id, conn, &health, began).await;
+    super::seen::keep_seen(st, org_id, conn, &health, began).await;
     Ok(health)
 }
 
@@ -135,7 +135,7 @@ pub async fn remember(st: &AppState, org_id: &str, conn: &Connection, probe: &Pr
     if without_asking(conn).is_none() {
         let health = of_probe(conn, probe);
         st.health_cache.put(cache_key(org_id, conn), conn.version(), health.clone());
-        super::checks::keep_seen(st, org_id, conn, &health, crate::db::now_ms()).await;
+        super::seen::keep_seen(st, org_id, conn, &health, crate::db::now_ms()).await;
     }
 }
 

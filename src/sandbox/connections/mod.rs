@@ -18,6 +18,7 @@ pub mod keys;
 pub mod model;
 pub mod pages;
 pub mod runtimes;
+pub mod seen;
 pub mod service;
 pub mod store;
 pub mod usage;

@@ -83,7 +83,7 @@ impl DaytonaSandbox {
     }
 }
 
-impl super::model::Whose for DaytonaSandbox {
+impl super::whose::Whose for DaytonaSandbox {
     fn owner(&self) -> Option<&SessionOwner> {
         self.workspace.as_ref()
     }

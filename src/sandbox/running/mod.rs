@@ -12,6 +12,7 @@ pub mod model;
 pub mod orphans;
 pub mod pages;
 pub mod service;
+pub mod whose;
 
 use actix_web::web;
 use serde::Deserialize;

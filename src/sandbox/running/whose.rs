@@ -1,0 +1,27 @@
+//! Whose a row of the Running tab is, in words, for every host kind's row type. Its own file so
+//! that the two row models do not import each other.
+
+use crate::sandbox::workspaces::sessions::SessionOwner;
+
+/// Whose a listed workspace is on its host (a sandboxd session, a Daytona sandbox), in the words
+/// the Running tab and its dialogs use for every host kind: each row type names the workspace row
+/// that opened it, the words come from here.
+pub trait Whose {
+    /// The workspace row that names it; none when no workspace of this organization does.
+    fn owner(&self) -> Option<&SessionOwner>;
+
+    /// The agent's name, or what is known instead.
+    fn agent_words(&self) -> String {
+        SessionOwner::agent_words(self.owner())
+    }
+
+    /// Who shares the files, in words; empty when unknown.
+    fn access_words(&self) -> &'static str {
+        self.owner().map_or("", |w| w.access_label)
+    }
+
+    /// The person of a `user` workspace; empty for every other scope.
+    fn owner_words(&self) -> &str {
+        self.owner().and_then(|w| w.owner_name.as_deref()).unwrap_or("")
+    }
+}
