@@ -10,6 +10,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::browser::{self, Browser};
+use crate::browser_documents::user_id;
 use crate::browser_screens::{js, wait_until};
 use crate::daytona_fake;
 use crate::db_test;
@@ -80,19 +81,6 @@ async fn wide_browser() -> anyhow::Result<Browser> {
     b.goto("about:blank").await?;
     width(&b, 1280).await?;
     Ok(b)
-}
-
-/// The member's id, from the members list.
-async fn user_id(o: &Org<'_>, email: &str) -> String {
-    let members: Value = o.call(Method::GET, "/api/v1/members", None).await.json();
-    members
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|m| m["email"] == email)
-        .and_then(|m| m["user_id"].as_str())
-        .unwrap_or_else(|| panic!("{email} in {members}"))
-        .to_string()
 }
 
 /// Files made in the page, as a person's drop or choice would hand them over: `[name, size]`

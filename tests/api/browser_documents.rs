@@ -123,7 +123,7 @@ db_test! {
 }
 
 /// The member's id, from the members list.
-async fn user_id(o: &Org<'_>, email: &str) -> String {
+pub(crate) async fn user_id(o: &Org<'_>, email: &str) -> String {
     let members: Value = o.call(Method::GET, "/api/v1/members", None).await.json();
     members
         .as_array()

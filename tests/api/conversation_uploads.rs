@@ -6,25 +6,13 @@
 //! nothing is written.
 
 use reqwest::Method;
-use serde_json::{json, Value};
+use serde_json::json;
 
+use crate::browser_documents::user_id;
 use crate::db_test;
 use crate::helpers::{Client, Resp};
 use crate::peer;
 use crate::support::{service_agent, urlencode, Org};
-
-/// The member's id, from the members list.
-async fn user_id(o: &Org<'_>, email: &str) -> String {
-    let members: Value = o.call(Method::GET, "/api/v1/members", None).await.json();
-    members
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|m| m["email"] == email)
-        .and_then(|m| m["user_id"].as_str())
-        .unwrap_or_else(|| panic!("{email} in {members}"))
-        .to_string()
-}
 
 /// What the page's drop zone sends for one file.
 async fn attach(c: &Client, token: Option<&str>, conversation: &str, name: &str, bytes: Vec<u8>) -> Resp {
