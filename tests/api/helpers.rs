@@ -505,7 +505,10 @@ fn closed_under_the_request(e: &reqwest::Error) -> Option<ClosedUnder> {
                 return Some(ClosedUnder::Reset);
             }
         }
-        if s.downcast_ref::<hyper::Error>().is_some_and(|h| h.is_incomplete_message()) {
+        // A request canceled before it was written: its pooled connection ended under it (hyper
+        // read an unexpected message on the idle connection, e.g. the server closing it), so the
+        // console never saw it.
+        if s.downcast_ref::<hyper::Error>().is_some_and(|h| h.is_incomplete_message() || h.is_canceled()) {
             return Some(ClosedUnder::Closed);
         }
         source = s.source();

@@ -1098,7 +1098,7 @@ db_test! {
         seed(&app, &rows).await;
         let first = app.web.get("/sandboxes/activity").await;
         assert_eq!(first.select_all("#oplog-rows tr.operation").len(), 50);
-        assert_eq!(first.select_text("#oplog-counts").as_deref().map(str::trim), Some("Rows 1–50 of 50+"));
+        assert_eq!(first.select_text("#oplog-counts").as_deref().map(str::trim), Some("Rows 1–50 of 60"), "the total of the filter, exact up to its cap");
         assert!(first.select_attr("#oplog-poll", "hx-get").is_some_and(|h| h.starts_with("/sandboxes/activity/new?cursor=")));
         assert_eq!(first.select_attr("tr.operation time", "title").map(|t| t.ends_with('Z')), Some(true));
         assert!(first.select_all("tr.operation a.workspace-link").is_empty(), "no link without a workspace");
@@ -1152,7 +1152,7 @@ db_test! {
         let b = Browser::start().await?;
         crate::support::browser_sign_in::sign_in(&b, &app.address).await?;
         b.goto(&format!("{}/sandboxes/activity", app.address)).await?;
-        b.wait_for_text("#oplog-counts", "Rows 1–50 of 50+").await?;
+        b.wait_for_text("#oplog-counts", "Rows 1–50 of 120").await?;
 
         // Search (debounced, as typed): the commands only.
         b.fill("#oplog-q", "cargo test").await?;
@@ -1164,20 +1164,20 @@ db_test! {
         b.wait_for_text("#oplog-counts", "Rows 1–40 of 40").await?;
         // Clear the search: all rows, then page forward and back.
         b.fill("#oplog-q", "").await?;
-        b.wait_for_text("#oplog-counts", "Rows 1–50 of 50+").await?;
+        b.wait_for_text("#oplog-counts", "Rows 1–50 of 120").await?;
         b.click("#oplog-older").await?;
-        b.wait_for_text("#oplog-counts", "Rows 51–100 of 100+").await?;
+        b.wait_for_text("#oplog-counts", "Rows 51–100 of 120").await?;
         b.click("#oplog-older").await?;
         b.wait_for_text("#oplog-counts", "Rows 101–120 of 120").await?;
         b.click("#oplog-newer").await?;
-        b.wait_for_text("#oplog-counts", "Rows 51–100 of 100+").await?;
+        b.wait_for_text("#oplog-counts", "Rows 51–100 of 120").await?;
         // Open a row's conversation (scrolled clear of the sticky top bar first).
         b.client.execute("document.querySelector('#oplog-rows a.conversation-link').scrollIntoView({block: 'center'});", vec![]).await?;
         b.click("#oplog-rows a.conversation-link").await?;
         b.wait_for_text("main h1", "Quarterly report").await?;
         assert_eq!(b.current_path().await?, format!("/conversations/{conversation}"));
         b.click("#conversation-log").await?;
-        b.wait_for_text("#oplog-counts", "Rows 1–50 of 50+").await?;
+        b.wait_for_text("#oplog-counts", "Rows 1–50 of 120").await?;
         b.close().await
     }
 }
