@@ -103,7 +103,7 @@ host_test! {
         let o = Org::new(&app).await;
         let conn = host.connect(&o).await;
         let agent = o.agent(service_agent("keeper", "agent")).await;
-        let key = session_key(Placement::Host(ConnectionKind::Sandboxd), Scope::Agent, &o.org_id, Some(&conn), Subject::Id(&agent));
+        let key = session_key(host.placement(), Scope::Agent, &o.org_id, Some(&conn), Subject::Id(&agent));
 
         // The workspace's first run opens it on the host and is held once the host answered,
         // before its row uses it.

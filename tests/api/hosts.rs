@@ -90,6 +90,16 @@ impl Host {
         }
     }
 
+    /// Where a workspace on this host lives, as the product spells it (its session keys start
+    /// from it): decided by the host's kind, never spelled by the test.
+    pub(crate) fn placement(&self) -> agenticos::sandbox::hosts::kind::Placement {
+        use agenticos::sandbox::hosts::kind::{ConnectionKind, Placement};
+        match self {
+            Host::Sandboxd(_) => Placement::Host(ConnectionKind::Sandboxd),
+            Host::Daytona(_) => Placement::Host(ConnectionKind::Daytona),
+        }
+    }
+
     /// Connects `o` to this host (its default connection when it has no other); the connection id.
     pub(crate) async fn connect(&self, o: &Org<'_>) -> String {
         match self {
