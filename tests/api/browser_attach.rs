@@ -29,9 +29,17 @@ const RUN_AXE: &str = "const done = arguments[arguments.length - 1];
         .map(v => `${v.id} (${v.impact}): ${v.nodes.slice(0, 6).map(n => n.target.join(' ')).join(', ')}`) }))
       .catch(e => done({ passes: 0, bad: ['axe could not run: ' + e] }));";
 
-/// Runs axe on the page as it is now (a dialog open, lines added): fails on any serious or
-/// critical violation, naming `what`.
+/// True once htmx has finished a swap and nothing is fading: content htmx swaps in starts at
+/// opacity 0 (`.htmx-added`) and fades in for 0.3 s, and axe measuring contrast mid-fade sees
+/// text lighter than it ends (seen once on the preview's position line).
+const SETTLED: &str = "return document.readyState === 'complete'
+    && !document.querySelector('.htmx-request, .htmx-settling, .htmx-swapping, .htmx-added')
+    && !document.getAnimations().some(a => a instanceof CSSTransition && a.playState === 'running')";
+
+/// Runs axe on the page as it is now (a dialog open, lines added), once htmx has settled: fails
+/// on any serious or critical violation, naming `what`.
 async fn axe_clean(b: &Browser, what: &str) -> anyhow::Result<()> {
+    wait_until(b, &format!("{what} to settle"), SETTLED).await?;
     if js(b, "return typeof window.axe").await? != "object" {
         b.client.execute(&format!("{AXE}\nreturn typeof window.axe;"), vec![]).await.context("injecting axe")?;
     }
