@@ -50,21 +50,40 @@ async fn axe_clean(b: &Browser, what: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Makes the page `width` px wide: the window is resized by what the page lacks, a few times
-/// (a window made narrow does not keep its frame's width).
+/// Makes the page `width` px wide: the window is resized by what the page lacks, and again until
+/// the page has the width (a window made narrow does not keep its frame's width). A resize lands
+/// a moment after the call on a loaded machine, so a new size is computed only once the window
+/// has taken the last one asked for (or a second has passed: a window may keep another size), as
+/// a size read mid-resize would otherwise be corrected twice.
 async fn width(b: &Browser, width: u32) -> anyhow::Result<()> {
-    for _ in 0..4 {
+    let deadline = std::time::Instant::now() + b.wait_timeout();
+    let mut asked: Option<(i64, std::time::Instant)> = None;
+    let mut pause = std::time::Duration::from_millis(20);
+    loop {
         let now =
             js(b, "return [window.outerWidth, window.innerWidth, window.outerHeight, window.innerHeight]").await?;
         let n = |i: usize| now[i].as_i64().unwrap_or(0);
         if n(1) == i64::from(width) {
             return Ok(());
         }
-        let outer = (n(0) + i64::from(width) - n(1)).max(100);
-        let tall = n(2) + 844 - n(3);
-        b.client.set_window_size(u32::try_from(outer)?, u32::try_from(tall.max(200))?).await?;
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "waited {:?} for the page to be {width} px wide: outer/inner width {}/{}",
+            b.wait_timeout(),
+            n(0),
+            n(1)
+        );
+        // Asked for nothing yet, or the window took the size asked for (or kept another for a
+        // second): ask for what is missing.
+        if asked.is_none_or(|(outer, at)| outer == n(0) || at.elapsed() > std::time::Duration::from_secs(1)) {
+            let outer = (n(0) + i64::from(width) - n(1)).max(100);
+            let tall = n(2) + 844 - n(3);
+            b.client.set_window_size(u32::try_from(outer)?, u32::try_from(tall.max(200))?).await?;
+            asked = Some((outer, std::time::Instant::now()));
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(std::time::Duration::from_millis(250));
     }
-    wait_until(b, &format!("the page to be {width} px wide"), &format!("return window.innerWidth === {width}")).await
 }
 
 /// Nothing scrolls sideways.
