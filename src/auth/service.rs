@@ -30,10 +30,11 @@ pub async fn setup_needed(db: &Db) -> Result<bool, AuthError> {
 
 /// Creates the first owner and organization, while no user exists; never again.
 pub async fn setup(st: &AppState, input: SetupInput) -> Result<NewSession, AuthError> {
+    // In the form's order, so the first message's field is the first invalid one on the page.
     let mut errors = FieldErrors::new();
+    let org_name = validate::name(&mut errors, "organization", &input.organization, "organization name");
     let email = validate::email(&mut errors, "email", &input.email);
     validate::new_password(&mut errors, "password", input.password.expose_secret());
-    let org_name = validate::name(&mut errors, "organization", &input.organization, "organization name");
     errors.into_result().map_err(AuthError::Invalid)?;
 
     let hash = password::hash(input.password).await?;

@@ -1,5 +1,5 @@
-//! What the home page shows: where the console keeps its records and, for those who may see
-//! sandboxes, the capacity this organization uses on each host (switched-off ones marked), and the caller's
+//! What the home page shows: for those who may see sandboxes, where the console keeps its
+//! records and the capacity this organization uses on each host (switched-off ones marked), and the caller's
 //! pending invitations, and "is everything OK?": hosts by state, pending deletes, failed sweeps and
 //! failed operations in the last hour (the figures `GET /api/v1/health` answers), and Getting
 //! started with the steps already done marked.
@@ -18,7 +18,9 @@ use crate::sandbox::running::service as running;
 use crate::state::AppState;
 
 pub struct Home {
-    pub database: &'static str,
+    /// Where the console keeps its records; `None` for a role that may not see sandboxes (an
+    /// operator's matter, not a member's).
+    pub database: Option<&'static str>,
     /// One entry per sandboxd host (a host registered twice once; switched-off ones marked);
     /// `None` for a role that may not see sandboxes.
     pub capacity: Option<Vec<HostSessions>>,
@@ -60,10 +62,10 @@ impl Home {
 }
 
 pub async fn home(st: &AppState, caller: &Caller) -> Result<Home, DashboardError> {
-    let database = match st.db.kind() {
+    let database = caller.role.can_see_sandboxes().then_some(match st.db.kind() {
         DbKind::Sqlite => "SQLite (embedded)",
         DbKind::Postgres => "PostgreSQL",
-    };
+    });
     let capacity = if caller.role.can_see_sandboxes() { Some(running::capacity(st, caller).await?) } else { None };
     let health = match caller.role.can_see_sandboxes() {
         true => Some(monitoring::health(st, caller, crate::db::now_ms()).await?),

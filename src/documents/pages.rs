@@ -13,7 +13,8 @@ use super::api::{DocumentsQuery, FileQuery};
 use super::error::DocumentError;
 use super::filters::{Sort, Type};
 use super::grouping::Who;
-use super::model::{DocumentsPage, FileKind, Reach, Tile, TreeNode, WorkspaceDocuments};
+use super::listing::MAX_DEPTH;
+use super::model::{DocumentsPage, FileKind, ListingStatus, Reach, Tile, TreeNode, WorkspaceDocuments};
 use super::paging::TextPage;
 use super::rendering::{self, Rendered, Table};
 use super::service;
@@ -510,6 +511,20 @@ pub fn when(iso: &str, now: OffsetDateTime) -> Option<When> {
 /// [`when`] relative to this moment.
 pub fn since(iso: &Option<String>) -> Option<When> {
     when(iso.as_deref()?, OffsetDateTime::now_utc())
+}
+
+/// What a folder of a workspace's tree holds: "3 files", or, when no file below it was listed,
+/// why: "empty", or "not listed" when the listing stopped above its files.
+pub fn folder_files(node: &TreeNode, listing: &ListingStatus) -> String {
+    if node.file_count > 0 {
+        files(&node.file_count)
+    } else if listing.limited && node.depth + 1 >= MAX_DEPTH {
+        format!("not listed: deeper than {MAX_DEPTH} levels")
+    } else if !listing.complete {
+        "none listed".to_string()
+    } else {
+        "empty".to_string()
+    }
 }
 
 #[cfg(test)]

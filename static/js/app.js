@@ -1,15 +1,8 @@
 // Small progressive enhancements; every page works without them.
-// - <select data-autosubmit> submits its form on change (the organization switcher).
 // - <button data-copy="#id"> copies the text of #id to the clipboard (values shown once);
 //   <button data-copy-value="…"> copies its value (a shortened path, key or id, whole).
 (function () {
   "use strict";
-  document.addEventListener("change", function (event) {
-    var el = event.target;
-    if (el && el.matches && el.matches("select[data-autosubmit]") && el.form) {
-      if (el.form.requestSubmit) { el.form.requestSubmit(); } else { el.form.submit(); }
-    }
-  });
   document.addEventListener("click", function (event) {
     var btn = event.target && event.target.closest ? event.target.closest("button[data-copy], button[data-copy-value]") : null;
     if (!btn || !navigator.clipboard) { return; }
@@ -121,22 +114,38 @@ document.addEventListener("input", function (event) {
   var range = document.getElementById("oplog-range");
   if (range) { range.value = "custom"; }
 }, true);
-// Documents: a file opened from a workspace's tree is swapped into the preview pane (a sheet on a
-// phone); the tree marks it, and the focus goes to the pane so the keyboard is where the file is.
-document.addEventListener("htmx:afterSettle", function (event) {
-  var pane = event.target;
-  if (!pane || pane.id !== "workspace-preview") { return; }
-  var shown = pane.querySelector("#preview-path");
-  var path = shown ? shown.textContent : "";
-  Array.prototype.forEach.call(document.querySelectorAll("#workspace-tree a.tree-open"), function (a) {
-    var li = a.closest("li");
-    if (li && path && li.getAttribute("data-path") === path) { a.setAttribute("aria-current", "true"); }
-    else { a.removeAttribute("aria-current"); }
+// Documents: a file opened from a workspace's tree is swapped into the preview pane (beside the
+// tree, where it stays in view; a sheet on a phone); the tree marks it, and the focus goes to the
+// pane so the keyboard is where the file is. Closing it returns the focus to the file's link.
+(function () {
+  "use strict";
+  var closing = "";
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var target = event.detail && event.detail.target;
+    if (!target || target.id !== "workspace-preview") { return; }
+    var shown = target.querySelector("#preview-path");
+    closing = shown ? shown.textContent : "";
   });
-  pane.focus({ preventScroll: true });
-  var top = pane.getBoundingClientRect().top;
-  if (window.innerWidth > 768 && (top < 0 || top > window.innerHeight)) { pane.scrollIntoView({ block: "start" }); }
-});
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var pane = event.target;
+    if (!pane || pane.id !== "workspace-preview") { return; }
+    var shown = pane.querySelector("#preview-path");
+    var path = shown ? shown.textContent : "";
+    var back = null;
+    Array.prototype.forEach.call(document.querySelectorAll("#workspace-tree a.tree-open"), function (a) {
+      var li = a.closest("li");
+      var at = li ? li.getAttribute("data-path") : null;
+      if (path && at === path) { a.setAttribute("aria-current", "true"); }
+      else { a.removeAttribute("aria-current"); }
+      if (!path && closing && at === closing) { back = a; }
+    });
+    closing = "";
+    if (back) { back.focus(); return; }
+    pane.focus({ preventScroll: true });
+    var top = pane.getBoundingClientRect().top;
+    if (window.innerWidth > 768 && (top < 0 || top > window.innerHeight)) { pane.scrollIntoView({ block: "start" }); }
+  });
+})();
 // A conversation's "Add files": each file dropped or chosen is sent on its own (its bytes as the
 // body, the CSRF token in a header) with a progress bar; the server's line replaces the bar. A
 // file over the limit is refused here without sending (the server refuses it too).
@@ -229,4 +238,40 @@ document.addEventListener("htmx:afterSettle", function (event) {
     zone.classList.remove("dropzone-over");
     if (event.dataTransfer && event.dataTransfer.files) { sendAll(zone, event.dataTransfer.files); }
   });
+})();
+// The phone's Menu: a real button (aria-expanded) takes over from the checkbox and its label,
+// which stay the way in without script; Escape folds the navigation again and returns to it.
+(function () {
+  "use strict";
+  function enhance() {
+    var button = document.getElementById("menu-button");
+    var toggle = document.getElementById("nav-toggle");
+    if (!button || !toggle || !button.hidden) { return; }
+    var label = document.querySelector("label.menu-button[for='nav-toggle']");
+    if (label) { label.hidden = true; }
+    toggle.hidden = true;
+    toggle.checked = false;
+    button.hidden = false;
+    button.setAttribute("aria-expanded", "false");
+  }
+  function set(open) {
+    var button = document.getElementById("menu-button");
+    var toggle = document.getElementById("nav-toggle");
+    if (!button || !toggle) { return; }
+    toggle.checked = open;
+    button.setAttribute("aria-expanded", open ? "true" : "false");
+  }
+  document.addEventListener("click", function (event) {
+    var el = event.target && event.target.closest ? event.target.closest("#menu-button") : null;
+    if (el) { set(el.getAttribute("aria-expanded") !== "true"); }
+  });
+  document.addEventListener("keydown", function (event) {
+    var button = document.getElementById("menu-button");
+    if (event.key !== "Escape" || !button || button.getAttribute("aria-expanded") !== "true") { return; }
+    var nav = document.getElementById("sidebar-nav");
+    if (nav && nav.contains(document.activeElement)) { button.focus(); }
+    set(false);
+  });
+  enhance();
+  document.addEventListener("htmx:load", enhance);
 })();

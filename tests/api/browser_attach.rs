@@ -38,7 +38,7 @@ const SETTLED: &str = "return document.readyState === 'complete'
 
 /// Runs axe on the page as it is now (a dialog open, lines added), once htmx has settled: fails
 /// on any serious or critical violation, naming `what`.
-async fn axe_clean(b: &Browser, what: &str) -> anyhow::Result<()> {
+pub(crate) async fn axe_clean(b: &Browser, what: &str) -> anyhow::Result<()> {
     wait_until(b, &format!("{what} to settle"), SETTLED).await?;
     if js(b, "return typeof window.axe").await? != "object" {
         b.client.execute(&format!("{AXE}\nreturn typeof window.axe;"), vec![]).await.context("injecting axe")?;
@@ -55,7 +55,7 @@ async fn axe_clean(b: &Browser, what: &str) -> anyhow::Result<()> {
 /// a moment after the call on a loaded machine, so a new size is computed only once the window
 /// has taken the last one asked for (or a second has passed: a window may keep another size), as
 /// a size read mid-resize would otherwise be corrected twice.
-async fn width(b: &Browser, width: u32) -> anyhow::Result<()> {
+pub(crate) async fn width(b: &Browser, width: u32) -> anyhow::Result<()> {
     let deadline = std::time::Instant::now() + b.wait_timeout();
     let mut asked: Option<(i64, std::time::Instant)> = None;
     let mut pause = std::time::Duration::from_millis(20);
@@ -94,7 +94,7 @@ async fn fits(b: &Browser, what: &str) -> anyhow::Result<()> {
 }
 
 /// At 1280 and then 390 px: fits and axe finds nothing serious.
-async fn both_widths(b: &Browser, what: &str) -> anyhow::Result<()> {
+pub(crate) async fn both_widths(b: &Browser, what: &str) -> anyhow::Result<()> {
     for w in [1280, 390] {
         width(b, w).await?;
         fits(b, &format!("{what} at {w} px")).await?;
@@ -103,7 +103,7 @@ async fn both_widths(b: &Browser, what: &str) -> anyhow::Result<()> {
     width(b, 1280).await
 }
 
-async fn wide_browser() -> anyhow::Result<Browser> {
+pub(crate) async fn wide_browser() -> anyhow::Result<Browser> {
     let b = Browser::start_with_args(&["--window-size=1280,900"]).await?;
     b.goto("about:blank").await?;
     width(&b, 1280).await?;

@@ -141,7 +141,7 @@ async fn check_small_screen(b: &Browser, path: &str) -> anyhow::Result<()> {
         "const r = s => { const e = document.querySelector(s); if (!e) return null; const b = e.getBoundingClientRect(); return [b.left, b.right, b.width]; };
          return { scroll: document.documentElement.scrollWidth, inner: window.innerWidth,
                   nav: getComputedStyle(document.querySelector('#sidebar-nav')).display,
-                  select: r('#org-switch-select'), signOut: r('.user-menu button[type=submit]'), menu: r('label.menu-button') };",
+                  select: r('#org-switch-select'), signOut: r('.user-menu button[type=submit]'), menu: r('#menu-button') };",
     )
     .await?;
     assert_eq!(fit["inner"], 390, "{path}: the viewport is not 390 px wide: {fit}");
@@ -153,7 +153,7 @@ async fn check_small_screen(b: &Browser, path: &str) -> anyhow::Result<()> {
             (rect[0].as_f64().unwrap_or(-1.0), rect[1].as_f64().unwrap_or(999.0), rect[2].as_f64().unwrap_or(0.0));
         assert!(left >= 0.0 && right <= 390.0 && width >= min_width, "{path}: {name} is cut off or squeezed: {fit}");
     }
-    b.click("label.menu-button").await?;
+    b.click("#menu-button").await?;
     let links = js(
         b,
         "return Array.from(document.querySelectorAll('nav.sidebar-nav a')).map(a => { const r = a.getBoundingClientRect();
@@ -235,7 +235,7 @@ db_test! {
 
         // A member's navigation has Conversations: their own.
         sign_in_as(&b, &app.address, &seeded.member_email, &seeded.member_password).await?;
-        b.click("label.menu-button").await?;
+        b.click("#menu-button").await?;
         let nav = b.text("nav.sidebar-nav").await?;
         assert!(nav.contains("Conversations") && nav.contains("API reference") && !nav.contains("Members"), "{nav}");
         b.click("nav.sidebar-nav a[href='/conversations']").await?;
@@ -342,7 +342,7 @@ async fn screenshots() -> anyhow::Result<()> {
         b.screenshot(screenshot_dir().join(format!("running-delete-dialog-{width}.png"))).await?;
         if width < 768 {
             b.goto(&format!("{}/", app.address)).await?;
-            b.click("label.menu-button").await?;
+            b.click("#menu-button").await?;
             b.screenshot(screenshot_dir().join(format!("menu-{width}.png"))).await?;
         }
         b.close().await?;
