@@ -38,7 +38,7 @@ const SETTLED: &str = "return document.readyState === 'complete'
 
 /// Runs axe on the page as it is now (a dialog open, lines added), once htmx has settled: fails
 /// on any serious or critical violation, naming `what`.
-async fn axe_clean(b: &Browser, what: &str) -> anyhow::Result<()> {
+pub(crate) async fn axe_clean(b: &Browser, what: &str) -> anyhow::Result<()> {
     wait_until(b, &format!("{what} to settle"), SETTLED).await?;
     if js(b, "return typeof window.axe").await? != "object" {
         b.client.execute(&format!("{AXE}\nreturn typeof window.axe;"), vec![]).await.context("injecting axe")?;
@@ -52,7 +52,7 @@ async fn axe_clean(b: &Browser, what: &str) -> anyhow::Result<()> {
 
 /// Makes the page `width` px wide: the window is resized by what the page lacks, a few times
 /// (a window made narrow does not keep its frame's width).
-async fn width(b: &Browser, width: u32) -> anyhow::Result<()> {
+pub(crate) async fn width(b: &Browser, width: u32) -> anyhow::Result<()> {
     for _ in 0..4 {
         let now =
             js(b, "return [window.outerWidth, window.innerWidth, window.outerHeight, window.innerHeight]").await?;
@@ -68,14 +68,14 @@ async fn width(b: &Browser, width: u32) -> anyhow::Result<()> {
 }
 
 /// Nothing scrolls sideways.
-async fn fits(b: &Browser, what: &str) -> anyhow::Result<()> {
+pub(crate) async fn fits(b: &Browser, what: &str) -> anyhow::Result<()> {
     let wide = js(b, "return document.scrollingElement.scrollWidth - window.innerWidth").await?;
     anyhow::ensure!(wide.as_f64().unwrap_or(1.0) <= 0.0, "{what} scrolls sideways by {wide} px");
     Ok(())
 }
 
 /// At 1280 and then 390 px: fits and axe finds nothing serious.
-async fn both_widths(b: &Browser, what: &str) -> anyhow::Result<()> {
+pub(crate) async fn both_widths(b: &Browser, what: &str) -> anyhow::Result<()> {
     for w in [1280, 390] {
         width(b, w).await?;
         fits(b, &format!("{what} at {w} px")).await?;
@@ -84,7 +84,7 @@ async fn both_widths(b: &Browser, what: &str) -> anyhow::Result<()> {
     width(b, 1280).await
 }
 
-async fn wide_browser() -> anyhow::Result<Browser> {
+pub(crate) async fn wide_browser() -> anyhow::Result<Browser> {
     let b = Browser::start_with_args(&["--window-size=1280,900"]).await?;
     b.goto("about:blank").await?;
     width(&b, 1280).await?;

@@ -1,16 +1,22 @@
 //! People are named (issue 49): a run says whose it is and whose agent, in the API and on the
-//! conversation's page; two people's workspaces of one agent are told apart by the person; a
-//! person is named only to fellow members of the organization, and no longer once they left.
-//! An attached file names whoever attached it. On SQLite and PostgreSQL (`state` agents, and the
-//! real sandboxd peer for attachments).
+//! conversation's page; two people's workspaces of one agent are told apart by the person; an
+//! attached file names whoever attached it; an operation log row names its run's person. A person
+//! is named only to fellow members of the organization, and no longer once they left. On SQLite
+//! and PostgreSQL (`state` agents, and the real sandboxd peer for attachments), and in Chromium at
+//! 1280 and 390 px with axe (serious and critical = 0) on the conversation's page, Documents and a
+//! workspace's tree.
 
 use reqwest::Method;
 use serde_json::{json, Value};
 
+use crate::browser;
+use crate::browser_attach::{both_widths, wide_browser};
 use crate::browser_documents::user_id;
+use crate::browser_screens::js;
 use crate::db_test;
-use crate::helpers::{Client, OWNER_EMAIL};
+use crate::helpers::{Client, MEMBER_PASSWORD, OWNER_EMAIL};
 use crate::peer;
+use crate::support::browser_sign_in::sign_in_as;
 use crate::support::{service_agent, urlencode, Org};
 
 /// The membership id of `email` (what `DELETE /api/v1/members/{id}` takes).
@@ -177,5 +183,43 @@ db_test! {
         assert!(removed.status.is_success(), "{}", removed.body);
         let page = o.call(Method::GET, "/api/v1/documents?who=person", None).await.json();
         assert_eq!(attached_by(&page)[0], ("uploads/brief.txt".to_string(), Value::Null), "{page}");
+    }
+}
+
+db_test! {
+    async fn a_member_sees_who_started_runs_and_attached_files_in_chromium(app: TestApp) -> anyhow::Result<()> {
+        if !browser::browser_or_skip("a_member_sees_who_started_runs_and_attached_files_in_chromium") {
+            return Ok(());
+        }
+        let peer = peer::shared().await;
+        let o = Org::new(&app).await;
+        o.connect(peer).await;
+        let mia = app.member_with_role("mia@example.com", "member").await;
+        let mia_id = user_id(&o, "mia@example.com").await;
+        let agent = o.agent(service_agent("reader", "conversation")).await;
+        let conv = o.conversation(&agent, json!({"title": "Quarter", "member_user_ids": [mia_id]})).await;
+        let run = o.run(&agent, Some(&conv), json!({"user_id": mia_id})).await;
+        assert_eq!(o.write(&run, "notes.md", "# Notes\n").await.status, 204);
+        attach(&mia, &conv, "brief.txt", b"the brief").await;
+        let page = o.call(Method::GET, "/api/v1/documents", None).await.json();
+        let workspace = page["groups"][0]["workspace"]["id"].as_str().expect("workspace").to_string();
+
+        let b = wide_browser().await?;
+        sign_in_as(&b, &app.address, "mia@example.com", MEMBER_PASSWORD).await?;
+        b.goto(&format!("{}/conversations/{conv}", app.address)).await?;
+        b.wait_for_text("#runs-table td.started-by", "mia@example.com").await?;
+        b.wait_for_text("#workspace-latest-run", "started by mia@example.com").await?;
+        both_widths(&b, "a conversation's page naming who started its run").await?;
+        b.goto(&format!("{}/documents", app.address)).await?;
+        b.wait_for_text(".tile[data-path='uploads/brief.txt'] .tile-meta", "attached by mia@example.com").await?;
+        both_widths(&b, "Documents naming who attached a file").await?;
+        b.goto(&format!("{}/documents/workspaces/{workspace}", app.address)).await?;
+        // The tree's row, read whether or not its folder is open.
+        b.wait_for(".tree-file[data-path='uploads/brief.txt']").await?;
+        let row = js(&b, "return document.querySelector(\".tree-file[data-path='uploads/brief.txt']\").textContent").await?;
+        anyhow::ensure!(row.as_str().is_some_and(|t| t.contains("attached by mia@example.com")), "{row}");
+        both_widths(&b, "a workspace's tree naming who attached a file").await?;
+        b.close().await?;
+        Ok(())
     }
 }
