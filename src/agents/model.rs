@@ -146,6 +146,12 @@ pub struct Run {
     /// The person it acts for (a member, an API client's person, a trigger's creator); null for
     /// a widget visitor or a channel sender.
     pub user_id: Option<String>,
+    /// The person's name as the console shows it (their account's e-mail), while they are a
+    /// member of the run's organization (docs/design.md §4, "Who is named"); null for a run
+    /// without a person, or once they left the organization.
+    pub user_name: Option<String>,
+    /// The agent's name; null once the agent was deleted.
+    pub agent_name: Option<String>,
     /// Whether a trigger's run acts as the trigger's creator (`user` scope needs it).
     pub trigger_as_creator: bool,
     /// A channel sender's platform id (channel runs only).
@@ -171,6 +177,29 @@ pub struct Run {
     /// its agent's; not shown.
     #[serde(skip)]
     pub manifest: Option<Manifest>,
+}
+
+impl Run {
+    /// Who started it, in words, naming the person where there is one (`user_name`): "mia@example.com",
+    /// "the API for mia@example.com", "a trigger as mia@example.com", "a widget visitor", "channel
+    /// sender U123"; a person no longer in the organization is "a former member".
+    pub fn starter_words(&self) -> String {
+        let person = || self.user_name.clone().unwrap_or_else(|| "a former member".to_string());
+        match self.started_by {
+            StartedBy::Member => person(),
+            StartedBy::Api if self.user_id.is_some() => format!("the API for {}", person()),
+            StartedBy::Api => "the API".to_string(),
+            StartedBy::Trigger if self.trigger_as_creator && self.user_id.is_some() => {
+                format!("a trigger as {}", person())
+            }
+            StartedBy::Trigger => "a trigger".to_string(),
+            StartedBy::Widget => "a widget visitor".to_string(),
+            StartedBy::Channel => match &self.channel_sender {
+                Some(sender) => format!("channel sender {sender}"),
+                None => "a channel sender".to_string(),
+            },
+        }
+    }
 }
 
 /// `?limit=N&offset=M`: one page of a list, newest first.

@@ -50,6 +50,7 @@ pub fn file_item(workspace_id: &str, e: &Entry) -> FileItem {
         modified_at: e.modified_at.map(|at| at.as_str().to_string()),
         kind: kind_of(&e.path),
         added_by: AddedBy::of(&e.path),
+        added_by_name: None,
     }
 }
 
@@ -70,6 +71,7 @@ pub fn into_files(workspace_id: &str, entries: Vec<Entry>) -> Vec<FileItem> {
             workspace_id: workspace_id.to_string(),
             kind: kind_of(&e.path),
             added_by: AddedBy::of(&e.path),
+            added_by_name: None,
             name: e.name().to_string(),
             modified_at: e.modified_at.map(|at| at.as_str().to_string()),
             path: e.path,
@@ -342,6 +344,7 @@ pub fn tree(listing: &Listing) -> Vec<TreeNode> {
             let (file_count, size) = totals(sub);
             out.push(TreeNode {
                 added_by: AddedBy::of(&path),
+                added_by_name: None,
                 path: path.clone(),
                 name: name.to_string(),
                 depth,
@@ -364,6 +367,7 @@ pub fn tree(listing: &Listing) -> Vec<TreeNode> {
                 modified_at: e.modified_at.map(|at| at.as_str().to_string()),
                 kind: Some(kind_of(&e.path)),
                 added_by: AddedBy::of(&e.path),
+                added_by_name: None,
             });
         }
     }

@@ -19,9 +19,12 @@ pub fn summary(st: &AppState, row: &VisibleRow, listing: &Listing) -> WorkspaceS
         _ => None,
     };
     let agent = row.agent_name.clone().unwrap_or_else(|| "a deleted agent".to_string());
-    let title = match &row.conversation_title {
-        Some(t) => t.clone(),
-        None => format!("{agent} · {}", kind_label(scope)),
+    // Two people's workspaces of one agent are told apart by the person (issue 49): "Personal
+    // tutor · mia@example.com's workspace".
+    let title = match (&row.conversation_title, &owner_name) {
+        (Some(t), _) => t.clone(),
+        (None, Some(owner)) => format!("{agent} · {owner}'s workspace"),
+        (None, None) => format!("{agent} · {}", kind_label(scope)),
     };
     // A recovery copy carries its source's scope and conversation: it is named for its source.
     let (title, kind) = match &row.recovery_of {

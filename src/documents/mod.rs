@@ -23,6 +23,7 @@ pub mod stamp;
 pub mod store;
 pub mod thumbnails;
 pub mod tiles;
+pub mod uploaders;
 
 use actix_web::web;
 

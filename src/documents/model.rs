@@ -59,6 +59,24 @@ pub struct FileItem {
     pub kind: FileKind,
     /// `person` (under `uploads/`: attached) or `agent` (anywhere else).
     pub added_by: AddedBy,
+    /// For a file attached through the console: the person who attached it (their e-mail), while
+    /// they are a member of the organization; null otherwise (docs/design.md §4).
+    pub added_by_name: Option<String>,
+}
+
+impl FileItem {
+    /// Who put it there, in words, naming the person who attached it when known.
+    pub fn added_by_words(&self) -> String {
+        added_by_words(self.added_by, self.added_by_name.as_deref())
+    }
+}
+
+/// "attached by mia@example.com", else the words of `added_by`.
+pub fn added_by_words(added_by: AddedBy, name: Option<&str>) -> String {
+    match (added_by, name) {
+        (AddedBy::Person, Some(name)) => format!("attached by {name}"),
+        _ => added_by.words().to_string(),
+    }
 }
 
 /// A file drawn as a tile: a scaled-down image, the first lines of a text, or a glyph.
@@ -246,6 +264,16 @@ pub struct TreeNode {
     pub kind: Option<FileKind>,
     /// `person` under `uploads/`, else `agent`.
     pub added_by: AddedBy,
+    /// For a file attached through the console: the person who attached it (their e-mail), while
+    /// they are a member of the organization; null otherwise.
+    pub added_by_name: Option<String>,
+}
+
+impl TreeNode {
+    /// Who put it there, in words, naming the person who attached it when known.
+    pub fn added_by_words(&self) -> String {
+        added_by_words(self.added_by, self.added_by_name.as_deref())
+    }
 }
 
 /// `GET /api/v1/documents/workspaces/{id}`.

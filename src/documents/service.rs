@@ -15,6 +15,7 @@ use super::model::{AddedBy, Cost, DocumentsPage, FileItem, Reach, Tile, Workspac
 use super::paging::TextPage;
 use super::store::{self, After, VisibleRow};
 use super::tiles::tiles;
+use super::uploaders::Uploaders;
 use crate::access::Caller;
 use crate::state::AppState;
 use crate::validate::FieldErrors;
@@ -219,7 +220,10 @@ pub async fn list(st: &AppState, caller: &Caller, query: ListQuery) -> Result<Do
     let tiles = tiles(st, &caller.org_id, &rows_by_id, strip, &counter, &mut cost).await;
     cost.host_requests = counter.get();
     cost.host_time = counter.host_time();
-    Ok(DocumentsPage { tiles, groups, hits, next_cursor, reach: filtered.then_some(reach), cost })
+    let mut page = DocumentsPage { tiles, groups, hits, next_cursor, reach: filtered.then_some(reach), cost };
+    let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+    Uploaders::of(st, &caller.org_id, &ids).await?.page(&mut page);
+    Ok(page)
 }
 
 /// One workspace the caller may see: its tree, counts and newest files as tiles.
@@ -233,12 +237,15 @@ pub async fn workspace(st: &AppState, caller: &Caller, id: &str) -> Result<Works
     let summary = summary(st, &row, &listing);
     let items = grouping::files_of(&row.id, &listing);
     let (file_count, size) = grouping::totals(&items);
-    let tree = grouping::tree(&listing);
+    let mut tree = grouping::tree(&listing);
     let newest = grouping::newest(items.into_iter().map(|f| (f, row.agent_name.clone())).collect(), WORKSPACE_TILES);
     let by_id = HashMap::from([(row.id.as_str(), &row)]);
     let mut cost = Cost::default();
-    let tiles = tiles(st, &caller.org_id, &by_id, newest, &counter, &mut cost).await;
+    let mut tiles = tiles(st, &caller.org_id, &by_id, newest, &counter, &mut cost).await;
     cost.host_requests = counter.get();
+    let names = Uploaders::of(st, &caller.org_id, &[row.id.as_str()]).await?;
+    names.tree(&row.id, &mut tree);
+    names.tiles(&mut tiles);
     Ok(WorkspaceDocuments { workspace: summary, tree, file_count, size, listing: listing.status, tiles, cost })
 }
 
@@ -256,7 +263,11 @@ pub async fn of_conversation(st: &AppState, caller: &Caller, conversation_id: &s
     }
     let by_id: HashMap<&str, &VisibleRow> = rows.iter().map(|r| (r.id.as_str(), r)).collect();
     let mut cost = Cost::default();
-    Ok(tiles(st, &caller.org_id, &by_id, grouping::newest(files, WORKSPACE_TILES), &counter, &mut cost).await)
+    let mut tiles =
+        tiles(st, &caller.org_id, &by_id, grouping::newest(files, WORKSPACE_TILES), &counter, &mut cost).await;
+    let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+    Uploaders::of(st, &caller.org_id, &ids).await?.tiles(&mut tiles);
+    Ok(tiles)
 }
 
 /// A file's bytes, for someone who may see its workspace. The path is normalised and confined;

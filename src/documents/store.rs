@@ -96,6 +96,24 @@ pub async fn visible(
     Ok(q.bind(limit).fetch_all(c).await?)
 }
 
+/// Who attached each file of these workspaces through the console (`workspace_uploads`): the
+/// workspace, the path and the person's e-mail, only while they are a member of the organization.
+pub async fn uploaders(c: &mut Conn, org_id: &str, ids: &[&str]) -> DbResult<Vec<(String, String, String)>> {
+    let marks: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 2)).collect();
+    let sql = format!(
+        "SELECT wu.workspace_id, wu.path, u.email FROM workspace_uploads wu \
+         JOIN users u ON u.id = wu.user_id \
+         JOIN memberships m ON m.user_id = u.id AND m.organization_id = wu.organization_id \
+         WHERE wu.organization_id = $1 AND wu.workspace_id IN ({})",
+        marks.join(", ")
+    );
+    let mut q = sqlx::query_as::<_, (String, String, String)>(&sql).bind(org_id);
+    for id in ids {
+        q = q.bind(*id);
+    }
+    Ok(q.fetch_all(c).await?)
+}
+
 /// How many workspaces `member` may see (all of the organization's when `member` is none).
 pub async fn count_visible(c: &mut Conn, org_id: &str, member: Option<&str>) -> DbResult<u64> {
     let sql = format!("SELECT COUNT(*) FROM ({SELECT}{}) seen", if member.is_some() { MEMBER } else { "" });

@@ -87,7 +87,7 @@ pub(crate) async fn width(b: &Browser, width: u32) -> anyhow::Result<()> {
 }
 
 /// Nothing scrolls sideways.
-async fn fits(b: &Browser, what: &str) -> anyhow::Result<()> {
+pub(crate) async fn fits(b: &Browser, what: &str) -> anyhow::Result<()> {
     let wide = js(b, "return document.scrollingElement.scrollWidth - window.innerWidth").await?;
     anyhow::ensure!(wide.as_f64().unwrap_or(1.0) <= 0.0, "{what} scrolls sideways by {wide} px");
     Ok(())

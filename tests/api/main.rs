@@ -92,6 +92,7 @@ mod operations_log_compact;
 mod orphan_race;
 mod password_reset_mail;
 mod peer;
+mod people_named;
 mod prometheus;
 mod recording_durable;
 mod resolve_renewal;

@@ -90,7 +90,8 @@ pub struct WorkspacePartial {
 pub struct RunName {
     pub number: usize,
     pub id: String,
-    pub started_by: &'static str,
+    /// Who started it, naming the person (`Run::starter_words`).
+    pub started_by: String,
     pub created_at: i64,
 }
 
@@ -101,7 +102,7 @@ impl RunName {
         Some(RunName {
             number: runs.len() - index,
             id: r.id.clone(),
-            started_by: r.started_by.as_str(),
+            started_by: r.starter_words(),
             created_at: r.created_at,
         })
     }

@@ -12,6 +12,8 @@ struct RunRow {
     conversation_id: Option<String>,
     started_by: String,
     user_id: Option<String>,
+    user_name: Option<String>,
+    agent_name: Option<String>,
     trigger_as_creator: i64,
     channel_sender: Option<String>,
     status: String,
@@ -31,6 +33,8 @@ impl From<RunRow> for Run {
             conversation_id: r.conversation_id,
             started_by: StartedBy::parse(&r.started_by).unwrap_or(StartedBy::Api),
             user_id: r.user_id,
+            user_name: r.user_name,
+            agent_name: r.agent_name,
             trigger_as_creator: r.trigger_as_creator == 1,
             channel_sender: r.channel_sender,
             status: r.status,
@@ -44,8 +48,14 @@ impl From<RunRow> for Run {
     }
 }
 
-const RUN_COLUMNS: &str = "id, agent_id, conversation_id, started_by, user_id, trigger_as_creator, channel_sender, \
-                           status, workspace_opened, created_at, finished_at, workspace_error, recovery_workspace_id, manifest";
+/// A run's columns, with its person's name (only while they are a member of the run's
+/// organization: docs/design.md §4, "Who is named") and its agent's.
+const RUN_COLUMNS: &str = "id, agent_id, conversation_id, started_by, user_id, \
+     (SELECT u.email FROM users u JOIN memberships m ON m.user_id = u.id \
+      WHERE u.id = runs.user_id AND m.organization_id = runs.organization_id) AS user_name, \
+     (SELECT a.name FROM agents a WHERE a.id = runs.agent_id AND a.organization_id = runs.organization_id) AS agent_name, \
+     trigger_as_creator, channel_sender, \
+     status, workspace_opened, created_at, finished_at, workspace_error, recovery_workspace_id, manifest";
 
 /// The values a new run is written with.
 pub struct NewRun<'a> {

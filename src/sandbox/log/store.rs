@@ -20,7 +20,10 @@ use crate::sandbox::operations::timeline::Counted;
 /// The columns of an item after its id ([`Clause::columns`]).
 const COLUMNS_AFTER_ID: &str = "o.created_at AS time, o.operation AS op, o.target, o.ok, o.detail, o.duration_ms, \
      o.session_key, o.workspace_id, o.connection_id, c.name AS connection_name, o.agent_id, \
-     COALESCE(a.name, 'agent deleted') AS agent_name, o.run_id, o.conversation_id";
+     COALESCE(a.name, 'agent deleted') AS agent_name, o.run_id, o.conversation_id, \
+     (SELECT pu.email FROM runs pr JOIN users pu ON pu.id = pr.user_id \
+      JOIN memberships pm ON pm.user_id = pu.id AND pm.organization_id = pr.organization_id \
+      WHERE pr.id = o.run_id) AS user_name";
 
 /// How one database spells what the shared statements leave to it.
 pub struct Dialect {

@@ -40,6 +40,9 @@ pub struct OperationItem {
     pub run_id: Option<String>,
     /// The conversation the run was a turn of, if any (null once deleted).
     pub conversation_id: Option<String>,
+    /// The person the run acted for (their e-mail), while they are a member of the organization
+    /// (docs/design.md §4); null for a run without a person, a deleted run, or once they left.
+    pub user_name: Option<String>,
 }
 
 fn as_bool<S: serde::Serializer>(v: &i64, s: S) -> Result<S::Ok, S::Error> {

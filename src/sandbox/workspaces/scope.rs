@@ -100,6 +100,8 @@ mod tests {
             conversation_id: Some("conv-1".into()),
             started_by,
             user_id: None,
+            user_name: None,
+            agent_name: None,
             trigger_as_creator: false,
             channel_sender: None,
             status: "running".into(),

@@ -94,6 +94,24 @@ pub async fn upsert(c: &mut Conn, org_id: &str, w: &NewWorkspace<'_>, now: i64) 
     by_key(c, org_id, w.session_key).await
 }
 
+/// Keeps who attached `path` (workspace-relative) to workspace `id`: the latest attachment at a
+/// path wins (`workspace_uploads`, docs/design.md §9).
+pub async fn record_upload(c: &mut Conn, org_id: &str, id: &str, path: &str, user_id: &str, now: i64) -> DbResult<()> {
+    sqlx::query(
+        "INSERT INTO workspace_uploads (workspace_id, path, organization_id, user_id, attached_at) \
+         VALUES ($1, $2, $3, $4, $5) \
+         ON CONFLICT (workspace_id, path) DO UPDATE SET user_id = excluded.user_id, attached_at = excluded.attached_at",
+    )
+    .bind(id)
+    .bind(path)
+    .bind(org_id)
+    .bind(user_id)
+    .bind(now)
+    .execute(c)
+    .await?;
+    Ok(())
+}
+
 pub async fn by_key(c: &mut Conn, org_id: &str, key: &str) -> DbResult<Option<Workspace>> {
     let row: Option<Row> = sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM sandbox_workspaces WHERE organization_id = $1 AND session_key = $2"

@@ -8,8 +8,10 @@ use super::backend::WRITE_MAX;
 use super::error::WorkspaceError;
 use super::model::{is_finished, RunWorkspace, WorkspaceState};
 use super::service;
+use super::store;
 use crate::access::Caller;
 use crate::agents::model::{Agent, Backend, Run};
+use crate::db;
 use crate::state::AppState;
 use crate::vocabulary::paths::{self, WorkspacePath};
 use crate::vocabulary::scope::Scope;
@@ -92,7 +94,25 @@ pub async fn attach(
         ));
     }
     let r = service::resolve_in(st, &caller.org_id, &run.id).await?;
-    service::workspace(st, r).write_by(path, bytes, &person(caller)).await
+    let workspace_id = r.workspace.id.clone();
+    service::workspace(st, r).write_by(path, bytes, &person(caller)).await?;
+    // Whose the file is, for Documents to name them (issue 49): after the write, so a refused or
+    // failed write names no one. As with the operation log, a failure to keep it is logged and
+    // does not fail the attachment, which is stored (the file then reads "attached by a person").
+    if let Err(e) = keep_whose(st, caller, &workspace_id, path).await {
+        tracing::warn!(error = %e, workspace_id = %workspace_id, "who attached a file could not be kept");
+    }
+    Ok(())
+}
+
+async fn keep_whose(
+    st: &AppState,
+    caller: &Caller,
+    workspace_id: &str,
+    path: &WorkspacePath,
+) -> Result<(), db::DbError> {
+    let mut c = st.db.conn().await?;
+    store::record_upload(&mut c, &caller.org_id, workspace_id, path.relative(), &caller.user_id, db::now_ms()).await
 }
 
 /// How an attachment's row names the person: their e-mail address (what Members shows).
