@@ -580,14 +580,16 @@ impl Graph {
     }
 
     /// Files that name another kind's client error, or any kind's where every kind meets: Daytona's
-    /// code (a module named for it) never names `SandboxdError`, sandboxd's (`sandbox/client/`, a
+    /// code (a module named for it) never names `SandboxdError`, sandboxd's (`sandbox/hosts/sandboxd/`, a
     /// module named for it) never `DaytonaError`, and the recorder, the workspace's error and
     /// backend, the error table and the seam name neither (they decide on
     /// `hosts::error::HostError`). Connections', Running's and Documents' errors hold the neutral
     /// error too; each keeps a `From<SandboxdError>` for sandboxd-only callers' `?`.
     fn naming_another_kinds_error(&self) -> Vec<String> {
         let shared = [
-            "sandbox::hosts",
+            "sandbox::hosts::kind",
+            "sandbox::hosts::error",
+            "sandbox::hosts::state",
             "sandbox::workspaces::recorded",
             "sandbox::workspaces::error",
             "sandbox::workspaces::backend",
@@ -596,9 +598,9 @@ impl Graph {
         ];
         let mut out = Vec::new();
         for (m, code) in &self.code {
-            let is_shared = shared.iter().any(|s| m == s || in_folder(m, s));
+            let is_shared = shared.iter().any(|s| m == s || in_folder(m, s)) || m == "sandbox::hosts";
             let daytona = m.contains("daytona");
-            let sandboxd = m.contains("sandboxd") || m == "sandbox::client" || in_folder(m, "sandbox::client");
+            let sandboxd = m.contains("sandboxd");
             let sandboxd_error = |c: &str| {
                 c.match_indices("SandboxdError").any(|(i, _)| !c[i + 13..].starts_with(|c: char| c.is_alphanumeric()))
             };
@@ -672,8 +674,16 @@ const STATICS_ALLOWED: [(&str, &str, &str); 10] = [
     ("src/instruments.rs", "HANDLE", "the Prometheus recorder, global by design (`metrics` has one)"),
     ("src/instruments.rs", "SEEN", "the label sets set on that global recorder"),
     ("src/audit/store.rs", "SEQ", "an order within the process, like the clock it starts from"),
-    ("src/sandbox/client/mod.rs", "THREAD_HTTP", "a per-thread HTTP client: connections, no caller's data"),
-    ("src/sandbox/client/transport.rs", "IDLE", "per-thread idle connections by address, no caller's data"),
+    (
+        "src/sandbox/hosts/sandboxd/client/mod.rs",
+        "THREAD_HTTP",
+        "a per-thread HTTP client: connections, no caller's data",
+    ),
+    (
+        "src/sandbox/hosts/sandboxd/client/transport.rs",
+        "IDLE",
+        "per-thread idle connections by address, no caller's data",
+    ),
     ("src/web/edge.rs", "SHAPES", "per-thread route patterns by path shape: the binary's route table"),
 ];
 
@@ -737,6 +747,9 @@ fn match_falls_through_on_a_kind(code: &str) -> bool {
     names_a_kind && catch_all
 }
 
+/// The folders of `sandbox/hosts/`, one per host kind (and `state`, the placement without a host).
+const KIND_FOLDERS: [&str; 3] = ["sandboxd", "daytona", "state"];
+
 fn is_web(module: &str) -> bool {
     in_folder(module, "web")
 }
@@ -751,9 +764,22 @@ fn is_store(module: &str) -> bool {
     last == "store" || last.ends_with("_store")
 }
 
-/// The capability a module belongs to: `sandbox::workspaces::store` → `sandbox::workspaces`.
+/// The capability a module belongs to: `sandbox::workspaces::store` → `sandbox::workspaces`. A
+/// kind folder's piece of a capability (`sandbox::hosts::<kind>::<capability>`, named after the
+/// capability it serves: `workspaces`, `connections`, `running`, `tombstones`, `documents`)
+/// belongs to that capability, so it may use that capability's store as the capability's own
+/// files do, and no other.
 fn capability(module: &str) -> String {
     let segs: Vec<&str> = module.split("::").collect();
+    if let ["sandbox", "hosts", kind, piece, ..] = segs[..] {
+        if KIND_FOLDERS.contains(&kind) {
+            return match piece {
+                "documents" => "documents".into(),
+                "workspaces" | "connections" | "running" | "tombstones" => format!("sandbox::{piece}"),
+                _ => format!("sandbox::hosts::{kind}"),
+            };
+        }
+    }
     let n = if segs.first() == Some(&"sandbox") { 2 } else { 1 };
     segs[..n.min(segs.len())].join("::")
 }
@@ -952,19 +978,19 @@ fn each_rule_fails_on_the_shapes_it_forbids() {
              Some(ConnectionKind::Sandboxd) | None => 2, } }",
         ),
         ("sandbox/hosts/kind.rs", "fn f(k: ConnectionKind) { match k { ConnectionKind::Daytona => 1, _ => 2 } }"),
-        ("sandbox/workspaces/daytona/files.rs", "fn f(e: SandboxdError) {}"),
-        ("sandbox/daytona_client/labels.rs", "struct SandboxdErrorKind;"),
-        ("sandbox/workspaces/sandboxd/files.rs", "fn f(e: SandboxdError) { \"backend\" }"),
+        ("sandbox/hosts/daytona/workspaces/files.rs", "fn f(e: SandboxdError) {}"),
+        ("sandbox/hosts/daytona/client/labels.rs", "struct SandboxdErrorKind;"),
+        ("sandbox/hosts/sandboxd/workspaces/files.rs", "fn f(e: SandboxdError) { \"backend\" }"),
         ("sandbox/workspaces/recorded.rs", "fn f(e: &DaytonaError) {}"),
-        ("sandbox/connections/daytona.rs", "fn f(e: DaytonaError) {}"),
+        ("sandbox/hosts/daytona/connections.rs", "fn f(e: DaytonaError) {}"),
         ("sandbox/snapshots/keep.rs", "fn f(w: &W) -> bool { w.backend == \"daytona\" }"),
         ("sandbox/workspaces/carrier.rs", "pub enum Carrier { Container, Document }"),
-        ("sandbox/client/mod.rs", "use transport::lean;"),
-        ("sandbox/client/error.rs", ""),
+        ("sandbox/hosts/sandboxd/client/mod.rs", "use transport::lean;"),
+        ("sandbox/hosts/sandboxd/client/error.rs", ""),
         (
-            "sandbox/client/transport.rs",
+            "sandbox/hosts/sandboxd/client/transport.rs",
             "use super::error::E;\npub(super) struct Answer;\npub(super) mod lean {\n    use super::Answer;\n    \
-             use crate::sandbox::client::error::E;\n    pub(in crate::sandbox::client) const MAX: u8 = 4;\n    #[cfg(test)]\n    mod tests {\n        use super::super::super::mod_x;\n    }\n}\n",
+             use crate::sandbox::hosts::sandboxd::client::error::E;\n    pub(in crate::sandbox::hosts::sandboxd::client) const MAX: u8 = 4;\n    #[cfg(test)]\n    mod tests {\n        use super::super::super::mod_x;\n    }\n}\n",
         ),
     ]);
     assert_eq!(g.loops(), vec![vec!["sandbox::snapshots::service".to_string(), "sandbox::workspaces::service".into()]]);
@@ -996,16 +1022,19 @@ fn each_rule_fails_on_the_shapes_it_forbids() {
     // A kind's own error in its own code is fine; another kind's, or any in the shared recorder, not.
     assert_eq!(
         g.naming_another_kinds_error(),
-        vec!["src/sandbox/workspaces/daytona/files.rs", "src/sandbox/workspaces/recorded.rs"]
+        vec!["src/sandbox/hosts/daytona/workspaces/files.rs", "src/sandbox/workspaces/recorded.rs"]
     );
     assert_eq!(
         g.spelling_a_placement_outside_the_seam(),
         vec!["src/sandbox/snapshots/keep.rs", "src/sandbox/workspaces/carrier.rs"]
     );
     // Inside `mod lean { … }`, `super::Answer` is the transport file itself: no edge to the client's
-    // `mod.rs`, so no loop with it; neither is `pub(in crate::sandbox::client)`, a visibility, and
+    // `mod.rs`, so no loop with it; neither is `pub(in crate::sandbox::hosts::sandboxd::client)`, a visibility, and
     // what its test module names is not read.
-    assert_eq!(g.deps("sandbox::client::transport"), BTreeSet::from(["sandbox::client::error".to_string()]));
+    assert_eq!(
+        g.deps("sandbox::hosts::sandboxd::client::transport"),
+        BTreeSet::from(["sandbox::hosts::sandboxd::client::error".to_string()])
+    );
     // A static holding state (a lock, a thread-local cell, a lazily built cache) outside the
     // allowed ones; not a `'static` lifetime, a constant, a `task_local!` value or an allowed one.
     let g = Graph::of_files(&[

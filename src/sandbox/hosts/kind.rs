@@ -84,7 +84,7 @@ impl ConnectionKind {
     pub fn default_address(self) -> Option<&'static str> {
         match self {
             ConnectionKind::Sandboxd => None,
-            ConnectionKind::Daytona => Some(crate::sandbox::daytona_client::DEFAULT_API_URL),
+            ConnectionKind::Daytona => Some(crate::sandbox::hosts::daytona::client::DEFAULT_API_URL),
         }
     }
 

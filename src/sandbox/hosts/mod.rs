@@ -7,5 +7,8 @@
 //! is how a call to a host of any kind failed: each kind's client error converts into it, and
 //! everything shared decides on it.
 
+pub mod daytona;
 pub mod error;
 pub mod kind;
+pub mod sandboxd;
+pub mod state;

@@ -4,15 +4,11 @@
 
 use super::backend::WorkspaceBackend;
 use super::command::{Command, ExecInput};
-use super::daytona::DaytonaBackend;
 use super::error::WorkspaceError;
 use super::key;
 use super::model::{is_finished, Entry, ExecResult, Resolved, RunWorkspace, Workspace, WorkspaceState, FINISHED};
 use super::recorded::{Recorded, RowKeys};
-use super::sandboxd::SandboxdBackend;
 use super::scope;
-use super::state::StateBackend;
-use super::state_finish::{merge_at_finish, Recovered};
 use super::store::{self, NewWorkspace};
 use crate::access::Caller;
 use crate::agents::model::{Agent, Backend, Run};
@@ -20,7 +16,11 @@ use crate::agents::runs::service as runs;
 use crate::db;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service as connections;
+use crate::sandbox::hosts::daytona::workspaces::DaytonaBackend;
 use crate::sandbox::hosts::kind::Placement;
+use crate::sandbox::hosts::sandboxd::workspaces::SandboxdBackend;
+use crate::sandbox::hosts::state::workspaces::finish::{merge_at_finish, Recovered};
+use crate::sandbox::hosts::state::workspaces::StateBackend;
 use crate::sandbox::snapshots::lifecycle as snapshots;
 use crate::sandbox::tombstones::model::Reason;
 use crate::sandbox::tombstones::service::{self as tombstones, Removed};

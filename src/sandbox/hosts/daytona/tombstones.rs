@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::sandbox::daytona_client::{DaytonaClient, DaytonaError, SandboxState};
+use crate::sandbox::hosts::daytona::client::{DaytonaClient, DaytonaError, SandboxState};
 
 /// How long one attempt watches an accepted delete before it leaves the rest to the next one.
 const CONFIRM_WITHIN: Duration = Duration::from_secs(10);

@@ -159,7 +159,7 @@ fn string_end(body: &[u8], mut i: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox::client::wire::FileEntry;
+    use crate::sandbox::hosts::sandboxd::client::wire::FileEntry;
 
     fn answer(n: usize) -> String {
         let results: Vec<String> = (0..n)

@@ -11,8 +11,8 @@ use futures_util::future::BoxFuture;
 use tokio::io::AsyncReadExt;
 
 use super::{files, Session};
-use crate::sandbox::client::{RunRequest, SandboxdClient};
 use crate::sandbox::hosts::error::{HostError, Refusal};
+use crate::sandbox::hosts::sandboxd::client::{RunRequest, SandboxdClient};
 use crate::sandbox::workspaces::backend::Result;
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::sandbox::workspaces::restoring::{SnapshotWrites, Unpacked};

@@ -16,7 +16,7 @@ use super::files::{file_error, host_error};
 use super::root::{self, Rooted};
 use crate::sandbox::connections::model::Connection;
 use crate::sandbox::connections::service as connections;
-use crate::sandbox::daytona_client::{DaytonaError, FileInfo, SandboxState};
+use crate::sandbox::hosts::daytona::client::{DaytonaError, FileInfo, SandboxState};
 use crate::sandbox::workspaces::backend::Result;
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::state::AppState;

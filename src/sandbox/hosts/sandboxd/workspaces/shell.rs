@@ -27,7 +27,7 @@ use base64::Engine as _;
 
 use super::scripts::*;
 use super::Session;
-use crate::sandbox::client::{RunRequest, RunResponse};
+use crate::sandbox::hosts::sandboxd::client::{RunRequest, RunResponse};
 use crate::sandbox::workspaces::backend::{Result, READ_MAX};
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::sandbox::workspaces::model::Entry;

@@ -5,7 +5,7 @@
 //! key may create and delete sandboxes (`write:sandboxes`, `delete:sandboxes`, proven without
 //! creating one), and says which in plain words: refused key, unknown snapshot, missing
 //! permissions, unreachable, not Daytona. Every request
-//! goes through the Daytona client (`sandbox::daytona_client`): the key goes only to the API URL,
+//! goes through the Daytona client (`sandbox::hosts::daytona::client`): the key goes only to the API URL,
 //! never with a redirect followed.
 
 use std::collections::BTreeMap;
@@ -13,10 +13,10 @@ use std::collections::BTreeMap;
 use secrecy::SecretString;
 use url::Url;
 
-use super::error::ConnectionError;
-use super::keys;
-use super::model::{Connection, Health, Probe, ProbeStatus, RuntimeMark};
-use crate::sandbox::daytona_client::{DaytonaClient, DaytonaError};
+use crate::sandbox::connections::error::ConnectionError;
+use crate::sandbox::connections::keys;
+use crate::sandbox::connections::model::{Connection, Health, Probe, ProbeStatus, RuntimeMark};
+use crate::sandbox::hosts::daytona::client::{DaytonaClient, DaytonaError};
 use crate::state::AppState;
 
 type Result<T> = std::result::Result<T, ConnectionError>;
@@ -113,30 +113,31 @@ fn client(st: &AppState, url: &Url, token: SecretString) -> Result<DaytonaClient
 
 /// A client for a saved Daytona connection, with its key from the vault: only a key of purpose
 /// `daytona` bound to the connection's API URL (else no request is sent).
-/// Kept per connection and key version for [`CLIENT_TTL`](super::cache::CLIENT_TTL), like sandboxd
+/// Kept per connection and key version for [`CLIENT_TTL`](crate::sandbox::connections::cache::CLIENT_TTL), like sandboxd
 /// clients (`AppState::daytona_clients`).
 pub async fn client_for(st: &AppState, org_id: &str, conn: &Connection) -> Result<DaytonaClient> {
     let address = conn.address.as_deref().ok_or(ConnectionError::NoAddress)?;
-    let url = super::address::parse(address).map_err(super::host::invalid_address)?;
+    let url = crate::sandbox::connections::address::parse(address)
+        .map_err(crate::sandbox::connections::address::invalid_address)?;
     let cache_key = format!("{org_id}/{}", conn.id);
     let version = conn.version();
     if let Some(client) = st.daytona_clients.get(&cache_key, &version) {
         return Ok(client);
     }
     let token = keys::for_connection(st, org_id, conn).await?;
-    super::address::check_resolved(&url).await.map_err(ConnectionError::AddressRefused)?;
+    crate::sandbox::connections::address::check_resolved(&url).await.map_err(ConnectionError::AddressRefused)?;
     let client = client(st, &url, token)?;
     st.daytona_clients.put(cache_key, version, client.clone());
     Ok(client)
 }
 
-pub use crate::sandbox::daytona_client::labels::{
+pub use crate::sandbox::hosts::daytona::client::labels::{
     CONNECTION as CONNECTION_LABEL, DEPLOYMENT as DEPLOYMENT_LABEL, ORGANIZATION as ORGANIZATION_LABEL,
 };
 
 /// The labels that say a sandbox is this deployment's and `org_id`'s.
 pub fn owner_labels(st: &AppState, org_id: &str) -> BTreeMap<String, String> {
-    crate::sandbox::daytona_client::labels::owner(st.config.http.public_url.as_str(), org_id)
+    crate::sandbox::hosts::daytona::client::labels::owner(st.config.http.public_url.as_str(), org_id)
 }
 
 /// What asking Daytona found, step by step (the probe, the health word and the doctor read it).
@@ -333,14 +334,16 @@ impl Findings {
 
 /// Asks Daytona's API at `url` (shown as `address`) with `token`, the key the service chose for
 /// exactly this URL; `snapshot` is the connection's chosen snapshot (none: the default).
-pub(super) async fn ask(
+pub async fn ask(
     st: &AppState,
     url: &Url,
     address: &str,
     token: SecretString,
     snapshot: Option<&str>,
 ) -> Result<Probe> {
-    super::address::check_resolved(url).await.map_err(super::host::invalid_address)?;
+    crate::sandbox::connections::address::check_resolved(url)
+        .await
+        .map_err(crate::sandbox::connections::address::invalid_address)?;
     let client = client(st, url, token)?;
     let findings = find(&client, snapshot).await;
     if let Err(e) = &findings.key {
@@ -351,7 +354,7 @@ pub(super) async fn ask(
 
 /// Asks the Daytona API of a saved connection with its stored key (only a key of purpose
 /// `daytona` bound to the connection's API URL; else no request is sent).
-pub(super) async fn ask_saved(st: &AppState, org_id: &str, conn: &Connection) -> Result<Probe> {
+pub async fn ask_saved(st: &AppState, org_id: &str, conn: &Connection) -> Result<Probe> {
     let client = client_for(st, org_id, conn).await?;
     Ok(find(&client, conn.default_runtime.as_deref()).await.probe(st))
 }

@@ -6,8 +6,10 @@ use std::time::{Duration, Instant};
 use super::{SandboxdBackend, Session};
 use crate::agents::runs::service as runs;
 use crate::db;
-use crate::sandbox::client::{OpenSession, SandboxdClient, SandboxdError, OPEN_WAIT, OPEN_WAIT_WHILE_BUILDING};
 use crate::sandbox::hosts::error::{HostError, Protocol};
+use crate::sandbox::hosts::sandboxd::client::{
+    OpenSession, SandboxdClient, SandboxdError, OPEN_WAIT, OPEN_WAIT_WHILE_BUILDING,
+};
 use crate::sandbox::snapshots::restore as snapshots;
 use crate::sandbox::workspaces::backend::Result;
 use crate::sandbox::workspaces::error::WorkspaceError;

@@ -14,15 +14,15 @@ use std::future::Future;
 
 use futures_util::future::BoxFuture;
 
-use super::backend::{Result, WorkspaceBackend};
-use super::command::Command;
-use super::error::WorkspaceError;
-use super::manifest;
-use super::model::{Entry, ExecResult, Resolved};
 use crate::agents::runs::service as runs;
-use crate::sandbox::client::{FileErrorKind, RunRequest, SandboxdClient, SandboxdError};
 use crate::sandbox::connections::service as connections;
 use crate::sandbox::hosts::error::HostError;
+use crate::sandbox::hosts::sandboxd::client::{FileErrorKind, RunRequest, SandboxdClient, SandboxdError};
+use crate::sandbox::workspaces::backend::{Result, WorkspaceBackend};
+use crate::sandbox::workspaces::command::Command;
+use crate::sandbox::workspaces::error::WorkspaceError;
+use crate::sandbox::workspaces::manifest;
+use crate::sandbox::workspaces::model::{Entry, ExecResult, Resolved};
 use crate::state::AppState;
 use crate::vocabulary::paths::WorkspacePath;
 
@@ -61,7 +61,7 @@ struct Session {
 }
 
 impl<'a> SandboxdBackend<'a> {
-    pub(in crate::sandbox::workspaces) fn new(st: &'a AppState, r: Resolved) -> Self {
+    pub(crate) fn new(st: &'a AppState, r: Resolved) -> Self {
         SandboxdBackend { st, r }
     }
 

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::sandbox::daytona_client::labels::owner as owner_of;
-pub use crate::sandbox::daytona_client::labels::{
+use crate::sandbox::hosts::daytona::client::labels::owner as owner_of;
+pub use crate::sandbox::hosts::daytona::client::labels::{
     CONNECTION, DEPLOYMENT, ORGANIZATION, ROOT, ROOT_WORKSPACE, SCOPE, WORKSPACE,
 };
 use crate::sandbox::workspaces::model::Resolved;

@@ -1,5 +1,5 @@
 //! What the Running tab and the API show of a Daytona connection's sandboxes, and its words
-//! (listed and closed by [`super::daytona`]).
+//! (listed and closed by [`super`]).
 
 use serde::Serialize;
 
@@ -83,7 +83,7 @@ impl DaytonaSandbox {
     }
 }
 
-impl super::whose::Whose for DaytonaSandbox {
+impl crate::sandbox::running::whose::Whose for DaytonaSandbox {
     fn owner(&self) -> Option<&SessionOwner> {
         self.workspace.as_ref()
     }

@@ -7,23 +7,25 @@
 //! next run starts it again) and deletes one of a `run` scope (or, with `delete_files`, any);
 //! audited like a sandboxd session's close. Another organization's sandbox is not found.
 
+pub mod model;
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures_util::future::join_all;
 
-use super::daytona_model::{is_run_scope, DaytonaSandbox, DaytonaSandboxes, LIST_MAX};
-use super::error::RunningError;
-use super::model::ClosedSession;
+use self::model::{is_run_scope, DaytonaSandbox, DaytonaSandboxes, LIST_MAX};
 use crate::access::Caller;
 use crate::audit::service as audit;
 use crate::db::DbError;
-use crate::sandbox::connections::daytona;
 use crate::sandbox::connections::error::ConnectionError;
 use crate::sandbox::connections::model::Connection;
 use crate::sandbox::connections::service as connections;
-use crate::sandbox::daytona_client::labels::SCOPE;
-use crate::sandbox::daytona_client::{DaytonaClient, DaytonaError, Sandbox, SandboxState};
+use crate::sandbox::hosts::daytona::client::labels::SCOPE;
+use crate::sandbox::hosts::daytona::client::{DaytonaClient, DaytonaError, Sandbox, SandboxState};
+use crate::sandbox::hosts::daytona::connections as daytona;
+use crate::sandbox::running::error::RunningError;
+use crate::sandbox::running::model::ClosedSession;
 use crate::sandbox::tombstones::model::Reason;
 use crate::sandbox::tombstones::service::{self as tombstones, Removed};
 use crate::sandbox::workspaces::claims;
@@ -84,7 +86,7 @@ async fn of_connection(st: &AppState, caller: &Caller, conn: &Connection) -> Res
 }
 
 fn row(connection_id: &str, sb: Sandbox, workspace: Option<SessionOwner>, now: i64) -> DaytonaSandbox {
-    let last_activity_at = sb.last_activity_at.as_deref().and_then(super::orphans::epoch_ms);
+    let last_activity_at = sb.last_activity_at.as_deref().and_then(crate::sandbox::running::orphans::epoch_ms);
     DaytonaSandbox {
         connection_id: connection_id.to_string(),
         state: sb.state().as_str().to_string(),
@@ -147,7 +149,7 @@ pub async fn close(
     let mut pending_removal = false;
     if delete {
         let allowed = workspace.as_ref().map(|o| o.workspace_id.as_str());
-        super::destroying::claim(st, &sb.name, &sb.id, allowed).await?;
+        crate::sandbox::running::destroying::claim(st, &sb.name, &sb.id, allowed).await?;
         let deleted = client.delete_sandbox(&sb.id).await;
         claims::release_purge(&st.db, &sb.name).await?;
         pending_removal = match deleted {

@@ -7,27 +7,22 @@ use secrecy::SecretString;
 
 use url::Url;
 
-use super::address;
-use super::error::ConnectionError;
-use super::keys;
-use super::model::Connection;
-use super::model::Health;
-pub use super::model::{Probe, ProbeStatus};
-use super::runtimes::{catalog_marks, marks_against};
-use crate::sandbox::client::{SandboxdClient, SandboxdError};
+use crate::sandbox::connections::address;
+use crate::sandbox::connections::error::ConnectionError;
+use crate::sandbox::connections::keys;
+use crate::sandbox::connections::model::Connection;
+use crate::sandbox::connections::model::Health;
+pub use crate::sandbox::connections::model::{Probe, ProbeStatus};
+use crate::sandbox::connections::runtimes::{catalog_marks, marks_against};
 use crate::sandbox::hosts::error::HostError;
+use crate::sandbox::hosts::sandboxd::client::{SandboxdClient, SandboxdError};
 use crate::state::AppState;
-use crate::validate::FieldErrors;
 
 type Result<T> = std::result::Result<T, ConnectionError>;
 
-pub(super) fn invalid_address(message: impl Into<String>) -> ConnectionError {
-    ConnectionError::Invalid(FieldErrors::one("address", message))
-}
-
 /// A client for `address` with `token`, the key the service chose for exactly this address.
-pub(super) fn client(st: &AppState, address: &str, token: SecretString) -> Result<SandboxdClient> {
-    let url = address::parse(address).map_err(invalid_address)?;
+pub fn client(st: &AppState, address: &str, token: SecretString) -> Result<SandboxdClient> {
+    let url = address::parse(address).map_err(address::invalid_address)?;
     Ok(SandboxdClient::new(st.http.clone(), url, token)
         .with_expected_version(st.sandboxd_version.clone())
         .with_thread_pools())
@@ -58,14 +53,19 @@ pub async fn client_for(st: &AppState, org_id: &str, conn: &Connection) -> Resul
 
 impl Probe {
     /// No host answer: the catalog unmarked, and why.
-    pub(super) fn unanswered(st: &AppState, status: ProbeStatus, health: Health, message: String) -> Self {
+    pub(crate) fn unanswered(st: &AppState, status: ProbeStatus, health: Health, message: String) -> Self {
         Probe { status, health, message, runtimes: catalog_marks(st), host_default_runtime: None }
     }
 
     /// A host that could not be asked or did not answer well, in its words.
-    pub(super) fn failed(st: &AppState, e: SandboxdError) -> Self {
+    pub(crate) fn failed(st: &AppState, e: SandboxdError) -> Self {
         let e = HostError::from(e);
-        Probe::unanswered(st, ProbeStatus::Failed, Health::of_error(&e), super::error::host_message(&e))
+        Probe::unanswered(
+            st,
+            ProbeStatus::Failed,
+            Health::of_error(&e),
+            crate::sandbox::connections::error::host_message(&e),
+        )
     }
 }
 pub struct ProbeInput {
@@ -84,8 +84,8 @@ pub struct ProbeInput {
 
 /// Asks the host at `url` (already parsed, shown as `address`) with `token`, the key the service
 /// chose for exactly this address.
-pub(super) async fn ask(st: &AppState, url: &Url, address: &str, token: SecretString) -> Result<Probe> {
-    address::check_resolved(url).await.map_err(invalid_address)?;
+pub async fn ask(st: &AppState, url: &Url, address: &str, token: SecretString) -> Result<Probe> {
+    address::check_resolved(url).await.map_err(address::invalid_address)?;
     let client = client(st, address, token)?;
     Ok(ask_with(st, &client, address).await)
 }
@@ -93,7 +93,7 @@ pub(super) async fn ask(st: &AppState, url: &Url, address: &str, token: SecretSt
 /// Asks a host through `client` (whose address is `address`, for the log only): its policy (the
 /// key is accepted, runtimes allowed) and its index (every route this platform calls is served),
 /// both at once.
-pub(super) async fn ask_with(st: &AppState, client: &SandboxdClient, address: &str) -> Probe {
+pub async fn ask_with(st: &AppState, client: &SandboxdClient, address: &str) -> Probe {
     let (policy, missing) = tokio::join!(client.policy(), client.missing_routes());
     let policy = match policy {
         Ok(p) => p,
@@ -134,7 +134,7 @@ pub(super) async fn ask_with(st: &AppState, client: &SandboxdClient, address: &s
 }
 
 /// The first compose address whose unauthenticated `/healthz` answers (only those are asked).
-pub(super) async fn first_local_answering(st: &AppState) -> Option<String> {
+pub async fn first_local_answering(st: &AppState) -> Option<String> {
     for a in &st.config.sandboxd.local_addresses {
         let Ok(url) = address::parse(a) else { continue };
         let c = SandboxdClient::new(st.http.clone(), url, SecretString::from(String::new()));

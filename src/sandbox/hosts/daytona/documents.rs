@@ -5,14 +5,14 @@
 
 use futures_util::stream::{self, StreamExt};
 
-use super::error::DocumentError;
-use super::exclusions::is_excluded;
-use super::listing::{Entry, HostCounter, Listing};
-use super::paging::TextPage;
-use super::stamp::Stamp;
+use crate::documents::error::DocumentError;
+use crate::documents::exclusions::is_excluded;
+use crate::documents::listing::{Entry, HostCounter, Listing};
+use crate::documents::paging::TextPage;
+use crate::documents::stamp::Stamp;
 use crate::sandbox::connections::model::Connection;
+use crate::sandbox::hosts::daytona::workspaces::stored::{self, Start, Stored};
 use crate::sandbox::workspaces::backend::READ_MAX;
-use crate::sandbox::workspaces::daytona::stored::{self, Start, Stored};
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::state::AppState;
 use crate::vocabulary::paths::WorkspacePath;

@@ -4,7 +4,7 @@
 //! does. Either way it is one operation, with the same answers and the same errors.
 
 use super::{shell, Session};
-use crate::sandbox::client::{FileEntry, SandboxdError};
+use crate::sandbox::hosts::sandboxd::client::{FileEntry, SandboxdError};
 use crate::sandbox::workspaces::backend::{within_read_max, Result};
 use crate::sandbox::workspaces::model::Entry;
 use crate::vocabulary::paths::{self, WorkspacePath};

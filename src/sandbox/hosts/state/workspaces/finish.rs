@@ -1,5 +1,5 @@
 //! The end of a run of a shared `state` workspace (docs/design.md §11): its view is merged into the
-//! shared document, three-way by path against the run's base ([`super::merge`]). Changes to
+//! shared document, three-way by path against the run's base ([`crate::sandbox::workspaces::merge`]). Changes to
 //! different paths all land; a path that a run finishing earlier changed otherwise keeps the
 //! earlier run's version (**the earlier finish wins**, so what is shared is never overwritten by
 //! a conflicting change). The limit counts the merged result, files and empty folders alike: a
@@ -9,13 +9,13 @@
 //! copy. The merge is written only if the shared document did not change since it was read (else
 //! it is done again), in one transaction with the copy and the end of the view.
 
-use super::document::Document;
-use super::error::WorkspaceError;
-use super::merge::three_way;
-use super::model::Resolved;
-use super::state::ATTEMPTS;
-use super::{state_store, store};
+use super::ATTEMPTS;
 use crate::db::{self, DbError};
+use crate::sandbox::workspaces::document::Document;
+use crate::sandbox::workspaces::error::WorkspaceError;
+use crate::sandbox::workspaces::merge::three_way;
+use crate::sandbox::workspaces::model::Resolved;
+use crate::sandbox::workspaces::{state_store, store};
 use crate::state::AppState;
 
 type Result<T> = std::result::Result<T, WorkspaceError>;

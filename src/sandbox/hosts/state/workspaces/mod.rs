@@ -1,34 +1,36 @@
 //! The `state` backend (docs/design.md §11): the workspace is one [`Document`] in our database. A
 //! run of a shared workspace (any scope but `run`) works on its own view: its first operation
 //! copies the shared document as it is then (the base), and its changes go into the run's copy;
-//! [`super::state_finish`] merges them into the shared document when the run finishes. A `run`
+//! [`finish`] merges them into the shared document when the run finishes. A `run`
 //! workspace has one run, which changes the document itself. A change reads the document,
 //! applies itself and writes it back only if nobody changed it meanwhile (else it tries again); a
 //! change that would grow the document over the storage limit is refused and the document stays
 //! as it was (one that shrinks it is accepted, also over a lowered limit). It runs no commands.
 //! As for sandboxd, a run's first operation writes the agent's skills (and, into a new workspace,
-//! its manifest) first, each recorded (see [`super::manifest`]).
+//! its manifest) first, each recorded (see [`crate::sandbox::workspaces::manifest`]).
+
+pub mod finish;
 
 use futures_util::future::BoxFuture;
 
-use super::backend::{within_read_max, Result, WorkspaceBackend};
-use super::command::Command;
-use super::document::Document;
-use super::error::WorkspaceError;
-use super::manifest::{self, Target};
-use super::model::{is_finished, Entry, ExecResult, Resolved, WorkspaceState, FINISHED};
-use super::{state_store, store};
 use crate::agents::runs::service as runs;
 use crate::db;
+use crate::sandbox::workspaces::backend::{within_read_max, Result, WorkspaceBackend};
+use crate::sandbox::workspaces::command::Command;
+use crate::sandbox::workspaces::document::Document;
+use crate::sandbox::workspaces::error::WorkspaceError;
+use crate::sandbox::workspaces::manifest::{self, Target};
+use crate::sandbox::workspaces::model::{is_finished, Entry, ExecResult, Resolved, WorkspaceState, FINISHED};
+use crate::sandbox::workspaces::{state_store, store};
 use crate::state::AppState;
 use crate::vocabulary::paths::WorkspacePath;
 use crate::vocabulary::scope::Scope;
 
 /// How often a change is tried against a document others keep changing.
-pub(super) const ATTEMPTS: usize = 8;
+pub(crate) const ATTEMPTS: usize = 8;
 
 /// The refusal of a change that would grow a document (holding `before` bytes) over its limit.
-pub(super) fn over_limit(before: u64, after: u64, limit: u64) -> WorkspaceError {
+pub(crate) fn over_limit(before: u64, after: u64, limit: u64) -> WorkspaceError {
     let already = if before > limit {
         format!(
             " It already holds {before} bytes, more than the limit (which was lowered since): only changes that make it smaller are accepted."
@@ -47,7 +49,7 @@ pub struct StateBackend<'a> {
 }
 
 impl<'a> StateBackend<'a> {
-    pub(super) fn new(st: &'a AppState, r: Resolved) -> Self {
+    pub(crate) fn new(st: &'a AppState, r: Resolved) -> Self {
         StateBackend { st, r }
     }
 
@@ -201,7 +203,7 @@ impl WorkspaceBackend for StateBackend<'_> {
     }
 
     /// Empties the document (a `run` workspace's: a shared one is merged by
-    /// [`super::state_finish`] instead).
+    /// [`finish`] instead).
     fn finish(&mut self) -> BoxFuture<'_, Result<()>> {
         Box::pin(async move {
             let mut c = self.st.db.conn().await?;

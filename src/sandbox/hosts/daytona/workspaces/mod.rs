@@ -21,15 +21,15 @@ use std::future::Future;
 
 use futures_util::future::BoxFuture;
 
-use super::backend::{Result, WorkspaceBackend};
-use super::command::Command;
-use super::error::WorkspaceError;
-use super::manifest;
-use super::model::{Entry, ExecResult, Resolved};
 use crate::agents::runs::service as runs;
 use crate::sandbox::connections::service as connections;
-use crate::sandbox::daytona_client::{sh_command, DaytonaClient, DaytonaError, ExecuteRequest};
+use crate::sandbox::hosts::daytona::client::{sh_command, DaytonaClient, DaytonaError, ExecuteRequest};
 use crate::sandbox::hosts::error::{HostError, Refusal};
+use crate::sandbox::workspaces::backend::{Result, WorkspaceBackend};
+use crate::sandbox::workspaces::command::Command;
+use crate::sandbox::workspaces::error::WorkspaceError;
+use crate::sandbox::workspaces::manifest;
+use crate::sandbox::workspaces::model::{Entry, ExecResult, Resolved};
 use crate::state::AppState;
 use crate::vocabulary::paths::WorkspacePath;
 use root::Rooted;
@@ -43,7 +43,7 @@ pub struct DaytonaBackend<'a> {
 }
 
 impl<'a> DaytonaBackend<'a> {
-    pub(in crate::sandbox::workspaces) fn new(st: &'a AppState, r: Resolved) -> Self {
+    pub(crate) fn new(st: &'a AppState, r: Resolved) -> Self {
         DaytonaBackend { st, r, reopening: false }
     }
 

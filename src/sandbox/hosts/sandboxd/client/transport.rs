@@ -64,10 +64,10 @@ pub(super) mod lean {
     use url::Url;
 
     use super::Answer;
-    use crate::sandbox::client::error::{error_chain, SandboxdError};
+    use crate::sandbox::hosts::sandboxd::client::error::{error_chain, SandboxdError};
 
     /// The longest an idle connection is kept (sandboxd closes one idle for 5 s).
-    pub(in crate::sandbox::client) const IDLE_MAX: Duration = Duration::from_secs(4);
+    pub(in crate::sandbox::hosts::sandboxd::client) const IDLE_MAX: Duration = Duration::from_secs(4);
     /// The longest a new connection may take to open.
     const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
     /// Idle connections kept per host and thread.
@@ -94,7 +94,7 @@ pub(super) mod lean {
     }
 
     /// One request.
-    pub(in crate::sandbox::client) struct Request<'a> {
+    pub(in crate::sandbox::hosts::sandboxd::client) struct Request<'a> {
         pub method: Method,
         /// An `http://` URL (see [`usable`]).
         pub url: &'a Url,
@@ -106,7 +106,7 @@ pub(super) mod lean {
     }
 
     /// `host:port` of an `http://` URL without user info: what [`send`] can reach.
-    pub(in crate::sandbox::client) fn usable(url: &Url) -> Option<String> {
+    pub(in crate::sandbox::hosts::sandboxd::client) fn usable(url: &Url) -> Option<String> {
         if url.scheme() != "http" || !url.username().is_empty() || url.password().is_some() {
             return None;
         }
@@ -119,7 +119,7 @@ pub(super) mod lean {
     }
 
     /// Sends `r` and reads its answer whole, all within `r.timeout`.
-    pub(in crate::sandbox::client) async fn send(r: Request<'_>) -> Result<Answer, SandboxdError> {
+    pub(in crate::sandbox::hosts::sandboxd::client) async fn send(r: Request<'_>) -> Result<Answer, SandboxdError> {
         let authority = usable(r.url).ok_or_else(|| SandboxdError::Unreachable {
             reason: "the address is not a plain http:// address".to_owned(),
         })?;

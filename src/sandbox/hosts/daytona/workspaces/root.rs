@@ -14,8 +14,8 @@
 
 use super::known::KnownSandboxes;
 
-use crate::sandbox::daytona_client::labels::{ROOT, ROOT_WORKSPACE};
-use crate::sandbox::daytona_client::{DaytonaError, Sandbox, Toolbox};
+use crate::sandbox::hosts::daytona::client::labels::{ROOT, ROOT_WORKSPACE};
+use crate::sandbox::hosts::daytona::client::{DaytonaError, Sandbox, Toolbox};
 
 /// The workspace's folder under the home.
 pub const FOLDER: &str = "workspace";
@@ -92,7 +92,7 @@ mod tests {
     use super::*;
 
     fn rooted(root: &str) -> Rooted {
-        let c = crate::sandbox::daytona_client::DaytonaClient::new(
+        let c = crate::sandbox::hosts::daytona::client::DaytonaClient::new(
             reqwest::Client::new(),
             url::Url::parse("http://127.0.0.1:9/api").unwrap(),
             secrecy::SecretString::from("k"),

@@ -7,8 +7,8 @@
 //! finished run's sandbox is left to stop, and to be archived.
 
 use crate::db::DbResult;
-use crate::sandbox::connections::daytona as daytona_connection;
 use crate::sandbox::connections::service as connections;
+use crate::sandbox::hosts::daytona::connections as daytona_connection;
 use crate::sandbox::workspaces::store;
 use crate::state::AppState;
 

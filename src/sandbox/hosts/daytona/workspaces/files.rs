@@ -3,7 +3,7 @@
 //! field error (422) or the folder/file mix-up it names.
 
 use super::root::Rooted;
-use crate::sandbox::daytona_client::{DaytonaError, FileInfo};
+use crate::sandbox::hosts::daytona::client::{DaytonaError, FileInfo};
 use crate::sandbox::workspaces::backend::{Result, READ_MAX};
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::sandbox::workspaces::model::Entry;
