@@ -579,6 +579,51 @@ impl Graph {
         out
     }
 
+    /// Files outside the seam that name a kind (`ConnectionKind::Sandboxd`, `::Daytona`) in a
+    /// `match` arm's pattern or a comparison: the seam decides by kind, the capabilities call it
+    /// (issue 48). Naming a kind as a value (the local token is sandboxd's) is not deciding.
+    fn naming_a_kind_in_an_arm_outside_the_seam(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (m, code) in &self.code {
+            if in_folder(m, "sandbox::hosts") {
+                continue;
+            }
+            let arm = ["ConnectionKind::Sandboxd", "ConnectionKind::Daytona"].iter().any(|kind| {
+                code.match_indices(kind).any(|(i, _)| {
+                    let after = code[i + kind.len()..].trim_start_matches([')', ' ', '\n']);
+                    let before = code[..i].trim_end_matches(['(', ' ', '\n']);
+                    after.starts_with("=>")
+                        || after.starts_with('|')
+                        || after.starts_with("==")
+                        || after.starts_with("!=")
+                        || before.ends_with('|')
+                        || before.ends_with("==")
+                        || before.ends_with("!=")
+                })
+            });
+            if arm {
+                out.push(self.file(m));
+            }
+        }
+        out
+    }
+
+    /// `file imports file` for each kind folder of `sandbox/hosts/` that imports another kind's
+    /// folder: each kind's code stands on its own, what two kinds share lives below them.
+    fn kind_folders_importing_each_other(&self) -> Vec<String> {
+        let folder = |m: &str| KIND_FOLDERS.iter().find(|k| in_folder(m, &format!("sandbox::hosts::{k}"))).copied();
+        let mut out = Vec::new();
+        for m in self.code.keys() {
+            let Some(own) = folder(m) else { continue };
+            for d in self.deps(m) {
+                if folder(&d).is_some_and(|other| other != own) {
+                    out.push(format!("{} imports {}", self.file(m), self.file(&d)));
+                }
+            }
+        }
+        out
+    }
+
     /// Files that name another kind's client error, or any kind's where every kind meets: Daytona's
     /// code (a module named for it) never names `SandboxdError`, sandboxd's (`sandbox/hosts/sandboxd/`, a
     /// module named for it) never `DaytonaError`, and the recorder, the workspace's error and
@@ -890,6 +935,42 @@ fn only_the_seam_of_host_kinds_decides_by_a_kind_without_naming_every_kind() {
     );
 }
 
+/// The capabilities that still decide by kind themselves, each `match` exhaustive (so a new kind
+/// stops the compiler there): their kinds' arms run code of the capability's own (a sandboxd
+/// session's close beside Running's other sandboxd code, doctor's checks, the orphans' listing,
+/// the destroy sweep, the snapshot's source, Documents' reads) not yet moved into the kind
+/// folders behind `hosts/dispatch/` (issue 48, part 2). This list only shrinks.
+const DECIDING_BY_KIND_YET: [&str; 6] = [
+    "src/documents/files.rs",
+    "src/sandbox/doctor.rs",
+    "src/sandbox/running/orphans.rs",
+    "src/sandbox/running/service.rs",
+    "src/sandbox/snapshots/keep.rs",
+    "src/sandbox/tombstones/sweep.rs",
+];
+
+#[test]
+fn only_the_seam_names_a_kind_in_a_match_arm_or_a_comparison() {
+    let found = Graph::build().naming_a_kind_in_an_arm_outside_the_seam();
+    let offenders: Vec<_> = found.iter().filter(|f| !DECIDING_BY_KIND_YET.contains(&f.as_str())).collect();
+    assert!(
+        offenders.is_empty(),
+        "these files decide by a kind outside src/sandbox/hosts/: call a function of hosts/dispatch/ \
+         (one exhaustive match there, the kind's code in its folder): {offenders:?}"
+    );
+    let done: Vec<_> = DECIDING_BY_KIND_YET.iter().filter(|f| !found.iter().any(|g| g == *f)).collect();
+    assert!(done.is_empty(), "these no longer decide by kind: take them off DECIDING_BY_KIND_YET: {done:?}");
+}
+
+#[test]
+fn kind_folders_do_not_import_each_other() {
+    let offenders = Graph::build().kind_folders_importing_each_other();
+    assert!(
+        offenders.is_empty(),
+        "a kind's folder imports another kind's: move what both need below them: {offenders:?}"
+    );
+}
+
 #[test]
 fn each_kind_reports_its_failures_as_the_host_neutral_error_outside_its_own_code() {
     let g = Graph::build();
@@ -984,6 +1065,8 @@ fn each_rule_fails_on_the_shapes_it_forbids() {
         ("sandbox/workspaces/recorded.rs", "fn f(e: &DaytonaError) {}"),
         ("sandbox/hosts/daytona/connections.rs", "fn f(e: DaytonaError) {}"),
         ("sandbox/snapshots/keep.rs", "fn f(w: &W) -> bool { w.backend == \"daytona\" }"),
+        ("sandbox/connections/service.rs", "fn f() { keys::purpose_for(ConnectionKind::Sandboxd) }"),
+        ("sandbox/hosts/daytona/running/mod.rs", "use crate::sandbox::hosts::sandboxd::client::SandboxdClient;"),
         ("sandbox/workspaces/carrier.rs", "pub enum Carrier { Container, Document }"),
         ("sandbox/hosts/sandboxd/client/mod.rs", "use transport::lean;"),
         ("sandbox/hosts/sandboxd/client/error.rs", ""),
@@ -1024,9 +1107,19 @@ fn each_rule_fails_on_the_shapes_it_forbids() {
         g.naming_another_kinds_error(),
         vec!["src/sandbox/hosts/daytona/workspaces/files.rs", "src/sandbox/workspaces/recorded.rs"]
     );
+    // A kind in an arm or a comparison outside the seam (the exhaustive match of orphans.rs
+    // too), not a kind named as a value, and not in the seam.
+    assert_eq!(
+        g.naming_a_kind_in_an_arm_outside_the_seam(),
+        vec!["src/documents/files.rs", "src/sandbox/running/orphans.rs"]
+    );
     assert_eq!(
         g.spelling_a_placement_outside_the_seam(),
         vec!["src/sandbox/snapshots/keep.rs", "src/sandbox/workspaces/carrier.rs"]
+    );
+    assert_eq!(
+        g.kind_folders_importing_each_other(),
+        vec!["src/sandbox/hosts/daytona/running/mod.rs imports src/sandbox/hosts/sandboxd/client/mod.rs"]
     );
     // Inside `mod lean { … }`, `super::Answer` is the transport file itself: no edge to the client's
     // `mod.rs`, so no loop with it; neither is `pub(in crate::sandbox::hosts::sandboxd::client)`, a visibility, and

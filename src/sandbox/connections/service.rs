@@ -160,21 +160,12 @@ fn default_runtime(errors: &mut FieldErrors, kind: Option<ConnectionKind>, runti
         return None;
     }
     // Without a known kind (a field error of its own) there is nothing to check it against.
-    let (valid, message) = match kind? {
-        ConnectionKind::Daytona => (
-            crate::sandbox::hosts::daytona::connections::is_snapshot_name(runtime),
-            "A Daytona snapshot name is 1 to 200 letters, digits and . _ - : / @ (like daytonaio/sandbox:0.4.3), or image: and an image reference (like image:python:3.12-slim).",
-        ),
-        ConnectionKind::Sandboxd => (
-            crate::catalog::is_valid_alias(runtime),
-            "A runtime alias is lower-case letters, digits and dashes, starting with a letter.",
-        ),
-    };
-    if valid {
-        Some(runtime.to_string())
-    } else {
-        errors.add("default_runtime", message);
-        None
+    match crate::sandbox::hosts::dispatch::connections::check_runtime(kind?, runtime) {
+        Ok(()) => Some(runtime.to_string()),
+        Err(message) => {
+            errors.add("default_runtime", message);
+            None
+        }
     }
 }
 
@@ -410,7 +401,15 @@ async fn check_host(
         Some(key) => {
             let url = address::parse(address).map_err(address::invalid_address)?;
             let runtime = checked.default_runtime.as_deref();
-            let probe = ask_kind(st, checked.kind, &url, address, key.token, runtime).await?;
+            let probe = crate::sandbox::hosts::dispatch::connections::probe(
+                st,
+                checked.kind,
+                &url,
+                address,
+                key.token,
+                runtime,
+            )
+            .await?;
             let outcome = if probe.status == ProbeStatus::Ok { "answered" } else { probe.health.label() };
             record_probe(st, caller, &checked.name, &format!("{address} with {} before saving: {outcome}", key.named))
                 .await?;
@@ -641,7 +640,7 @@ pub async fn probe(st: &AppState, caller: &Caller, input: ProbeInput) -> Result<
         None => None,
     };
     let kind = match input.kind.trim() {
-        "" => ConnectionKind::Sandboxd,
+        "" => ConnectionKind::offered_first(),
         k => ConnectionKind::parse(k)
             .ok_or_else(|| ConnectionError::Invalid(FieldErrors::one("kind", "Choose sandboxd or daytona.")))?,
     };
@@ -699,26 +698,8 @@ async fn ask_with_key(
         return Ok((Probe::unanswered(st, ProbeStatus::NotAsked, Health::NoKey, message.into()), None));
     };
     let runtime = input.default_runtime.as_deref().map(str::trim).filter(|r| !r.is_empty());
-    let probe = ask_kind(st, kind, url, address, key.token, runtime).await?;
+    let probe = crate::sandbox::hosts::dispatch::connections::probe(st, kind, url, address, key.token, runtime).await?;
     Ok((probe, Some(key.named)))
-}
-
-/// Asks the host of `kind` at `url` with `token`: a sandboxd host's policy and routes, or
-/// Daytona's API (the key, the snapshot `runtime` or the organization's default).
-async fn ask_kind(
-    st: &AppState,
-    kind: ConnectionKind,
-    url: &url::Url,
-    address: &str,
-    token: SecretString,
-    runtime: Option<&str>,
-) -> Result<Probe> {
-    match kind {
-        ConnectionKind::Sandboxd => host::ask(st, url, address, token).await,
-        ConnectionKind::Daytona => {
-            crate::sandbox::hosts::daytona::connections::ask(st, url, address, token, runtime).await
-        }
-    }
 }
 
 /// Why a probe was refused before any request, in the words its caller reads (they name a key,

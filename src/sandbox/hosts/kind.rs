@@ -60,6 +60,13 @@ impl ConnectionKind {
         })
     }
 
+    /// The kind offered first, and the one a connection is of when none is named (the API's
+    /// `kind` may be left out; a form shows it before one is chosen): the explicit choice, made
+    /// here, of what an absent kind means.
+    pub fn offered_first() -> ConnectionKind {
+        ConnectionKind::Sandboxd
+    }
+
     /// The kind a stored or typed word names; none for a word no kind of this version has.
     pub fn parse(s: &str) -> Option<Self> {
         let s = s.trim();

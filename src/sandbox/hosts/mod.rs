@@ -8,6 +8,7 @@
 //! everything shared decides on it.
 
 pub mod daytona;
+pub mod dispatch;
 pub mod error;
 pub mod kind;
 pub mod sandboxd;

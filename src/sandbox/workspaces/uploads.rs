@@ -92,7 +92,7 @@ pub async fn attach(
         ));
     }
     let r = service::resolve_in(st, &caller.org_id, &run.id).await?;
-    service::workspace(st, r).write_by(path, bytes, &person(caller)).await
+    service::workspace(st, r)?.write_by(path, bytes, &person(caller)).await
 }
 
 /// How an attachment's row names the person: their e-mail address (what Members shows).

@@ -90,6 +90,12 @@ pub async fn ask(st: &AppState, url: &Url, address: &str, token: SecretString) -
     Ok(ask_with(st, &client, address).await)
 }
 
+/// Asks a saved connection's host with its stored key (only a key bound to its address).
+pub async fn ask_saved(st: &AppState, org_id: &str, conn: &Connection) -> Result<Probe> {
+    let client = client_for(st, org_id, conn).await?;
+    Ok(ask_with(st, &client, conn.address.as_deref().unwrap_or_default()).await)
+}
+
 /// Asks a host through `client` (whose address is `address`, for the log only): its policy (the
 /// key is accepted, runtimes allowed) and its index (every route this platform calls is served),
 /// both at once.

@@ -7,8 +7,8 @@ use std::time::Duration;
 use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
 
+use crate::sandbox::hosts::error::error_chain;
 use crate::sandbox::hosts::error::{HostError, Protocol, Refusal};
-use crate::sandbox::hosts::sandboxd::client::error_chain;
 
 /// Which half of Daytona answered: the main API or a sandbox's toolbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

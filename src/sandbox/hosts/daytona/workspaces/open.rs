@@ -23,7 +23,7 @@ use super::{labels, DaytonaBackend};
 use crate::agents::runs::service as runs;
 use crate::db;
 use crate::sandbox::hosts::daytona::client::{CreateSandbox, DaytonaClient, DaytonaError, Sandbox, SandboxState};
-use crate::sandbox::hosts::sandboxd::client::OPEN_WAIT_WHILE_BUILDING;
+use crate::sandbox::hosts::error::OPEN_WAIT_WHILE_BUILDING;
 use crate::sandbox::snapshots::restore as snapshots;
 use crate::sandbox::workspaces::backend::Result;
 use crate::sandbox::workspaces::error::WorkspaceError;

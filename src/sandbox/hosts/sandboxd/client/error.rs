@@ -2,7 +2,7 @@
 
 use reqwest::StatusCode;
 
-use crate::sandbox::hosts::error::{HostError, Protocol, Refusal};
+use crate::sandbox::hosts::error::{error_chain, HostError, Protocol, Refusal};
 
 /// Why a sandboxd call failed. `Display` is written for the person using the
 /// platform: it never contains the host's address or the token.
@@ -215,21 +215,6 @@ impl From<SandboxdError> for HostError {
             SandboxdError::NotJson => HostError::Protocol(Protocol::NotThisService),
         }
     }
-}
-
-/// `a: b: c` from an error and its sources.
-pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let more = cause.to_string();
-        if !text.contains(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 /// An error body's `detail`, in the forms the wire contract names.

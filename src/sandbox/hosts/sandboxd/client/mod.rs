@@ -39,7 +39,6 @@ mod transport;
 mod trees;
 mod wire;
 
-pub(crate) use error::error_chain;
 pub use error::{FileErrorKind, SandboxdError};
 pub use routes::{is_session_id, new_run_id, required_routes};
 pub use wire::*;
@@ -61,7 +60,7 @@ pub const TOKEN_HEADER: &str = "X-Sandbox-Token";
 pub const OPEN_WAIT: Duration = Duration::from_secs(30);
 
 /// How long opening a session may take while its runtime image builds.
-pub const OPEN_WAIT_WHILE_BUILDING: Duration = Duration::from_secs(600);
+pub const OPEN_WAIT_WHILE_BUILDING: Duration = crate::sandbox::hosts::error::OPEN_WAIT_WHILE_BUILDING;
 
 /// The host's own deadline for a command run without `timeout_seconds`
 /// (`SANDBOXD_EXECUTE_TIMEOUT` default).

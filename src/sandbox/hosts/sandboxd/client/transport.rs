@@ -64,7 +64,8 @@ pub(super) mod lean {
     use url::Url;
 
     use super::Answer;
-    use crate::sandbox::hosts::sandboxd::client::error::{error_chain, SandboxdError};
+    use crate::sandbox::hosts::error::error_chain;
+    use crate::sandbox::hosts::sandboxd::client::error::SandboxdError;
 
     /// The longest an idle connection is kept (sandboxd closes one idle for 5 s).
     pub(in crate::sandbox::hosts::sandboxd::client) const IDLE_MAX: Duration = Duration::from_secs(4);
