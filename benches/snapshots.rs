@@ -26,13 +26,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agenticos::config::{SnapshotConfig, SnapshotStoreConfig};
-use agenticos::sandbox::client::{OpenSession, SandboxdClient, OPEN_WAIT};
+use agenticos::sandbox::hosts::sandboxd::client::{OpenSession, SandboxdClient, OPEN_WAIT};
+use agenticos::sandbox::hosts::sandboxd::workspaces::restore::unpack as unpack_snapshot;
 use agenticos::sandbox::snapshots::archive::Item;
 use agenticos::sandbox::snapshots::hold::SnapshotHold;
 use agenticos::sandbox::snapshots::objects::Objects;
 use agenticos::sandbox::snapshots::{reading, restore};
 use agenticos::sandbox::workspaces::error::WorkspaceError;
-use agenticos::sandbox::workspaces::sandboxd::restore::unpack as unpack_snapshot;
 use agenticos::sandbox::workspaces::Unpacked;
 use rand::{rngs::StdRng, Rng as _, SeedableRng as _};
 use secrecy::SecretString;

@@ -12,7 +12,7 @@ use crate::catalog::RuntimeCatalog;
 use crate::config::{Config, VaultKeySource};
 use crate::db::Db;
 use crate::monitoring::sweeps;
-use crate::sandbox::client::SandboxdClient;
+use crate::sandbox::hosts::sandboxd::client::SandboxdClient;
 use crate::sandbox::log::LogStore;
 use crate::sandbox::recording::Recorder;
 pub use crate::state::AppState;

@@ -7,13 +7,13 @@ use crate::config::Config;
 use crate::db::Db;
 use crate::documents::cache::DocumentsCache;
 use crate::sandbox::connections::cache::{ClientCache, HealthCache};
-use crate::sandbox::daytona_client::DaytonaClient;
+use crate::sandbox::hosts::daytona::client::DaytonaClient;
+use crate::sandbox::hosts::daytona::workspaces::known::KnownSandboxes;
 use crate::sandbox::log::LogStore;
 use crate::sandbox::operations::cache::{SearchCache, VocabularyCache};
 use crate::sandbox::recording::Recorder;
 use crate::sandbox::snapshots::uploads::Uploads;
 use crate::sandbox::workspaces::cache::{OpenLocks, ResolveCache};
-use crate::sandbox::workspaces::daytona::known::KnownSandboxes;
 use crate::tokens::cache::TokenCallers;
 use crate::vault::crypto::MasterKey;
 

@@ -1,8 +1,8 @@
 //! What browsing documents can come to; `web/error.rs` turns each into a status and a problem.
 
-use crate::sandbox::client::SandboxdError;
 use crate::sandbox::connections::error::ConnectionError;
 use crate::sandbox::hosts::error::{HostError, Refusal};
+use crate::sandbox::hosts::sandboxd::client::SandboxdError;
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::validate::FieldErrors;
 

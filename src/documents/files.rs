@@ -1,20 +1,21 @@
 //! Where a workspace's files are: a `state` workspace's document in our database, a `sandboxd`
 //! workspace's stored files on its host, read through the archive routes (no sandbox is started),
-//! or a Daytona workspace's sandbox, read through its toolbox ([`super::daytona`]).
+//! or a Daytona workspace's sandbox, read through its toolbox ([`crate::sandbox::hosts::daytona::documents`]).
 
 use std::collections::HashMap;
 
 use futures_util::future::join_all;
 
-use super::daytona;
 use super::error::DocumentError;
 use super::grouping;
 use super::listing::{self, HostCounter, Listing};
 use super::paging::TextPage;
 use super::store::{self, VisibleRow};
-use crate::sandbox::client::SandboxdClient;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
-use crate::sandbox::connections::{host, service as connections};
+use crate::sandbox::connections::service as connections;
+use crate::sandbox::hosts::daytona::documents as daytona;
+use crate::sandbox::hosts::sandboxd::client::SandboxdClient;
+use crate::sandbox::hosts::sandboxd::connections as host;
 use crate::sandbox::workspaces::document::Document;
 use crate::state::AppState;
 use crate::vocabulary::paths::WorkspacePath;

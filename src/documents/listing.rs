@@ -15,7 +15,7 @@ use serde::Deserialize;
 
 use super::model::ListingStatus;
 use super::stamp::{self, Stamp};
-use crate::sandbox::client::{SandboxdClient, SandboxdError, Tree, TreeOptions, MAX_TREES};
+use crate::sandbox::hosts::sandboxd::client::{SandboxdClient, SandboxdError, Tree, TreeOptions, MAX_TREES};
 
 /// Levels the host lists below the workspace root.
 pub const MAX_DEPTH: u32 = 6;

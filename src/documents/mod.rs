@@ -5,7 +5,6 @@
 
 pub mod api;
 pub mod cache;
-pub mod daytona;
 pub mod error;
 pub mod exclusions;
 pub mod files;

@@ -44,7 +44,7 @@ pub async fn destroy_retry(st: &AppState, now: i64) {
     }
     keep(st, DESTROY_RETRY, now, outcome);
     // Open runs' Daytona sandboxes, kept awake on the same minute.
-    if let Err(e) = crate::sandbox::workspaces::daytona::keepalive::touch_open_runs(st, now).await {
+    if let Err(e) = crate::sandbox::hosts::daytona::workspaces::keepalive::touch_open_runs(st, now).await {
         tracing::warn!(sweep = DESTROY_RETRY, error = %e, "keeping open runs' Daytona sandboxes awake failed");
     }
 }

@@ -16,15 +16,17 @@ use std::time::Duration;
 
 use secrecy::SecretString;
 
-use crate::sandbox::client::{required_routes, SandboxdClient, SandboxdError, ServicePolicy, Timeouts};
 use crate::sandbox::connections::address;
-use crate::sandbox::connections::daytona;
 use crate::sandbox::connections::error::{host_message, ConnectionError};
 use crate::sandbox::connections::keys;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service as connections;
-use crate::sandbox::daytona_client::Timeouts as DaytonaTimeouts;
 use crate::sandbox::doctor_engine::EngineSection;
+use crate::sandbox::hosts::daytona::client::Timeouts as DaytonaTimeouts;
+use crate::sandbox::hosts::daytona::connections as daytona;
+use crate::sandbox::hosts::sandboxd::client::{
+    required_routes, SandboxdClient, SandboxdError, ServicePolicy, Timeouts,
+};
 use crate::state::AppState;
 
 /// How long each call to a host may take.

@@ -1,9 +1,7 @@
 //! Everything about sandbox hosts: the sandboxd and Daytona clients and the capabilities built on
 //! them.
 
-pub mod client;
 pub mod connections;
-pub mod daytona_client;
 pub mod doctor;
 pub mod doctor_engine;
 pub mod env_file;

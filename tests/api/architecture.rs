@@ -579,15 +579,62 @@ impl Graph {
         out
     }
 
+    /// Files outside the seam that name a kind (`ConnectionKind::Sandboxd`, `::Daytona`) in a
+    /// `match` arm's pattern or a comparison: the seam decides by kind, the capabilities call it
+    /// (issue 48). Naming a kind as a value (the local token is sandboxd's) is not deciding.
+    fn naming_a_kind_in_an_arm_outside_the_seam(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (m, code) in &self.code {
+            if in_folder(m, "sandbox::hosts") {
+                continue;
+            }
+            let arm = ["ConnectionKind::Sandboxd", "ConnectionKind::Daytona"].iter().any(|kind| {
+                code.match_indices(kind).any(|(i, _)| {
+                    let after = code[i + kind.len()..].trim_start_matches([')', ' ', '\n']);
+                    let before = code[..i].trim_end_matches(['(', ' ', '\n']);
+                    after.starts_with("=>")
+                        || after.starts_with('|')
+                        || after.starts_with("==")
+                        || after.starts_with("!=")
+                        || before.ends_with('|')
+                        || before.ends_with("==")
+                        || before.ends_with("!=")
+                })
+            });
+            if arm {
+                out.push(self.file(m));
+            }
+        }
+        out
+    }
+
+    /// `file imports file` for each kind folder of `sandbox/hosts/` that imports another kind's
+    /// folder: each kind's code stands on its own, what two kinds share lives below them.
+    fn kind_folders_importing_each_other(&self) -> Vec<String> {
+        let folder = |m: &str| KIND_FOLDERS.iter().find(|k| in_folder(m, &format!("sandbox::hosts::{k}"))).copied();
+        let mut out = Vec::new();
+        for m in self.code.keys() {
+            let Some(own) = folder(m) else { continue };
+            for d in self.deps(m) {
+                if folder(&d).is_some_and(|other| other != own) {
+                    out.push(format!("{} imports {}", self.file(m), self.file(&d)));
+                }
+            }
+        }
+        out
+    }
+
     /// Files that name another kind's client error, or any kind's where every kind meets: Daytona's
-    /// code (a module named for it) never names `SandboxdError`, sandboxd's (`sandbox/client/`, a
+    /// code (a module named for it) never names `SandboxdError`, sandboxd's (`sandbox/hosts/sandboxd/`, a
     /// module named for it) never `DaytonaError`, and the recorder, the workspace's error and
     /// backend, the error table and the seam name neither (they decide on
     /// `hosts::error::HostError`). Connections', Running's and Documents' errors hold the neutral
     /// error too; each keeps a `From<SandboxdError>` for sandboxd-only callers' `?`.
     fn naming_another_kinds_error(&self) -> Vec<String> {
         let shared = [
-            "sandbox::hosts",
+            "sandbox::hosts::kind",
+            "sandbox::hosts::error",
+            "sandbox::hosts::state",
             "sandbox::workspaces::recorded",
             "sandbox::workspaces::error",
             "sandbox::workspaces::backend",
@@ -596,9 +643,9 @@ impl Graph {
         ];
         let mut out = Vec::new();
         for (m, code) in &self.code {
-            let is_shared = shared.iter().any(|s| m == s || in_folder(m, s));
+            let is_shared = shared.iter().any(|s| m == s || in_folder(m, s)) || m == "sandbox::hosts";
             let daytona = m.contains("daytona");
-            let sandboxd = m.contains("sandboxd") || m == "sandbox::client" || in_folder(m, "sandbox::client");
+            let sandboxd = m.contains("sandboxd");
             let sandboxd_error = |c: &str| {
                 c.match_indices("SandboxdError").any(|(i, _)| !c[i + 13..].starts_with(|c: char| c.is_alphanumeric()))
             };
@@ -672,8 +719,16 @@ const STATICS_ALLOWED: [(&str, &str, &str); 10] = [
     ("src/instruments.rs", "HANDLE", "the Prometheus recorder, global by design (`metrics` has one)"),
     ("src/instruments.rs", "SEEN", "the label sets set on that global recorder"),
     ("src/audit/store.rs", "SEQ", "an order within the process, like the clock it starts from"),
-    ("src/sandbox/client/mod.rs", "THREAD_HTTP", "a per-thread HTTP client: connections, no caller's data"),
-    ("src/sandbox/client/transport.rs", "IDLE", "per-thread idle connections by address, no caller's data"),
+    (
+        "src/sandbox/hosts/sandboxd/client/mod.rs",
+        "THREAD_HTTP",
+        "a per-thread HTTP client: connections, no caller's data",
+    ),
+    (
+        "src/sandbox/hosts/sandboxd/client/transport.rs",
+        "IDLE",
+        "per-thread idle connections by address, no caller's data",
+    ),
     ("src/web/edge.rs", "SHAPES", "per-thread route patterns by path shape: the binary's route table"),
 ];
 
@@ -737,6 +792,9 @@ fn match_falls_through_on_a_kind(code: &str) -> bool {
     names_a_kind && catch_all
 }
 
+/// The folders of `sandbox/hosts/`, one per host kind (and `state`, the placement without a host).
+const KIND_FOLDERS: [&str; 3] = ["sandboxd", "daytona", "state"];
+
 fn is_web(module: &str) -> bool {
     in_folder(module, "web")
 }
@@ -751,9 +809,22 @@ fn is_store(module: &str) -> bool {
     last == "store" || last.ends_with("_store")
 }
 
-/// The capability a module belongs to: `sandbox::workspaces::store` → `sandbox::workspaces`.
+/// The capability a module belongs to: `sandbox::workspaces::store` → `sandbox::workspaces`. A
+/// kind folder's piece of a capability (`sandbox::hosts::<kind>::<capability>`, named after the
+/// capability it serves: `workspaces`, `connections`, `running`, `tombstones`, `documents`)
+/// belongs to that capability, so it may use that capability's store as the capability's own
+/// files do, and no other.
 fn capability(module: &str) -> String {
     let segs: Vec<&str> = module.split("::").collect();
+    if let ["sandbox", "hosts", kind, piece, ..] = segs[..] {
+        if KIND_FOLDERS.contains(&kind) {
+            return match piece {
+                "documents" => "documents".into(),
+                "workspaces" | "connections" | "running" | "tombstones" => format!("sandbox::{piece}"),
+                _ => format!("sandbox::hosts::{kind}"),
+            };
+        }
+    }
     let n = if segs.first() == Some(&"sandbox") { 2 } else { 1 };
     segs[..n.min(segs.len())].join("::")
 }
@@ -864,6 +935,42 @@ fn only_the_seam_of_host_kinds_decides_by_a_kind_without_naming_every_kind() {
     );
 }
 
+/// The capabilities that still decide by kind themselves, each `match` exhaustive (so a new kind
+/// stops the compiler there): their kinds' arms run code of the capability's own (a sandboxd
+/// session's close beside Running's other sandboxd code, doctor's checks, the orphans' listing,
+/// the destroy sweep, the snapshot's source, Documents' reads) not yet moved into the kind
+/// folders behind `hosts/dispatch/` (issue 48, part 2). This list only shrinks.
+const DECIDING_BY_KIND_YET: [&str; 6] = [
+    "src/documents/files.rs",
+    "src/sandbox/doctor.rs",
+    "src/sandbox/running/orphans.rs",
+    "src/sandbox/running/service.rs",
+    "src/sandbox/snapshots/keep.rs",
+    "src/sandbox/tombstones/sweep.rs",
+];
+
+#[test]
+fn only_the_seam_names_a_kind_in_a_match_arm_or_a_comparison() {
+    let found = Graph::build().naming_a_kind_in_an_arm_outside_the_seam();
+    let offenders: Vec<_> = found.iter().filter(|f| !DECIDING_BY_KIND_YET.contains(&f.as_str())).collect();
+    assert!(
+        offenders.is_empty(),
+        "these files decide by a kind outside src/sandbox/hosts/: call a function of hosts/dispatch/ \
+         (one exhaustive match there, the kind's code in its folder): {offenders:?}"
+    );
+    let done: Vec<_> = DECIDING_BY_KIND_YET.iter().filter(|f| !found.iter().any(|g| g == *f)).collect();
+    assert!(done.is_empty(), "these no longer decide by kind: take them off DECIDING_BY_KIND_YET: {done:?}");
+}
+
+#[test]
+fn kind_folders_do_not_import_each_other() {
+    let offenders = Graph::build().kind_folders_importing_each_other();
+    assert!(
+        offenders.is_empty(),
+        "a kind's folder imports another kind's: move what both need below them: {offenders:?}"
+    );
+}
+
 #[test]
 fn each_kind_reports_its_failures_as_the_host_neutral_error_outside_its_own_code() {
     let g = Graph::build();
@@ -952,19 +1059,21 @@ fn each_rule_fails_on_the_shapes_it_forbids() {
              Some(ConnectionKind::Sandboxd) | None => 2, } }",
         ),
         ("sandbox/hosts/kind.rs", "fn f(k: ConnectionKind) { match k { ConnectionKind::Daytona => 1, _ => 2 } }"),
-        ("sandbox/workspaces/daytona/files.rs", "fn f(e: SandboxdError) {}"),
-        ("sandbox/daytona_client/labels.rs", "struct SandboxdErrorKind;"),
-        ("sandbox/workspaces/sandboxd/files.rs", "fn f(e: SandboxdError) { \"backend\" }"),
+        ("sandbox/hosts/daytona/workspaces/files.rs", "fn f(e: SandboxdError) {}"),
+        ("sandbox/hosts/daytona/client/labels.rs", "struct SandboxdErrorKind;"),
+        ("sandbox/hosts/sandboxd/workspaces/files.rs", "fn f(e: SandboxdError) { \"backend\" }"),
         ("sandbox/workspaces/recorded.rs", "fn f(e: &DaytonaError) {}"),
-        ("sandbox/connections/daytona.rs", "fn f(e: DaytonaError) {}"),
+        ("sandbox/hosts/daytona/connections.rs", "fn f(e: DaytonaError) {}"),
         ("sandbox/snapshots/keep.rs", "fn f(w: &W) -> bool { w.backend == \"daytona\" }"),
+        ("sandbox/connections/service.rs", "fn f() { keys::purpose_for(ConnectionKind::Sandboxd) }"),
+        ("sandbox/hosts/daytona/running/mod.rs", "use crate::sandbox::hosts::sandboxd::client::SandboxdClient;"),
         ("sandbox/workspaces/carrier.rs", "pub enum Carrier { Container, Document }"),
-        ("sandbox/client/mod.rs", "use transport::lean;"),
-        ("sandbox/client/error.rs", ""),
+        ("sandbox/hosts/sandboxd/client/mod.rs", "use transport::lean;"),
+        ("sandbox/hosts/sandboxd/client/error.rs", ""),
         (
-            "sandbox/client/transport.rs",
+            "sandbox/hosts/sandboxd/client/transport.rs",
             "use super::error::E;\npub(super) struct Answer;\npub(super) mod lean {\n    use super::Answer;\n    \
-             use crate::sandbox::client::error::E;\n    pub(in crate::sandbox::client) const MAX: u8 = 4;\n    #[cfg(test)]\n    mod tests {\n        use super::super::super::mod_x;\n    }\n}\n",
+             use crate::sandbox::hosts::sandboxd::client::error::E;\n    pub(in crate::sandbox::hosts::sandboxd::client) const MAX: u8 = 4;\n    #[cfg(test)]\n    mod tests {\n        use super::super::super::mod_x;\n    }\n}\n",
         ),
     ]);
     assert_eq!(g.loops(), vec![vec!["sandbox::snapshots::service".to_string(), "sandbox::workspaces::service".into()]]);
@@ -996,16 +1105,29 @@ fn each_rule_fails_on_the_shapes_it_forbids() {
     // A kind's own error in its own code is fine; another kind's, or any in the shared recorder, not.
     assert_eq!(
         g.naming_another_kinds_error(),
-        vec!["src/sandbox/workspaces/daytona/files.rs", "src/sandbox/workspaces/recorded.rs"]
+        vec!["src/sandbox/hosts/daytona/workspaces/files.rs", "src/sandbox/workspaces/recorded.rs"]
+    );
+    // A kind in an arm or a comparison outside the seam (the exhaustive match of orphans.rs
+    // too), not a kind named as a value, and not in the seam.
+    assert_eq!(
+        g.naming_a_kind_in_an_arm_outside_the_seam(),
+        vec!["src/documents/files.rs", "src/sandbox/running/orphans.rs"]
     );
     assert_eq!(
         g.spelling_a_placement_outside_the_seam(),
         vec!["src/sandbox/snapshots/keep.rs", "src/sandbox/workspaces/carrier.rs"]
     );
+    assert_eq!(
+        g.kind_folders_importing_each_other(),
+        vec!["src/sandbox/hosts/daytona/running/mod.rs imports src/sandbox/hosts/sandboxd/client/mod.rs"]
+    );
     // Inside `mod lean { … }`, `super::Answer` is the transport file itself: no edge to the client's
-    // `mod.rs`, so no loop with it; neither is `pub(in crate::sandbox::client)`, a visibility, and
+    // `mod.rs`, so no loop with it; neither is `pub(in crate::sandbox::hosts::sandboxd::client)`, a visibility, and
     // what its test module names is not read.
-    assert_eq!(g.deps("sandbox::client::transport"), BTreeSet::from(["sandbox::client::error".to_string()]));
+    assert_eq!(
+        g.deps("sandbox::hosts::sandboxd::client::transport"),
+        BTreeSet::from(["sandbox::hosts::sandboxd::client::error".to_string()])
+    );
     // A static holding state (a lock, a thread-local cell, a lazily built cache) outside the
     // allowed ones; not a `'static` lifetime, a constant, a `task_local!` value or an allowed one.
     let g = Graph::of_files(&[

@@ -10,7 +10,7 @@
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use agenticos::sandbox::workspaces::daytona::keepalive;
+use agenticos::sandbox::hosts::daytona::workspaces::keepalive;
 
 use crate::daytona_fake::FakeDaytona;
 use crate::db_test;

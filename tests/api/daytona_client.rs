@@ -8,7 +8,9 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
-use agenticos::sandbox::daytona_client::{CreateSandbox, DaytonaClient, DaytonaError, ExecuteRequest, SandboxState};
+use agenticos::sandbox::hosts::daytona::client::{
+    CreateSandbox, DaytonaClient, DaytonaError, ExecuteRequest, SandboxState,
+};
 use secrecy::SecretString;
 use url::Url;
 
@@ -208,7 +210,7 @@ async fn daytona_sandboxes_are_destroyed_many_at_a_time() {
         ids.push(c.create_sandbox(&create(&format!("dc-many-{n}"), BTreeMap::new())).await.unwrap().id);
     }
     ids.push("never-existed".to_string());
-    let outcomes = agenticos::sandbox::tombstones::daytona::destroy_many(&c, &ids).await;
+    let outcomes = agenticos::sandbox::hosts::daytona::tombstones::destroy_many(&c, &ids).await;
     assert_eq!(outcomes.iter().map(|(id, _)| id.clone()).collect::<Vec<_>>(), ids);
     assert!(outcomes.iter().all(|(_, o)| o.is_ok()), "{outcomes:?}");
     for id in &ids {

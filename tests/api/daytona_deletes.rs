@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use reqwest::Method;
 use serde_json::json;
 
-use agenticos::sandbox::daytona_client::{CreateSandbox, DaytonaClient};
+use agenticos::sandbox::hosts::daytona::client::{CreateSandbox, DaytonaClient};
 use agenticos::sandbox::tombstones::sweep;
 
 use crate::daytona_fake::FakeDaytona;
@@ -52,8 +52,8 @@ async fn agent_with_a_sandbox(app: &TestApp, o: &Org<'_>, fake: &FakeDaytona, ke
     let conn_id = conn.json()["id"].as_str().expect("id").to_string();
     let agent = o.agent(json!({"name": "doc", "backend": "state", "scope": "agent"})).await;
     let name = format!("xa-{}-{}", &o.org_id[..8], uuid::Uuid::new_v4().simple());
-    let mut labels = agenticos::sandbox::connections::daytona::owner_labels(&app.state, &o.org_id);
-    labels.insert(agenticos::sandbox::connections::daytona::CONNECTION_LABEL.into(), conn_id.clone());
+    let mut labels = agenticos::sandbox::hosts::daytona::connections::owner_labels(&app.state, &o.org_id);
+    labels.insert(agenticos::sandbox::hosts::daytona::connections::CONNECTION_LABEL.into(), conn_id.clone());
     let id = labelled_sandbox_at(fake, &name, labels).await;
     let now = agenticos::db::now_ms();
     app.execute(&format!(
@@ -127,7 +127,7 @@ db_test! {
 
 db_test! {
     async fn daytona_orphans_are_only_ours_unnamed_and_older_than_ten_minutes(app: TestApp) {
-        use agenticos::sandbox::connections::daytona::{owner_labels, CONNECTION_LABEL, DEPLOYMENT_LABEL, ORGANIZATION_LABEL};
+        use agenticos::sandbox::hosts::daytona::connections::{owner_labels, CONNECTION_LABEL, DEPLOYMENT_LABEL, ORGANIZATION_LABEL};
         use agenticos::sandbox::running::orphans;
         let fake = FakeDaytona::start(&[]);
         let o = Org::new(&app).await;
@@ -166,7 +166,7 @@ db_test! {
 
 db_test! {
     async fn a_daytona_older_than_v0_180_with_a_bare_sandbox_list_is_probed_listed_and_swept(app: TestApp) {
-        use agenticos::sandbox::connections::daytona::{owner_labels, CONNECTION_LABEL};
+        use agenticos::sandbox::hosts::daytona::connections::{owner_labels, CONNECTION_LABEL};
         use agenticos::sandbox::running::orphans;
         let fake = FakeDaytona::start(&[]);
         // `GET /sandbox` answers a bare array, no cursor, as a self-hosted Daytona before v0.180.

@@ -147,8 +147,8 @@ db_test! {
         assert_eq!(fake.request_counts().get("POST /sandbox/{sandboxIdOrName}/start").copied(), Some(1));
         // A sandbox Daytona no longer has: refused in plain words, nothing saved.
         let sb = fake.sandboxes().into_iter().find(|s| s["name"] == key.as_str()).expect("sandbox");
-        let client = agenticos::sandbox::daytona_client::DaytonaClient::new(
-            agenticos::sandbox::daytona_client::DaytonaClient::default_http().unwrap(),
+        let client = agenticos::sandbox::hosts::daytona::client::DaytonaClient::new(
+            agenticos::sandbox::hosts::daytona::client::DaytonaClient::default_http().unwrap(),
             url::Url::parse(&fake.api_url).unwrap(),
             secrecy::SecretString::from(fake.api_key.clone()),
         )
@@ -291,7 +291,7 @@ db_test! {
 
 db_test! {
     async fn a_daytona_sandbox_made_before_the_workspace_folder_keeps_its_files_where_they_are(app: TestApp) {
-        use agenticos::sandbox::daytona_client::{CreateSandbox, DaytonaClient};
+        use agenticos::sandbox::hosts::daytona::client::{CreateSandbox, DaytonaClient};
         let fake = FakeDaytona::start(&[]);
         let o = Org::new(&app).await;
         daytona(&o, &fake.api_url, &fake.api_key).await;

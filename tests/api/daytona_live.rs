@@ -115,10 +115,10 @@ async fn delete(live: &Live, id: &str) {
 /// `write:sandboxes` and `delete:sandboxes`, proven without creating a sandbox). A key with only
 /// one of them must be reported missing the other: run once with such a key to see it.
 async fn step_key_scopes(live: &mut Live) -> Step {
-    use agenticos::sandbox::daytona_client::DaytonaClient;
+    use agenticos::sandbox::hosts::daytona::client::DaytonaClient;
     let url = url::Url::parse(&live.api).map_err(|e| e.to_string())?;
     let client = DaytonaClient::new(live.http.clone(), url, live.key.clone().into()).map_err(|e| e.to_string())?;
-    let found = agenticos::sandbox::connections::daytona::find(&client, None).await;
+    let found = agenticos::sandbox::hosts::daytona::connections::find(&client, None).await;
     eprintln!(
         "live step {}: key {:?}; snapshot {:?}; missing permissions {:?}",
         live.step, found.key, found.snapshot, found.missing
@@ -360,7 +360,7 @@ async fn live_daytona_smoke_checklist() {
         return;
     };
     let api = std::env::var("DAYTONA_API_URL").unwrap_or_else(|_| "https://app.daytona.io/api".into());
-    let http = agenticos::sandbox::daytona_client::DaytonaClient::default_http().expect("http");
+    let http = agenticos::sandbox::hosts::daytona::client::DaytonaClient::default_http().expect("http");
     let mut live = Live { http, api: api.trim_end_matches('/').to_string(), key, sandbox: None, step: "setup" };
     let outcomes = run_steps(&mut live).await;
     if let Some(sb) = live.sandbox.take() {

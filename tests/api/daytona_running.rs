@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use agenticos::sandbox::daytona_client::{CreateSandbox, DaytonaClient};
+use agenticos::sandbox::hosts::daytona::client::{CreateSandbox, DaytonaClient};
 use reqwest::Method;
 use serde_json::{json, Value};
 

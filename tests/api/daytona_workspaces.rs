@@ -79,13 +79,13 @@ db_test! {
         let agent2 = o.agent(service_agent("raced", "agent")).await;
         let run = o.run(&agent2, None, json!({})).await;
         let key2 = key_of(&o, &run).await;
-        let client = agenticos::sandbox::daytona_client::DaytonaClient::new(
-            agenticos::sandbox::daytona_client::DaytonaClient::default_http().unwrap(),
+        let client = agenticos::sandbox::hosts::daytona::client::DaytonaClient::new(
+            agenticos::sandbox::hosts::daytona::client::DaytonaClient::default_http().unwrap(),
             url::Url::parse(&fake.api_url).unwrap(),
             secrecy::SecretString::from(fake.api_key.clone()),
         ).unwrap();
         let theirs = client
-            .create_sandbox(&agenticos::sandbox::daytona_client::CreateSandbox { name: Some(key2.clone()), ..Default::default() })
+            .create_sandbox(&agenticos::sandbox::hosts::daytona::client::CreateSandbox { name: Some(key2.clone()), ..Default::default() })
             .await
             .expect("the other replica's create");
         fake.set_hooks(json!({"fail": [{"route": "GET /sandbox/{sandboxIdOrName}", "status": 404, "times": 1}]}));

@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-use agenticos::sandbox::client::RunRequest;
+use agenticos::sandbox::hosts::sandboxd::client::RunRequest;
 use agenticos::startup::Application;
 use reqwest::Method;
 use serde_json::{json, Value};

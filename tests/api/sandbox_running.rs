@@ -1,9 +1,9 @@
 //! The Running tab, a session's live activity and the dashboard's capacity cards, against the real
 //! sandboxd peer: only this organization's sessions (sandboxd tenant = organization id) ever show.
 
-use agenticos::sandbox::client::RunRequest;
 use agenticos::sandbox::connections::model::Connection;
 use agenticos::sandbox::connections::service as connections;
+use agenticos::sandbox::hosts::sandboxd::client::RunRequest;
 use reqwest::Method;
 
 use crate::db_test;

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::peer::{self, free_port, Peer, PeerOptions};
-use agenticos::sandbox::client::{
+use agenticos::sandbox::hosts::sandboxd::client::{
     required_routes, FileErrorKind, OpenSession, PolicyUpdate, RunOutcome, RunRequest, SandboxdClient, SandboxdError,
     SessionState, Timeouts, TreeOptions, OPEN_WAIT,
 };
@@ -44,7 +44,7 @@ fn unique(prefix: &str) -> String {
     format!("{prefix}-{}", &uuid::Uuid::new_v4().simple().to_string()[..12])
 }
 
-async fn open(client: &SandboxdClient, id: &str) -> agenticos::sandbox::client::SessionCreated {
+async fn open(client: &SandboxdClient, id: &str) -> agenticos::sandbox::hosts::sandboxd::client::SessionCreated {
     client
         .open_session(&OpenSession::named(id), OPEN_WAIT)
         .await
@@ -402,9 +402,9 @@ async fn events_after_a_sequence_number_list_only_later_operations() {
     assert_eq!(all.latest_seq, 3);
     let seqs: Vec<u64> = all.events.iter().map(|e| e.seq).collect();
     assert_eq!(seqs, [1, 2, 3]);
-    assert_eq!(all.events[0].op, agenticos::sandbox::client::EventOp::Run);
+    assert_eq!(all.events[0].op, agenticos::sandbox::hosts::sandboxd::client::EventOp::Run);
     assert_eq!(all.events[0].target, "echo one");
-    assert_eq!(all.events[1].op, agenticos::sandbox::client::EventOp::Write);
+    assert_eq!(all.events[1].op, agenticos::sandbox::hosts::sandboxd::client::EventOp::Write);
     assert!(!all.events[2].ok);
     assert_eq!(all.events[2].detail, "exit 2");
 
@@ -874,7 +874,7 @@ async fn open_for(
     client: &SandboxdClient,
     id: &str,
     tenant: &str,
-) -> Result<agenticos::sandbox::client::SessionCreated, SandboxdError> {
+) -> Result<agenticos::sandbox::hosts::sandboxd::client::SessionCreated, SandboxdError> {
     client.open_session(&OpenSession::named(id).tenant(tenant), OPEN_WAIT).await
 }
 

@@ -9,7 +9,8 @@ use crate::daytona_fake;
 use crate::db_test;
 use crate::helpers::{fresh_database, spawn_app_on, TestDatabase};
 use crate::support::org::Org;
-use agenticos::sandbox::connections::{daytona, service as connections};
+use agenticos::sandbox::connections::service as connections;
+use agenticos::sandbox::hosts::daytona::connections as daytona;
 
 db_test! {
     async fn a_token_one_console_answered_is_not_answered_by_another_from_its_cache(app: TestApp) {

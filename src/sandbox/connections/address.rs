@@ -6,6 +6,9 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use url::{Host, Url};
 
+use super::error::ConnectionError;
+use crate::validate::FieldErrors;
+
 /// Host names that answer with cloud credentials.
 const METADATA_NAMES: [&str; 6] = [
     "metadata.google.internal",
@@ -15,6 +18,11 @@ const METADATA_NAMES: [&str; 6] = [
     "instance-data.ec2.internal",
     "metadata.azure.internal",
 ];
+
+/// An address refused, as the form's field error.
+pub fn invalid_address(message: impl Into<String>) -> ConnectionError {
+    ConnectionError::Invalid(FieldErrors::one("address", message))
+}
 
 /// Parses and normalises an address (no trailing slash), or says what is wrong in words.
 pub fn parse(raw: &str) -> Result<Url, String> {

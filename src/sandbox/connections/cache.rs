@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::model::ConnectionHealth;
 use crate::cache::TtlCache;
-use crate::sandbox::client::SandboxdClient;
+use crate::sandbox::hosts::sandboxd::client::SandboxdClient;
 
 pub const CLIENT_TTL: Duration = Duration::from_secs(10);
 

@@ -3,8 +3,8 @@
 
 use super::model::Probe;
 use crate::db::DbError;
-use crate::sandbox::client::SandboxdError;
 use crate::sandbox::hosts::error::HostError;
+use crate::sandbox::hosts::sandboxd::client::SandboxdError;
 use crate::validate::FieldErrors;
 use crate::vault::error::VaultError;
 

@@ -12,9 +12,9 @@ use std::time::Duration;
 use futures_util::future::join_all;
 
 use super::error::ConnectionError;
-use super::host::{self, Probe, ProbeStatus};
-use super::model::{Connection, ConnectionKind};
+use super::model::Connection;
 pub use super::model::{ConnectionHealth, Health};
+use crate::sandbox::hosts::sandboxd::connections::{Probe, ProbeStatus};
 use crate::state::AppState;
 
 /// How long the table waits for one host before it reads "no answer".
@@ -106,15 +106,7 @@ async fn of_one(st: &AppState, org_id: &str, conn: &Connection) -> Result<Connec
 /// Asks `conn`'s host now, within [`ASK_WITHIN`] (no cache): its health, or `Err` for what is
 /// no health problem (not found, not allowed, internal).
 pub async fn ask(st: &AppState, org_id: &str, conn: &Connection) -> Result<ConnectionHealth, ConnectionError> {
-    let asked = async {
-        match conn.kind {
-            ConnectionKind::Daytona => super::daytona::ask_saved(st, org_id, conn).await,
-            ConnectionKind::Sandboxd => {
-                let client = host::client_for(st, org_id, conn).await?;
-                Ok::<_, ConnectionError>(host::ask_with(st, &client, conn.address.as_deref().unwrap_or_default()).await)
-            }
-        }
-    };
+    let asked = async { crate::sandbox::hosts::dispatch::connections::probe_saved(st, org_id, conn).await };
     Ok(match tokio::time::timeout(ASK_WITHIN, asked).await {
         Ok(Ok(probe)) => of_probe(conn, &probe),
         Ok(Err(e)) => {
@@ -146,8 +138,8 @@ fn cache_key(org_id: &str, conn: &Connection) -> String {
 #[cfg(test)]
 mod tests {
     use super::Health;
-    use crate::sandbox::client::SandboxdError;
     use crate::sandbox::hosts::error::HostError;
+    use crate::sandbox::hosts::sandboxd::client::SandboxdError;
 
     fn of(e: SandboxdError) -> Health {
         Health::of_error(&HostError::from(e))

@@ -22,7 +22,7 @@ use futures_util::future::join_all;
 use url::{Host, Url};
 
 use super::model::Connection;
-use crate::sandbox::client::{SandboxdClient, SessionList};
+use crate::sandbox::hosts::sandboxd::client::{SandboxdClient, SessionList};
 use crate::state::AppState;
 
 /// Every loopback name and address, as one host.
@@ -152,7 +152,7 @@ pub async fn same_host(
         return None;
     }
     let lists = join_all(others.iter().map(|c| async move {
-        let client = super::host::client_for(st, org_id, c).await.ok()?;
+        let client = crate::sandbox::hosts::sandboxd::connections::client_for(st, org_id, c).await.ok()?;
         tokio::time::timeout(ASK_TIMEOUT, client.sessions(false)).await.ok()?.ok()
     }))
     .await;
@@ -187,7 +187,7 @@ pub async fn discover_local(st: &AppState, connected: &[Connection]) -> LocalSer
             return LocalService::Connected(c.name.clone());
         }
     }
-    match super::host::first_local_answering(st).await {
+    match crate::sandbox::hosts::sandboxd::connections::first_local_answering(st).await {
         Some(a) => LocalService::Found(a),
         None => LocalService::NotFound,
     }

@@ -2,7 +2,7 @@
 //! panel mark each alias with.
 
 pub use super::model::RuntimeMark;
-use crate::sandbox::client::ServicePolicy;
+use crate::sandbox::hosts::sandboxd::client::ServicePolicy;
 use crate::state::AppState;
 
 impl RuntimeMark {

@@ -7,12 +7,9 @@ use secrecy::{ExposeSecret, SecretString};
 
 use super::address;
 use super::common::{at, ensure_manage, existing, forget_cached};
-pub use super::daytona::client_for as daytona_client_for;
 pub use super::delete::{delete, delete_preview, DeletePreview, Deleted, KeyOutcome};
 use super::error::{ConnectionError, HostCheck};
 use super::health;
-use super::host;
-pub use super::host::{client_for, Probe, ProbeInput, ProbeStatus};
 use super::identity::{self, SameHost};
 pub use super::identity::{discover_local, LocalService};
 use super::keys::{self, at_field, Bind};
@@ -23,7 +20,10 @@ use super::store::{self, Values};
 use crate::access::Caller;
 use crate::audit::service as audit;
 use crate::db::{self, DbError};
-use crate::sandbox::client::ServicePolicy;
+pub use crate::sandbox::hosts::daytona::connections::client_for as daytona_client_for;
+use crate::sandbox::hosts::sandboxd::client::ServicePolicy;
+use crate::sandbox::hosts::sandboxd::connections as host;
+pub use crate::sandbox::hosts::sandboxd::connections::{client_for, Probe, ProbeInput, ProbeStatus};
 use crate::state::AppState;
 use crate::validate::{self, FieldErrors, NameTaken as _};
 use crate::vault::model::BOUND_TO_LOCAL;
@@ -160,21 +160,12 @@ fn default_runtime(errors: &mut FieldErrors, kind: Option<ConnectionKind>, runti
         return None;
     }
     // Without a known kind (a field error of its own) there is nothing to check it against.
-    let (valid, message) = match kind? {
-        ConnectionKind::Daytona => (
-            super::daytona::is_snapshot_name(runtime),
-            "A Daytona snapshot name is 1 to 200 letters, digits and . _ - : / @ (like daytonaio/sandbox:0.4.3), or image: and an image reference (like image:python:3.12-slim).",
-        ),
-        ConnectionKind::Sandboxd => (
-            crate::catalog::is_valid_alias(runtime),
-            "A runtime alias is lower-case letters, digits and dashes, starting with a letter.",
-        ),
-    };
-    if valid {
-        Some(runtime.to_string())
-    } else {
-        errors.add("default_runtime", message);
-        None
+    match crate::sandbox::hosts::dispatch::connections::check_runtime(kind?, runtime) {
+        Ok(()) => Some(runtime.to_string()),
+        Err(message) => {
+            errors.add("default_runtime", message);
+            None
+        }
     }
 }
 
@@ -408,9 +399,17 @@ async fn check_host(
             "No key: the host was not asked. Pick a stored key or paste the host's token.".into(),
         ),
         Some(key) => {
-            let url = address::parse(address).map_err(host::invalid_address)?;
+            let url = address::parse(address).map_err(address::invalid_address)?;
             let runtime = checked.default_runtime.as_deref();
-            let probe = ask_kind(st, checked.kind, &url, address, key.token, runtime).await?;
+            let probe = crate::sandbox::hosts::dispatch::connections::probe(
+                st,
+                checked.kind,
+                &url,
+                address,
+                key.token,
+                runtime,
+            )
+            .await?;
             let outcome = if probe.status == ProbeStatus::Ok { "answered" } else { probe.health.label() };
             record_probe(st, caller, &checked.name, &format!("{address} with {} before saving: {outcome}", key.named))
                 .await?;
@@ -641,7 +640,7 @@ pub async fn probe(st: &AppState, caller: &Caller, input: ProbeInput) -> Result<
         None => None,
     };
     let kind = match input.kind.trim() {
-        "" => ConnectionKind::Sandboxd,
+        "" => ConnectionKind::offered_first(),
         k => ConnectionKind::parse(k)
             .ok_or_else(|| ConnectionError::Invalid(FieldErrors::one("kind", "Choose sandboxd or daytona.")))?,
     };
@@ -661,7 +660,7 @@ pub async fn probe(st: &AppState, caller: &Caller, input: ProbeInput) -> Result<
     }
     let asked = match parsed {
         Ok(url) => ask_with_key(st, caller, &input, kind, saved.as_ref(), &url, &address).await,
-        Err(message) => Err(host::invalid_address(message)),
+        Err(message) => Err(address::invalid_address(message)),
     };
     let detail = match &asked {
         Ok((probe, Some(key))) => {
@@ -699,24 +698,8 @@ async fn ask_with_key(
         return Ok((Probe::unanswered(st, ProbeStatus::NotAsked, Health::NoKey, message.into()), None));
     };
     let runtime = input.default_runtime.as_deref().map(str::trim).filter(|r| !r.is_empty());
-    let probe = ask_kind(st, kind, url, address, key.token, runtime).await?;
+    let probe = crate::sandbox::hosts::dispatch::connections::probe(st, kind, url, address, key.token, runtime).await?;
     Ok((probe, Some(key.named)))
-}
-
-/// Asks the host of `kind` at `url` with `token`: a sandboxd host's policy and routes, or
-/// Daytona's API (the key, the snapshot `runtime` or the organization's default).
-async fn ask_kind(
-    st: &AppState,
-    kind: ConnectionKind,
-    url: &url::Url,
-    address: &str,
-    token: SecretString,
-    runtime: Option<&str>,
-) -> Result<Probe> {
-    match kind {
-        ConnectionKind::Sandboxd => host::ask(st, url, address, token).await,
-        ConnectionKind::Daytona => super::daytona::ask(st, url, address, token, runtime).await,
-    }
 }
 
 /// Why a probe was refused before any request, in the words its caller reads (they name a key,

@@ -153,6 +153,25 @@ impl HostError {
     }
 }
 
+/// How long opening a workspace at a host of any kind may take while its runtime (a sandboxd
+/// image, a Daytona snapshot) builds; past it the open is refused as timed out.
+pub const OPEN_WAIT_WHILE_BUILDING: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// `a: b: c` from an error and its sources.
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let more = cause.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = cause.source();
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,9 +16,13 @@
 //! ```
 //!
 //! and the same `match` without Daytona does not compile: the error a new variant raises at each
-//! place that has not handled it (the questions below; `as_str`; the exhaustive matches of
-//! orphans, the destroy sweep, Running's close, health, probe, doctor, snapshots, Documents' file
-//! reads and the backend a run gets). Nor does a comparison: a kind is not `PartialEq`.
+//! place that has not handled it. Those places are: here, `all`, `as_str`, `label` and each
+//! question below (and `Placement::key_letter`); in `hosts/dispatch/`, the backend a run gets
+//! (`workspaces.rs`), a default runtime's check, the probe and a saved connection's health
+//! (`connections.rs`); and the capabilities that still `match` every kind themselves (listed in
+//! `DECIDING_BY_KIND_YET` of `tests/api/architecture.rs`): orphans (listing and destroying),
+//! Running's close, the destroy sweep, doctor, a snapshot's source and Documents' file reads. Nor
+//! does a comparison compile: a kind is not `PartialEq`.
 //!
 //! ```compile_fail
 //! use agenticos::sandbox::hosts::kind::ConnectionKind;
@@ -60,6 +64,13 @@ impl ConnectionKind {
         })
     }
 
+    /// The kind offered first, and the one a connection is of when none is named (the API's
+    /// `kind` may be left out; a form shows it before one is chosen): the explicit choice, made
+    /// here, of what an absent kind means.
+    pub fn offered_first() -> ConnectionKind {
+        ConnectionKind::Sandboxd
+    }
+
     /// The kind a stored or typed word names; none for a word no kind of this version has.
     pub fn parse(s: &str) -> Option<Self> {
         let s = s.trim();
@@ -84,7 +95,7 @@ impl ConnectionKind {
     pub fn default_address(self) -> Option<&'static str> {
         match self {
             ConnectionKind::Sandboxd => None,
-            ConnectionKind::Daytona => Some(crate::sandbox::daytona_client::DEFAULT_API_URL),
+            ConnectionKind::Daytona => Some(crate::sandbox::hosts::daytona::client::DEFAULT_API_URL),
         }
     }
 

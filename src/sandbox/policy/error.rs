@@ -1,7 +1,7 @@
 //! What reading a host's policy can come to.
 
-use crate::sandbox::client::SandboxdError;
 use crate::sandbox::connections::error::ConnectionError;
+use crate::sandbox::hosts::sandboxd::client::SandboxdError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {

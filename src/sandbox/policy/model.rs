@@ -2,8 +2,8 @@
 
 use serde::Serialize;
 
-use crate::sandbox::client::ServicePolicy;
 use crate::sandbox::connections::model::Connection;
+use crate::sandbox::hosts::sandboxd::client::ServicePolicy;
 
 /// The connection a view is about.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]

@@ -5,11 +5,11 @@
 use super::error::PolicyError;
 use super::model::{CatalogOnly, Ceilings, ConnectionRef, HostPolicy, Notice, PolicyPanel, PolicyRuntime};
 use crate::access::Caller;
-use crate::sandbox::client::{SandboxdError, ServicePolicy};
 use crate::sandbox::connections::error::host_message;
 use crate::sandbox::connections::model::Connection;
 use crate::sandbox::connections::runtimes::marks_against;
 use crate::sandbox::connections::service as connections;
+use crate::sandbox::hosts::sandboxd::client::{SandboxdError, ServicePolicy};
 use crate::state::AppState;
 
 type Result<T> = std::result::Result<T, PolicyError>;
@@ -120,7 +120,7 @@ async fn load(st: &AppState, caller: &Caller, conn: &Connection) -> Result<HostP
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox::client::RuntimePolicy;
+    use crate::sandbox::hosts::sandboxd::client::RuntimePolicy;
 
     fn policy() -> ServicePolicy {
         ServicePolicy {

@@ -3,8 +3,8 @@
 use serde::Serialize;
 
 use super::model::RunningSession;
-use crate::sandbox::client::{EventOp, SessionEvent, SessionEvents, SessionInfo};
 use crate::sandbox::connections::model::Connection;
+use crate::sandbox::hosts::sandboxd::client::{EventOp, SessionEvent, SessionEvents, SessionInfo};
 use crate::sandbox::policy::model::ConnectionRef;
 
 /// One entry of a session's event ring.
@@ -111,7 +111,7 @@ impl Activity {
 mod tests {
     use super::super::model::fixtures::{conn, info};
     use super::*;
-    use crate::sandbox::client::SessionState;
+    use crate::sandbox::hosts::sandboxd::client::SessionState;
 
     #[test]
     fn entries_that_fell_off_the_ring_are_counted() {

@@ -14,7 +14,7 @@ type Result<T> = std::result::Result<T, RunningError>;
 /// `allowed` (the one the session was shown for) uses it now, or an open of its name is under way
 /// with no workspace using it yet (it may be one's in a moment). Then the caller deletes and
 /// releases the claim.
-pub(super) async fn claim(st: &AppState, name: &str, what: &str, allowed: Option<&str>) -> Result<()> {
+pub(crate) async fn claim(st: &AppState, name: &str, what: &str, allowed: Option<&str>) -> Result<()> {
     match claims::claim_destroy(&st.db, name, what, allowed, crate::db::now_ms()).await? {
         Destroy::Go => Ok(()),
         Destroy::InUse(_) => Err(RunningError::InUse(

@@ -3,9 +3,9 @@
 //! its memory where the host reported none. Bounded (a deadline per container, a few at a time);
 //! a container that does not answer keeps "—".
 
-use crate::sandbox::client::is_session_id;
 use crate::sandbox::connections::address;
 use crate::sandbox::connections::model::Connection;
+use crate::sandbox::hosts::sandboxd::client::is_session_id;
 use crate::state::AppState;
 
 use super::model::RunningSession;

@@ -1,8 +1,8 @@
 //! What reading a host's sessions can come to.
 
-use crate::sandbox::client::SandboxdError;
 use crate::sandbox::connections::error::ConnectionError;
 use crate::sandbox::hosts::error::HostError;
+use crate::sandbox::hosts::sandboxd::client::SandboxdError;
 use crate::sandbox::workspaces::error::WorkspaceError;
 
 #[derive(Debug, thiserror::Error)]

@@ -3,9 +3,7 @@
 
 pub mod activity;
 pub mod api;
-pub mod daytona;
-pub mod daytona_model;
-mod destroying;
+pub mod destroying;
 pub mod engine_usage;
 pub mod error;
 pub mod model;

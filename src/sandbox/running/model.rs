@@ -2,10 +2,10 @@
 
 use serde::Serialize;
 
-pub use super::daytona_model::{DaytonaSandbox, DaytonaSandboxes};
 pub use super::whose::Whose;
-use crate::sandbox::client::{SessionInfo, SessionList, SessionState};
 use crate::sandbox::connections::model::Connection;
+pub use crate::sandbox::hosts::daytona::running::model::{DaytonaSandbox, DaytonaSandboxes};
+use crate::sandbox::hosts::sandboxd::client::{SessionInfo, SessionList, SessionState};
 use crate::sandbox::policy::model::duration;
 use crate::sandbox::workspaces::sessions::SessionOwner;
 
@@ -463,7 +463,8 @@ mod tests {
         assert_eq!(bytes(512), "512 B");
         // A host that does not measure memory answers 0: not reported, never "0 B".
         let mut unmeasured = info(None, SessionState::Running, true, 1.0);
-        unmeasured.usage = Some(crate::sandbox::client::SessionUsage { memory_bytes: Some(0), ..Default::default() });
+        unmeasured.usage =
+            Some(crate::sandbox::hosts::sandboxd::client::SessionUsage { memory_bytes: Some(0), ..Default::default() });
         let s = RunningSession::of("c1", &unmeasured, Some(1800));
         assert_eq!((s.memory_bytes, s.memory_words()), (None, "not reported".to_string()));
     }
@@ -471,8 +472,8 @@ mod tests {
 
 #[cfg(test)]
 pub(super) mod fixtures {
-    use crate::sandbox::client::{SessionInfo, SessionState, SessionUsage};
     use crate::sandbox::connections::model::{Connection, ConnectionKind};
+    use crate::sandbox::hosts::sandboxd::client::{SessionInfo, SessionState, SessionUsage};
 
     pub fn info(tenant: Option<&str>, state: SessionState, alive: bool, idle: f64) -> SessionInfo {
         SessionInfo {

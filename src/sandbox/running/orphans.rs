@@ -17,11 +17,11 @@ use serde::Serialize;
 use crate::audit::service as audit;
 use crate::db::DbError;
 use crate::orgs::service as orgs;
-use crate::sandbox::client::SandboxdError;
-use crate::sandbox::connections::daytona;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service as connections;
-use crate::sandbox::tombstones::daytona::destroy as destroy_daytona;
+use crate::sandbox::hosts::daytona::connections as daytona;
+use crate::sandbox::hosts::daytona::tombstones::destroy as destroy_daytona;
+use crate::sandbox::hosts::sandboxd::client::SandboxdError;
 use crate::sandbox::workspaces::claims::{self, Verdict};
 use crate::sandbox::workspaces::key;
 use crate::state::AppState;
@@ -176,7 +176,7 @@ async fn daytona_orphans(
 }
 
 /// An RFC 3339 time in epoch milliseconds.
-pub(super) fn epoch_ms(at: &str) -> Option<i64> {
+pub(crate) fn epoch_ms(at: &str) -> Option<i64> {
     let t = time::OffsetDateTime::parse(at, &time::format_description::well_known::Rfc3339).ok()?;
     i64::try_from(t.unix_timestamp_nanos() / 1_000_000).ok()
 }
@@ -208,7 +208,7 @@ pub async fn purge(st: &AppState, orphans: &[Orphan]) -> anyhow::Result<Purged> 
 }
 
 /// How many orphans are purged at once.
-const PURGE_CONCURRENCY: usize = crate::sandbox::tombstones::daytona::DESTROY_CONCURRENCY;
+const PURGE_CONCURRENCY: usize = crate::sandbox::hosts::daytona::tombstones::DESTROY_CONCURRENCY;
 
 /// What became of one orphan.
 enum Outcome {

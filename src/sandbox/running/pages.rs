@@ -12,8 +12,8 @@ use super::error::RunningError;
 use super::model::{HostSessions, RunningSession, RunningSessions, Whose};
 use super::service;
 use super::{AfterQuery, UsageQuery};
-use crate::sandbox::client::is_session_id;
 use crate::sandbox::connections::model::Connection;
+use crate::sandbox::hosts::sandboxd::client::is_session_id;
 use crate::state::AppState;
 use crate::web::{
     page, paths, redirect_with_flash, render, render_status, AppError, Kind, PageCaller, PageError, Shell,
@@ -234,7 +234,7 @@ impl RunningSession {
     }
 }
 
-impl super::daytona_model::DaytonaSandbox {
+impl crate::sandbox::hosts::daytona::running::model::DaytonaSandbox {
     /// Where "Close" posts (stop, or delete for a run's sandbox).
     pub fn close_path(&self) -> Option<String> {
         is_session_id(&self.sandbox_id).then(|| paths::session_close(&self.connection_id, &self.sandbox_id))

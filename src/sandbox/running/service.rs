@@ -19,11 +19,11 @@ use super::orphans;
 use crate::access::Caller;
 use crate::audit::service as audit;
 use crate::db::DbError;
-use crate::sandbox::client::{is_session_id, SandboxdClient, SandboxdError, SessionInfo};
 use crate::sandbox::connections::error::ConnectionError;
 use crate::sandbox::connections::identity;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service as connections;
+use crate::sandbox::hosts::sandboxd::client::{is_session_id, SandboxdClient, SandboxdError, SessionInfo};
 use crate::sandbox::tombstones::model::Reason;
 use crate::sandbox::tombstones::service::{self as tombstones, Removed};
 use crate::sandbox::workspaces::claims;
@@ -42,7 +42,7 @@ pub async fn list(st: &AppState, caller: &Caller, usage: bool) -> Result<Running
         usage_sampled: usage,
         engine_sampled: usage && st.docker.is_some(),
         connections: collect(st, caller, usage, true).await?,
-        daytona: super::daytona::list(st, caller).await?,
+        daytona: crate::sandbox::hosts::daytona::running::list(st, caller).await?,
     })
 }
 
@@ -329,7 +329,7 @@ pub async fn session(
 /// the host deletes the session's workspace folder too, and the workspace row forgets the session,
 /// so the next run starts with empty files. Operators and above; audited as
 /// `sandbox_session.closed` or `sandbox_session.files_deleted`. A Daytona connection's sandbox is
-/// closed by [`super::daytona::close`] (stopped, or deleted for a run).
+/// closed by [`crate::sandbox::hosts::daytona::running::close`] (stopped, or deleted for a run).
 pub async fn close(
     st: &AppState,
     caller: &Caller,
@@ -339,7 +339,9 @@ pub async fn close(
 ) -> Result<ClosedSession> {
     let conn = connections::get(st, caller, connection_id).await?;
     match conn.kind {
-        ConnectionKind::Daytona => return super::daytona::close(st, caller, &conn, session_id, delete_files).await,
+        ConnectionKind::Daytona => {
+            return crate::sandbox::hosts::daytona::running::close(st, caller, &conn, session_id, delete_files).await
+        }
         ConnectionKind::Sandboxd => {}
     }
     let (conn, client, _) = our_session_on(st, caller, conn, session_id).await?;

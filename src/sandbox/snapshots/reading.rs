@@ -14,9 +14,9 @@ use tokio::sync::mpsc;
 use super::archive::{Budget, Budgeted, Item, TempFile, Writer, BYTES_IN_FLIGHT};
 use super::hold::{Point, SnapshotHold};
 use crate::documents::exclusions::is_excluded;
-use crate::sandbox::client::{SandboxdClient, SandboxdError};
+use crate::sandbox::hosts::daytona::workspaces::stored::Stored;
+use crate::sandbox::hosts::sandboxd::client::{SandboxdClient, SandboxdError};
 use crate::sandbox::workspaces::backend::READ_MAX;
-use crate::sandbox::workspaces::daytona::stored::Stored;
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::vocabulary::paths::{self, WorkspacePath};
 

@@ -4,7 +4,6 @@
 //! after a delete, and in the `sandbox-destroy-retry` sweep (every minute while serving, and
 //! `agenticos sweep`), the pause doubling from 2 minutes to 6 hours.
 
-pub mod daytona;
 pub mod error;
 pub mod model;
 pub mod service;

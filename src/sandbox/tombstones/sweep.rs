@@ -15,11 +15,11 @@ use super::error::TombstoneError;
 use super::model::{pause_after, SweepReport, Tombstone, CLAIM_MS, FIRST_PAUSE_MS};
 use super::store;
 use crate::db;
-use crate::sandbox::client::{OpenSession, SandboxdError, OPEN_WAIT};
-use crate::sandbox::connections::daytona as daytona_connection;
 use crate::sandbox::connections::error::ConnectionError;
 use crate::sandbox::connections::model::ConnectionKind;
 use crate::sandbox::connections::service as connections;
+use crate::sandbox::hosts::daytona::connections as daytona_connection;
+use crate::sandbox::hosts::sandboxd::client::{OpenSession, SandboxdError, OPEN_WAIT};
 use crate::sandbox::workspaces::claims::{self, Destroy};
 use crate::state::AppState;
 
@@ -139,7 +139,7 @@ async fn destroy(st: &AppState, t: &Tombstone) -> std::result::Result<(), String
             let client = daytona_connection::client_for(st, &t.organization_id, &conn)
                 .await
                 .map_err(|e| connection_words(t, e))?;
-            return super::daytona::destroy(&client, &t.session_id).await;
+            return crate::sandbox::hosts::daytona::tombstones::destroy(&client, &t.session_id).await;
         }
         ConnectionKind::Sandboxd => {}
     }

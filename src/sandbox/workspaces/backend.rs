@@ -1,5 +1,5 @@
-//! The one interface every workspace backend implements (docs/design.md §1): [`super::state`] (a
-//! document in our database), [`super::sandboxd`] (a session on a sandbox host), later Daytona.
+//! The one interface every workspace backend implements (docs/design.md §1): [`crate::sandbox::hosts::state::workspaces`] (a
+//! document in our database), [`crate::sandbox::hosts::sandboxd::workspaces`] (a session on a sandbox host), later Daytona.
 //! The service reaches a backend only through [`super::recorded::Recorded`], so no operation can
 //! skip the record.
 

@@ -27,7 +27,7 @@ impl OpenHold {
 
     /// Called by an open of `key` between its host call and its row: waits while a hold is armed
     /// for it.
-    pub(super) async fn at_host_opened(&self, key: &str) {
+    pub(crate) async fn at_host_opened(&self, key: &str) {
         let held = {
             let mut armed = self.0.lock().unwrap_or_else(|p| p.into_inner());
             match armed.as_ref() {

@@ -15,7 +15,7 @@ use crate::db;
 use crate::state::AppState;
 
 /// A switched-off connection stops new work (finishing a run still reaches it).
-pub(super) fn refuse_if_switched_off(r: &Resolved) -> Result<()> {
+pub(crate) fn refuse_if_switched_off(r: &Resolved) -> Result<()> {
     match r.connection.as_ref().filter(|c| !c.is_enabled) {
         Some(conn) => Err(WorkspaceError::Refused(format!(
             "The connection “{}” is switched off: no new work starts there.",
@@ -27,7 +27,7 @@ pub(super) fn refuse_if_switched_off(r: &Resolved) -> Result<()> {
 
 /// Holding the workspace's open lock: `r` read again (a finished run opens nothing), `Lost` when
 /// this run met the loss, and a workspace another run lost (and never finished) started fresh.
-pub(super) async fn reload_for_open(st: &AppState, r: &mut Resolved) -> Result<()> {
+pub(crate) async fn reload_for_open(st: &AppState, r: &mut Resolved) -> Result<()> {
     reload(st, r).await?;
     if r.workspace.lost_run_id.as_deref() == Some(r.run.id.as_str()) {
         return Err(WorkspaceError::Lost);
@@ -57,7 +57,7 @@ async fn reload(st: &AppState, r: &mut Resolved) -> Result<()> {
 /// Claims the session key of `r` for this open ([`claims::claim_open`]), right before the host
 /// is asked: while an orphan purge of that name is under way, waits for it (up to
 /// [`claims::OPEN_WAITS_FOR_PURGE`]), so the open finds the name free and starts fresh.
-pub(super) async fn claim(st: &AppState, r: &Resolved) -> Result<()> {
+pub(crate) async fn claim(st: &AppState, r: &Resolved) -> Result<()> {
     if claims::claim_open_waiting(&st.db, &r.workspace.session_key, claims::OPEN_WAITS_FOR_PURGE).await? {
         return Ok(());
     }
@@ -69,7 +69,7 @@ pub(super) async fn claim(st: &AppState, r: &Resolved) -> Result<()> {
 /// The workspace row of `r` names its session now: the open's claim on the name ends, so the rows
 /// alone decide whose the session is (a destroy of a deleted row's session, or of one whose
 /// reference was forgotten, need not wait for the claim to expire).
-pub(super) async fn opened(st: &AppState, r: &Resolved) -> Result<()> {
+pub(crate) async fn opened(st: &AppState, r: &Resolved) -> Result<()> {
     claims::release_open(&st.db, &r.workspace.session_key).await?;
     Ok(())
 }

@@ -24,7 +24,7 @@ use crate::vocabulary::paths::WorkspacePath;
 
 /// How a backend's open workspace (a sandboxd session, a Daytona sandbox's toolbox) makes a
 /// folder, writes a file and removes what a failed restore wrote.
-pub(super) trait SnapshotWrites: Sync {
+pub(crate) trait SnapshotWrites: Sync {
     fn mkdir<'a>(&self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<()>>;
     fn write<'a>(&self, path: &'a WorkspacePath, bytes: &'a [u8]) -> BoxFuture<'a, Result<()>>;
     fn remove<'a>(&self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<()>>;
@@ -48,7 +48,7 @@ pub enum Unpacked {
 /// `r`. The first entry that fails stops it; when `is_new_workspace`, the top-level folders and
 /// files written are removed again (best effort: a host that is gone has nothing to remove, and
 /// the workspace is not marked open, so the next open restores anew).
-pub(super) async fn write_snapshot(
+pub(crate) async fn write_snapshot(
     st: &AppState,
     r: &Resolved,
     to: &impl SnapshotWrites,

@@ -4,23 +4,21 @@
 
 use super::backend::WorkspaceBackend;
 use super::command::{Command, ExecInput};
-use super::daytona::DaytonaBackend;
 use super::error::WorkspaceError;
 use super::key;
 use super::model::{is_finished, Entry, ExecResult, Resolved, RunWorkspace, Workspace, WorkspaceState, FINISHED};
 use super::recorded::{Recorded, RowKeys};
-use super::sandboxd::SandboxdBackend;
 use super::scope;
-use super::state::StateBackend;
-use super::state_finish::{merge_at_finish, Recovered};
 use super::store::{self, NewWorkspace};
 use crate::access::Caller;
 use crate::agents::model::{Agent, Backend, Run};
 use crate::agents::runs::service as runs;
 use crate::db;
-use crate::sandbox::connections::model::{Connection, ConnectionKind};
+use crate::sandbox::connections::model::Connection;
 use crate::sandbox::connections::service as connections;
+use crate::sandbox::hosts::dispatch::workspaces as backends;
 use crate::sandbox::hosts::kind::Placement;
+use crate::sandbox::hosts::state::workspaces::finish::{merge_at_finish, Recovered};
 use crate::sandbox::snapshots::lifecycle as snapshots;
 use crate::sandbox::tombstones::model::Reason;
 use crate::sandbox::tombstones::service::{self as tombstones, Removed};
@@ -186,18 +184,9 @@ async fn placement_of(st: &AppState, org_id: &str, agent: &Agent) -> Result<(Pla
 }
 
 /// The run's workspace behind the recording wrapper: the only way an operation reaches a backend.
-pub(super) fn workspace(st: &AppState, r: Resolved) -> Recorded<'_, dyn WorkspaceBackend + '_> {
+pub(super) fn workspace(st: &AppState, r: Resolved) -> Result<Recorded<'_, dyn WorkspaceBackend + '_>> {
     let keys = RowKeys::of(&r);
-    let backend: Box<dyn WorkspaceBackend + '_> = match r.agent.backend {
-        Backend::State => Box::new(StateBackend::new(st, r)),
-        Backend::Service => match r.connection.as_ref().map(|c| c.kind) {
-            Some(ConnectionKind::Daytona) => Box::new(DaytonaBackend::new(st, r)),
-            // A service workspace always resolves with its connection; without one the sandboxd
-            // backend answers that there is no host, as it always did.
-            Some(ConnectionKind::Sandboxd) | None => Box::new(SandboxdBackend::new(st, r)),
-        },
-    };
-    Recorded::new(&st.recorder, keys, backend)
+    Ok(Recorded::new(&st.recorder, keys, backends::backend(st, r)?))
 }
 
 /// The run's workspace, unless the run is finished (then nothing reaches a host, and nothing is
@@ -205,7 +194,7 @@ pub(super) fn workspace(st: &AppState, r: Resolved) -> Recorded<'_, dyn Workspac
 async fn open<'a>(st: &'a AppState, caller: &Caller, run_id: &str) -> Result<Recorded<'a, dyn WorkspaceBackend + 'a>> {
     let r = resolve(st, caller, run_id).await?;
     refuse_if_finished(&r.run)?;
-    Ok(workspace(st, r))
+    workspace(st, r)
 }
 
 fn path(raw: &str) -> Result<WorkspacePath> {
@@ -402,7 +391,7 @@ async fn end_of_run(st: &AppState, r: Resolved, run_id: &str) -> Result<Option<R
     let workspace_id = w.id.clone();
     let (connection_id, session_id) = (w.connection_id.clone(), w.session_ref.clone());
     if is_spent {
-        if let Err(e) = workspace(st, r).finish().await {
+        if let Err(e) = async { workspace(st, r)?.finish().await }.await {
             // The purge failed (a host down, a key gone): the row forgets the session and, in the
             // same transaction, a tombstone keeps it for the sandbox-destroy-retry sweep.
             tracing::warn!(event = "run_purge_failed", run_id, workspace_id = %workspace_id, error = %e,

@@ -95,7 +95,7 @@ pub async fn attach(
     }
     let r = service::resolve_in(st, &caller.org_id, &run.id).await?;
     let workspace_id = r.workspace.id.clone();
-    service::workspace(st, r).write_by(path, bytes, &person(caller)).await?;
+    service::workspace(st, r)?.write_by(path, bytes, &person(caller)).await?;
     // Whose the file is, for Documents to name them (issue 49): after the write, so a refused or
     // failed write names no one. As with the operation log, a failure to keep it is logged and
     // does not fail the attachment, which is stored (the file then reads "attached by a person").

@@ -4,9 +4,9 @@
 
 use agenticos::access::{Caller, Via};
 use agenticos::orgs::model::Role;
-use agenticos::sandbox::client::{OpenSession, SandboxdClient, OPEN_WAIT};
 use agenticos::sandbox::connections::model::Connection;
 use agenticos::sandbox::connections::service::{self as connections, ConnectionInput};
+use agenticos::sandbox::hosts::sandboxd::client::{OpenSession, SandboxdClient, OPEN_WAIT};
 use reqwest::Method;
 use secrecy::SecretString;
 use tokio::sync::OnceCell;

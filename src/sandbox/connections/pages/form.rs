@@ -120,15 +120,24 @@ impl FormPartial {
             csrf_token: caller.csrf_token.clone(),
             connection_id,
             name: values.name.clone(),
-            kind: if values.kind.is_empty() { "sandboxd".into() } else { values.kind.clone() },
+            kind: if values.kind.is_empty() {
+                ConnectionKind::offered_first().as_str().into()
+            } else {
+                values.kind.clone()
+            },
             address: values.address.clone(),
             address_note: None,
             credential_secret_id: values.credential_secret_id.clone(),
             secrets,
-            runtime: match ConnectionKind::parse(&values.kind) {
-                // A Daytona snapshot is no catalog runtime: only the organization's default, or
-                // the one the connection names.
-                Some(ConnectionKind::Daytona) => {
+            // Nothing chosen yet, or a word no kind has (refused at the kind field): the form
+            // shows the kind it offers first.
+            runtime: match ConnectionKind::parse(&values.kind)
+                .unwrap_or_else(ConnectionKind::offered_first)
+                .is_provider_api()
+            {
+                // A provider's snapshot (Daytona's) is no catalog runtime: only the organization's
+                // default, or the one the connection names.
+                true => {
                     let mut field = RuntimeFieldPartial {
                         marks: Vec::new(),
                         selected: values.default_runtime.clone(),
@@ -138,11 +147,7 @@ impl FormPartial {
                     field.keep_selected();
                     field
                 }
-                // The form's own default kind (nothing chosen yet, or a word no kind has: refused
-                // at the kind field) shows sandboxd's catalog.
-                Some(ConnectionKind::Sandboxd) | None => {
-                    RuntimeFieldPartial::catalog(st, values.default_runtime.clone(), runtime_error)
-                }
+                false => RuntimeFieldPartial::catalog(st, values.default_runtime.clone(), runtime_error),
             },
             errors,
             probe: None,

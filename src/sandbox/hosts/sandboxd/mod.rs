@@ -1,0 +1,6 @@
+//! The sandboxd kind: its client (the only code that speaks sandboxd's HTTP), its workspace
+//! backend, and its pieces of Connections (a client with the vault's key, the probe).
+
+pub mod client;
+pub mod connections;
+pub mod workspaces;
