@@ -75,7 +75,7 @@ async fn fits(b: &Browser, what: &str) -> anyhow::Result<()> {
 }
 
 /// At 1280 and then 390 px: fits and axe finds nothing serious.
-async fn both_widths(b: &Browser, what: &str) -> anyhow::Result<()> {
+pub(crate) async fn both_widths(b: &Browser, what: &str) -> anyhow::Result<()> {
     for w in [1280, 390] {
         width(b, w).await?;
         fits(b, &format!("{what} at {w} px")).await?;

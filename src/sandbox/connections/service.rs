@@ -412,7 +412,10 @@ async fn check_host(
             let runtime = checked.default_runtime.as_deref();
             let probe = ask_kind(st, checked.kind, &url, address, key.token, runtime).await?;
             let outcome = if probe.status == ProbeStatus::Ok { "answered" } else { probe.health.label() };
-            record_probe(st, caller, &checked.name, &format!("{address} with {} before saving: {outcome}", key.named))
+            // A pasted key is stored only with the save: named as pasted, not by the vault name a
+            // refused save never keeps.
+            let named = if pasted(input).is_some() { "a pasted key" } else { key.named.as_str() };
+            record_probe(st, caller, &checked.name, &format!("{address} with {named} before saving: {outcome}"))
                 .await?;
             probe
         }
