@@ -20,7 +20,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/members", web::post().to(pages::add))
         .route("/members/invitations/{id}/revoke", web::post().to(pages::revoke_invitation))
         .route("/members/{id}/role", web::post().to(pages::change_role))
+        .route("/members/{id}/delete", web::get().to(pages::confirm::remove_form))
         .route("/members/{id}/delete", web::post().to(pages::remove))
+        .route("/members/{id}/password-reset", web::get().to(pages::confirm::reset_form))
         .route("/members/{id}/password-reset", web::post().to(pages::reset_password));
     invitations::routes(cfg);
 }

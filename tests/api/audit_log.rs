@@ -60,6 +60,12 @@ db_test! {
         assert!(rows[0].contains("Sign-in failed") && rows[0].contains("sign-in"), "{rows:?}");
         assert_eq!(r.select_attr("#audit-table tbody tr", "data-event").as_deref(), Some("sign_in.failed"));
         assert_eq!(r.select_attr("#audit-event option[selected]", "value").as_deref(), Some("sign_in.failed"));
+        // From and To are empty when empty: no example dates inside them that read as values
+        // (issue 49); the formats are said under the form.
+        for field in ["#audit-from", "#audit-to"] {
+            assert_eq!((r.select_attr(field, "value").as_deref(), r.select_attr(field, "placeholder")), (Some(""), None), "{field}");
+        }
+        assert!(r.select_text(".audit-filters .hint").is_some_and(|h| h.contains("2026-12-02 14:30")));
 
         // By actor, any case, part of the label: the token's writes only.
         let r = app.web.get("/audit?actor=TOKEN+ROBOT").await;

@@ -1,11 +1,13 @@
 //! Real Chromium for issue 30's account flows, in one browser session: the invitation page's
-//! repeated password, an admin's password reset, and a refused demotion of the last owner shown
+//! repeated password, an admin's password reset confirmed in
+//! the console's own dialog (axe-clean at 1280 and 390 px), and a refused demotion of the last owner shown
 //! in its row, in view, its select back at the stored role (on SQLite and PostgreSQL).
 
 use anyhow::Context;
 use serde_json::{json, Value};
 
 use crate::browser::{self, Browser};
+use crate::browser_attach::both_widths;
 use crate::browser_screens::wait_until;
 use crate::db_test;
 use crate::support::browser_sign_in::{sign_in, submit_sign_in};
@@ -54,8 +56,13 @@ db_test! {
             .scalar_strings("SELECT m.id FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = 'new@example.com'")
             .await
             .remove(0);
-        b.click(&format!("#member-{new_id} form[action$='/password-reset'] button")).await?;
-        b.client.accept_alert().await?;
+        // Confirmed in the console's own dialog, not a native confirm(); axe-clean at both widths.
+        b.click(&format!("#member-{new_id} a.member-reset")).await?;
+        b.wait_for("dialog#member-reset-dialog[open] #member-reset-confirm").await?;
+        let what = b.text("#member-reset-title").await?;
+        assert_eq!(what.trim(), "Reset the password of new@example.com?");
+        both_widths(&b, "the reset's confirmation").await?;
+        b.click("#member-reset-confirm").await?;
         // Read once htmx has settled it in (text being added is not yet visible to WebDriver).
         let one_time = b.wait_for_text("#one-time-password", "-").await?.trim().to_string();
         assert_eq!(one_time.len(), 23, "{one_time}");

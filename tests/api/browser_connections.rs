@@ -5,6 +5,7 @@
 use fantoccini::Locator;
 
 use crate::browser::{self, Browser};
+use crate::browser_attach::both_widths;
 use crate::db_test;
 use crate::support::browser_sign_in::sign_in;
 
@@ -70,6 +71,23 @@ db_test! {
         b.wait_for_text("#save-refused", "New token").await?;
         assert!(is_absent(&b, "#probe-result").await?, "the earlier success still shows beside the refusal");
         shots(&b, "connection-dialog-refused").await?;
+        // On a laptop's 800 px the dialog scrolls, and Save anyway stays in view at any scroll.
+        b.client.set_window_size(1280, 800).await?;
+        for scroll in ["0", "dialog.scrollHeight"] {
+            let place = b
+                .client
+                .execute(
+                    &format!(
+                        "const dialog = document.querySelector('#connection-dialog'); dialog.scrollTop = {scroll};
+                         const d = dialog.getBoundingClientRect(), s = document.querySelector('#save-anyway').getBoundingClientRect();
+                         return [dialog.scrollHeight > dialog.clientHeight, s.top >= d.top && s.bottom <= d.bottom && s.bottom <= window.innerHeight];"
+                    ),
+                    vec![],
+                )
+                .await?;
+            assert_eq!(place, serde_json::json!([true, true]), "scrolled to {scroll}: the dialog scrolls, Save anyway in view");
+        }
+        b.client.set_window_size(WIDE.0, WIDE.1).await?;
         b.click("#save-anyway").await?;
         // The save navigates (HX-Redirect): wait through it.
         b.wait_for_text("#connections-table", "eu").await?;
@@ -86,7 +104,16 @@ db_test! {
 
         // Deleted with its key, from the confirmation dialog.
         b.click("nav.sidebar-nav a[href='/sandboxes']").await?;
-        b.click(&format!("#connection-{id} a[href$='/delete']")).await?;
+        // The row's rarer actions are behind More, its Delete a quiet item there (axe-clean open).
+        let row = format!("#connection-{id}");
+        b.wait_for(&format!("{row} .row-menu summary")).await?;
+        let buttons = b.client.find_all(Locator::Css(&format!("{row} .row-actions > .btn"))).await?.len();
+        assert_eq!(buttons, 2, "Policy and Edit beside More");
+        assert!(is_absent(&b, &format!("{row} .btn-danger")).await?, "a solid red Delete in the row");
+        b.click(&format!("{row} .row-menu summary")).await?;
+        b.wait_for(&format!("{row} .row-menu[open] a.menu-item-danger")).await?;
+        both_widths(&b, "the Connections row's More menu").await?;
+        b.click(&format!("{row} a[href$='/delete']")).await?;
         b.wait_for("dialog#delete-connection-dialog[open] #delete-key").await?;
         shots(&b, "connection-delete").await?;
         b.click("#delete-key").await?;

@@ -54,6 +54,10 @@ db_test! {
         assert!(p["detail"].as_str().is_some_and(|d| d.starts_with("Credential refused")), "{p}");
         assert_eq!(app.count("sandbox_connections").await, 0);
         assert_eq!(app.count("vault_secrets").await, 0, "the pasted key was not kept");
+        // Its audit line names no key that was never stored (issue 49): a pasted one.
+        let probed = app.scalar_strings("SELECT detail FROM audit_events WHERE action = 'connection.probed'").await;
+        assert!(probed.len() == 1 && probed[0].contains("with a pasted key before saving"), "{probed:?}");
+        assert!(!probed[0].contains("vault key"), "{probed:?}");
 
         // Saved anyway: 201, and the table shows why at once.
         let mut anyway = wrong.clone();
@@ -264,6 +268,10 @@ db_test! {
         assert!(r.select_text(&format!("#health-{off} form")).is_none(), "{}", r.body);
         let r = app.web.get("/sandboxes").await;
         assert!(r.select_text(&format!("#health-{off} form button")).is_some_and(|b| b == "Switch on"), "{}", r.body);
+        // Once in its row (issue 49: it showed twice), and the rows' Delete is no solid red button.
+        let switch_on = r.select_all(&format!("#connection-{off} button")).into_iter().filter(|b| b == "Switch on").count();
+        assert_eq!(switch_on, 1, "{}", r.body);
+        assert!(r.select_all("#connections-table .btn-danger").is_empty(), "{}", r.body);
     }
 }
 

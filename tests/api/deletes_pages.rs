@@ -1,13 +1,14 @@
 //! The console's delete confirmations say what goes and where (issue 12), over HTTP on SQLite and
 //! PostgreSQL against the real sandboxd peer: the agent's delete dialog names its workspaces,
-//! sandboxes and hosts and its post removes them; the members page's remove confirmation names
-//! the member's personal workspaces.
+//! sandboxes and hosts and its post removes them; the members page's remove confirmation (a dialog
+//! of the console's own) names the member's personal workspaces.
 
 use reqwest::Method;
 use serde_json::json;
 
 use crate::db_test;
 use crate::peer;
+use crate::support::htmx::hx_get;
 use crate::support::{service_agent, Org};
 
 db_test! {
@@ -96,15 +97,43 @@ db_test! {
         let run = o.run(&shared, None, json!({"user_id": leaver["user_id"]})).await;
         assert_eq!(o.write(&run, "a.txt", "x").await.status, 204);
 
+        // The page's Remove opens the console's own dialog (no native confirm()).
         let page = app.web.get("/members").await;
         assert_eq!(page.status, 200, "{}", page.body);
-        let confirm = |m: &serde_json::Value| {
-            page.select_attr(&format!("#member-{} form[hx-confirm]", m["id"].as_str().expect("id")), "hx-confirm")
-                .expect("a confirmation")
-        };
-        let text = confirm(&leaver);
-        assert!(text.starts_with("Remove leaver@example.com from "), "{text}");
+        assert!(page.select_all("#members-table form[hx-confirm]").is_empty(), "a native confirm(): {}", page.body);
+        let id = |m: &serde_json::Value| m["id"].as_str().expect("id").to_string();
+        let remove = format!("/members/{}/delete", id(&leaver));
+        assert_eq!(page.select_attr(&format!("#member-{} a.member-remove", id(&leaver)), "hx-get"), Some(remove.clone()));
+        let confirm = |r: &crate::helpers::Resp| r.select_text("#member-remove-what").expect("what removing does");
+        let members_before = app.count("memberships").await;
+        let d = hx_get(&app.web, &remove).await;
+        assert_eq!(d.status, 200, "{}", d.body);
+        assert!(d.select_attr("dialog#member-remove-dialog", "data-modal").is_some() && !d.body.contains("<html"), "{}", d.body);
+        assert!(d.select_text("#member-remove-title").is_some_and(|t| t.starts_with("Remove leaver@example.com from ")));
+        let text = confirm(&d);
+        assert!(text.starts_with("leaver@example.com loses access"), "{text}");
         assert!(text.contains("Their personal (user) 2 workspaces are deleted with them"), "{text}");
-        assert!(confirm(&idle).contains("They have no personal workspaces to delete."), "{}", confirm(&idle));
+        assert_eq!(d.select_attr("#member-remove-form", "action"), Some(remove.clone()));
+        assert!(d.select_attr("#member-remove-confirm", "class").is_some_and(|c| c.contains("btn-danger")));
+        let idle_page = app.web.get(&format!("/members/{}/delete", id(&idle))).await;
+        assert!(idle_page.select_text("nav.sidebar-nav").is_some(), "without htmx it is a page");
+        assert!(confirm(&idle_page).contains("They have no personal workspaces to delete."), "{}", idle_page.body);
+        // Asking removed no one; a member may not ask, another organization finds no one.
+        assert_eq!(app.count("memberships").await, members_before);
+        let member = app.member_with_role("m@example.com", "member").await;
+        assert_eq!(hx_get(&member, &remove).await.status, 403);
+        let b = app.other_org_user("b@example.com", "B Corp").await;
+        assert_eq!(hx_get(&b, &remove).await.status, 404);
+
+        // The reset's confirmation, likewise.
+        let reset = format!("/members/{}/password-reset", id(&leaver));
+        let d = hx_get(&app.web, &reset).await;
+        assert_eq!(d.select_text("#member-reset-title").as_deref(), Some("Reset the password of leaver@example.com?"), "{}", d.body);
+        assert_eq!(d.select_attr("#member-reset-form", "action"), Some(reset));
+
+        // Confirmed: removed.
+        let r = app.web.post_form(&remove, &[]).await;
+        assert_eq!(r.status, 303, "{}", r.body);
+        assert!(app.web.get("/members").await.select_text(".flash-success").is_some_and(|f| f.contains("leaver@example.com was removed")));
     }
 }

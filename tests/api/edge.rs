@@ -37,6 +37,8 @@ const PAGE_ROUTES: &[&str] = &[
     "GET /invitations/{code}",
     "GET /login",
     "GET /members",
+    "GET /members/{id}/delete",
+    "GET /members/{id}/password-reset",
     "GET /orgs/new",
     "GET /reset-password/{token}",
     "GET /sandboxes",

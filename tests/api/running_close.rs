@@ -153,6 +153,52 @@ host_test! {
     }
 }
 
+host_test! {
+    async fn every_kinds_row_links_its_activity_and_deletes_its_files_after_a_dialog(app: TestApp, host: &Host) {
+        let o = Org::new(&app).await;
+        let conn = host.connect(&o).await;
+        let agent = o.agent(service_agent("note keeper", "conversation")).await;
+        let conv = o.conversation(&agent, json!({"title": "Notes"})).await;
+        let run = o.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(o.write(&run, "notes.txt", "keep me?").await.status, 204);
+        let key = key_of(&o, &run).await;
+        let id = host.running_id(&key);
+        let row = host.running_row(&id);
+
+        // The row's Activity shows what was done there.
+        let r = app.web.get("/sandboxes/running").await;
+        let href = r.select_attr(&format!("{row} a.activity"), "href").unwrap_or_else(|| panic!("no Activity in {row}: {}", r.body));
+        let a = app.web.get(&href).await;
+        assert_eq!(a.status, 200, "{}", a.body);
+        assert!(a.select_text("main").is_some_and(|t| t.contains("notes.txt")), "{href} does not show the write: {}", a.body);
+
+        // Close and delete files: a dialog first, saying what goes and whose it is.
+        let delete = session_path(&conn, &id, "delete");
+        assert_eq!(r.select_attr(&format!("{row} a.session-delete"), "href"), Some(delete.clone()));
+        let d = hx_get(&app.web, &delete).await;
+        assert_eq!(d.status, 200, "{}", d.body);
+        assert!(d.select_attr("dialog#session-delete-dialog", "data-modal").is_some(), "{}", d.body);
+        let what = d.select_text("#session-delete-what").unwrap_or_default();
+        assert!(what.contains("cannot be undone"), "{what}");
+        let facts = d.select_text("#session-delete-session").unwrap_or_default();
+        assert!(facts.contains("note keeper") && facts.contains(&key), "{facts}");
+        assert_eq!(d.select_attr("#session-delete-form", "action"), Some(delete.clone()));
+        assert_eq!(app.web.get(&delete).await.select_text("main #session-delete-what"), Some(what));
+        assert_eq!(host.file(&key, "notes.txt").await.as_deref(), Some("keep me?"), "asking deleted the files");
+        let b = app.other_org_user("b@example.com", "B Corp").await;
+        assert_eq!(hx_get(&b, &delete).await.status, 404);
+
+        // Confirmed: the files are gone on the host, audited under the row's id.
+        let r = app.web.post_form(&delete, &[]).await;
+        assert_eq!(r.status, 303, "{}", r.body);
+        host.wait_deleted(&id).await;
+        assert_eq!(host.files_of(&key).await, None, "the files are still on the host");
+        let rows = audit(&app, "sandbox_session.files_deleted").await;
+        assert_eq!((rows.len(), rows[0].1.as_str()), (1, id.as_str()), "{rows:?}");
+        assert!(rows[0].2.contains("note keeper"), "{}", rows[0].2);
+    }
+}
+
 db_test! {
     async fn a_sandboxd_session_shows_its_key_run_and_idle_time_and_deleting_its_files_opens_it_empty(app: TestApp) {
         let peer = peer::shared().await;

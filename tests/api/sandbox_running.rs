@@ -49,6 +49,12 @@ db_test! {
         assert_eq!(r.select_text(&format!("{row} .runtime")).as_deref(), Some("workbench"));
         let closes = r.select_text(&format!("{row} .closes-in")).expect("closes if idle in");
         assert!(closes.ends_with("min") || closes.ends_with('s'), "closes if idle in {closes:?}");
+        // Times wrap between their parts only ("29 min" / "58 s"), never inside one: at 1280 px
+        // an idle time once took three lines.
+        for cell in ["idle", "closes-in"] {
+            let parts = r.select_all(&format!("{row} td.{cell} span.nowrap"));
+            assert!(!parts.is_empty() && parts.iter().all(|p| p.split(' ').count() == 2), "{cell}: {parts:?}");
+        }
         assert!(r.select_all(&format!("{row} .memory")).is_empty(), "memory shown without sampling");
         let counts = r.select_text(&format!("#host-{} .host-counts", conn.id)).expect("counts");
         let open_on_host: u64 = counts

@@ -411,7 +411,10 @@ async fn check_host(
             )
             .await?;
             let outcome = if probe.status == ProbeStatus::Ok { "answered" } else { probe.health.label() };
-            record_probe(st, caller, &checked.name, &format!("{address} with {} before saving: {outcome}", key.named))
+            // A pasted key is stored only with the save: named as pasted, not by the vault name a
+            // refused save never keeps.
+            let named = if pasted(input).is_some() { "a pasted key" } else { key.named.as_str() };
+            record_probe(st, caller, &checked.name, &format!("{address} with {named} before saving: {outcome}"))
                 .await?;
             probe
         }

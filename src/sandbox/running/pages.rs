@@ -11,6 +11,7 @@ use super::activity::Activity;
 use super::error::RunningError;
 use super::model::{HostSessions, RunningSession, RunningSessions, Whose};
 use super::service;
+use super::whose::Closing;
 use super::{AfterQuery, UsageQuery};
 use crate::sandbox::connections::model::Connection;
 use crate::sandbox::hosts::sandboxd::client::is_session_id;
@@ -42,7 +43,7 @@ pub struct SessionsPartial {
 pub struct DeleteForm {
     pub csrf_token: String,
     pub connection: Connection,
-    pub session: RunningSession,
+    pub session: Closing,
 }
 
 impl DeleteForm {
@@ -228,16 +229,55 @@ impl RunningSession {
         self.actionable().then(|| paths::session_delete(&self.connection_id, &self.session_id))
     }
 
+    /// The idle time as its parts (`4 min`, `50 s`): each kept on one line, so a narrow cell wraps
+    /// only between them.
+    pub fn idle_parts(&self) -> Vec<String> {
+        parts(&self.idle_words())
+    }
+
+    /// "Closes if idle in" as its parts, as [`Self::idle_parts`].
+    pub fn closes_in_parts(&self) -> Vec<String> {
+        parts(&self.closes_in_words())
+    }
+
     /// The page of this session's workspace's files (Documents), when a workspace names it.
     pub fn files_path(&self) -> Option<String> {
         Some(paths::document_workspace(&self.workspace.as_ref()?.workspace_id))
     }
 }
 
+/// `4 min 50 s` → `4 min`, `50 s`: a number with its unit; a word without a number alone.
+fn parts(words: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in words.split_whitespace() {
+        match out.last_mut() {
+            Some(last) if last.chars().all(|c| c.is_ascii_digit()) => {
+                last.push(' ');
+                last.push_str(w);
+            }
+            _ => out.push(w.to_string()),
+        }
+    }
+    out
+}
+
 impl crate::sandbox::hosts::daytona::running::model::DaytonaSandbox {
     /// Where "Close" posts (stop, or delete for a run's sandbox).
     pub fn close_path(&self) -> Option<String> {
         is_session_id(&self.sandbox_id).then(|| paths::session_close(&self.connection_id, &self.sandbox_id))
+    }
+
+    /// Its activity: Daytona keeps no event ring, so the operations this console recorded on its
+    /// workspace (the Activity tab, filtered); none for one no workspace names.
+    pub fn activity_path(&self) -> Option<String> {
+        self.log_path()
+    }
+
+    /// The confirmation of "Close and delete files" (and where it posts); none for a run's
+    /// sandbox, whose Close deletes it already.
+    pub fn delete_path(&self) -> Option<String> {
+        (is_session_id(&self.sandbox_id) && !self.is_run_scoped())
+            .then(|| paths::session_delete(&self.connection_id, &self.sandbox_id))
     }
 }
 
@@ -259,5 +299,19 @@ impl Activity {
     /// The next poll: entries after the latest one seen.
     pub fn poll_path(&self) -> String {
         super::activity_path(&self.connection.id, &self.session.session_id, self.latest_seq)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parts;
+
+    #[test]
+    fn a_time_wraps_only_between_its_parts() {
+        assert_eq!(parts("4 min 50 s"), ["4 min", "50 s"]);
+        assert_eq!(parts("1 d 3 h"), ["1 d", "3 h"]);
+        assert_eq!(parts("0 s"), ["0 s"]);
+        assert_eq!(parts("due now"), ["due", "now"]);
+        assert_eq!(parts("—"), ["—"]);
     }
 }

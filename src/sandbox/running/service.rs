@@ -16,6 +16,7 @@ use super::destroying;
 use super::error::RunningError;
 use super::model::{ClosedSession, HostSessions, RunningSession, RunningSessions};
 use super::orphans;
+use super::whose::Closing;
 use crate::access::Caller;
 use crate::audit::service as audit;
 use crate::db::DbError;
@@ -311,17 +312,27 @@ async fn belongs_here(st: &AppState, caller: &Caller, conn: &Connection, session
     elsewhere(belongs_to(st, &caller.org_id, &group, session_id).await?)
 }
 
-/// One session as the close dialog shows it, with whose it is.
+/// One session (or Daytona sandbox) as the confirmation of "Close and delete files" shows it,
+/// with whose it is.
 pub async fn session(
     st: &AppState,
     caller: &Caller,
     connection_id: &str,
     session_id: &str,
-) -> Result<(Connection, RunningSession)> {
-    let (conn, _, info) = our_session(st, caller, connection_id, session_id).await?;
-    let mut s = RunningSession::of(&conn.id, &info, None);
-    s.workspace = owner(st, caller, &conn.id, session_id).await?;
-    Ok((conn, s))
+) -> Result<(Connection, Closing)> {
+    let conn = connections::get(st, caller, connection_id).await?;
+    match conn.kind {
+        ConnectionKind::Daytona => return crate::sandbox::hosts::daytona::running::closing(st, caller, conn, session_id).await,
+        ConnectionKind::Sandboxd => {}
+    }
+    let (conn, _, info) = our_session_on(st, caller, conn, session_id).await?;
+    let closing = Closing {
+        session_id: info.session_id,
+        key: session_id.to_string(),
+        deletes: "the session is closed and its files are deleted: its sandbox stops, and every file under /workspace of this session is removed from the host's disk.",
+        workspace: owner(st, caller, &conn.id, session_id).await?,
+    };
+    Ok((conn, closing))
 }
 
 /// Closes one of this organization's sessions on its host: the sandbox stops and the host forgets

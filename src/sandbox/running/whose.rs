@@ -25,3 +25,23 @@ pub trait Whose {
         self.owner().and_then(|w| w.owner_name.as_deref()).unwrap_or("")
     }
 }
+
+/// A session or sandbox as the confirmation of "Close and delete files" shows it, for every host
+/// kind.
+#[derive(Debug, Clone)]
+pub struct Closing {
+    /// What the close names in its path: a sandboxd session's key, a Daytona sandbox's id.
+    pub session_id: String,
+    /// The workspace's session key on the host (a Daytona sandbox's name).
+    pub key: String,
+    /// What deleting removes there, in words (after "On the host X,").
+    pub deletes: &'static str,
+    /// The workspace row that names it; none when no workspace of this organization does.
+    pub workspace: Option<SessionOwner>,
+}
+
+impl Whose for Closing {
+    fn owner(&self) -> Option<&SessionOwner> {
+        self.workspace.as_ref()
+    }
+}

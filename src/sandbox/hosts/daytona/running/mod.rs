@@ -15,6 +15,7 @@ use std::time::Duration;
 use futures_util::future::join_all;
 
 use self::model::{is_run_scope, DaytonaSandbox, DaytonaSandboxes, LIST_MAX};
+use crate::sandbox::running::whose::Closing;
 use crate::access::Caller;
 use crate::audit::service as audit;
 use crate::db::DbError;
@@ -121,6 +122,45 @@ async fn owner(st: &AppState, caller: &Caller, connection_id: &str, sb: &Sandbox
     Ok(workspaces::owner_of(st, caller, connection_id, &sb.name).await?)
 }
 
+/// Sandbox `sandbox_id` (Daytona's id or name) of this organization on Daytona connection `conn`,
+/// and a client for it: one without our labels, being destroyed, or unknown is `NotFound`.
+async fn ours_on(
+    st: &AppState,
+    caller: &Caller,
+    conn: &Connection,
+    sandbox_id: &str,
+) -> Result<(DaytonaClient, Sandbox)> {
+    let client = daytona::client_for(st, &caller.org_id, conn).await?;
+    let sb = match client.get_sandbox(sandbox_id).await {
+        Ok(sb) => sb,
+        Err(DaytonaError::NotFound { .. }) => return Err(RunningError::NotFound),
+        Err(e) => return Err(host(e)),
+    };
+    if !has_labels(&sb, &ours(st, &caller.org_id, &conn.id))
+        || matches!(sb.state(), SandboxState::Destroyed | SandboxState::Destroying)
+    {
+        return Err(RunningError::NotFound);
+    }
+    Ok((client, sb))
+}
+
+/// Sandbox `sandbox_id` as the confirmation of "Close and delete files" shows it.
+pub async fn closing(
+    st: &AppState,
+    caller: &Caller,
+    conn: Connection,
+    sandbox_id: &str,
+) -> Result<(Connection, Closing)> {
+    let (_, sb) = ours_on(st, caller, &conn, sandbox_id).await?;
+    let closing = Closing {
+        workspace: owner(st, caller, &conn.id, &sb).await?,
+        session_id: sb.id,
+        key: sb.name,
+        deletes: "Daytona deletes the sandbox, and every file in it goes with it.",
+    };
+    Ok((conn, closing))
+}
+
 /// Closes sandbox `sandbox_id` (Daytona's id or name) of this organization on Daytona connection
 /// `conn`: deleted for a `run` scope or with `delete_files` (the workspace row forgets it, so the
 /// next run starts fresh by name; a delete Daytona refuses now is pending removal, retried by the
@@ -133,17 +173,7 @@ pub async fn close(
     sandbox_id: &str,
     delete_files: bool,
 ) -> Result<ClosedSession> {
-    let client = daytona::client_for(st, &caller.org_id, conn).await?;
-    let sb = match client.get_sandbox(sandbox_id).await {
-        Ok(sb) => sb,
-        Err(DaytonaError::NotFound { .. }) => return Err(RunningError::NotFound),
-        Err(e) => return Err(host(e)),
-    };
-    if !has_labels(&sb, &ours(st, &caller.org_id, &conn.id))
-        || matches!(sb.state(), SandboxState::Destroyed | SandboxState::Destroying)
-    {
-        return Err(RunningError::NotFound);
-    }
+    let (client, sb) = ours_on(st, caller, conn, sandbox_id).await?;
     let workspace = owner(st, caller, &conn.id, &sb).await?;
     let delete = delete_files || is_run_scope(workspace.as_ref(), sb.labels.get(SCOPE).map(String::as_str));
     let mut pending_removal = false;

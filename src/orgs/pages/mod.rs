@@ -1,6 +1,6 @@
 //! HTML: new organization, switching, the members page.
 
-use std::collections::HashMap;
+pub mod confirm;
 
 use actix_web::http::{header, StatusCode};
 use actix_web::web::{Data, Form, Path};
@@ -15,13 +15,11 @@ use super::invitations::service::{self as invitations, NewInvitation};
 use super::model::{Member, OrgChoice, Role};
 use super::service;
 use crate::auth::reset;
-use crate::sandbox::workspaces::removal;
 use crate::state::AppState;
 use crate::web::filters::Choice;
 use crate::web::{
     page, page_status, paths, redirect_with_flash, render_status, FieldErrors, PageCaller, PageError, Shell, SignedIn,
 };
-use crate::words::count;
 
 #[derive(Template)]
 #[template(path = "orgs/new.html")]
@@ -108,9 +106,6 @@ pub struct MembersPage {
     /// A refused role change: the membership's id and why, shown in its row (where the click was).
     pub role_error: Option<(String, String)>,
     pub caller_role: Role,
-    /// How many personal (`user`) workspaces each person has, by user id: removing them deletes
-    /// those.
-    pub personal_workspaces: HashMap<String, usize>,
 }
 
 /// An invitation just created, as the members page shows it once.
@@ -130,20 +125,6 @@ impl MembersPage {
     }
     pub fn can_revoke(&self, i: &Invitation) -> bool {
         !i.role.outranks(self.caller_role)
-    }
-    /// The remove button's confirmation: who loses access, and which of their workspaces go.
-    pub fn remove_confirm(&self, m: &Member) -> String {
-        let n = self.personal_workspaces.get(&m.user_id).copied().unwrap_or(0);
-        let workspaces = match n {
-            0 => "They have no personal workspaces to delete.".to_string(),
-            _ => format!(
-                "Their personal (user) {} {} deleted with them, with every file in {}.",
-                count(n, "workspace", "workspaces"),
-                if n == 1 { "is" } else { "are" },
-                if n == 1 { "it" } else { "them" }
-            ),
-        };
-        format!("Remove {} from {}? They lose access at once. {workspaces}", m.email, self.shell.org_name)
     }
     pub fn role_choices(&self) -> Vec<Choice> {
         Choice::roles(&self.roles)
@@ -173,7 +154,6 @@ async fn members_page(st: &AppState, caller: &PageCaller, req: &HttpRequest) -> 
         reset: None,
         role_error: None,
         caller_role: caller.role,
-        personal_workspaces: removal::user_workspace_counts(st, caller).await?,
     })
 }
 
