@@ -3,7 +3,7 @@
 use secrecy::{ExposeSecret, SecretString};
 
 use super::error::AuthError;
-use super::two_factor::{self, sign_in::Challenge};
+use super::two_factor::{self, service::Challenge};
 use super::{password, secrets, store};
 use crate::audit::service::{self as audit, Actor};
 use crate::db::{self, Db};
@@ -179,7 +179,7 @@ pub async fn login(st: &AppState, input: LoginInput) -> Result<SignIn, AuthError
         return Err(AuthError::BadCredentials);
     };
     if two_factor::service::is_on(&mut tx, &user.id).await? {
-        let challenge = two_factor::sign_in::begin(&mut tx, &user.id).await?;
+        let challenge = two_factor::service::begin(&mut tx, &user.id).await?;
         tx.commit().await.map_err(db::DbError::from)?;
         tracing::info!(event = "sign_in_second_step", user_id = %user.id, "password right; second step asked");
         return Ok(SignIn::SecondStep(challenge));
@@ -305,6 +305,6 @@ pub async fn sweep(db: &Db, window_minutes: u32) -> Result<u64, AuthError> {
     let now = db::now_ms();
     store::clear_failures(&mut c, "", Some(now - window_minutes as i64 * 60_000)).await?;
     store::delete_expired_reset_links(&mut c, now).await?;
-    two_factor::sign_in::sweep(&mut c, now).await?;
+    two_factor::service::sweep_challenges(&mut c, now).await?;
     Ok(store::delete_expired_sessions(&mut c, now).await?)
 }

@@ -172,6 +172,24 @@ pub async fn set_required(st: &AppState, caller: &Caller, on: bool) -> Result<()
     Ok(())
 }
 
+/// How long the second step may wait for its code.
+pub const CHALLENGE_SECONDS: i64 = 300;
+
+/// The second step's cookie value (shown to the browser once) and its lifetime.
+pub struct Challenge {
+    pub cookie_value: String,
+    pub max_age_seconds: i64,
+}
+
+/// Starts the second step of `user_id`'s sign-in.
+pub(crate) async fn begin(c: &mut db::Conn, user_id: &str) -> Result<Challenge, AuthError> {
+    let cookie_value = secrets::random_token(32);
+    let now = db::now_ms();
+    store::insert_challenge(c, &secrets::sha256_hex(&cookie_value), user_id, now, now + CHALLENGE_SECONDS * 1000)
+        .await?;
+    Ok(Challenge { cookie_value, max_age_seconds: CHALLENGE_SECONDS })
+}
+
 /// `agenticos admin reset-password --clear-2fa`: two-factor sign-in of the account is switched
 /// off (secret and recovery codes deleted), recorded in each of its organizations. Returns
 /// whether it was on.
@@ -190,4 +208,9 @@ pub async fn clear_on_command_line(c: &mut db::Conn, user_id: &str, email: &str)
 /// Whether the account has two-factor sign-in on (the sign-in asks a second step then).
 pub(crate) async fn is_on(c: &mut db::Conn, user_id: &str) -> Result<bool, DbError> {
     Ok(store::find(c, user_id).await?.is_some_and(|r| r.enabled_at.is_some()))
+}
+
+/// Deletes second steps that ran out.
+pub(crate) async fn sweep_challenges(c: &mut db::Conn, now: i64) -> Result<u64, DbError> {
+    store::delete_expired_challenges(c, now).await
 }

@@ -5,6 +5,7 @@
 //! same per-account limit as wrong passwords, and a right password does not reset that count
 //! while the second step is still to come.
 
+pub use super::service::{Challenge, CHALLENGE_SECONDS};
 use super::{codes, service, store};
 use crate::audit::service::{self as audit, Actor};
 use crate::auth::error::AuthError;
@@ -14,24 +15,6 @@ use crate::db::{self, DbError};
 use crate::orgs::service as orgs;
 use crate::state::AppState;
 use crate::validate::FieldErrors;
-
-/// How long the second step may wait for its code.
-pub const CHALLENGE_SECONDS: i64 = 300;
-
-/// The second step's cookie value (shown to the browser once) and its lifetime.
-pub struct Challenge {
-    pub cookie_value: String,
-    pub max_age_seconds: i64,
-}
-
-/// Starts the second step of `user_id`'s sign-in.
-pub(crate) async fn begin(c: &mut db::Conn, user_id: &str) -> Result<Challenge, AuthError> {
-    let cookie_value = secrets::random_token(32);
-    let now = db::now_ms();
-    store::insert_challenge(c, &secrets::sha256_hex(&cookie_value), user_id, now, now + CHALLENGE_SECONDS * 1000)
-        .await?;
-    Ok(Challenge { cookie_value, max_age_seconds: CHALLENGE_SECONDS })
-}
 
 /// Whether the cookie names a live second step (the page shows its form, else sends to /login).
 pub async fn is_live(st: &AppState, cookie_value: &str) -> Result<bool, AuthError> {
@@ -106,9 +89,4 @@ pub async fn cancel(st: &AppState, cookie_value: &str) -> Result<(), AuthError> 
     let mut c = st.db.conn().await?;
     store::delete_challenge(&mut c, &secrets::sha256_hex(cookie_value)).await?;
     Ok(())
-}
-
-/// Deletes second steps that ran out.
-pub(crate) async fn sweep(c: &mut db::Conn, now: i64) -> Result<u64, DbError> {
-    store::delete_expired_challenges(c, now).await
 }

@@ -98,7 +98,7 @@ pub async fn disable(
             "success",
             "Two-factor sign-in is off: your password alone signs you in. Your recovery codes no longer work.",
         )),
-        Err(AuthError::Invalid(errors)) => super::pages::refused(&st, &caller, &req, errors).await,
+        Err(AuthError::Invalid(errors)) => super::refused(&st, &caller, &req, errors).await,
         Err(e) => Err(e.into()),
     }
 }

@@ -1,6 +1,8 @@
 //! HTML: the account page (password, two-factor sign-in, sign-ins, API tokens) and the page where
 //! someone who signed in with a one-time password chooses their own; setting up two-factor
-//! sign-in is in [`super::two_factor`].
+//! sign-in is in [`two_factor`].
+
+pub mod two_factor;
 
 use actix_web::http::StatusCode;
 use actix_web::web::{Data, Form, Path};
@@ -13,7 +15,7 @@ use crate::access::Via;
 use crate::auth::account::{self, PasswordChange};
 use crate::auth::error::AuthError;
 use crate::auth::model::SessionInfo;
-use crate::auth::two_factor::service::{self as two_factor, Status as TwoFactorStatus};
+use crate::auth::two_factor::service::{self as second_factor, Status as TwoFactorStatus};
 use crate::state::AppState;
 use crate::tokens::model::OwnToken;
 use crate::tokens::service as tokens;
@@ -91,7 +93,7 @@ pub(super) async fn account_page(
         session_id: session_id(caller),
         sessions: account::sessions(&st.db, &caller.user_id).await?,
         tokens: tokens::created_by(&st.db, &caller.user_id).await?,
-        two_factor: two_factor::status(&st.db, &caller.user_id).await?,
+        two_factor: second_factor::status(&st.db, &caller.user_id).await?,
         errors: FieldErrors::new(),
     })
 }
