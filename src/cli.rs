@@ -28,13 +28,15 @@ USAGE:
                                       be an owner or admin there (default: the organization's
                                       first owner), can carry no role above theirs, and is
                                       in the audit log as created on the command line
-    agenticos admin reset-password --email EMAIL [--link]
+    agenticos admin reset-password --email EMAIL [--link] [--clear-2fa]
                                       the way back for a locked-out account (a sole owner
                                       without mail): print a one-time password (shown once;
                                       the first sign-in with it chooses a new one), or with
                                       --link a reset link on AGENTICOS_PUBLIC_URL (works once,
                                       for an hour). Every sign-in of the account ends, its
-                                      lock-out ends, and the audit log records it
+                                      lock-out ends, and the audit log records it. With
+                                      --clear-2fa its two-factor sign-in is switched off too
+                                      (a lost phone and lost recovery codes)
     agenticos sandbox-runtimes [--write | --check] [--repo DIR]
                                       print the SANDBOXD_RUNTIMES value the sandboxd hosts
                                       need (from the runtime catalog); --write rewrites it in
@@ -101,7 +103,7 @@ pub async fn run(args: Vec<String>) -> i32 {
                 Err(e) => return usage_error(&e),
             }
         }
-        ["admin", "reset-password", rest @ ..] => match Flags::parse(rest, &["--link"], &["--email"]) {
+        ["admin", "reset-password", rest @ ..] => match Flags::parse(rest, &["--link", "--clear-2fa"], &["--email"]) {
             Ok(flags) => reset_password(config, &flags).await.map(|()| 0),
             Err(e) => return usage_error(&e),
         },
@@ -337,7 +339,7 @@ async fn reset_password(config: Config, flags: &Flags<'_>) -> anyhow::Result<()>
     };
     let db = crate::db::Db::connect(&config.database.url, 2).await?;
     db.migrate().await?;
-    let result = admin_reset::reset_password(&db, email, way).await;
+    let result = admin_reset::reset_password(&db, email, way, flags.has("--clear-2fa")).await;
     db.close().await;
     match result {
         Ok(done) => {
@@ -348,6 +350,12 @@ async fn reset_password(config: Config, flags: &Flags<'_>) -> anyhow::Result<()>
             } else {
                 println!("one-time password for {} (shown once): {}", done.email, done.secret);
                 println!("at the first sign-in with it, {} chooses their own password; {ended} ended", done.email);
+            }
+            if flags.has("--clear-2fa") {
+                match done.two_factor_cleared {
+                    true => println!("two-factor sign-in of {} is off; they may enrol again", done.email),
+                    false => println!("two-factor sign-in of {} was off already", done.email),
+                }
             }
             Ok(())
         }

@@ -3,12 +3,14 @@
 //! only as its argon2id hash; its first sign-in chooses a new one) or a reset link on the public
 //! address (works once, for an hour; only its hash is stored). Either way every sign-in of the
 //! account ends, its failed sign-ins are forgotten (a lock-out ends), and the audit log of each of
-//! its organizations records it, by `agenticos admin`, never the password or the link.
+//! its organizations records it, by `agenticos admin`, never the password or the link. With
+//! `--clear-2fa` its two-factor sign-in is switched off too (for an owner who lost the phone and
+//! the recovery codes), recorded the same way.
 
 use secrecy::SecretString;
 
 use super::error::AuthError;
-use super::{forgot, password, secrets, store};
+use super::{forgot, password, secrets, store, two_factor};
 use crate::audit::service::{self as audit, Actor};
 use crate::db::{self, Db, DbError};
 use crate::orgs::service as orgs;
@@ -33,10 +35,18 @@ pub struct AdminReset {
     /// The one-time password, or the reset link.
     pub secret: String,
     pub sessions_ended: u64,
+    /// Two-factor sign-in was on and was switched off (`--clear-2fa`).
+    pub two_factor_cleared: bool,
 }
 
-/// Resets the password of the account `email_raw` (no account: a field error on `email`).
-pub async fn reset_password(db: &Db, email_raw: &str, way: Way) -> Result<AdminReset, AuthError> {
+/// Resets the password of the account `email_raw` (no account: a field error on `email`), and
+/// with `clear_two_factor` switches its two-factor sign-in off.
+pub async fn reset_password(
+    db: &Db,
+    email_raw: &str,
+    way: Way,
+    clear_two_factor: bool,
+) -> Result<AdminReset, AuthError> {
     let mut errors = FieldErrors::new();
     let email = validate::email(&mut errors, "email", email_raw);
     errors.into_result().map_err(AuthError::Invalid)?;
@@ -75,8 +85,10 @@ pub async fn reset_password(db: &Db, email_raw: &str, way: Way) -> Result<AdminR
         let actor = Actor::system("agenticos admin");
         audit::record(&mut tx, &org_id, &actor, "account.password_reset_on_command_line", &user.email, &detail).await?;
     }
+    let two_factor_cleared =
+        clear_two_factor && two_factor::service::clear_on_command_line(&mut tx, &user.id, &user.email).await?;
     tx.commit().await.map_err(DbError::from)?;
     tracing::info!(event = "password_reset_on_command_line", user_id = %user.id, sessions_ended = ended,
         "password reset on the command line");
-    Ok(AdminReset { email: user.email, secret, sessions_ended: ended })
+    Ok(AdminReset { email: user.email, secret, sessions_ended: ended, two_factor_cleared })
 }

@@ -32,6 +32,9 @@ pub enum AuthError {
     /// A password-reset link that is unknown, expired or already used.
     #[error("This reset link has expired or was already used. Ask for a new one.")]
     ResetLinkGone,
+    /// The second step of a sign-in is not (or no longer) there: expired, taken, or never begun.
+    #[error("Your sign-in took too long or was finished elsewhere. Sign in again.")]
+    SecondStepGone,
     /// First-run setup was asked for again: it exists only while no account does.
     #[error("setup is done")]
     SetupDone,

@@ -57,6 +57,12 @@ pub async fn join_with_password(
                 tracing::info!(event = "invitation_sign_in_failed", "wrong password at an invitation");
                 return Err(AuthError::WrongPassword);
             }
+            // A password alone does not sign in an account with two-factor sign-in on.
+            let mut c = st.db.conn().await?;
+            if super::two_factor::service::is_on(&mut c, &user.id).await? {
+                let message = "This account uses two-factor sign-in: sign in first, then open this link again.";
+                return Err(AuthError::Invalid(FieldErrors::one("password", message)));
+            }
             (user.id, None)
         }
         None => {

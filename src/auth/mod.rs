@@ -1,4 +1,4 @@
-//! Accounts, sign-in sessions, argon2id.
+//! Accounts, sign-in sessions, argon2id, two-factor sign-in.
 
 pub mod account;
 pub mod accounts;
@@ -13,6 +13,7 @@ pub mod reset;
 pub mod secrets;
 pub mod service;
 pub mod store;
+pub mod two_factor;
 
 use actix_web::web;
 
@@ -21,6 +22,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/setup", web::post().to(pages::setup))
         .route("/login", web::get().to(pages::login_form))
         .route("/login", web::post().to(pages::login))
+        .route("/login/two-factor", web::get().to(pages::two_factor::form))
+        .route("/login/two-factor", web::post().to(pages::two_factor::submit))
         .route("/logout", web::post().to(pages::logout))
         .route("/forgot-password", web::get().to(pages::forgot::forgot_form))
         .route("/forgot-password", web::post().to(pages::forgot::forgot))

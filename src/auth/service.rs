@@ -3,6 +3,7 @@
 use secrecy::{ExposeSecret, SecretString};
 
 use super::error::AuthError;
+use super::two_factor::{self, service::Challenge};
 use super::{password, secrets, store};
 use crate::audit::service::{self as audit, Actor};
 use crate::db::{self, Db};
@@ -137,13 +138,21 @@ async fn create_owner_with(
     Ok(Created { org_id: org.id, account_created })
 }
 
+/// What a right password leads to: a session, or (two-factor sign-in on) the second step.
+pub enum SignIn {
+    Session(NewSession),
+    SecondStep(Challenge),
+}
+
 pub struct LoginInput {
     pub email: String,
     pub password: SecretString,
 }
 
-/// Signs in, refusing further attempts for an account after too many failures in the window.
-pub async fn login(st: &AppState, input: LoginInput) -> Result<NewSession, AuthError> {
+/// Signs in, refusing further attempts for an account after too many failures in the window. An
+/// account with two-factor sign-in on gets the second step instead of a session; its failures
+/// are forgotten only once that step is done.
+pub async fn login(st: &AppState, input: LoginInput) -> Result<SignIn, AuthError> {
     let mut errors = FieldErrors::new();
     let email = input.email.trim().to_ascii_lowercase();
     if email.is_empty() {
@@ -170,27 +179,34 @@ pub async fn login(st: &AppState, input: LoginInput) -> Result<NewSession, AuthE
         tracing::info!(event = "sign_in_failed", "sign-in failed");
         return Err(AuthError::BadCredentials);
     };
+    if two_factor::service::is_on(&mut tx, &user.id).await? {
+        let challenge = two_factor::service::begin(&mut tx, &user.id).await?;
+        tx.commit().await.map_err(db::DbError::from)?;
+        tracing::info!(event = "sign_in_second_step", user_id = %user.id, "password right; second step asked");
+        return Ok(SignIn::SecondStep(challenge));
+    }
     clear_failures(st, &mut tx, &email, now).await?;
     let orgs = orgs::organization_ids_of(&mut tx, &user.id).await?;
-    record_sign_in(&mut tx, &user, &orgs, now).await?;
+    record_sign_in(&mut tx, &user, &orgs, now, "password").await?;
     let session = create_session(st, &mut tx, &user.id, orgs.first().map(String::as_str)).await?;
     tx.commit().await.map_err(db::DbError::from)?;
     tracing::info!(event = "sign_in", user_id = %user.id, "signed in");
-    Ok(session)
+    Ok(SignIn::Session(session))
 }
 
-/// A right password: the account's last sign-in is now, and `sign_in.succeeded` is in the audit
-/// log of each of its organizations (`org_ids`), by the person.
-async fn record_sign_in(
+/// A sign-in done (`how`: "password", or with its second step): the account's last sign-in is
+/// now, and `sign_in.succeeded` is in the audit log of each of its organizations (`org_ids`), by
+/// the person.
+pub(super) async fn record_sign_in(
     c: &mut db::Conn,
     user: &store::UserRow,
     org_ids: &[String],
     now: i64,
+    how: &str,
 ) -> Result<(), AuthError> {
     store::note_sign_in(c, &user.id, now).await?;
     for org_id in org_ids {
-        audit::record(c, org_id, &Actor::user(&user.id, &user.email), "sign_in.succeeded", &user.email, "password")
-            .await?;
+        audit::record(c, org_id, &Actor::user(&user.id, &user.email), "sign_in.succeeded", &user.email, how).await?;
     }
     Ok(())
 }
@@ -290,5 +306,6 @@ pub async fn sweep(db: &Db, window_minutes: u32) -> Result<u64, AuthError> {
     let now = db::now_ms();
     store::clear_failures(&mut c, "", Some(now - window_minutes as i64 * 60_000)).await?;
     store::delete_expired_reset_links(&mut c, now).await?;
+    two_factor::service::sweep_challenges(&mut c, now).await?;
     Ok(store::delete_expired_sessions(&mut c, now).await?)
 }

@@ -19,6 +19,8 @@ pub struct SessionRow {
     pub current_organization_id: Option<String>,
     /// 1 while the account's password was issued to it (a one-time password), not chosen.
     pub must_change_password: i64,
+    /// 1 while the account has two-factor sign-in on.
+    pub two_factor_on: i64,
     pub last_seen_at: Option<i64>,
     pub user_agent: Option<String>,
 }
@@ -87,8 +89,9 @@ pub async fn insert_session(
 
 pub async fn find_session(c: &mut Conn, token_hash: &str, now: i64) -> DbResult<Option<SessionRow>> {
     Ok(sqlx::query_as(
-        "SELECT s.id, s.user_id, u.email, s.current_organization_id, u.must_change_password, s.last_seen_at, \
-         s.user_agent FROM login_sessions s JOIN users u ON u.id = s.user_id \
+        "SELECT s.id, s.user_id, u.email, s.current_organization_id, u.must_change_password, \
+         CAST(CASE WHEN t.enabled_at IS NULL THEN 0 ELSE 1 END AS BIGINT) AS two_factor_on, s.last_seen_at, s.user_agent \
+         FROM login_sessions s JOIN users u ON u.id = s.user_id LEFT JOIN user_two_factor t ON t.user_id = u.id \
          WHERE s.token_hash = $1 AND s.expires_at > $2",
     )
     .bind(token_hash)

@@ -109,7 +109,12 @@ pub async fn list_organizations(st: Data<AppState>, ApiCaller(c): ApiCaller) -> 
     match c.via {
         Via::Session { .. } | Via::CommandLine => Ok(Json(service::choices(&st.db, &c.user_id).await?)),
         // A token belongs to one organization and sees only it.
-        Via::Token { .. } => Ok(Json(vec![OrgChoice { organization_id: c.org_id, name: c.org_name, role: c.role }])),
+        Via::Token { .. } => Ok(Json(vec![OrgChoice {
+            organization_id: c.org_id,
+            name: c.org_name,
+            role: c.role,
+            requires_two_factor: false,
+        }])),
     }
 }
 

@@ -18,6 +18,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/orgs/switch", web::post().to(pages::switch))
         .route("/members", web::get().to(pages::index))
         .route("/members", web::post().to(pages::add))
+        .route("/members/two-factor", web::post().to(pages::require_two_factor))
         .route("/members/invitations/{id}/revoke", web::post().to(pages::revoke_invitation))
         .route("/members/{id}/role", web::post().to(pages::change_role))
         .route("/members/{id}/delete", web::get().to(pages::confirm::remove_form))

@@ -23,6 +23,10 @@ pub struct OrgChoice {
     pub name: String,
     /// The caller's role there.
     pub role: Role,
+    /// Whether its owners require two-factor sign-in of its members (the pages send a member
+    /// without it to enrol); not part of the API, whose tokens it does not concern.
+    #[serde(skip)]
+    pub requires_two_factor: bool,
 }
 
 /// A member of the current organization, as the members page and API show it.

@@ -55,6 +55,17 @@ pub async fn organization_ids_of(c: &mut db::Conn, user_id: &str) -> Result<Vec<
     Ok(store::choices_of(c, user_id).await?.into_iter().map(|o| o.organization_id).collect())
 }
 
+/// Sets the owners' switch "Require two-factor sign-in for members" (the rules, who may and
+/// when, are `auth::two_factor`'s).
+pub async fn set_require_two_factor(c: &mut db::Conn, org_id: &str, on: bool) -> Result<(), DbError> {
+    store::set_require_two_factor(c, org_id, on).await
+}
+
+pub async fn requires_two_factor(db: &Db, org_id: &str) -> Result<bool, OrgError> {
+    let mut c = db.conn().await?;
+    Ok(store::requires_two_factor(&mut c, org_id).await?)
+}
+
 pub async fn choices(db: &Db, user_id: &str) -> Result<Vec<OrgChoice>, OrgError> {
     let mut c = db.conn().await?;
     Ok(store::choices_of(&mut c, user_id).await?)

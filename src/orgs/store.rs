@@ -8,6 +8,7 @@ struct ChoiceRow {
     organization_id: String,
     name: String,
     role: String,
+    require_two_factor: i64,
 }
 
 #[derive(sqlx::FromRow)]
@@ -56,7 +57,8 @@ pub async fn insert_membership(
 /// The caller's organizations, oldest membership first.
 pub async fn choices_of(c: &mut Conn, user_id: &str) -> DbResult<Vec<OrgChoice>> {
     let rows: Vec<ChoiceRow> = sqlx::query_as(
-        "SELECT m.organization_id, o.name, m.role FROM memberships m JOIN organizations o ON o.id = m.organization_id \
+        "SELECT m.organization_id, o.name, m.role, o.require_two_factor FROM memberships m \
+         JOIN organizations o ON o.id = m.organization_id \
          WHERE m.user_id = $1 ORDER BY m.created_at, o.name",
     )
     .bind(user_id)
@@ -64,7 +66,12 @@ pub async fn choices_of(c: &mut Conn, user_id: &str) -> DbResult<Vec<OrgChoice>>
     .await?;
     Ok(rows
         .into_iter()
-        .map(|r| OrgChoice { organization_id: r.organization_id, name: r.name, role: role(&r.role) })
+        .map(|r| OrgChoice {
+            organization_id: r.organization_id,
+            name: r.name,
+            role: role(&r.role),
+            requires_two_factor: r.require_two_factor == 1,
+        })
         .collect())
 }
 
@@ -169,4 +176,22 @@ pub async fn find_by_id_or_name(c: &mut Conn, id_or_name: &str) -> DbResult<Vec<
             .fetch_all(c)
             .await?;
     Ok(rows.into_iter().map(|r| Organization { id: r.id, name: r.name, created_at: r.created_at }).collect())
+}
+
+/// The owners' switch: members must use two-factor sign-in (`on`) or need not.
+pub async fn set_require_two_factor(c: &mut Conn, org_id: &str, on: bool) -> DbResult<()> {
+    sqlx::query("UPDATE organizations SET require_two_factor = $1 WHERE id = $2")
+        .bind(i64::from(on))
+        .bind(org_id)
+        .execute(c)
+        .await?;
+    Ok(())
+}
+
+pub async fn requires_two_factor(c: &mut Conn, org_id: &str) -> DbResult<bool> {
+    let v: Option<i64> = sqlx::query_scalar("SELECT require_two_factor FROM organizations WHERE id = $1")
+        .bind(org_id)
+        .fetch_optional(c)
+        .await?;
+    Ok(v == Some(1))
 }

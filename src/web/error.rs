@@ -41,6 +41,9 @@ pub enum Kind {
     NeedsOrganization,
     /// Signed in with a password that was issued, not chosen: pages go to the password page.
     PasswordChangeRequired,
+    /// The current organization requires two-factor sign-in and the person has not enrolled:
+    /// pages go to the enrolment page.
+    TwoFactorRequired,
     Gone,
     BadGateway,
     /// The snapshot (object) store failed.
@@ -73,6 +76,9 @@ impl Kind {
             Kind::NeedsOrganization => (StatusCode::FORBIDDEN, "no-organization", "No organization"),
             Kind::PasswordChangeRequired => {
                 (StatusCode::FORBIDDEN, "password-change-required", "Choose your password first")
+            }
+            Kind::TwoFactorRequired => {
+                (StatusCode::FORBIDDEN, "two-factor-required", "Set up two-factor sign-in first")
             }
             Kind::Gone => (StatusCode::GONE, "gone", "Gone"),
             Kind::BadGateway => (StatusCode::BAD_GATEWAY, "bad-gateway", "The sandbox host did not cooperate"),
@@ -242,6 +248,7 @@ impl From<AuthError> for AppError {
                 AppError::new(Kind::TooManyRequests, e.to_string()).with_retry_after(retry_after)
             }
             AuthError::SetupDone => AppError::not_found(),
+            AuthError::SecondStepGone => AppError::unauthenticated(),
             AuthError::Forbidden => AppError::forbidden(),
             AuthError::ResetRefused(message) => AppError::new(Kind::Conflict, message),
             e @ AuthError::ResetLinkGone => AppError::new(Kind::Gone, e.to_string()),

@@ -33,7 +33,15 @@ pub struct SignedIn {
     /// Signed in with a password that was issued (a one-time password): until the person
     /// chooses their own, every page but the password page sends them there.
     pub must_change_password: bool,
+    /// The current organization requires two-factor sign-in and this person has not set it
+    /// up: until they do, every page but the enrolment page sends them there.
+    pub must_enrol_two_factor: bool,
 }
+
+/// A signed-in person who has chosen their password but may still have to set up two-factor
+/// sign-in: only the enrolment page takes this.
+#[derive(Debug, Clone)]
+pub struct EnrollingTwoFactor(pub SignedIn);
 
 /// A signed-in person who may still have to choose their password: only the password page
 /// takes this (every other page refuses such a sign-in).
@@ -68,6 +76,7 @@ async fn signed_in(req: &HttpRequest) -> Result<SignedIn, AppError> {
     account::note_use(&st.db, &session, user_agent).await?;
     let choices = orgs::choices(&st.db, &session.user_id).await?;
     let current = orgs::current(&choices, session.current_organization_id.as_deref());
+    let must_enrol_two_factor = session.two_factor_on == 0 && current.as_ref().is_some_and(|c| c.requires_two_factor);
     Ok(SignedIn {
         user_id: session.user_id,
         email: session.email,
@@ -76,6 +85,7 @@ async fn signed_in(req: &HttpRequest) -> Result<SignedIn, AppError> {
         orgs: choices,
         current,
         must_change_password: session.must_change_password == 1,
+        must_enrol_two_factor,
     })
 }
 
@@ -88,6 +98,24 @@ fn chosen_password(s: SignedIn) -> Result<SignedIn, AppError> {
         ));
     }
     Ok(s)
+}
+
+/// A sign-in that may act: its organization's two-factor requirement is met (API tokens are not
+/// concerned: this is the session's rule).
+fn two_factor_kept(s: SignedIn) -> Result<SignedIn, AppError> {
+    if s.must_enrol_two_factor {
+        return Err(AppError::new(
+            Kind::TwoFactorRequired,
+            "Your organization requires two-factor sign-in. Set it up to continue.",
+        ));
+    }
+    Ok(s)
+}
+
+/// Both rules a sign-in keeps before it reaches anything: its own password, then two-factor
+/// sign-in where the organization requires it.
+fn cleared(s: SignedIn) -> Result<SignedIn, AppError> {
+    chosen_password(s).and_then(two_factor_kept)
 }
 
 fn caller_of(s: SignedIn) -> Result<PageCaller, AppError> {
@@ -144,7 +172,7 @@ async fn api_caller(req: &HttpRequest) -> Result<Caller, AppError> {
             via: Via::Token { token_id: t.token_id, name: t.name },
         });
     }
-    caller_of(chosen_password(signed_in(req).await?)?).map(|p| p.caller)
+    caller_of(cleared(signed_in(req).await?)?).map(|p| p.caller)
 }
 
 impl FromRequest for SignedIn {
@@ -152,7 +180,18 @@ impl FromRequest for SignedIn {
     type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let req = req.clone();
-        Box::pin(async move { signed_in(&req).await.and_then(chosen_password).map_err(PageError) })
+        Box::pin(async move { signed_in(&req).await.and_then(cleared).map_err(PageError) })
+    }
+}
+
+impl FromRequest for EnrollingTwoFactor {
+    type Error = PageError;
+    type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        Box::pin(
+            async move { signed_in(&req).await.and_then(chosen_password).map(EnrollingTwoFactor).map_err(PageError) },
+        )
     }
 }
 
@@ -170,7 +209,7 @@ impl FromRequest for PageCaller {
     type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let req = req.clone();
-        Box::pin(async move { signed_in(&req).await.and_then(chosen_password).and_then(caller_of).map_err(PageError) })
+        Box::pin(async move { signed_in(&req).await.and_then(cleared).and_then(caller_of).map_err(PageError) })
     }
 }
 
@@ -184,7 +223,7 @@ impl FromRequest for MaybeSignedIn {
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let req = req.clone();
         Box::pin(async move {
-            match signed_in(&req).await.and_then(chosen_password) {
+            match signed_in(&req).await.and_then(cleared) {
                 Ok(s) => Ok(MaybeSignedIn(Some(s))),
                 Err(e) if e.kind == Kind::Unauthenticated => Ok(MaybeSignedIn(None)),
                 Err(e) => Err(PageError(e)),

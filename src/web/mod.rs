@@ -22,7 +22,7 @@ pub mod problem;
 pub mod route;
 
 pub use error::{AppError, FieldErrors, Kind};
-pub use guard::{ApiCaller, ChoosingPassword, MaybeSignedIn, PageCaller, SignedIn};
+pub use guard::{ApiCaller, ChoosingPassword, EnrollingTwoFactor, MaybeSignedIn, PageCaller, SignedIn};
 pub use layout::{page, page_status, redirect_with_flash, Shell};
 pub use page_error::{render, render_status, see_other, FormRefusal, PageError};
 pub use problem::ApiError;

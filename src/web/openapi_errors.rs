@@ -151,6 +151,9 @@ fn meaning(kind: Kind) -> &'static str {
         Kind::PayloadTooLarge => "Over a size limit",
         Kind::NeedsOrganization => "The caller belongs to no organization",
         Kind::PasswordChangeRequired => "The signed-in person has to choose their password first",
+        Kind::TwoFactorRequired => {
+            "The organization requires two-factor sign-in and the signed-in person has to set it up first"
+        }
         Kind::Gone => "Gone for good",
         Kind::BadGateway => "The sandbox host could not be asked, or did not answer well",
         Kind::StoreFailed => "The snapshot store failed",

@@ -54,10 +54,14 @@ pub fn page_error_response(err: &AppError) -> HttpResponse {
     let ctx = context::current();
     let is_htmx = ctx.as_ref().map(|c| c.is_htmx).unwrap_or(false);
     let status = err.kind.status();
-    if matches!(err.kind, Kind::Unauthenticated | Kind::NeedsOrganization | Kind::PasswordChangeRequired) {
+    if matches!(
+        err.kind,
+        Kind::Unauthenticated | Kind::NeedsOrganization | Kind::PasswordChangeRequired | Kind::TwoFactorRequired
+    ) {
         let to = match err.kind {
             Kind::Unauthenticated => super::paths::login_then(ctx.as_ref().and_then(|c| c.return_to.as_deref())),
             Kind::PasswordChangeRequired => super::paths::ACCOUNT_PASSWORD.to_string(),
+            Kind::TwoFactorRequired => super::paths::ACCOUNT_TWO_FACTOR.to_string(),
             _ => super::paths::ORGS_NEW.to_string(),
         };
         return if is_htmx {

@@ -29,6 +29,14 @@ pub const RESET_PASSWORD: &str = "/reset-password";
 /// Choosing a new password (where a one-time password's sign-in is sent).
 pub const ACCOUNT_PASSWORD: &str = "/account/password";
 pub const ACCOUNT_SESSIONS: &str = "/account/sessions";
+/// Setting up two-factor sign-in (where a member of an organization that requires it is sent).
+pub const ACCOUNT_TWO_FACTOR: &str = "/account/two-factor";
+/// Switching two-factor sign-in off.
+pub const ACCOUNT_TWO_FACTOR_DISABLE: &str = "/account/two-factor/disable";
+/// The second step of a sign-in: a code of the app or a recovery code.
+pub const LOGIN_TWO_FACTOR: &str = "/login/two-factor";
+/// The owners' switch "Require two-factor sign-in for members".
+pub const MEMBERS_TWO_FACTOR: &str = "/members/two-factor";
 pub const ACCOUNT_TOKENS: &str = "/account/tokens";
 /// The OpenAPI document, as JSON.
 pub const API_DOCS: &str = "/api/v1/openapi.json";
@@ -318,6 +326,11 @@ pub fn login_then(next: Option<&str>) -> String {
         }
         _ => LOGIN.to_string(),
     }
+}
+
+/// The second step of a sign-in, returning to `next` (already checked) once done.
+pub fn login_two_factor_then(next: &str) -> String {
+    format!("{LOGIN_TWO_FACTOR}?next={}", url::form_urlencoded::byte_serialize(next.as_bytes()).collect::<String>())
 }
 
 /// `next` when it is a path on this site: it starts with one `/` (not `//`, which a browser

@@ -10,7 +10,7 @@ use crate::db_test;
 use crate::helpers::{link_path, TestApp, OWNER_EMAIL, OWNER_PASSWORD};
 
 /// The audit rows of `action`: `actor_label | target | detail`.
-async fn audit_rows(app: &TestApp, action: &str) -> Vec<String> {
+pub(crate) async fn audit_rows(app: &TestApp, action: &str) -> Vec<String> {
     app.scalar_strings(&format!(
         "SELECT actor_label || ' | ' || target || ' | ' || detail FROM audit_events WHERE action = '{action}' \
          ORDER BY created_at, id"
@@ -99,7 +99,7 @@ db_test! {
 }
 
 /// `agenticos admin reset-password` on the test app's database: exit code, stdout, stderr.
-fn reset_password(app: &TestApp, args: &[&str]) -> (Option<i32>, String, String) {
+pub(crate) fn reset_password(app: &TestApp, args: &[&str]) -> (Option<i32>, String, String) {
     let key = tempfile::tempdir().expect("dir");
     let out = Command::new(env!("CARGO_BIN_EXE_agenticos"))
         .env_clear()

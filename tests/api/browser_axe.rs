@@ -30,6 +30,13 @@ const RUN_AXE: &str = "const done = arguments[arguments.length - 1];
 /// The serious and critical violations on `path`, each prefixed with who saw it where.
 pub(crate) async fn violations(b: &Browser, base: &str, who: &str, path: &str) -> anyhow::Result<Vec<String>> {
     b.goto(&format!("{base}{path}")).await?;
+    violations_here(b, &format!("{who} {path}")).await
+}
+
+/// The serious and critical violations on the page the browser shows (one reached by a form's
+/// answer rather than by its address), each prefixed with `label`.
+pub(crate) async fn violations_here(b: &Browser, label: &str) -> anyhow::Result<Vec<String>> {
+    let path = label;
     b.wait_for("main#main").await?;
     if js(b, "return typeof window.axe").await? != "object" {
         b.client.execute(&format!("{AXE}\nreturn typeof window.axe;"), vec![]).await.context("injecting axe")?;
@@ -42,7 +49,7 @@ pub(crate) async fn violations(b: &Browser, base: &str, who: &str, path: &str) -
         .into_iter()
         .flatten()
         .filter_map(Value::as_str)
-        .map(|v| format!("{who} {path}: {v}"))
+        .map(|v| format!("{label}: {v}"))
         .collect())
 }
 

@@ -1,6 +1,7 @@
 //! HTML: first-run setup, sign-in, sign-out; a forgotten password in [`forgot`].
 
 pub mod forgot;
+pub mod two_factor;
 
 use actix_web::cookie::{time::Duration as CookieDuration, Cookie, SameSite};
 use actix_web::web::{Data, Form, Query};
@@ -10,7 +11,7 @@ use secrecy::SecretString;
 use serde::Deserialize;
 
 use super::error::AuthError;
-use super::service::{self, LoginInput, NewSession, SetupInput};
+use super::service::{self, LoginInput, NewSession, SetupInput, SignIn};
 use crate::state::AppState;
 use crate::web::csrf;
 use crate::web::error::AppError;
@@ -59,7 +60,7 @@ pub fn session_cookie(st: &AppState, s: &NewSession) -> Cookie<'static> {
 }
 
 /// Signed in: to `next` when it is a path on this site, else Home.
-fn signed_in_redirect(st: &AppState, s: &NewSession, next: &str) -> HttpResponse {
+pub(super) fn signed_in_redirect(st: &AppState, s: &NewSession, next: &str) -> HttpResponse {
     let mut res = crate::web::see_other(paths::safe_next(next).unwrap_or(paths::HOME));
     let _ = res.add_cookie(&session_cookie(st, s));
     res
@@ -115,7 +116,7 @@ pub struct NextQuery {
 }
 
 /// `next` when it is a same-site path, else empty (sign-in then goes Home).
-fn checked_next(next: &str) -> String {
+pub(super) fn checked_next(next: &str) -> String {
     paths::safe_next(next).unwrap_or_default().to_string()
 }
 
@@ -150,7 +151,17 @@ pub async fn login(st: Data<AppState>, req: HttpRequest, form: Form<LoginForm>) 
         service::login(&st, LoginInput { email: f.email.clone(), password: SecretString::from(f.password) }).await;
     // The form shows these refusals itself, with the table's status and words (web/error.rs).
     let refusal = match result {
-        Ok(session) => return Ok(signed_in_redirect(&st, &session, &f.next)),
+        Ok(SignIn::Session(session)) => return Ok(signed_in_redirect(&st, &session, &f.next)),
+        Ok(SignIn::SecondStep(challenge)) => {
+            let next = checked_next(&f.next);
+            let to = match next.is_empty() {
+                true => paths::LOGIN_TWO_FACTOR.to_string(),
+                false => paths::login_two_factor_then(&next),
+            };
+            let mut res = crate::web::see_other(&to);
+            let _ = res.add_cookie(&two_factor::challenge_cookie(&st, &challenge));
+            return Ok(res);
+        }
         Err(e @ (AuthError::Invalid(_) | AuthError::BadCredentials | AuthError::LockedOut { .. })) => {
             FormRefusal::of(e)
         }

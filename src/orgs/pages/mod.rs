@@ -106,6 +106,8 @@ pub struct MembersPage {
     /// A refused role change: the membership's id and why, shown in its row (where the click was).
     pub role_error: Option<(String, String)>,
     pub caller_role: Role,
+    /// The owners' switch: members must use two-factor sign-in.
+    pub requires_two_factor: bool,
 }
 
 /// An invitation just created, as the members page shows it once.
@@ -122,6 +124,10 @@ impl MembersPage {
     }
     pub fn can_edit(&self, m: &Member) -> bool {
         !m.role.outranks(self.caller_role)
+    }
+    /// Only owners flip "Require two-factor sign-in for members".
+    pub fn is_owner(&self) -> bool {
+        self.caller_role == Role::Owner
     }
     pub fn can_revoke(&self, i: &Invitation) -> bool {
         !i.role.outranks(self.caller_role)
@@ -154,6 +160,7 @@ async fn members_page(st: &AppState, caller: &PageCaller, req: &HttpRequest) -> 
         reset: None,
         role_error: None,
         caller_role: caller.role,
+        requires_two_factor: service::requires_two_factor(&st.db, &caller.org_id).await?,
     })
 }
 
@@ -244,6 +251,39 @@ pub async fn change_role(
     let mut p = members_page(&st, &caller, &req).await?;
     p.role_error = Some((id.to_string(), message));
     row_refusal(StatusCode::CONFLICT, &id, &p)
+}
+
+#[derive(Deserialize)]
+pub struct TwoFactorForm {
+    /// `on` when the box is ticked; absent when not.
+    #[serde(default)]
+    require_two_factor: String,
+}
+
+/// The owners' switch "Require two-factor sign-in for members".
+pub async fn require_two_factor(
+    st: Data<AppState>,
+    caller: PageCaller,
+    req: HttpRequest,
+    form: Form<TwoFactorForm>,
+) -> Result<HttpResponse, PageError> {
+    let on = form.require_two_factor == "on";
+    match crate::auth::two_factor::service::set_required(&st, &caller, on).await {
+        Ok(()) => Ok(redirect_with_flash(
+            paths::MEMBERS,
+            "success",
+            match on {
+                true => "Two-factor sign-in is required: members without it are sent to set it up before anything else. API tokens are not concerned.",
+                false => "Two-factor sign-in is up to each member again.",
+            },
+        )),
+        Err(crate::auth::error::AuthError::Invalid(errors)) => {
+            let mut p = members_page(&st, &caller, &req).await?;
+            p.errors = errors;
+            page_status(StatusCode::UNPROCESSABLE_ENTITY, &p.shell, &p)
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The members page with a refusal in one member's row; htmx takes only that row from it.

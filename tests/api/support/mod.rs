@@ -15,6 +15,7 @@
 //!   service, sessions opened at the host directly.
 //! - [`smtp_sink`]: a local SMTP sink that keeps the mail the console sends.
 //! - [`source_files`]: the files below a folder of this repository (`src/`, `templates/`, …).
+//! - [`two_factor`]: an authenticator app: the codes of a secret, each step used once.
 //! - [`tcp_relay`]: a loopback relay in front of the test's PostgreSQL that a test can cut.
 
 pub(crate) mod browser_sign_in;
@@ -29,5 +30,6 @@ pub(crate) mod sandbox_hosts;
 pub(crate) mod smtp_sink;
 pub(crate) mod source_files;
 pub(crate) mod tcp_relay;
+pub(crate) mod two_factor;
 
 pub(crate) use org::{row, service_agent, urlencode, Org};

@@ -1,5 +1,8 @@
-//! HTML: the account page (password, sign-ins, API tokens) and the page where someone who signed
-//! in with a one-time password chooses their own.
+//! HTML: the account page (password, two-factor sign-in, sign-ins, API tokens) and the page where
+//! someone who signed in with a one-time password chooses their own; setting up two-factor
+//! sign-in is in [`two_factor`].
+
+pub mod two_factor;
 
 use actix_web::http::StatusCode;
 use actix_web::web::{Data, Form, Path};
@@ -12,6 +15,7 @@ use crate::access::Via;
 use crate::auth::account::{self, PasswordChange};
 use crate::auth::error::AuthError;
 use crate::auth::model::SessionInfo;
+use crate::auth::two_factor::service::{self as second_factor, Status as TwoFactorStatus};
 use crate::state::AppState;
 use crate::tokens::model::OwnToken;
 use crate::tokens::service as tokens;
@@ -28,6 +32,8 @@ pub struct AccountPage {
     pub session_id: String,
     pub sessions: Vec<SessionInfo>,
     pub tokens: Vec<OwnToken>,
+    /// Two-factor sign-in, `None` while off.
+    pub two_factor: Option<TwoFactorStatus>,
     pub errors: FieldErrors,
 }
 
@@ -70,19 +76,24 @@ fn browser_of(ua: &str) -> String {
     }
 }
 
-fn session_id(caller: &PageCaller) -> String {
+pub(super) fn session_id(caller: &PageCaller) -> String {
     match &caller.via {
         Via::Session { session_id } => session_id.clone(),
         _ => String::new(),
     }
 }
 
-async fn account_page(st: &AppState, caller: &PageCaller, req: &HttpRequest) -> Result<AccountPage, PageError> {
+pub(super) async fn account_page(
+    st: &AppState,
+    caller: &PageCaller,
+    req: &HttpRequest,
+) -> Result<AccountPage, PageError> {
     Ok(AccountPage {
         shell: Shell::new(caller, req, "account"),
         session_id: session_id(caller),
         sessions: account::sessions(&st.db, &caller.user_id).await?,
         tokens: tokens::created_by(&st.db, &caller.user_id).await?,
+        two_factor: second_factor::status(&st.db, &caller.user_id).await?,
         errors: FieldErrors::new(),
     })
 }
@@ -133,13 +144,21 @@ pub async fn change_password(
             "success",
             format!("Password changed. {} API tokens keep working.", ended_words(ended)),
         )),
-        Err(AuthError::Invalid(errors)) => {
-            let mut p = account_page(&st, &caller, &req).await?;
-            p.errors = errors;
-            page_status(StatusCode::UNPROCESSABLE_ENTITY, &p.shell, &p)
-        }
+        Err(AuthError::Invalid(errors)) => refused(&st, &caller, &req, errors).await,
         Err(e) => Err(e.into()),
     }
+}
+
+/// The account page again, with the messages of a refused form at their fields (422).
+pub(super) async fn refused(
+    st: &AppState,
+    caller: &PageCaller,
+    req: &HttpRequest,
+    errors: FieldErrors,
+) -> Result<HttpResponse, PageError> {
+    let mut p = account_page(st, caller, req).await?;
+    p.errors = errors;
+    page_status(StatusCode::UNPROCESSABLE_ENTITY, &p.shell, &p)
 }
 
 #[derive(Template)]
