@@ -258,7 +258,8 @@ db_test! {
         assert_eq!(page.select_text(&format!("#runs-table tr#run-{run} td")).as_deref(), Some("Run 1"));
         assert_eq!(page.select_attr(&format!("#runs-table tr#run-{run} td"), "title"), Some(format!("Run {run}")));
         let latest = page.select_text("#workspace-latest-run").unwrap_or_default();
-        assert!(latest.starts_with("Run 1 · started by member · ") && latest.ends_with(" ago"), "{latest:?}");
+        // The person who started it is named (issue 49): the signed-in owner, through the API.
+        assert!(latest.starts_with("Run 1 · started by ") && latest.contains(crate::helpers::OWNER_EMAIL) && latest.ends_with(" ago"), "{latest:?}");
         assert!(!latest.contains(&run), "{latest:?}");
         assert_eq!(page.select_attr("#workspace-latest-run a", "href"), Some(format!("#run-{run}")));
 

@@ -322,7 +322,9 @@ pub async fn session(
 ) -> Result<(Connection, Closing)> {
     let conn = connections::get(st, caller, connection_id).await?;
     match conn.kind {
-        ConnectionKind::Daytona => return crate::sandbox::hosts::daytona::running::closing(st, caller, conn, session_id).await,
+        ConnectionKind::Daytona => {
+            return crate::sandbox::hosts::daytona::running::closing(st, caller, conn, session_id).await
+        }
         ConnectionKind::Sandboxd => {}
     }
     let (conn, _, info) = our_session_on(st, caller, conn, session_id).await?;

@@ -15,7 +15,6 @@ use std::time::Duration;
 use futures_util::future::join_all;
 
 use self::model::{is_run_scope, DaytonaSandbox, DaytonaSandboxes, LIST_MAX};
-use crate::sandbox::running::whose::Closing;
 use crate::access::Caller;
 use crate::audit::service as audit;
 use crate::db::DbError;
@@ -27,6 +26,7 @@ use crate::sandbox::hosts::daytona::client::{DaytonaClient, DaytonaError, Sandbo
 use crate::sandbox::hosts::daytona::connections as daytona;
 use crate::sandbox::running::error::RunningError;
 use crate::sandbox::running::model::ClosedSession;
+use crate::sandbox::running::whose::Closing;
 use crate::sandbox::tombstones::model::Reason;
 use crate::sandbox::tombstones::service::{self as tombstones, Removed};
 use crate::sandbox::workspaces::claims;
