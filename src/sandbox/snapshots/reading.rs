@@ -1,7 +1,8 @@
 //! Reading a workspace from its host into an archive (issue 50: at disk speed). A walk lists the
 //! folders (excluded ones never opened) and hands each file on; [`READS_IN_FLIGHT`] files are
 //! read at once through the host's per-file route (sandboxd's stored-workspace `read_bytes`, which
-//! works for a closed session and a finished run too; a Daytona sandbox's toolbox download), in
+//! works for a closed session and a finished run too; a Daytona sandbox's files are read in
+//! batches instead, `reading_batched`), in
 //! the walk's order, within [`BYTES_IN_FLIGHT`](super::archive::BYTES_IN_FLIGHT) of contents; the
 //! archive is written meanwhile on a blocking thread. A failure anywhere drops the temporary
 //! file: nothing half-written is kept.
@@ -68,7 +69,8 @@ pub async fn from_sandboxd(hold: &SnapshotHold, client: &SandboxdClient, session
 }
 
 /// The files of a Daytona workspace's sandbox as an archive, leaving out what Documents leaves
-/// out; links and special files are never followed or read.
+/// out; links and special files are never followed or read. The files are read many a request
+/// (the toolbox's bulk download: `reading_batched`).
 pub async fn from_daytona(hold: &SnapshotHold, stored: &Stored, sandbox_id: &str) -> Result<Built> {
     let walk = |tx: mpsc::Sender<Listed>| async move {
         stored
@@ -82,18 +84,23 @@ pub async fn from_daytona(hold: &SnapshotHold, stored: &Stored, sandbox_id: &str
             })
             .await
     };
-    let read = |p: WorkspacePath| async move {
-        match stored.read(p.relative(), READ_MAX).await {
-            Ok(bytes) => Ok(Read::Bytes(bytes)),
-            Err(WorkspaceError::TooLarge(_)) => Ok(Read::TooLarge),
-            Err(WorkspaceError::NotFound(_)) => Ok(Read::Gone),
-            Err(e) => Err(e),
+    let read_batch = |ps: Vec<WorkspacePath>| async move {
+        let rels: Vec<&str> = ps.iter().map(|p| p.relative()).collect();
+        let mut out = Vec::with_capacity(ps.len());
+        for got in stored.read_many(&rels, READ_MAX).await? {
+            out.push(match got {
+                Ok(bytes) => Read::Bytes(bytes),
+                Err(WorkspaceError::TooLarge(_)) => Read::TooLarge,
+                Err(WorkspaceError::NotFound(_)) => Read::Gone,
+                Err(e) => return Err(e),
+            });
         }
+        Ok(out)
     };
-    build(hold, sandbox_id, walk, read).await
+    super::reading_batched::build(hold, sandbox_id, walk, read_batch).await
 }
 
-fn stopped() -> WorkspaceError {
+pub(super) fn stopped() -> WorkspaceError {
     WorkspaceError::Internal(anyhow::anyhow!("the snapshot's reader stopped"))
 }
 
