@@ -120,7 +120,8 @@ db_test! {
         let r2 = o.run(&agent, Some(&conv2), json!({"snapshot_id": snapshot["id"]})).await;
         assert_eq!(o.read(&r2, "notes/plan.md").await.body, "# Plan\n");
         let writes = count(&fake, BULK_UPLOAD);
-        assert!((5..=8).contains(&writes), "{writes} bulk uploads: {:?}", fake.request_counts());
+        // At most 64 files a request; fewer when the archive's reader had no more ready.
+        assert!((5..=30).contains(&writes), "{writes} bulk uploads: {:?}", fake.request_counts());
         let (dir2, _, _) = workspace_dir(&o, &fake, &r2).await;
         assert_eq!(files_in(&dir2), originals, "the restored files are the originals");
         assert!(dir2.join("empty/inside").is_dir(), "the empty folder too");

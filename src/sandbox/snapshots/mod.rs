@@ -15,7 +15,7 @@ pub mod objects;
 pub mod pages;
 pub mod pending;
 pub mod reading;
-mod reading_batched;
+pub mod reading_batched;
 pub mod restore;
 pub mod service;
 pub mod session_state;

@@ -16,8 +16,6 @@ use super::archive::{Budget, Budgeted, Item, TempFile, Writer, BYTES_IN_FLIGHT};
 use super::hold::{Point, SnapshotHold};
 use crate::documents::exclusions::is_excluded;
 use crate::sandbox::client::{SandboxdClient, SandboxdError};
-use crate::sandbox::workspaces::backend::READ_MAX;
-use crate::sandbox::workspaces::daytona::stored::Stored;
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::vocabulary::paths::{self, WorkspacePath};
 
@@ -66,38 +64,6 @@ pub async fn from_sandboxd(hold: &SnapshotHold, client: &SandboxdClient, session
         }
     };
     build(hold, session_id, walk, read).await
-}
-
-/// The files of a Daytona workspace's sandbox as an archive, leaving out what Documents leaves
-/// out; links and special files are never followed or read. The files are read many a request
-/// (the toolbox's bulk download: `reading_batched`).
-pub async fn from_daytona(hold: &SnapshotHold, stored: &Stored, sandbox_id: &str) -> Result<Built> {
-    let walk = |tx: mpsc::Sender<Listed>| async move {
-        stored
-            .walk(is_excluded, |e| {
-                let tx = tx.clone();
-                async move {
-                    let Ok(p) = paths::normalise(&e.path) else { return Ok(()) };
-                    let listed = if e.is_dir { Listed::Dir(p) } else { Listed::File(p, e.size) };
-                    tx.send(listed).await.map_err(|_| stopped())
-                }
-            })
-            .await
-    };
-    let read_batch = |ps: Vec<WorkspacePath>| async move {
-        let rels: Vec<&str> = ps.iter().map(|p| p.relative()).collect();
-        let mut out = Vec::with_capacity(ps.len());
-        for got in stored.read_many(&rels, READ_MAX).await? {
-            out.push(match got {
-                Ok(bytes) => Read::Bytes(bytes),
-                Err(WorkspaceError::TooLarge(_)) => Read::TooLarge,
-                Err(WorkspaceError::NotFound(_)) => Read::Gone,
-                Err(e) => return Err(e),
-            });
-        }
-        Ok(out)
-    };
-    super::reading_batched::build(hold, sandbox_id, walk, read_batch).await
 }
 
 pub(super) fn stopped() -> WorkspaceError {

@@ -12,12 +12,46 @@ use tokio::sync::OwnedSemaphorePermit;
 use super::archive::{Budget, Budgeted, Item, Writer, BYTES_IN_FLIGHT};
 use super::hold::{Point, SnapshotHold};
 use super::reading::{stopped, Built, Listed, Read};
+use crate::documents::exclusions::is_excluded;
 use crate::sandbox::daytona_client::{BULK_BYTES, BULK_FILES, BULK_IN_FLIGHT};
 use crate::sandbox::workspaces::backend::READ_MAX;
+use crate::sandbox::workspaces::daytona::stored::Stored;
 use crate::sandbox::workspaces::error::WorkspaceError;
-use crate::vocabulary::paths::WorkspacePath;
+use crate::vocabulary::paths::{self, WorkspacePath};
 
 type Result<T> = std::result::Result<T, WorkspaceError>;
+
+/// The files of a Daytona workspace's sandbox as an archive, leaving out what Documents leaves
+/// out; links and special files are never followed or read. The files are read many a request
+/// (the toolbox's bulk download: `reading_batched`).
+pub async fn from_daytona(hold: &SnapshotHold, stored: &Stored, sandbox_id: &str) -> Result<Built> {
+    let walk = |tx: mpsc::Sender<Listed>| async move {
+        stored
+            .walk(is_excluded, |e| {
+                let tx = tx.clone();
+                async move {
+                    let Ok(p) = paths::normalise(&e.path) else { return Ok(()) };
+                    let listed = if e.is_dir { Listed::Dir(p) } else { Listed::File(p, e.size) };
+                    tx.send(listed).await.map_err(|_| stopped())
+                }
+            })
+            .await
+    };
+    let read_batch = |ps: Vec<WorkspacePath>| async move {
+        let rels: Vec<&str> = ps.iter().map(|p| p.relative()).collect();
+        let mut out = Vec::with_capacity(ps.len());
+        for got in stored.read_many(&rels, READ_MAX).await? {
+            out.push(match got {
+                Ok(bytes) => Read::Bytes(bytes),
+                Err(WorkspaceError::TooLarge(_)) => Read::TooLarge,
+                Err(WorkspaceError::NotFound(_)) => Read::Gone,
+                Err(e) => return Err(e),
+            });
+        }
+        Ok(out)
+    };
+    build(hold, sandbox_id, walk, read_batch).await
+}
 
 /// One entry of a batch: a folder, a file to read (with its share of the budget), or a file
 /// listed over the read limit.

@@ -109,7 +109,8 @@ async fn make_folder(tb: &Rooted, at: String) -> Result<()> {
     tb.toolbox().create_folder(&at).await.map_err(file_error)
 }
 
-/// The next batch of the archive's files, its folders noted in `folders`; empty at the end.
+/// The next batch of the archive's files (at most [`BULK_FILES`] and [`BULK_BYTES`], fewer when
+/// the reader has no more ready), its folders noted in `folders`; empty at the end.
 async fn gather(
     rx: &mut mpsc::Receiver<std::io::Result<Budgeted>>,
     carry: &mut Option<Budgeted>,
@@ -120,7 +121,9 @@ async fn gather(
     loop {
         let next = match carry.take() {
             Some(b) => b,
-            None => match rx.recv().await {
+            // A batch goes as soon as the archive's reader has nothing ready: the reader may be
+            // waiting for the batch's own share of the bytes in flight (a large file next).
+            None => match if batch.is_empty() { rx.recv().await } else { rx.try_recv().ok() } {
                 Some(Ok(b)) => b,
                 Some(Err(e)) => {
                     return Err(WorkspaceError::Internal(anyhow::Error::from(e).context("reading a snapshot")))
