@@ -48,6 +48,7 @@ mod daytona_documents;
 mod daytona_fake;
 mod daytona_live;
 mod daytona_running;
+mod daytona_snapshots_bulk;
 mod daytona_workspaces;
 mod default_host;
 mod deletes;

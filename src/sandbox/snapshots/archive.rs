@@ -244,6 +244,17 @@ pub fn entries(file: TempFile, budget: Budget) -> mpsc::Receiver<std::io::Result
     rx
 }
 
+/// As [`entries`], from an archive that stays where it is (its owner removes it).
+pub fn entries_at(path: PathBuf, budget: Budget) -> mpsc::Receiver<std::io::Result<Budgeted>> {
+    let (tx, rx) = mpsc::channel(QUEUED);
+    tokio::task::spawn_blocking(move || {
+        if let Err(e) = read_archive(&path, &tx, &budget) {
+            let _ = tx.blocking_send(Err(e));
+        }
+    });
+    rx
+}
+
 fn read_archive(path: &Path, tx: &mpsc::Sender<std::io::Result<Budgeted>>, budget: &Budget) -> std::io::Result<()> {
     let reader = std::io::BufReader::with_capacity(256 * 1024, std::fs::File::open(path)?);
     let mut archive = tar::Archive::new(GzDecoder::new(reader));

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use super::model::{Settings, Snapshot};
 use super::objects::Objects;
-use super::reading;
 use super::store::{self, Pending};
+use super::{reading, reading_batched};
 use crate::db::{self, Db};
 use crate::sandbox::connections::model::ConnectionKind;
 use crate::sandbox::connections::service as connections;
@@ -127,7 +127,9 @@ pub fn object_key(org_id: &str, workspace_id: &str, id: &str) -> String {
 pub async fn read(st: &AppState, org_id: &str, w: &Workspace) -> Result<reading::Built> {
     match source(st, org_id, w).await? {
         Source::Sandboxd(client, session_id) => reading::from_sandboxd(&st.snapshot_hold, &client, &session_id).await,
-        Source::Daytona(files, sandbox_id) => reading::from_daytona(&st.snapshot_hold, &files, &sandbox_id).await,
+        Source::Daytona(files, sandbox_id) => {
+            reading_batched::from_daytona(&st.snapshot_hold, &files, &sandbox_id).await
+        }
     }
 }
 

@@ -15,6 +15,7 @@ pub mod objects;
 pub mod pages;
 pub mod pending;
 pub mod reading;
+pub mod reading_batched;
 pub mod restore;
 pub mod service;
 pub mod session_state;

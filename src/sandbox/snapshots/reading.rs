@@ -1,7 +1,8 @@
 //! Reading a workspace from its host into an archive (issue 50: at disk speed). A walk lists the
 //! folders (excluded ones never opened) and hands each file on; [`READS_IN_FLIGHT`] files are
 //! read at once through the host's per-file route (sandboxd's stored-workspace `read_bytes`, which
-//! works for a closed session and a finished run too; a Daytona sandbox's toolbox download), in
+//! works for a closed session and a finished run too; a Daytona sandbox's files are read in
+//! batches instead, `reading_batched`), in
 //! the walk's order, within [`BYTES_IN_FLIGHT`](super::archive::BYTES_IN_FLIGHT) of contents; the
 //! archive is written meanwhile on a blocking thread. A failure anywhere drops the temporary
 //! file: nothing half-written is kept.
@@ -14,9 +15,7 @@ use tokio::sync::mpsc;
 use super::archive::{Budget, Budgeted, Item, TempFile, Writer, BYTES_IN_FLIGHT};
 use super::hold::{Point, SnapshotHold};
 use crate::documents::exclusions::is_excluded;
-use crate::sandbox::hosts::daytona::workspaces::stored::Stored;
 use crate::sandbox::hosts::sandboxd::client::{SandboxdClient, SandboxdError};
-use crate::sandbox::workspaces::backend::READ_MAX;
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::vocabulary::paths::{self, WorkspacePath};
 
@@ -67,33 +66,7 @@ pub async fn from_sandboxd(hold: &SnapshotHold, client: &SandboxdClient, session
     build(hold, session_id, walk, read).await
 }
 
-/// The files of a Daytona workspace's sandbox as an archive, leaving out what Documents leaves
-/// out; links and special files are never followed or read.
-pub async fn from_daytona(hold: &SnapshotHold, stored: &Stored, sandbox_id: &str) -> Result<Built> {
-    let walk = |tx: mpsc::Sender<Listed>| async move {
-        stored
-            .walk(is_excluded, |e| {
-                let tx = tx.clone();
-                async move {
-                    let Ok(p) = paths::normalise(&e.path) else { return Ok(()) };
-                    let listed = if e.is_dir { Listed::Dir(p) } else { Listed::File(p, e.size) };
-                    tx.send(listed).await.map_err(|_| stopped())
-                }
-            })
-            .await
-    };
-    let read = |p: WorkspacePath| async move {
-        match stored.read(p.relative(), READ_MAX).await {
-            Ok(bytes) => Ok(Read::Bytes(bytes)),
-            Err(WorkspaceError::TooLarge(_)) => Ok(Read::TooLarge),
-            Err(WorkspaceError::NotFound(_)) => Ok(Read::Gone),
-            Err(e) => Err(e),
-        }
-    };
-    build(hold, sandbox_id, walk, read).await
-}
-
-fn stopped() -> WorkspaceError {
+pub(super) fn stopped() -> WorkspaceError {
     WorkspaceError::Internal(anyhow::anyhow!("the snapshot's reader stopped"))
 }
 

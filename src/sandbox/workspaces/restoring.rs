@@ -3,7 +3,7 @@
 //! folder, writes a file and removes one, and may unpack a whole archive in one go
 //! ([`SnapshotWrites`]). The archive is checked whole against its manifest before anything is
 //! written (`snapshots::restore`); a checked archive is unpacked in one go where the backend can
-//! (sandboxd: by the sandbox's own `tar`), else its entries are written `WRITES_IN_FLIGHT` at a
+//! (sandboxd: by the sandbox's own `tar`; Daytona: in bulk uploads), else its entries are written `WRITES_IN_FLIGHT` at a
 //! time. A restore that fails stops; in a new workspace (nothing was there before) what it wrote
 //! is removed again, so a workspace is never left half-restored.
 

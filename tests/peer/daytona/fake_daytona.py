@@ -120,6 +120,9 @@ Test hooks (JSON in, JSON out; none of this exists in Daytona):
                                creation keys
       bareList: bool           `GET /sandbox` answers as a self-hosted Daytona before v0.180: a
                                bare array of every matching sandbox, no cursor
+      unreadable: ["workspace/a.txt"]   files (relative to the sandbox's home) the daemon cannot
+                               open: bulk-download answers an `error` part (403 FILE_ACCESS_DENIED)
+                               for each, as its os.Open failing would
       rawNames: bool           NOT Daytona: `GET /files` sends names that are not UTF-8 as their
                                raw bytes (Daytona sends U+FFFD in their place), so its body is not
                                valid UTF-8
@@ -1026,6 +1029,11 @@ def toolbox_route(sb: dict, method: str, sub_parts: list[str], query: dict, body
                     raise daemon_error(404, f"file not found: {p}", sub, method, "FILE_NOT_FOUND")
                 if os.path.isdir(full):
                     raise daemon_error(400, f"path is a directory: {p}", sub, method, "INVALID_FILE_PATH")
+                if os.path.relpath(full, sb["dir"]) in (HOOKS.get("unreadable") or []):
+                    # The daemon's os.Open failing: an error part, the others still sent
+                    # (srv apps/daemon/pkg/toolbox/fs/download_files.go, "error opening file").
+                    raise daemon_error(403, f"error opening file: open {full}: permission denied", sub, method,
+                                       "FILE_ACCESS_DENIED")
                 with open(full, "rb") as f:
                     data = f.read()
                 out += (f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{p}\"; "

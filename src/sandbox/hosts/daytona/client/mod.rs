@@ -12,16 +12,19 @@
 //! - Error bodies are optional: the status decides, the body only adds Daytona's words.
 
 mod admin;
+mod bulk;
 mod error;
 mod exec_output;
 mod http;
 pub mod labels;
 mod multipart;
+mod multipart_read;
 mod sandboxes;
 mod toolbox;
 mod wire;
 
 pub use admin::DaytonaConfig;
+pub use bulk::{Fetched, BULK_BYTES, BULK_FILES, BULK_IN_FLIGHT};
 pub use error::{DaytonaError, Side};
 pub use http::{DaytonaClient, Timeouts, DEFAULT_API_URL};
 pub use sandboxes::LIST_PAGE;

@@ -6,23 +6,33 @@ use super::error::DaytonaError;
 
 /// `(boundary, body)` uploading `bytes` to `path`.
 pub(super) fn bulk_upload(path: &str, bytes: &[u8]) -> Result<(String, Vec<u8>), DaytonaError> {
-    if path.chars().any(char::is_control) {
+    bulk_upload_many(&[(path, bytes)])
+}
+
+/// `(boundary, body)` uploading each `(path, bytes)`, `files[0]` first.
+pub(super) fn bulk_upload_many(files: &[(&str, &[u8])]) -> Result<(String, Vec<u8>), DaytonaError> {
+    if files.iter().any(|(path, _)| path.chars().any(char::is_control)) {
         return Err(DaytonaError::Refused("A path with a control character cannot be uploaded.".into()));
     }
     let boundary = format!("agenticos-{}", uuid::Uuid::new_v4().simple());
-    let mut body = Vec::with_capacity(bytes.len() + 400);
-    body.extend_from_slice(
-        format!("--{boundary}\r\nContent-Disposition: form-data; name=\"files[0].path\"\r\n\r\n{path}\r\n").as_bytes(),
-    );
-    body.extend_from_slice(
-        format!(
-            "--{boundary}\r\nContent-Disposition: form-data; name=\"files[0].file\"; filename=\"file\"\r\n\
-             Content-Type: application/octet-stream\r\n\r\n"
-        )
-        .as_bytes(),
-    );
-    body.extend_from_slice(bytes);
-    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    let total: usize = files.iter().map(|(p, b)| p.len() + b.len() + 400).sum();
+    let mut body = Vec::with_capacity(total);
+    for (i, (path, bytes)) in files.iter().enumerate() {
+        body.extend_from_slice(
+            format!("--{boundary}\r\nContent-Disposition: form-data; name=\"files[{i}].path\"\r\n\r\n{path}\r\n")
+                .as_bytes(),
+        );
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"files[{i}].file\"; filename=\"file\"\r\n\
+                 Content-Type: application/octet-stream\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(bytes);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
     Ok((boundary, body))
 }
 
@@ -41,5 +51,15 @@ mod tests {
         assert!(text.contains("\r\n\r\nhi\r\n--x\r\n"));
         assert!(text.ends_with(&format!("\r\n--{b}--\r\n")));
         assert!(bulk_upload("a\nb", b"").is_err());
+    }
+
+    #[test]
+    fn many_files_are_numbered_in_order() {
+        let (b, body) = bulk_upload_many(&[("a", b"1"), ("d/b", b"22")]).unwrap();
+        let text = String::from_utf8(body).unwrap();
+        let at = |s: &str| text.find(s).unwrap();
+        assert!(at("files[0].path") < at("files[0].file") && at("files[0].file") < at("files[1].path"));
+        assert!(text.contains("\r\n\r\nd/b\r\n") && text.contains("\r\n\r\n22\r\n--"));
+        assert!(text.ends_with(&format!("\r\n--{b}--\r\n")));
     }
 }

@@ -15,7 +15,7 @@ use super::wire::{Dir, ExecuteRequest, ExecuteResponse, FileInfo};
 /// The toolbox of one sandbox. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Toolbox {
-    client: DaytonaClient,
+    pub(super) client: DaytonaClient,
     /// `{toolboxProxyUrl}/{sandboxId}`, checked by [`DaytonaClient::toolbox_at`].
     base: Url,
 }
@@ -30,7 +30,7 @@ impl Toolbox {
         &self.base
     }
 
-    fn url(&self, route: &[&str], query: &[(&str, &str)]) -> Url {
+    pub(super) fn url(&self, route: &[&str], query: &[(&str, &str)]) -> Url {
         let mut url = join(&self.base, route);
         if !query.is_empty() {
             url.query_pairs_mut().extend_pairs(query);
@@ -38,7 +38,7 @@ impl Toolbox {
         url
     }
 
-    fn operation(&self) -> Duration {
+    pub(super) fn operation(&self) -> Duration {
         self.client.timeouts.operation
     }
 

@@ -8,6 +8,7 @@
 //! (`root.rs`), so the home's dotfiles stay out of it. Documents and snapshots read its files
 //! without a run (`stored.rs`).
 
+mod bulk;
 mod files;
 pub mod keepalive;
 pub mod known;

@@ -54,7 +54,9 @@ pub struct Tree {
 /// The toolbox of a Daytona workspace's sandbox, at its workspace root (`root.rs`: the
 /// `workspace` folder under home; the home's own dotfiles are never reached).
 pub struct Stored {
-    tb: Rooted,
+    pub(super) tb: Rooted,
+    /// The daemon has no bulk download (it answered 404): files are read one by one.
+    pub(super) no_bulk: std::sync::atomic::AtomicBool,
 }
 
 /// Whether opening may start a stopped sandbox.
@@ -77,7 +79,7 @@ pub async fn open(st: &AppState, org_id: &str, conn: &Connection, sandbox_id: &s
         let seen = st.daytona_sandboxes.recently_started(sandbox_id);
         let known = seen.and_then(|proxy| client.toolbox_at(&proxy, sandbox_id).ok());
         if let Some(tb) = known.and_then(|tb| root::cached(&st.daytona_sandboxes, &tb, sandbox_id)) {
-            return Ok(Stored { tb });
+            return Ok(Stored { tb, no_bulk: Default::default() });
         }
     }
     let began = Instant::now();
@@ -95,7 +97,7 @@ pub async fn open(st: &AppState, org_id: &str, conn: &Connection, sandbox_id: &s
             if let Some(proxy) = &sandbox.toolbox_proxy_url {
                 st.daytona_sandboxes.keep_started(sandbox_id, proxy);
             }
-            return Ok(Stored { tb });
+            return Ok(Stored { tb, no_bulk: Default::default() });
         }
         if state.is_failed() {
             return Err(WorkspaceError::Refused(format!(
