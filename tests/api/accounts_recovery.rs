@@ -159,8 +159,11 @@ db_test! {
 
         // The admin resets it: the one-time password is shown on that answer only.
         let members = admin.get("/members").await;
-        assert!(members.select_text(&format!("#member-{bob_id} form[action$='/password-reset']")).is_some());
-        assert!(members.select_text(&format!("#member-{admin_id} form[action$='/password-reset']")).is_none(), "not their own");
+        // Each row links to its confirmation (the console's own dialog); the form posts from there.
+        assert!(members.select_text(&format!("#member-{bob_id} a.member-reset")).is_some());
+        assert!(members.select_text(&format!("#member-{admin_id} a.member-reset")).is_none(), "not their own");
+        let asked = admin.get(&format!("/members/{bob_id}/password-reset")).await;
+        assert!(asked.select_attr("#member-reset-form", "action").is_some_and(|a| a.ends_with("/password-reset")), "{}", asked.body);
         let r = admin.post_form(&format!("/members/{bob_id}/password-reset"), &[]).await;
         assert_eq!(r.status, 200, "{}", r.body);
         assert_eq!(r.header("cache-control").as_deref(), Some("no-store"));

@@ -102,8 +102,9 @@ db_test! {
         // The members page: removing the last owner is refused, the address bar keeps /members.
         b.click("nav.sidebar-nav a[href='/members']").await?;
         b.wait_for("#members-table").await?;
-        b.click("#members-table form[action$='/delete'] button").await?;
-        b.client.accept_alert().await?;
+        b.click("#members-table a.member-remove").await?;
+        b.wait_for("dialog#member-remove-dialog[open] #member-remove-confirm").await?;
+        b.click("#member-remove-confirm").await?;
         b.wait_for_text("#flash", "The last owner cannot be removed").await?;
         assert_eq!(b.current_path().await?, "/members");
         b.client.refresh().await?;

@@ -53,6 +53,8 @@ db_test! {
         let b = Browser::start().await?;
         sign_in(&b, &app.address).await?;
         b.goto(&format!("{}/sandboxes", app.address)).await?;
+        // Make default sits under the row's More menu.
+        b.click(&format!("#connection-{idle} details.row-menu summary")).await?;
         b.click(&format!("#connection-{idle} form[action$='/default'] button")).await?;
         b.wait_for_text("#make-default-problem", "not working").await?;
         assert_eq!(default_name(&app).await, working);
