@@ -10,7 +10,7 @@
 use std::collections::VecDeque;
 
 use futures_util::stream::{self, StreamExt};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, OwnedSemaphorePermit};
 
 use super::archive::{Budget, Budgeted, Item, TempFile, Writer, BYTES_IN_FLIGHT};
 use super::hold::{Point, SnapshotHold};
@@ -81,7 +81,6 @@ where
     let writer = Writer::start();
     let budget = Budget::new(BYTES_IN_FLIGHT);
     let (listed_tx, listed_rx) = mpsc::channel::<Listed>(256);
-    let skipped = std::sync::atomic::AtomicU64::new(0);
     let out = writer.tx.clone();
     let reads = async {
         let listed = stream::unfold(listed_rx, |mut rx| async move { rx.recv().await.map(|l| (l, rx)) });
@@ -118,32 +117,64 @@ where
             })
             .buffered(READS_IN_FLIGHT);
         let mut done = std::pin::pin!(done);
-        let mut first_file = true;
+        let mut keeper = Keeper::new(out, hold, source);
         while let Some(next) = done.next().await {
-            let (item, permit, too_large) = next?;
-            if let Some(p) = too_large {
-                tracing::warn!(event = "snapshot_file_skipped", path = %p.display(), "a file over the host's read limit is left out of the snapshot");
-                skipped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            }
-            let Some(item) = item else { continue };
-            let is_file = matches!(item, Item::File(..));
-            out.send(Budgeted(item, permit)).await.map_err(|_| stopped())?;
-            if is_file && first_file {
-                first_file = false;
-                hold.at(Point::FirstFile, source).await;
-            }
+            keeper.keep(next?).await?;
         }
-        Ok::<(), WorkspaceError>(())
+        Ok::<u64, WorkspaceError>(keeper.skipped)
     };
-    let walked = async move { walk(listed_tx).await };
+    archived(writer, async move { walk(listed_tx).await }, reads).await
+}
+
+/// What one read became: an item to archive (with its share of the bytes in flight), or a file
+/// left out because it is over the host's read limit.
+pub(super) type Done = (Option<Item>, Option<OwnedSemaphorePermit>, Option<WorkspacePath>);
+
+/// Hands the reads' items to the archive in the walk's order, counting the files left out and
+/// marking the first file written (the snapshot's hold point).
+pub(super) struct Keeper<'a> {
+    out: mpsc::Sender<Budgeted>,
+    hold: &'a SnapshotHold,
+    source: &'a str,
+    first_file: bool,
+    pub skipped: u64,
+}
+
+impl<'a> Keeper<'a> {
+    pub fn new(out: mpsc::Sender<Budgeted>, hold: &'a SnapshotHold, source: &'a str) -> Self {
+        Keeper { out, hold, source, first_file: true, skipped: 0 }
+    }
+
+    pub async fn keep(&mut self, (item, permit, too_large): Done) -> Result<()> {
+        if let Some(p) = too_large {
+            tracing::warn!(event = "snapshot_file_skipped", path = %p.display(), "a file over the host's read limit is left out of the snapshot");
+            self.skipped += 1;
+        }
+        let Some(item) = item else { return Ok(()) };
+        let is_file = matches!(item, Item::File(..));
+        self.out.send(Budgeted(item, permit)).await.map_err(|_| stopped())?;
+        if is_file && self.first_file {
+            self.first_file = false;
+            self.hold.at(Point::FirstFile, self.source).await;
+        }
+        Ok(())
+    }
+}
+
+/// The walk and the reads run together (the reads give the count of files left out), then the
+/// archive is finished; a failure of either drops the temporary file.
+pub(super) async fn archived(
+    writer: Writer,
+    walked: impl std::future::Future<Output = Result<()>>,
+    reads: impl std::future::Future<Output = Result<u64>>,
+) -> Result<Built> {
     let outcome = tokio::try_join!(walked, reads);
-    drop(out);
-    outcome?;
+    let skipped = outcome?.1;
     let (file, size, files) = writer
         .finish()
         .await
         .map_err(|e| WorkspaceError::Internal(anyhow::Error::from(e).context("writing the snapshot archive")))?;
-    Ok(Built { file, size, files, skipped: skipped.into_inner() })
+    Ok(Built { file, size, files, skipped })
 }
 
 /// Breadth-first over the folders, one listing at a time (the reads go on meanwhile); excluded

@@ -9,9 +9,9 @@ use futures_util::stream::{self, StreamExt};
 use tokio::sync::mpsc;
 use tokio::sync::OwnedSemaphorePermit;
 
-use super::archive::{Budget, Budgeted, Item, Writer, BYTES_IN_FLIGHT};
-use super::hold::{Point, SnapshotHold};
-use super::reading::{stopped, Built, Listed, Read};
+use super::archive::{Budget, Item, Writer, BYTES_IN_FLIGHT};
+use super::hold::SnapshotHold;
+use super::reading::{archived, stopped, Built, Done, Keeper, Listed, Read};
 use crate::documents::exclusions::is_excluded;
 use crate::sandbox::hosts::daytona::client::{BULK_BYTES, BULK_FILES, BULK_IN_FLIGHT};
 use crate::sandbox::hosts::daytona::workspaces::stored::Stored;
@@ -61,9 +61,6 @@ enum Entry {
     Over(WorkspacePath),
 }
 
-/// What a batch's entry became: an item to archive, or a file left out (over the limit).
-type Done = (Option<Item>, Option<OwnedSemaphorePermit>, Option<WorkspacePath>);
-
 /// Walks with `walk` and reads the files of each batch with one `read_batch` (its answers in the
 /// order of the paths given), writing the archive as they go.
 pub async fn build<W, WF, R, RF>(hold: &SnapshotHold, source: &str, walk: W, read_batch: R) -> Result<Built>
@@ -76,7 +73,6 @@ where
     let writer = Writer::start();
     let budget = Budget::new(BYTES_IN_FLIGHT);
     let (listed_tx, listed_rx) = mpsc::channel::<Listed>(256);
-    let mut skipped = 0u64;
     let out = writer.tx.clone();
     let reads = async {
         let batches = stream::unfold((listed_rx, None::<Listed>), |(mut rx, mut carry)| {
@@ -89,33 +85,15 @@ where
         let read_batch = &read_batch;
         let done = batches.map(|batch| read_one(batch, read_batch)).buffered(BULK_IN_FLIGHT);
         let mut done = std::pin::pin!(done);
-        let mut first_file = true;
+        let mut keeper = Keeper::new(out, hold, source);
         while let Some(batch) = done.next().await {
-            for (item, permit, too_large) in batch? {
-                if let Some(p) = too_large {
-                    tracing::warn!(event = "snapshot_file_skipped", path = %p.display(), "a file over the host's read limit is left out of the snapshot");
-                    skipped += 1;
-                }
-                let Some(item) = item else { continue };
-                let is_file = matches!(item, Item::File(..));
-                out.send(Budgeted(item, permit)).await.map_err(|_| stopped())?;
-                if is_file && first_file {
-                    first_file = false;
-                    hold.at(Point::FirstFile, source).await;
-                }
+            for one in batch? {
+                keeper.keep(one).await?;
             }
         }
-        Ok::<(), WorkspaceError>(())
+        Ok::<u64, WorkspaceError>(keeper.skipped)
     };
-    let walked = async move { walk(listed_tx).await };
-    let outcome = tokio::try_join!(walked, reads);
-    drop(out);
-    outcome?;
-    let (file, size, files) = writer
-        .finish()
-        .await
-        .map_err(|e| WorkspaceError::Internal(anyhow::Error::from(e).context("writing the snapshot archive")))?;
-    Ok(Built { file, size, files, skipped })
+    archived(writer, async move { walk(listed_tx).await }, reads).await
 }
 
 /// The next batch of the walk: its folders and files in order, up to [`BULK_FILES`] files and
