@@ -508,7 +508,11 @@ fn closed_under_the_request(e: &reqwest::Error) -> Option<ClosedUnder> {
         // A request canceled before it was written: its pooled connection ended under it (hyper
         // read an unexpected message on the idle connection, e.g. the server closing it), so the
         // console never saw it.
-        if s.downcast_ref::<hyper::Error>().is_some_and(|h| h.is_incomplete_message() || h.is_canceled()) {
+        // Or an answer came on it before the request was (the console's 408 for a pooled connection
+        // that was never used: hyper's "unexpected message", which it has no predicate for).
+        if s.downcast_ref::<hyper::Error>().is_some_and(|h| {
+            h.is_incomplete_message() || h.is_canceled() || h.to_string().contains("unexpected message")
+        }) {
             return Some(ClosedUnder::Closed);
         }
         source = s.source();
@@ -518,8 +522,13 @@ fn closed_under_the_request(e: &reqwest::Error) -> Option<ClosedUnder> {
 
 impl Client {
     pub fn new(base: &str) -> Client {
+        // An idle kept connection is dropped here before the console's end would close it (its
+        // keep-alive and first-request timers are 5 s), so a request is never written into a
+        // connection the console is closing, or one it answers with 408 for never having been
+        // used (hyper can pool a connection it opened while an idle one came back first).
         let http = reqwest::Client::builder()
             .cookie_store(true)
+            .pool_idle_timeout(std::time::Duration::from_secs(2))
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .expect("client");
@@ -541,15 +550,23 @@ impl Client {
             .try_clone()
             .and_then(|b| b.build().ok())
             .is_some_and(|r| matches!(*r.method(), reqwest::Method::GET | reqwest::Method::HEAD));
-        let again = rb.try_clone();
-        let res = match (rb.send().await, again) {
-            (Ok(res), _) => res,
-            (Err(e), Some(again))
-                if closed_under_the_request(&e).is_some_and(|how| idempotent || how == ClosedUnder::Reset) =>
-            {
-                again.send().await.unwrap_or_else(|e| panic!("request sent again: {e:?}"))
+        // Sent at most three times: a pool can hold more than one connection ending together.
+        let mut tries = 1;
+        let mut next = Some(rb);
+        let res = loop {
+            let rb = next.take().expect("a request to send");
+            let again = rb.try_clone();
+            match (rb.send().await, again) {
+                (Ok(res), _) => break res,
+                (Err(e), Some(again))
+                    if tries < 3
+                        && closed_under_the_request(&e).is_some_and(|how| idempotent || how == ClosedUnder::Reset) =>
+                {
+                    tries += 1;
+                    next = Some(again);
+                }
+                (Err(e), _) => panic!("request sent {tries} time(s): {e:?}"),
             }
-            (Err(e), _) => panic!("request sent: {e:?}"),
         };
         let status = res.status();
         let headers = res.headers().clone();
