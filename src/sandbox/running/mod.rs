@@ -7,6 +7,7 @@ pub mod destroying;
 pub mod engine_usage;
 pub mod error;
 pub mod model;
+pub mod orphaned;
 pub mod orphans;
 pub mod pages;
 pub mod service;

@@ -6,4 +6,6 @@
 //! the function that capability calls.
 
 pub mod connections;
+pub mod destroy;
+pub mod orphans;
 pub mod workspaces;

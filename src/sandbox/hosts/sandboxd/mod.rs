@@ -3,4 +3,6 @@
 
 pub mod client;
 pub mod connections;
+pub mod running;
+pub mod tombstones;
 pub mod workspaces;
