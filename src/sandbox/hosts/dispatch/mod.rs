@@ -7,5 +7,6 @@
 
 pub mod connections;
 pub mod destroy;
+pub mod doctor;
 pub mod orphans;
 pub mod workspaces;

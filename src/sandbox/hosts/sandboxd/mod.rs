@@ -3,6 +3,7 @@
 
 pub mod client;
 pub mod connections;
+pub mod doctor;
 pub mod running;
 pub mod tombstones;
 pub mod workspaces;
