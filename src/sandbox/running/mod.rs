@@ -9,6 +9,7 @@ pub mod error;
 pub mod model;
 pub mod orphaned;
 pub mod orphans;
+pub mod ours;
 pub mod pages;
 pub mod service;
 pub mod whose;

@@ -9,4 +9,5 @@ pub mod connections;
 pub mod destroy;
 pub mod doctor;
 pub mod orphans;
+pub mod running;
 pub mod workspaces;
