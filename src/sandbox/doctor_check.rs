@@ -68,4 +68,3 @@ pub async fn credential(st: &AppState, org_id: &str, conn: &Connection) -> Resul
             .into()),
     }
 }
-

@@ -14,10 +14,10 @@
 
 use serde::Serialize;
 
+pub use super::orphaned::{is_orphan, min_age_ms};
 use crate::audit::service as audit;
 use crate::db::DbError;
 use crate::orgs::service as orgs;
-pub use super::orphaned::{is_orphan, min_age_ms};
 use crate::sandbox::connections::service as connections;
 use crate::sandbox::hosts::dispatch::destroy::{self, NotDestroyed};
 use crate::sandbox::hosts::dispatch::orphans as dispatch;

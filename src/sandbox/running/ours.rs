@@ -38,7 +38,12 @@ pub(crate) async fn belongs_to<'a>(
 }
 
 /// Whose session `session_id` on `connection_id` is, from our rows only (never a host call).
-pub(crate) async fn owner(st: &AppState, caller: &Caller, connection_id: &str, session_id: &str) -> Result<Option<SessionOwner>> {
+pub(crate) async fn owner(
+    st: &AppState,
+    caller: &Caller,
+    connection_id: &str,
+    session_id: &str,
+) -> Result<Option<SessionOwner>> {
     workspaces::owner_of(st, caller, connection_id, session_id).await.map_err(RunningError::from)
 }
 

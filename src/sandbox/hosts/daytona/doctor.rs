@@ -59,4 +59,3 @@ pub async fn checks(st: &AppState, org_id: &str, conn: &Connection) -> Vec<Check
     });
     checks
 }
-

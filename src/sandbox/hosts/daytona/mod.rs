@@ -7,5 +7,6 @@ pub mod connections;
 pub mod doctor;
 pub mod documents;
 pub mod running;
+pub mod snapshots;
 pub mod tombstones;
 pub mod workspaces;

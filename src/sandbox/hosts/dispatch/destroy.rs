@@ -19,8 +19,7 @@ pub enum NotDestroyed {
 pub async fn destroy(st: &AppState, org_id: &str, conn: &Connection, session_id: &str) -> Result<(), NotDestroyed> {
     match conn.kind {
         ConnectionKind::Sandboxd => {
-            let client =
-                sandboxd::connections::client_for(st, org_id, conn).await.map_err(NotDestroyed::Connection)?;
+            let client = sandboxd::connections::client_for(st, org_id, conn).await.map_err(NotDestroyed::Connection)?;
             sandboxd::tombstones::destroy(&client, org_id, session_id).await.map_err(NotDestroyed::Host)
         }
         ConnectionKind::Daytona => {

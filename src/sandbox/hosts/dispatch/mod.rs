@@ -10,4 +10,5 @@ pub mod destroy;
 pub mod doctor;
 pub mod orphans;
 pub mod running;
+pub mod stored_files;
 pub mod workspaces;

@@ -13,7 +13,12 @@ type Result<T> = std::result::Result<T, RunningError>;
 
 /// Session (or sandbox) `session_id` of the caller's organization on `conn`, as the confirmation
 /// of "Close and delete files" shows it.
-pub async fn closing(st: &AppState, caller: &Caller, conn: Connection, session_id: &str) -> Result<(Connection, Closing)> {
+pub async fn closing(
+    st: &AppState,
+    caller: &Caller,
+    conn: Connection,
+    session_id: &str,
+) -> Result<(Connection, Closing)> {
     match conn.kind {
         ConnectionKind::Sandboxd => sandboxd::running::closing(st, caller, conn, session_id).await,
         ConnectionKind::Daytona => daytona::running::closing(st, caller, conn, session_id).await,

@@ -4,6 +4,7 @@
 pub mod client;
 pub mod connections;
 pub mod doctor;
+pub mod documents;
 pub mod running;
 pub mod tombstones;
 pub mod workspaces;

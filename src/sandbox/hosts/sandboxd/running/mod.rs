@@ -11,7 +11,7 @@ use crate::sandbox::connections::model::Connection;
 use crate::sandbox::hosts::sandboxd::client::SandboxdError;
 use crate::sandbox::running::error::RunningError;
 use crate::sandbox::running::model::ClosedSession;
-use crate::sandbox::running::ours::{owner, our_session_on};
+use crate::sandbox::running::ours::{our_session_on, owner};
 use crate::sandbox::running::whose::Closing;
 use crate::sandbox::tombstones::model::Reason;
 use crate::sandbox::tombstones::service::{self as tombstones, Removed};
