@@ -7,6 +7,10 @@ use crate::sandbox::workspaces::claims;
 use crate::sandbox::workspaces::key;
 use crate::state::AppState;
 
+/// A connection's orphans as its kind lists them, each (id, name); the inner `Err` says why the
+/// host could not be read.
+pub type Listed = anyhow::Result<Result<Vec<(String, String)>, String>>;
+
 /// Whether `session_id` (whose tenant is `org_id`) on `conn`, idle for `idle_ms` (as its host
 /// measures it), is an orphan of `org_id` now: idle for at least [`min_age_ms`], a key of theirs,
 /// and named by no workspace row, tombstone or claim. The one decision of the purge's listing and

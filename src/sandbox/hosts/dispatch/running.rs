@@ -9,8 +9,6 @@ use crate::sandbox::running::model::ClosedSession;
 use crate::sandbox::running::whose::Closing;
 use crate::state::AppState;
 
-type Result<T> = std::result::Result<T, RunningError>;
-
 /// Session (or sandbox) `session_id` of the caller's organization on `conn`, as the confirmation
 /// of "Close and delete files" shows it.
 pub async fn closing(
@@ -18,7 +16,7 @@ pub async fn closing(
     caller: &Caller,
     conn: Connection,
     session_id: &str,
-) -> Result<(Connection, Closing)> {
+) -> Result<(Connection, Closing), RunningError> {
     match conn.kind {
         ConnectionKind::Sandboxd => sandboxd::running::closing(st, caller, conn, session_id).await,
         ConnectionKind::Daytona => daytona::running::closing(st, caller, conn, session_id).await,
@@ -33,7 +31,7 @@ pub async fn close(
     conn: Connection,
     session_id: &str,
     delete_files: bool,
-) -> Result<ClosedSession> {
+) -> Result<ClosedSession, RunningError> {
     match conn.kind {
         ConnectionKind::Sandboxd => sandboxd::running::close(st, caller, conn, session_id, delete_files).await,
         ConnectionKind::Daytona => daytona::running::close(st, caller, &conn, session_id, delete_files).await,

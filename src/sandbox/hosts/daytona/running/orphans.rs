@@ -4,7 +4,7 @@
 
 use crate::sandbox::connections::model::Connection;
 use crate::sandbox::hosts::daytona::connections;
-use crate::sandbox::running::orphaned::{epoch_ms, min_age_ms};
+use crate::sandbox::running::orphaned::{epoch_ms, min_age_ms, Listed};
 use crate::sandbox::workspaces::claims;
 use crate::state::AppState;
 
@@ -12,12 +12,7 @@ use crate::state::AppState;
 /// and this organization's labels (following the cursor), each one's labels checked again (never
 /// another deployment's or organization's), older than [`min_age_ms`], and named by no workspace
 /// row, tombstone or claim. Their (id, name); `Err` says why Daytona could not be read.
-pub async fn list(
-    st: &AppState,
-    org_id: &str,
-    conn: &Connection,
-    now: i64,
-) -> anyhow::Result<Result<Vec<(String, String)>, String>> {
+pub async fn list(st: &AppState, org_id: &str, conn: &Connection, now: i64) -> Listed {
     let client = match connections::client_for(st, org_id, conn).await {
         Ok(c) => c,
         Err(e) => return Ok(Err(e.to_string())),

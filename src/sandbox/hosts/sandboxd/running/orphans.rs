@@ -4,19 +4,14 @@
 
 use crate::sandbox::connections::model::Connection;
 use crate::sandbox::hosts::sandboxd::connections::client_for;
-use crate::sandbox::running::orphaned::is_orphan;
+use crate::sandbox::running::orphaned::{is_orphan, Listed};
 use crate::state::AppState;
 
 /// The sessions of a sandboxd connection that are `org_id`'s orphans: of its tenant and
 /// [`is_orphan`] with their idle time at `now` (the host's idle time, read at the listing, gives
 /// the last activity on our clock). Their (id, name), the same; `Err` says why the host could not be
 /// read.
-pub async fn list(
-    st: &AppState,
-    org_id: &str,
-    conn: &Connection,
-    now: i64,
-) -> anyhow::Result<Result<Vec<(String, String)>, String>> {
+pub async fn list(st: &AppState, org_id: &str, conn: &Connection, now: i64) -> Listed {
     let list = match client_for(st, org_id, conn).await {
         Ok(client) => client.sessions(false).await.map_err(|e| e.in_words()),
         Err(e) => Err(e.to_string()),
