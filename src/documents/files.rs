@@ -1,6 +1,7 @@
-//! Where a workspace's files are: a `state` workspace's document in our database, a `sandboxd`
-//! workspace's stored files on its host, read through the archive routes (no sandbox is started),
-//! or a Daytona workspace's sandbox, read through its toolbox ([`crate::sandbox::hosts::daytona::documents`]).
+//! Where a workspace's files are: a `state` workspace's document in our database, or a workspace's
+//! stored files at its host, read without running it ([`StoredFiles`]: a `sandboxd` workspace's
+//! through the host's archive routes, a Daytona workspace's sandbox through its toolbox; each
+//! kind's reads in its folder, `hosts/<kind>/documents.rs`).
 
 use std::collections::HashMap;
 
@@ -8,14 +9,11 @@ use futures_util::future::join_all;
 
 use super::error::DocumentError;
 use super::grouping;
-use super::listing::{self, HostCounter, Listing};
+use super::listing::{HostCounter, Listing};
 use super::paging::TextPage;
 use super::store::{self, VisibleRow};
-use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::connections::service as connections;
-use crate::sandbox::hosts::daytona::documents as daytona;
-use crate::sandbox::hosts::sandboxd::client::SandboxdClient;
-use crate::sandbox::hosts::sandboxd::connections as host;
+use crate::sandbox::hosts::dispatch::stored_files::StoredFiles;
 use crate::sandbox::workspaces::document::Document;
 use crate::state::AppState;
 use crate::vocabulary::paths::WorkspacePath;
@@ -59,11 +57,8 @@ pub async fn list_rows(
         }
     }
     let hosts = by_host.into_iter().map(|(connection, sessions)| async move {
-        match host(st, org_id, connection).await {
-            Ok(Host::Sandboxd(client)) => {
-                listing::on_host(&client, &sessions, counter).await.into_iter().collect::<Vec<_>>()
-            }
-            Ok(Host::Daytona(conn)) => daytona::listings(st, org_id, &conn, sessions, counter).await,
+        match files_of(st, org_id, connection).await {
+            Ok(files) => files.listings(st, org_id, sessions, counter).await,
             Err(e) => {
                 let reason = e.to_string();
                 sessions.into_iter().map(|(ws, _)| (ws, Listing::unreadable(reason.clone()))).collect::<Vec<_>>()
@@ -76,20 +71,12 @@ pub async fn list_rows(
     out
 }
 
-/// What a workspace's connection is read through.
-enum Host {
-    Sandboxd(SandboxdClient),
-    Daytona(Connection),
-}
-
-async fn host(st: &AppState, org_id: &str, connection_id: &str) -> Result<Host> {
+/// The stored files of the workspaces of `connection_id`.
+async fn files_of(st: &AppState, org_id: &str, connection_id: &str) -> Result<StoredFiles> {
     let conn = connections::for_org(st, org_id, connection_id)
         .await?
         .ok_or_else(|| DocumentError::Host("its connection was deleted".into()))?;
-    match conn.kind {
-        ConnectionKind::Daytona => Ok(Host::Daytona(conn)),
-        ConnectionKind::Sandboxd => Ok(Host::Sandboxd(host::client_for(st, org_id, &conn).await?)),
-    }
+    Ok(StoredFiles::of(st, org_id, conn).await?)
 }
 
 async fn document(st: &AppState, org_id: &str, id: &str) -> Result<Document> {
@@ -116,13 +103,7 @@ pub async fn read_bytes(
         return Ok(document(st, org_id, &row.id).await?.read(path)?);
     }
     let (connection, session) = host_session(row)?;
-    match host(st, org_id, connection).await? {
-        Host::Sandboxd(client) => {
-            counter.add(1);
-            Ok(client.workspace_read_bytes(session, path.relative()).await?)
-        }
-        Host::Daytona(conn) => daytona::read_bytes(st, org_id, &conn, session, path, counter).await,
-    }
+    files_of(st, org_id, connection).await?.read_bytes(st, org_id, session, path, counter).await
 }
 
 /// Lines `offset..offset+limit` of a text file, as a bounded page (the host's hint for an agent
@@ -141,32 +122,7 @@ pub async fn read_text(
         return Ok(TextPage::of_whole(&String::from_utf8_lossy(&bytes), offset, limit));
     }
     let (connection, session) = host_session(row)?;
-    match host(st, org_id, connection).await? {
-        Host::Sandboxd(client) => {
-            counter.add(1);
-            let answer = client.workspace_read(session, path.relative(), offset, limit).await?;
-            if let Some(page) = TextPage::of_sandboxd(answer, offset, limit) {
-                return Ok(page);
-            }
-            // `[End of file]`: past the end, or the file's only line left says just that.
-            counter.add(1);
-            if offset == 0 {
-                // No lines, or one: the file is that small.
-                let bytes = client.workspace_read_bytes(session, path.relative()).await?;
-                return Ok(TextPage::of_whole(&String::from_utf8_lossy(&bytes), 0, limit));
-            }
-            // One line earlier, one more: past the end still answers `[End of file]`.
-            let answer = client.workspace_read(session, path.relative(), offset - 1, limit + 1).await?;
-            Ok(match TextPage::of_sandboxd(answer, offset - 1, limit + 1) {
-                Some(page) if page.lines > 1 => {
-                    let text = page.text.split_once('\n').map_or(String::new(), |(_, rest)| rest.to_string());
-                    TextPage { text, offset, lines: page.lines - 1, ..page }
-                }
-                _ => TextPage::past_end(offset),
-            })
-        }
-        Host::Daytona(conn) => daytona::read_text(st, org_id, &conn, session, path, offset, limit, counter).await,
-    }
+    files_of(st, org_id, connection).await?.read_text(st, org_id, session, path, offset, limit, counter).await
 }
 
 fn host_session(row: &VisibleRow) -> Result<(&str, &str)> {

@@ -3,6 +3,7 @@
 
 pub mod connections;
 pub mod doctor;
+pub mod doctor_check;
 pub mod doctor_engine;
 pub mod env_file;
 pub mod hosts;

@@ -811,7 +811,8 @@ fn is_store(module: &str) -> bool {
 
 /// The capability a module belongs to: `sandbox::workspaces::store` → `sandbox::workspaces`. A
 /// kind folder's piece of a capability (`sandbox::hosts::<kind>::<capability>`, named after the
-/// capability it serves: `workspaces`, `connections`, `running`, `tombstones`, `documents`)
+/// capability it serves: `workspaces`, `connections`, `running`, `tombstones`, `documents`,
+/// `snapshots`, `doctor`)
 /// belongs to that capability, so it may use that capability's store as the capability's own
 /// files do, and no other.
 fn capability(module: &str) -> String {
@@ -820,7 +821,9 @@ fn capability(module: &str) -> String {
         if KIND_FOLDERS.contains(&kind) {
             return match piece {
                 "documents" => "documents".into(),
-                "workspaces" | "connections" | "running" | "tombstones" => format!("sandbox::{piece}"),
+                "workspaces" | "connections" | "running" | "tombstones" | "snapshots" | "doctor" => {
+                    format!("sandbox::{piece}")
+                }
                 _ => format!("sandbox::hosts::{kind}"),
             };
         }
@@ -935,31 +938,14 @@ fn only_the_seam_of_host_kinds_decides_by_a_kind_without_naming_every_kind() {
     );
 }
 
-/// The capabilities that still decide by kind themselves, each `match` exhaustive (so a new kind
-/// stops the compiler there): their kinds' arms run code of the capability's own (a sandboxd
-/// session's close beside Running's other sandboxd code, doctor's checks, the orphans' listing,
-/// the destroy sweep, the snapshot's source, Documents' reads) not yet moved into the kind
-/// folders behind `hosts/dispatch/` (issue 48, part 2). This list only shrinks.
-const DECIDING_BY_KIND_YET: [&str; 6] = [
-    "src/documents/files.rs",
-    "src/sandbox/doctor.rs",
-    "src/sandbox/running/orphans.rs",
-    "src/sandbox/running/service.rs",
-    "src/sandbox/snapshots/keep.rs",
-    "src/sandbox/tombstones/sweep.rs",
-];
-
 #[test]
 fn only_the_seam_names_a_kind_in_a_match_arm_or_a_comparison() {
-    let found = Graph::build().naming_a_kind_in_an_arm_outside_the_seam();
-    let offenders: Vec<_> = found.iter().filter(|f| !DECIDING_BY_KIND_YET.contains(&f.as_str())).collect();
+    let offenders = Graph::build().naming_a_kind_in_an_arm_outside_the_seam();
     assert!(
         offenders.is_empty(),
         "these files decide by a kind outside src/sandbox/hosts/: call a function of hosts/dispatch/ \
          (one exhaustive match there, the kind's code in its folder): {offenders:?}"
     );
-    let done: Vec<_> = DECIDING_BY_KIND_YET.iter().filter(|f| !found.iter().any(|g| g == *f)).collect();
-    assert!(done.is_empty(), "these no longer decide by kind: take them off DECIDING_BY_KIND_YET: {done:?}");
 }
 
 #[test]

@@ -17,11 +17,12 @@
 //!
 //! and the same `match` without Daytona does not compile: the error a new variant raises at each
 //! place that has not handled it. Those places are: here, `all`, `as_str`, `label` and each
-//! question below (and `Placement::key_letter`); in `hosts/dispatch/`, the backend a run gets
-//! (`workspaces.rs`), a default runtime's check, the probe and a saved connection's health
-//! (`connections.rs`); and the capabilities that still `match` every kind themselves (listed in
-//! `DECIDING_BY_KIND_YET` of `tests/api/architecture.rs`): orphans (listing and destroying),
-//! Running's close, the destroy sweep, doctor, a snapshot's source and Documents' file reads. Nor
+//! question below (and `Placement::key_letter`); and in `hosts/dispatch/`, one function per
+//! capability's decision: the backend a run gets (`workspaces.rs`), a default runtime's check, the
+//! probe and a saved connection's health (`connections.rs`), Running's close and its confirmation
+//! (`running.rs`), the orphans' listing (`orphans.rs`), a destroy (`destroy.rs`), doctor's checks
+//! (`doctor.rs`) and the stored files Documents and snapshots read (`stored_files.rs`). No
+//! capability outside `hosts/` matches a kind (`tests/api/architecture.rs`). Nor
 //! does a comparison compile: a kind is not `PartialEq`.
 //!
 //! ```compile_fail

@@ -5,8 +5,8 @@
 //! the capability it serves; and [`dispatch`], where a capability reaches a kind's code through
 //! one exhaustive `match`. Capabilities ask the questions or call `dispatch` and never compare
 //! kinds: a kind added to the enum stops the compiler at every place that must decide for it
-//! (`tests/api/architecture.rs` refuses a kind in an arm or a comparison anywhere else, but in
-//! the capabilities listed there not yet moved, and a kind folder importing another).
+//! (`tests/api/architecture.rs` refuses a kind in an arm or a comparison anywhere else, and a
+//! kind folder importing another).
 //! docs/architecture.md argues the choice of an exhaustive enum over a trait. [`error::HostError`]
 //! is how a call to a host of any kind failed: each kind's client error converts into it, and
 //! everything shared decides on it.

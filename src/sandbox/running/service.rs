@@ -12,24 +12,18 @@
 use futures_util::future::join_all;
 
 use super::activity::Activity;
-use super::destroying;
 use super::error::RunningError;
 use super::model::{ClosedSession, HostSessions, RunningSession, RunningSessions};
 use super::orphans;
+use super::ours::{belongs_to, our_session, owner};
 use super::whose::Closing;
 use crate::access::Caller;
-use crate::audit::service as audit;
-use crate::db::DbError;
 use crate::sandbox::connections::error::ConnectionError;
 use crate::sandbox::connections::identity;
-use crate::sandbox::connections::model::{Connection, ConnectionKind};
+use crate::sandbox::connections::model::Connection;
 use crate::sandbox::connections::service as connections;
-use crate::sandbox::hosts::sandboxd::client::{is_session_id, SandboxdClient, SandboxdError, SessionInfo};
-use crate::sandbox::tombstones::model::Reason;
-use crate::sandbox::tombstones::service::{self as tombstones, Removed};
-use crate::sandbox::workspaces::claims;
-use crate::sandbox::workspaces::sessions::{self as workspaces, SessionOwner};
-use crate::sandbox::workspaces::{key, live};
+use crate::sandbox::hosts::dispatch::running;
+use crate::sandbox::workspaces::key;
 use crate::state::AppState;
 
 type Result<T> = std::result::Result<T, RunningError>;
@@ -139,27 +133,6 @@ fn same_host_groups(conns: &[Connection], hosts: &[HostSessions]) -> Vec<Vec<usi
         .collect()
 }
 
-/// Which of `group` (connections at one address, the oldest first) session `session_id` belongs
-/// to: the one a workspace row of this organization names it under, else the one its key was built
-/// for, else the oldest.
-async fn belongs_to<'a>(
-    st: &AppState,
-    org_id: &str,
-    group: &[&'a Connection],
-    session_id: &str,
-) -> Result<&'a Connection> {
-    let mut c = st.db.conn().await?;
-    for conn in group {
-        if live::names_session(&mut c, org_id, &conn.id, session_id).await? {
-            return Ok(conn);
-        }
-    }
-    if let Some(conn) = group.iter().find(|conn| key::is_key_of(session_id, org_id, &conn.id)) {
-        return Ok(conn);
-    }
-    group.first().copied().ok_or(RunningError::NotFound)
-}
-
 /// One host registered under several connections: each session shows once, under the connection
 /// it belongs to ([`belongs_to`]) when that connection's read of the host has it (else under the
 /// first that read it), and the later connections say which one lists the host first, so nothing
@@ -245,75 +218,8 @@ async fn name_owners(st: &AppState, caller: &Caller, conn: &Connection, sessions
     Ok(())
 }
 
-/// Whose session `session_id` on `connection_id` is, from our rows only (never a host call).
-async fn owner(st: &AppState, caller: &Caller, connection_id: &str, session_id: &str) -> Result<Option<SessionOwner>> {
-    workspaces::owner_of(st, caller, connection_id, session_id).await.map_err(RunningError::from)
-}
-
-/// One of this organization's sessions on a sandboxd connection of its own, and a client for
-/// its host (built by the connections service: the key goes only to the address it is bound to).
-/// Another organization's connection, another tenant's session, an unknown one: `NotFound`.
-async fn our_session(
-    st: &AppState,
-    caller: &Caller,
-    connection_id: &str,
-    session_id: &str,
-) -> Result<(Connection, SandboxdClient, SessionInfo)> {
-    let conn = connections::get(st, caller, connection_id).await?;
-    our_session_on(st, caller, conn, session_id).await
-}
-
-/// [`our_session`] on connection `conn`, already read as the caller's.
-async fn our_session_on(
-    st: &AppState,
-    caller: &Caller,
-    conn: Connection,
-    session_id: &str,
-) -> Result<(Connection, SandboxdClient, SessionInfo)> {
-    if !conn.kind.has_sessions() || !is_session_id(session_id) {
-        return Err(RunningError::NotFound);
-    }
-    belongs_here(st, caller, &conn, session_id).await?;
-    let client = connections::client_for(st, &caller.org_id, &conn).await?;
-    let info = client.session(session_id, false).await?;
-    if info.tenant.as_deref() != Some(caller.org_id.as_str()) {
-        return Err(RunningError::NotFound);
-    }
-    Ok((conn, client, info))
-}
-
-/// Refuses `session_id` on `conn` when it belongs to another connection of the organization
-/// (`OwnedElsewhere`, naming it): the one its key was built for, whatever address either reaches
-/// the host by; for a name that is no key of ours, among connections whose addresses have one
-/// canonical form, the one a workspace row names it under, else the oldest. A session is closed,
-/// its files deleted and its activity read only under the connection it belongs to.
-async fn belongs_here(st: &AppState, caller: &Caller, conn: &Connection, session_id: &str) -> Result<()> {
-    let all: Vec<Connection> =
-        connections::list(st, caller).await?.into_iter().filter(|c| c.kind.has_sessions()).collect();
-    let elsewhere = |owner: &Connection| {
-        if owner.id == conn.id {
-            Ok(())
-        } else {
-            Err(RunningError::OwnedElsewhere(owner.name.clone()))
-        }
-    };
-    if let Some(owner) = key::connection_named(session_id, &caller.org_id, all.iter().map(|c| c.id.as_str())) {
-        return all.iter().find(|c| c.id == owner).map_or(Ok(()), elsewhere);
-    }
-    let Some(here) = conn.address.as_deref().and_then(identity::canonical) else {
-        return Ok(());
-    };
-    let mut group: Vec<&Connection> =
-        all.iter().filter(|c| c.address.as_deref().and_then(identity::canonical).as_deref() == Some(&here)).collect();
-    if group.len() < 2 {
-        return Ok(());
-    }
-    group.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
-    elsewhere(belongs_to(st, &caller.org_id, &group, session_id).await?)
-}
-
 /// One session (or Daytona sandbox) as the confirmation of "Close and delete files" shows it,
-/// with whose it is.
+/// with whose it is (each kind's in its folder, `hosts/<kind>/running/`).
 pub async fn session(
     st: &AppState,
     caller: &Caller,
@@ -321,28 +227,13 @@ pub async fn session(
     session_id: &str,
 ) -> Result<(Connection, Closing)> {
     let conn = connections::get(st, caller, connection_id).await?;
-    match conn.kind {
-        ConnectionKind::Daytona => {
-            return crate::sandbox::hosts::daytona::running::closing(st, caller, conn, session_id).await
-        }
-        ConnectionKind::Sandboxd => {}
-    }
-    let (conn, _, info) = our_session_on(st, caller, conn, session_id).await?;
-    let closing = Closing {
-        session_id: info.session_id,
-        key: session_id.to_string(),
-        deletes: "the session is closed and its files are deleted: its sandbox stops, and every file under /workspace of this session is removed from the host's disk.",
-        workspace: owner(st, caller, &conn.id, session_id).await?,
-    };
-    Ok((conn, closing))
+    running::closing(st, caller, conn, session_id).await
 }
 
-/// Closes one of this organization's sessions on its host: the sandbox stops and the host forgets
-/// the session. Its files stay (a later run attaches to them again) unless `delete_files`: then
-/// the host deletes the session's workspace folder too, and the workspace row forgets the session,
-/// so the next run starts with empty files. Operators and above; audited as
-/// `sandbox_session.closed` or `sandbox_session.files_deleted`. A Daytona connection's sandbox is
-/// closed by [`crate::sandbox::hosts::daytona::running::close`] (stopped, or deleted for a run).
+/// Closes one of this organization's sessions (or Daytona sandboxes) on its host: a sandboxd
+/// session by [`crate::sandbox::hosts::sandboxd::running::close`], a Daytona sandbox by
+/// [`crate::sandbox::hosts::daytona::running::close`]. Operators and above; audited as
+/// `sandbox_session.closed` or `sandbox_session.files_deleted`.
 pub async fn close(
     st: &AppState,
     caller: &Caller,
@@ -351,55 +242,7 @@ pub async fn close(
     delete_files: bool,
 ) -> Result<ClosedSession> {
     let conn = connections::get(st, caller, connection_id).await?;
-    match conn.kind {
-        ConnectionKind::Daytona => {
-            return crate::sandbox::hosts::daytona::running::close(st, caller, &conn, session_id, delete_files).await
-        }
-        ConnectionKind::Sandboxd => {}
-    }
-    let (conn, client, _) = our_session_on(st, caller, conn, session_id).await?;
-    let owner = owner(st, caller, &conn.id, session_id).await?;
-    if delete_files {
-        let allowed = owner.as_ref().map(|o| o.workspace_id.as_str());
-        destroying::claim(st, session_id, session_id, allowed).await?;
-    }
-    // A purge that fails at the host becomes a tombstone (below): the sweep retries it.
-    let deleted = client.delete_session(session_id, delete_files).await;
-    if delete_files {
-        claims::release_purge(&st.db, session_id).await?;
-    }
-    let pending_removal = match deleted {
-        Ok(()) => false,
-        Err(e) if delete_files && !matches!(e, SandboxdError::NotFound { .. }) => {
-            tracing::warn!(connection_id = %conn.id, session_id, error = %e, "deleting a session's files failed; pending removal");
-            true
-        }
-        Err(e) => return Err(e.into()),
-    };
-    if delete_files {
-        workspaces::files_deleted(st, &caller.org_id, &conn.id, session_id).await?;
-    }
-    let closed = ClosedSession {
-        connection_id: conn.id.clone(),
-        connection_name: conn.name.clone(),
-        session_id: session_id.to_string(),
-        files_deleted: delete_files && !pending_removal,
-        workspace: owner,
-        pending_removal,
-        sandbox_stopped: false,
-    };
-    let (action, detail) = closed.audit_words();
-    let mut tx = st.db.begin().await?;
-    if pending_removal {
-        let removed =
-            Removed { connection_id: &conn.id, session_key: session_id, session_id, reason: Reason::FilesDeleted };
-        tombstones::record_in(&mut tx, &caller.org_id, &removed, crate::db::now_ms())
-            .await
-            .map_err(|e| RunningError::Internal(e.into()))?;
-    }
-    audit::record(&mut tx, &caller.org_id, &caller.actor(), action, session_id, &detail).await?;
-    tx.commit().await.map_err(DbError::from)?;
-    Ok(closed)
+    running::close(st, caller, conn, session_id, delete_files).await
 }
 
 /// The live activity of one of this organization's sessions. A session of another tenant, an

@@ -8,14 +8,12 @@ use std::time::Duration;
 
 use super::model::{Settings, Snapshot};
 use super::objects::Objects;
+use super::reading;
 use super::store::{self, Pending};
-use super::{reading, reading_batched};
 use crate::db::{self, Db};
-use crate::sandbox::connections::model::ConnectionKind;
 use crate::sandbox::connections::service as connections;
-use crate::sandbox::hosts::daytona::workspaces::stored::{self, Start, Stored};
+use crate::sandbox::hosts::dispatch::stored_files::StoredFiles;
 use crate::sandbox::hosts::kind::is_at_a_host;
-use crate::sandbox::hosts::sandboxd::client::SandboxdClient;
 use crate::sandbox::tombstones::model::pause_after;
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::sandbox::workspaces::model::Workspace;
@@ -57,16 +55,8 @@ impl Uploader {
     }
 }
 
-/// Where a workspace's files are read from: a sandboxd host's stored session, or a Daytona
-/// sandbox (through the Daytona backend's stored files).
-pub(super) enum Source {
-    Sandboxd(SandboxdClient, String),
-    Daytona(Stored, String),
-}
-
-/// The workspace's host and the session (or sandbox) whose files are saved. A Daytona sandbox
-/// Daytona stopped is started for it.
-pub(super) async fn source(st: &AppState, org_id: &str, w: &Workspace) -> Result<Source> {
+/// The workspace's stored files at its host and the session (or sandbox) whose files are saved.
+pub(super) async fn source(st: &AppState, org_id: &str, w: &Workspace) -> Result<(StoredFiles, String)> {
     if !is_at_a_host(&w.backend) {
         return Err(WorkspaceError::Refused(
             "This workspace is a document kept in our database (the state backend): snapshots save sandbox workspaces."
@@ -86,19 +76,7 @@ pub(super) async fn source(st: &AppState, org_id: &str, w: &Workspace) -> Result
         .await
         .map_err(|e| WorkspaceError::Internal(e.into()))?
         .ok_or_else(|| WorkspaceError::Refused("This workspace's sandbox host was removed.".into()))?;
-    match conn.kind {
-        ConnectionKind::Daytona => match stored::open(st, org_id, &conn, &session_id, Start::IfStopped).await {
-            Ok(files) => Ok(Source::Daytona(files, session_id)),
-            Err(WorkspaceError::Lost) => {
-                Err(WorkspaceError::Refused("Daytona no longer has this workspace's sandbox: nothing to save.".into()))
-            }
-            Err(e) => Err(e),
-        },
-        ConnectionKind::Sandboxd => {
-            let client = connections::client_for(st, org_id, &conn).await?;
-            Ok(Source::Sandboxd(client, session_id))
-        }
-    }
+    Ok((StoredFiles::of(st, org_id, conn).await?, session_id))
 }
 
 /// `fut`, or a 504 once `limit` passed (reading the workspace and storing it took too long).
@@ -123,14 +101,11 @@ pub fn object_key(org_id: &str, workspace_id: &str, id: &str) -> String {
     format!("{org_id}/{workspace_id}/{id}.tar.gz")
 }
 
-/// Reads the workspace from its host into an archive (a temporary file).
+/// Reads the workspace from its host into an archive (a temporary file); a Daytona sandbox
+/// Daytona stopped is started for it.
 pub async fn read(st: &AppState, org_id: &str, w: &Workspace) -> Result<reading::Built> {
-    match source(st, org_id, w).await? {
-        Source::Sandboxd(client, session_id) => reading::from_sandboxd(&st.snapshot_hold, &client, &session_id).await,
-        Source::Daytona(files, sandbox_id) => {
-            reading_batched::from_daytona(&st.snapshot_hold, &files, &sandbox_id).await
-        }
-    }
+    let (files, session_id) = source(st, org_id, w).await?;
+    files.archive(st, org_id, &session_id).await
 }
 
 /// Uploads the archive at `file` as snapshot `s`, records its row (and, for a snapshot that waited

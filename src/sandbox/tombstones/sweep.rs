@@ -16,10 +16,8 @@ use super::model::{pause_after, SweepReport, Tombstone, CLAIM_MS, FIRST_PAUSE_MS
 use super::store;
 use crate::db;
 use crate::sandbox::connections::error::ConnectionError;
-use crate::sandbox::connections::model::ConnectionKind;
 use crate::sandbox::connections::service as connections;
-use crate::sandbox::hosts::daytona::connections as daytona_connection;
-use crate::sandbox::hosts::sandboxd::client::{OpenSession, SandboxdError, OPEN_WAIT};
+use crate::sandbox::hosts::dispatch::destroy::{self, NotDestroyed};
 use crate::sandbox::workspaces::claims::{self, Destroy};
 use crate::state::AppState;
 
@@ -125,41 +123,18 @@ async fn retire(st: &AppState, t: &Tombstone, token: &str, rows: &[String]) -> R
     Ok(())
 }
 
-/// Purges the session at its host; a session already gone counts as destroyed. A session the
-/// host closed (idle) keeps its files on disk and is unknown to `DELETE`: it is attached again
-/// first, then purged. The error is in our words: never a token or an address.
+/// Destroys the session at its host ([`destroy::destroy`]: a session already gone counts as
+/// destroyed). The error is in our words: never a token or an address.
 async fn destroy(st: &AppState, t: &Tombstone) -> std::result::Result<(), String> {
     let conn = match connections::for_org(st, &t.organization_id, &t.connection_id).await {
         Ok(Some(conn)) => conn,
         Ok(None) => return Err("The connection no longer exists.".into()),
         Err(e) => return Err(connection_words(t, e)),
     };
-    match conn.kind {
-        ConnectionKind::Daytona => {
-            let client = daytona_connection::client_for(st, &t.organization_id, &conn)
-                .await
-                .map_err(|e| connection_words(t, e))?;
-            return crate::sandbox::hosts::daytona::tombstones::destroy(&client, &t.session_id).await;
-        }
-        ConnectionKind::Sandboxd => {}
-    }
-    let client = connections::client_for(st, &t.organization_id, &conn).await.map_err(|e| connection_words(t, e))?;
-    match client.delete_session(&t.session_id, true).await {
-        Ok(()) => return Ok(()),
-        Err(SandboxdError::NotFound { .. } | SandboxdError::Gone { .. }) => {}
-        Err(e) => return Err(e.in_words()),
-    }
-    let attach = OpenSession::attach(t.session_id.clone()).tenant(t.organization_id.clone());
-    match client.open_session(&attach, OPEN_WAIT).await {
-        Ok(_) => {}
-        // Nothing to attach to: its files are gone too.
-        Err(SandboxdError::NotFound { .. } | SandboxdError::Gone { .. }) => return Ok(()),
-        Err(e) => return Err(e.in_words()),
-    }
-    match client.delete_session(&t.session_id, true).await {
-        Ok(()) | Err(SandboxdError::NotFound { .. } | SandboxdError::Gone { .. }) => Ok(()),
-        Err(e) => Err(e.in_words()),
-    }
+    destroy::destroy(st, &t.organization_id, &conn, &t.session_id).await.map_err(|e| match e {
+        NotDestroyed::Connection(e) => connection_words(t, e),
+        NotDestroyed::Host(words) => words,
+    })
 }
 
 /// Why the connection could not be asked, in words a member may read.

@@ -1,6 +1,11 @@
 //! The sandboxd kind: its client (the only code that speaks sandboxd's HTTP), its workspace
-//! backend, and its pieces of Connections (a client with the vault's key, the probe).
+//! backend, and its pieces of Connections (a client with the vault's key, the probe), Running (a
+//! session's close, orphans), the destroy sweep, Documents (stored files) and doctor (its checks).
 
 pub mod client;
 pub mod connections;
+pub mod doctor;
+pub mod documents;
+pub mod running;
+pub mod tombstones;
 pub mod workspaces;

@@ -8,6 +8,7 @@
 //! audited like a sandboxd session's close. Another organization's sandbox is not found.
 
 pub mod model;
+pub mod orphans;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -87,7 +88,7 @@ async fn of_connection(st: &AppState, caller: &Caller, conn: &Connection) -> Res
 }
 
 fn row(connection_id: &str, sb: Sandbox, workspace: Option<SessionOwner>, now: i64) -> DaytonaSandbox {
-    let last_activity_at = sb.last_activity_at.as_deref().and_then(crate::sandbox::running::orphans::epoch_ms);
+    let last_activity_at = sb.last_activity_at.as_deref().and_then(crate::sandbox::running::orphaned::epoch_ms);
     DaytonaSandbox {
         connection_id: connection_id.to_string(),
         state: sb.state().as_str().to_string(),
