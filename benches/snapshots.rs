@@ -35,7 +35,7 @@ use agenticos::sandbox::hosts::sandboxd::workspaces::restore::unpack as unpack_s
 use agenticos::sandbox::snapshots::archive::Item;
 use agenticos::sandbox::snapshots::hold::SnapshotHold;
 use agenticos::sandbox::snapshots::objects::Objects;
-use agenticos::sandbox::snapshots::{reading, restore};
+use agenticos::sandbox::snapshots::{reading, reading_packed, restore};
 use agenticos::sandbox::workspaces::error::WorkspaceError;
 use agenticos::sandbox::workspaces::Unpacked;
 use rand::{rngs::StdRng, Rng as _, SeedableRng as _};
@@ -185,7 +185,7 @@ async fn main() {
                 let built = if snapshot_per_file {
                     reading::file_by_file(&hold, &client, &src).await
                 } else {
-                    reading::from_sandboxd(&hold, &client, &src).await
+                    reading_packed::from_sandboxd(&hold, &client, &src).await
                 };
                 let built = built.expect("snapshot");
                 let t_read = started.elapsed();

@@ -61,7 +61,7 @@ db_test! {
         for i in 0..60u8 {
             std::fs::write(root.join(format!("f{i:02}.txt")), vec![b'a' + i % 26; 160 * 1024]).expect("a file");
         }
-        assert!(60 * 160 * 1024 > 2 * agenticos::sandbox::hosts::sandboxd::workspaces::pack::PART);
+        const { assert!(60 * 160 * 1024 > 2 * agenticos::sandbox::hosts::sandboxd::workspaces::pack::PART) };
 
         let held = app.state.snapshot_hold.arm(Point::FirstFile, &session);
         let taking = {

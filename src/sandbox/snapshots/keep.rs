@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::model::{Settings, Snapshot};
 use super::objects::Objects;
 use super::store::{self, Pending};
-use super::{reading, reading_batched};
+use super::{reading, reading_batched, reading_packed};
 use crate::db::{self, Db};
 use crate::sandbox::connections::model::ConnectionKind;
 use crate::sandbox::connections::service as connections;
@@ -126,7 +126,9 @@ pub fn object_key(org_id: &str, workspace_id: &str, id: &str) -> String {
 /// Reads the workspace from its host into an archive (a temporary file).
 pub async fn read(st: &AppState, org_id: &str, w: &Workspace) -> Result<reading::Built> {
     match source(st, org_id, w).await? {
-        Source::Sandboxd(client, session_id) => reading::from_sandboxd(&st.snapshot_hold, &client, &session_id).await,
+        Source::Sandboxd(client, session_id) => {
+            reading_packed::from_sandboxd(&st.snapshot_hold, &client, &session_id).await
+        }
         Source::Daytona(files, sandbox_id) => {
             reading_batched::from_daytona(&st.snapshot_hold, &files, &sandbox_id).await
         }

@@ -14,10 +14,8 @@ use tokio::sync::{mpsc, OwnedSemaphorePermit};
 
 use super::archive::{Budget, Budgeted, Item, TempFile, Writer, BYTES_IN_FLIGHT};
 use super::hold::{Point, SnapshotHold};
-use super::reading_packed;
 use crate::documents::exclusions::is_excluded;
 use crate::sandbox::hosts::sandboxd::client::{SandboxdClient, SandboxdError};
-use crate::sandbox::hosts::sandboxd::workspaces::pack;
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::vocabulary::paths::{self, WorkspacePath};
 
@@ -52,19 +50,11 @@ pub enum Read {
     Gone,
 }
 
-/// The workspace of session `session_id` as an archive, leaving out what Documents leaves out (the
-/// agent's skills, our own folders, toolchain folders at any depth): packed by its sandbox when the
-/// session is live (`reading_packed`), else read file by file ([`file_by_file`]).
-pub async fn from_sandboxd(hold: &SnapshotHold, client: &SandboxdClient, session_id: &str) -> Result<Built> {
-    match pack::pack(client, session_id).await? {
-        Some((packed, first)) => reading_packed::from_packed(hold, session_id, packed, first).await,
-        None => file_by_file(hold, client, session_id).await,
-    }
-}
-
 /// The stored workspace of session `session_id` as an archive, read file by file through the
-/// stored-workspace routes (a closed session's, a finished run's). Symbolic links are not listed by
-/// the host, so never followed.
+/// stored-workspace routes (a closed session's, a finished run's; a live one's is packed by its
+/// sandbox, `reading_packed`), leaving out what Documents leaves out (the agent's skills, our own
+/// folders, toolchain folders at any depth). Symbolic links are not listed by the host, so never
+/// followed.
 pub async fn file_by_file(hold: &SnapshotHold, client: &SandboxdClient, session_id: &str) -> Result<Built> {
     let walk = |tx| async move { walk_sandboxd(client, session_id, tx).await };
     let read = |p: WorkspacePath| async move {

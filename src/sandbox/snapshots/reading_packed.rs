@@ -1,8 +1,9 @@
-//! Reading a workspace its sandbox packed (issue 50: the host's other sessions keep their
-//! latency): the parts of the sandbox's `tar` (`hosts/sandboxd/workspaces/pack.rs`) read one ahead
-//! of a blocking reader that takes the tar apart, and each folder and file handed to the archive as
-//! the per-file reads hand theirs (`reading.rs`: the same [`Keeper`], the same manifest of sizes and
-//! SHA-256, within a budget of bytes in flight). What Documents leaves out is left out again here, and so
+//! Reading a sandboxd workspace: packed by its sandbox when the session is live (issue 50: the
+//! host's other sessions keep their latency), else file by file (`reading.rs`). The parts of the
+//! sandbox's `tar` (`hosts/sandboxd/workspaces/pack.rs`) are read one ahead of a reader that takes
+//! the tar apart, and each folder and file is handed to the archive as the per-file reads hand
+//! theirs (the same [`Keeper`], the same manifest of sizes and SHA-256), within a budget of bytes
+//! in flight, on threads that give way. What Documents leaves out is left out again here, and so
 //! is what the per-file reads never see: links, special files, a file over [`READ_MAX`] (logged).
 //! A failure anywhere drops the temporary file: nothing half-written is kept.
 
@@ -14,9 +15,10 @@ use tokio::task::JoinHandle;
 
 use super::archive::{in_background, Budget, Item, Writer};
 use super::hold::SnapshotHold;
-use super::reading::{archived, stopped, Built, Done, Keeper};
+use super::reading::{self, archived, stopped, Built, Done, Keeper};
 use crate::documents::exclusions::is_excluded;
-use crate::sandbox::hosts::sandboxd::workspaces::pack::{Packed, PART};
+use crate::sandbox::hosts::sandboxd::client::SandboxdClient;
+use crate::sandbox::hosts::sandboxd::workspaces::pack::{self, Packed, PART};
 use crate::sandbox::workspaces::backend::READ_MAX;
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::vocabulary::paths;
@@ -31,11 +33,22 @@ const QUEUED: usize = 16;
 /// [`BYTES_IN_FLIGHT`](super::archive::BYTES_IN_FLIGHT), would only fill up here).
 const TAKEN_AHEAD: usize = 2 * PART;
 
-/// The packed workspace (its first part already read) as an archive.
-pub async fn from_packed(hold: &SnapshotHold, source: &str, packed: Packed, first: Vec<u8>) -> Result<Built> {
+/// The workspace of session `session_id` as an archive: packed by its sandbox when the session is
+/// live, else read file by file ([`reading::file_by_file`]).
+pub async fn from_sandboxd(hold: &SnapshotHold, client: &SandboxdClient, session_id: &str) -> Result<Built> {
+    match pack::pack(client, session_id).await? {
+        Some((packed, first)) => from_packed(hold, session_id, packed, first).await,
+        None => reading::file_by_file(hold, client, session_id).await,
+    }
+}
+
+/// The packed workspace (its first part already read) as an archive; the stage removed before it
+/// returns.
+async fn from_packed(hold: &SnapshotHold, source: &str, packed: Packed, first: Vec<u8>) -> Result<Built> {
     let writer = Writer::start_giving_way();
     let out = writer.tx.clone();
     let (tx, mut rx) = mpsc::channel::<Done>(QUEUED);
+    let stage = packed.clone();
     let parts = Parts::new(packed, first, Handle::current());
     let taken = in_background(move || take_apart(parts, Budget::new(TAKEN_AHEAD), tx));
     let taken = async { taken.await.map_err(|_| stopped())? };
@@ -46,7 +59,9 @@ pub async fn from_packed(hold: &SnapshotHold, source: &str, packed: Packed, firs
         }
         Ok::<u64, WorkspaceError>(keeper.skipped)
     };
-    archived(writer, taken, kept).await
+    let built = archived(writer, taken, kept).await;
+    stage.remove_stage().await;
+    built
 }
 
 /// The sandbox's tar, entry by entry, handed on in order until the receiver is gone.

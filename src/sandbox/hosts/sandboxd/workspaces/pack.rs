@@ -4,11 +4,13 @@
 //! cut into parts of [`PART`] bytes; the parts come out in native reads, one request each, instead
 //! of a request per file: sandboxd is one Python process, and a small read of another session
 //! queues behind the requests in flight, not behind a `tar` running in a sandbox. The stage is
-//! removed whatever happens, even when the snapshot is dropped midway. A session that is not live
+//! removed whatever happens: once the snapshot is read, or in the background when it is dropped
+//! midway. A session that is not live
 //! (closed, hibernated: packing would wake it), a sandbox without `sh`, GNU `tar` or `split`, a
 //! packing that fails, or a host that hands native reads back is [`None`]: the snapshot reads the
 //! stored workspace file by file instead.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -83,6 +85,13 @@ impl Packed {
         self.parts.len()
     }
 
+    /// Removes the stage now (a snapshot that ended, in success or failure, waits for it).
+    pub async fn remove_stage(&self) {
+        if !self._stage.removed.swap(true, Ordering::AcqRel) {
+            unstage(&self.client, &self.session_id, &self.tag).await;
+        }
+    }
+
     /// Part `i`'s bytes.
     pub async fn part(&self, i: usize) -> Result<Vec<u8>> {
         let path = format!("{WORK_DIR}/.agenticos/snapshot-{}/{}", self.tag, self.parts[i]);
@@ -90,16 +99,20 @@ impl Packed {
     }
 }
 
-/// Removes the stage when the last [`Packed`] goes, in the background (a snapshot dropped at its
-/// deadline removes it too).
+/// Removes the stage when the last [`Packed`] goes, in the background, unless it was removed
+/// already (a snapshot dropped at its deadline, or a packing given up, removes it too).
 struct Stage {
     client: SandboxdClient,
     session_id: String,
     tag: String,
+    removed: AtomicBool,
 }
 
 impl Drop for Stage {
     fn drop(&mut self) {
+        if *self.removed.get_mut() {
+            return;
+        }
         let Ok(rt) = tokio::runtime::Handle::try_current() else { return };
         let (client, session_id, tag) = (self.client.clone(), self.session_id.clone(), self.tag.clone());
         rt.spawn(async move { unstage(&client, &session_id, &tag).await });
@@ -126,7 +139,12 @@ pub async fn pack(client: &SandboxdClient, session_id: &str) -> Result<Option<(P
     let part = PART.to_string();
     let argv = ["/bin/sh", "-c", PACK, "sh", tag.as_str(), part.as_str()].map(String::from).into_iter();
     let request = RunRequest::new(argv.chain(exclusions())).timeout(PACK_TIMEOUT);
-    let stage = Arc::new(Stage { client: client.clone(), session_id: session_id.to_string(), tag: tag.clone() });
+    let stage = Arc::new(Stage {
+        client: client.clone(),
+        session_id: session_id.to_string(),
+        tag: tag.clone(),
+        removed: AtomicBool::new(false),
+    });
     let ran = match client.run(session_id, &request).await {
         Ok(ran) => ran,
         Err(e) => {
