@@ -4,12 +4,16 @@
 //! half text, and a `node_modules/` that must be left out):
 //!
 //! - `tar -cz` of the same folder on the peer's disk: the yardstick;
-//! - the snapshot: the archive built from the host's stored-workspace routes (`ls` + `read_bytes`,
-//!   several files at once) and uploaded to the local-folder object store;
+//! - the snapshot, `--rounds` times (3 by default; its median time): the archive built from the
+//!   live session's workspace packed by its sandbox's `tar` and read out in a few large reads
+//!   (`--snapshot-per-file`: from the host's stored-workspace routes, `ls` + `read_bytes`, several
+//!   files at once), and uploaded to the local-folder object store;
 //! - the restore up to the first read: the archive downloaded, checked against its manifest, its
 //!   files written into a new session (several at once) and one of them read back;
 //! - a 1 KiB read of another session on the same host (what a proxied read asks of the host),
-//!   every 20 ms, before, during the snapshot and during the restore: its p95 each time;
+//!   every 20 ms: alone for 2 s before each snapshot, during the snapshots, during the restore;
+//!   its p95 alone and during the snapshots over all rounds (alone and during interleave, so a
+//!   loaded machine's swings fall on both);
 //! - this process's peak memory (`VmHWM`).
 //!
 //! Goals (issue 50): snapshot and restore each at most 1.25 × `tar -cz` + 0.5 s; the read's p95
@@ -31,7 +35,7 @@ use agenticos::sandbox::hosts::sandboxd::workspaces::restore::unpack as unpack_s
 use agenticos::sandbox::snapshots::archive::Item;
 use agenticos::sandbox::snapshots::hold::SnapshotHold;
 use agenticos::sandbox::snapshots::objects::Objects;
-use agenticos::sandbox::snapshots::{reading, restore};
+use agenticos::sandbox::snapshots::{reading, reading_packed, restore};
 use agenticos::sandbox::workspaces::error::WorkspaceError;
 use agenticos::sandbox::workspaces::Unpacked;
 use rand::{rngs::StdRng, Rng as _, SeedableRng as _};
@@ -89,19 +93,19 @@ fn met(ok: bool) -> &'static str {
     }
 }
 
-/// Runs `work` while the probe reads; (its result, its time, the probe's p95).
+/// Runs `work` while the probe reads; (its result, its time, the probe's latencies).
 async fn probed<T>(
     client: &SandboxdClient,
     probe_id: &str,
     work: impl std::future::Future<Output = T>,
-) -> (T, Duration, Duration) {
+) -> (T, Duration, Vec<Duration>) {
     let running = Arc::new(AtomicBool::new(true));
     let handle = probe(client.clone(), probe_id.to_string(), running.clone());
     let started = Instant::now();
     let out = work.await;
     let took = started.elapsed();
     running.store(false, Ordering::Relaxed);
-    (out, took, p95(handle.await.expect("probe")))
+    (out, took, handle.await.expect("probe"))
 }
 
 #[tokio::main]
@@ -114,6 +118,12 @@ async fn main() {
     let kib: usize = arg("--kib").map(|s| s.parse().expect("--kib N")).unwrap_or(40);
     // `--per-file`: the restore writes file by file (a sandbox without `tar`) instead of unpacking.
     let per_file = std::env::args().any(|a| a == "--per-file");
+    // `--rounds N`: snapshots taken one after another, each after 2 s of the probe alone; the
+    // probe's p95 alone and during are each over all rounds (a loaded machine's swings fall on both).
+    let rounds: usize = arg("--rounds").map(|s| s.parse().expect("--rounds N")).unwrap_or(3).max(1);
+    // `--snapshot-per-file`: the snapshot reads file by file (a closed session) instead of having
+    // the live session's sandbox pack the workspace.
+    let snapshot_per_file = std::env::args().any(|a| a == "--snapshot-per-file");
     let peer = peer::Peer::start(peer::PeerOptions::default()).await.expect("peer");
     let http = SandboxdClient::default_http().expect("http");
     let client =
@@ -160,24 +170,38 @@ async fn main() {
         let t_tar = started.elapsed();
         drop(tar_out);
 
-        // The probe alone.
-        let (_, _, p95_idle) = probed(&client, &probe_id, tokio::time::sleep(Duration::from_secs(2))).await;
-
-        // The snapshot: read into an archive, uploaded.
+        // The snapshot: read into an archive, uploaded; each round after the probe alone.
         let store_dir = tempfile::tempdir().expect("tmp");
         let config = SnapshotConfig::with_store(SnapshotStoreConfig::Local(store_dir.path().to_path_buf()));
         let objects = Objects::from_config(&config).expect("store");
         let key = "bench/snapshot.tar.gz";
         let hold = SnapshotHold::default();
-        let ((built, t_read), t_snapshot, p95_snapshot) = probed(&client, &probe_id, async {
-            let started = Instant::now();
-            let built = reading::from_sandboxd(&hold, &client, &src).await.expect("snapshot");
-            let t_read = started.elapsed();
-            objects.put_file(key, &built.file.0, &hold).await.expect("upload");
-            (built, t_read)
-        })
-        .await;
-        assert_eq!(built.files as usize, files);
+        let (mut alone, mut during, mut taken) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..rounds {
+            let (_, _, idle) = probed(&client, &probe_id, tokio::time::sleep(Duration::from_secs(2))).await;
+            alone.extend(idle);
+            let ((built, t_read), t_snapshot, probes) = probed(&client, &probe_id, async {
+                let started = Instant::now();
+                let built = if snapshot_per_file {
+                    reading::file_by_file(&hold, &client, &src).await
+                } else {
+                    reading_packed::from_sandboxd(&hold, &client, &src).await
+                };
+                let built = built.expect("snapshot");
+                let t_read = started.elapsed();
+                objects.put_file(key, &built.file.0, &hold).await.expect("upload");
+                (built, t_read)
+            })
+            .await;
+            assert_eq!(built.files as usize, files);
+            during.extend(probes);
+            taken.push((t_snapshot, t_read, built));
+        }
+        let (p95_idle, p95_snapshot) = (p95(alone), p95(during));
+        // The median round.
+        taken.sort_by_key(|(t, _, _)| *t);
+        let times: Vec<String> = taken.iter().map(|(t, _, _)| format!("{:.2}", t.as_secs_f64())).collect();
+        let (t_snapshot, t_read, built) = taken.swap_remove(rounds / 2);
 
         // The restore up to the first read: downloaded, checked, written, read.
         let dst = open(&client, &format!("bench-dst-{round}")).await;
@@ -215,6 +239,7 @@ async fn main() {
             (files_in, t_fetch)
         })
         .await;
+        let p95_restore = p95(p95_restore);
         assert_eq!(restored, files);
         assert!(!peer.workspace_root.join(&dst).join("workspace/node_modules").exists());
         let peak = peak_rss_kib();
@@ -223,8 +248,10 @@ async fn main() {
         let bound = t_tar.as_secs_f64() * 1.25 + 0.5;
         println!("tar -cz of the folder: {:.2} s", t_tar.as_secs_f64());
         println!(
-            "snapshot: {:.2} s ({:.2} s to read {} files and write the archive, {:.1} MiB, {:.0}% of the files' bytes; the rest uploading)",
+            "snapshot ({}): {:.2} s, the median of {rounds} ({} s; {:.2} s to read {} files and write the archive, {:.1} MiB, {:.0}% of the files' bytes; the rest uploading)",
+            if snapshot_per_file { "file by file" } else { "packed by the sandbox's tar" },
             t_snapshot.as_secs_f64(),
+            times.join(", "),
             t_read.as_secs_f64(),
             built.files,
             built.size as f64 / 1048576.0,
@@ -237,7 +264,7 @@ async fn main() {
             if per_file { "written one by one" } else { "unpacked by the sandbox's tar" }
         );
         println!(
-            "1 KiB read p95: {:.1} ms alone, {:.1} ms during the snapshot, {:.1} ms during the restore",
+            "1 KiB read p95: {:.1} ms alone, {:.1} ms during the snapshots, {:.1} ms during the restore",
             ms(p95_idle),
             ms(p95_snapshot),
             ms(p95_restore)

@@ -3,7 +3,23 @@
 //! they are. A pure function of the path, so listings, counts and search agree.
 
 /// Top-level folders that are the platform's, not the person's.
-const TOP_LEVEL: [&str; 3] = ["skills", ".agenticos", TOOL_OUTPUT];
+pub const TOP_LEVEL: [&str; 3] = ["skills", ".agenticos", TOOL_OUTPUT];
+
+/// Toolchain folders, excluded at any depth (docs/design.md §9): what [`is_toolchain`] matches,
+/// for those that name them to another program (a sandbox's `tar` leaving them out).
+pub const TOOLCHAIN: [&str; 11] = [
+    ".venv",
+    "venv",
+    "node_modules",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".tox",
+    ".git",
+    ".next",
+    ".cache",
+];
 
 /// Where tools spill output too long for the model's context (the platform's, never the person's).
 pub const TOOL_OUTPUT: &str = ".tool-output";
@@ -42,21 +58,6 @@ pub fn is_excluded(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// docs/design.md §9's toolchain folders.
-    const TOOLCHAIN: [&str; 11] = [
-        ".venv",
-        "venv",
-        "node_modules",
-        "__pycache__",
-        ".pytest_cache",
-        ".mypy_cache",
-        ".ruff_cache",
-        ".tox",
-        ".git",
-        ".next",
-        ".cache",
-    ];
 
     #[test]
     fn the_match_is_the_list() {

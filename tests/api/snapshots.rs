@@ -127,6 +127,10 @@ async fn round_trip(app: &crate::helpers::TestApp, host: &Host) {
     assert_eq!(s["file_count"], 2, "{s}");
     assert!(s["size_bytes"].as_i64().is_some_and(|n| n > 0), "{s}");
     let id = s["id"].as_str().expect("id").to_string();
+    // A live sandboxd session packs its workspace in its own `.agenticos/` stage, removed before
+    // the snapshot is listed.
+    let saved = host.files_of(first["session_key"].as_str().expect("key")).await.expect("the workspace's files");
+    assert!(saved.join("notes/plan.md").exists() && !saved.join(".agenticos").exists(), "{}", saved.display());
 
     assert_archive_holds_the_seed(&o, &id).await;
 

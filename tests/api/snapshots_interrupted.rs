@@ -54,11 +54,14 @@ db_test! {
         let r1 = o.run(&agent, Some(&conv), json!({})).await;
         assert_eq!(o.write(&r1, "first.txt", "first").await.status, 204);
         let (workspace, session) = workspace_and_session(&app, &o, &r1).await;
-        // More files than are read at once, so the host is still needed after the first one.
+        // More files than are read at once, and more bytes than two of the parts a live session's
+        // sandbox packs them into (one is read ahead of the one taken apart), so the host is
+        // still needed after the first file either way.
         let root = peer.workspace_root.join(&session).join("workspace");
-        for i in 0..60 {
-            std::fs::write(root.join(format!("f{i:02}.txt")), format!("file {i}")).expect("a file");
+        for i in 0..60u8 {
+            std::fs::write(root.join(format!("f{i:02}.txt")), vec![b'a' + i % 26; 160 * 1024]).expect("a file");
         }
+        const { assert!(60 * 160 * 1024 > 2 * agenticos::sandbox::hosts::sandboxd::workspaces::pack::PART) };
 
         let held = app.state.snapshot_hold.arm(Point::FirstFile, &session);
         let taking = {

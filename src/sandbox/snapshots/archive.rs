@@ -11,7 +11,7 @@ use std::sync::Arc;
 use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;
 use flate2::Compression;
-use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 
 use super::manifest::{Manifest, ManifestFile, Verdict, MANIFEST_PATH};
 use crate::sandbox::workspaces::backend::READ_MAX;
@@ -40,16 +40,16 @@ pub struct Budgeted(pub Item, pub Option<OwnedSemaphorePermit>);
 
 /// A budget of bytes in flight, in KiB (a file takes its size, at most the whole budget).
 #[derive(Clone)]
-pub struct Budget(Arc<Semaphore>);
+pub struct Budget(Arc<Semaphore>, u64);
 
 impl Budget {
     pub fn new(bytes: usize) -> Budget {
-        Budget(Arc::new(Semaphore::new(bytes / 1024)))
+        let kib = bytes / 1024;
+        Budget(Arc::new(Semaphore::new(kib)), kib as u64)
     }
 
     fn kib(&self, size: u64) -> u32 {
-        let whole = (BYTES_IN_FLIGHT / 1024) as u64;
-        (size / 1024 + 1).min(whole) as u32
+        (size / 1024 + 1).min(self.1) as u32
     }
 
     /// Waits for room for `size` bytes.
@@ -91,17 +91,36 @@ impl Drop for TempFile {
 /// appends the manifest and closes the file.
 pub struct Writer {
     pub tx: mpsc::Sender<Budgeted>,
-    done: tokio::task::JoinHandle<std::io::Result<u64>>,
+    done: oneshot::Receiver<std::io::Result<u64>>,
     pub file: TempFile,
 }
 
 impl Writer {
-    /// A new archive in a temporary file (readable by this user only).
+    /// A new archive in a temporary file (readable by this user only), written on a blocking
+    /// thread of the runtime.
     pub fn start() -> Writer {
+        Writer::start_with(|write| {
+            let (tx, rx) = oneshot::channel();
+            tokio::task::spawn_blocking(move || tx.send(write()));
+            rx
+        })
+    }
+
+    /// The same, written on a thread that gives way ([`in_background`]): for entries that come
+    /// faster than they are compressed (a tar taken apart), so the burst costs the console's
+    /// requests, and a host sharing the machine, little.
+    pub fn start_giving_way() -> Writer {
+        Writer::start_with(in_background)
+    }
+
+    fn start_with<S>(spawn: S) -> Writer
+    where
+        S: FnOnce(Box<dyn FnOnce() -> std::io::Result<u64> + Send>) -> oneshot::Receiver<std::io::Result<u64>>,
+    {
         let file = TempFile::new();
         let (tx, rx) = mpsc::channel::<Budgeted>(QUEUED);
         let target = file.0.clone();
-        let done = tokio::task::spawn_blocking(move || write_archive(&target, rx));
+        let done = spawn(Box::new(move || write_archive(&target, rx)));
         Writer { tx, done, file }
     }
 
@@ -110,10 +129,32 @@ impl Writer {
     pub async fn finish(self) -> std::io::Result<(TempFile, u64, u64)> {
         let Writer { tx, done, file } = self;
         drop(tx);
-        let files = done.await.map_err(std::io::Error::other)??;
+        let files = done.await.map_err(|_| std::io::Error::other("the archive's writer stopped"))??;
         let size = std::fs::metadata(&file.0)?.len();
         Ok((file, size, files))
     }
+}
+
+/// How much a snapshot's own threads (compressing, taking a tar apart) give way: the requests this
+/// console serves (a proxied read among them) come first, and so does whatever shares its
+/// machine, a host's service in the bench.
+const NICE: i32 = 10;
+
+/// Runs `work` on a thread of its own at a lower priority (a thread of the runtime's blocking pool
+/// could not get its priority back), within the runtime: its result, once done.
+pub fn in_background<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> oneshot::Receiver<T> {
+    let (tx, rx) = oneshot::channel();
+    let rt = tokio::runtime::Handle::current();
+    let spawned = std::thread::Builder::new().name("snapshot-archive".into()).spawn(move || {
+        let _rt = rt.enter();
+        #[cfg(target_os = "linux")]
+        let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), NICE);
+        let _ = tx.send(work());
+    });
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "a snapshot's thread could not be started");
+    }
+    rx
 }
 
 fn write_archive(target: &Path, mut rx: mpsc::Receiver<Budgeted>) -> std::io::Result<u64> {

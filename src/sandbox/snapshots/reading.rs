@@ -50,10 +50,12 @@ pub enum Read {
     Gone,
 }
 
-/// The stored workspace of session `session_id` as an archive, leaving out what Documents leaves
-/// out (the agent's skills, our own folders, toolchain folders at any depth). Symbolic links are
-/// not listed by the host, so never followed.
-pub async fn from_sandboxd(hold: &SnapshotHold, client: &SandboxdClient, session_id: &str) -> Result<Built> {
+/// The stored workspace of session `session_id` as an archive, read file by file through the
+/// stored-workspace routes (a closed session's, a finished run's; a live one's is packed by its
+/// sandbox, `reading_packed`), leaving out what Documents leaves out (the agent's skills, our own
+/// folders, toolchain folders at any depth). Symbolic links are not listed by the host, so never
+/// followed.
+pub async fn file_by_file(hold: &SnapshotHold, client: &SandboxdClient, session_id: &str) -> Result<Built> {
     let walk = |tx| async move { walk_sandboxd(client, session_id, tx).await };
     let read = |p: WorkspacePath| async move {
         match client.workspace_read_bytes(session_id, p.relative()).await {

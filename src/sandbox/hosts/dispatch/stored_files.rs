@@ -2,7 +2,7 @@
 //! and reads, and a snapshot's archive. One value for both, [`StoredFiles`], made by the
 //! connection's kind; each read is one exhaustive `match` on it calling into the kind's folder
 //! (`hosts/<kind>/documents.rs`, `hosts/daytona/snapshots.rs`) or the snapshots' reader of that
-//! kind (`snapshots/reading.rs`).
+//! kind (`snapshots/reading_packed.rs`, which packs a live session in its sandbox or reads it file by file).
 
 use crate::documents::error::DocumentError;
 use crate::documents::listing::{HostCounter, Listing};
@@ -11,7 +11,8 @@ use crate::sandbox::connections::error::ConnectionError;
 use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::hosts::sandboxd::client::SandboxdClient;
 use crate::sandbox::hosts::{daytona, sandboxd};
-use crate::sandbox::snapshots::reading::{self, Built};
+use crate::sandbox::snapshots::reading::Built;
+use crate::sandbox::snapshots::reading_packed;
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::state::AppState;
 use crate::vocabulary::paths::WorkspacePath;
@@ -92,7 +93,7 @@ impl StoredFiles {
     /// stopped is started for it).
     pub async fn archive(&self, st: &AppState, org_id: &str, session: &str) -> Result<Built, WorkspaceError> {
         match self {
-            StoredFiles::Sandboxd(client) => reading::from_sandboxd(&st.snapshot_hold, client, session).await,
+            StoredFiles::Sandboxd(client) => reading_packed::from_sandboxd(&st.snapshot_hold, client, session).await,
             StoredFiles::Daytona(conn) => daytona::snapshots::archive(st, org_id, conn, session).await,
         }
     }

@@ -450,7 +450,8 @@ impl SandboxdClient {
         if !is_bytes {
             return Err(SandboxdError::NotJson);
         }
-        Ok(response.body.to_vec())
+        // Without a copy where the body is held once (a snapshot's parts are megabytes).
+        Ok(Vec::from(response.body))
     }
 
     /// `POST /sessions/{id}/files/write?path=`: create or replace a file

@@ -5,6 +5,8 @@
 
 mod files;
 mod open;
+/// A live session's workspace packed by its sandbox for a snapshot (the snapshot's fast path).
+pub mod pack;
 /// A checked snapshot archive unpacked by the sandbox itself (the restore's fast path).
 pub mod restore;
 mod scripts;
