@@ -9,6 +9,7 @@ pub mod error;
 pub mod model;
 pub mod orphans;
 pub mod pages;
+pub mod row;
 pub mod service;
 pub mod whose;
 
