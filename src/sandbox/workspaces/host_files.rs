@@ -9,7 +9,6 @@ use super::backend::Result;
 use super::command::Command;
 use super::manifest;
 use super::model::{Entry, ExecResult};
-use super::restoring::Unpacked;
 use crate::vocabulary::paths::WorkspacePath;
 
 /// One operation on the open workspace. The handle is cheap to clone (a client and an id): each
@@ -58,4 +57,11 @@ impl<T: HostFiles> manifest::Target for T {
     fn command_path(&self, path: &WorkspacePath) -> String {
         HostFiles::command_path(self, path)
     }
+}
+
+/// What unpacking in one go did.
+pub enum Unpacked {
+    Done,
+    /// The backend cannot (no shell, no `tar`, native writes handed back): nothing was written.
+    NoShell,
 }

@@ -31,4 +31,4 @@ pub mod state_store;
 pub mod store;
 pub mod uploads;
 
-pub use restoring::Unpacked;
+pub use host_files::Unpacked;

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use futures_util::future::BoxFuture;
 
 use super::backend::Result;
-use super::host_files::HostFiles;
+use super::host_files::{HostFiles, Unpacked};
 use super::model::Resolved;
 use super::recorded::{bytes_detail, record, RowKeys};
 use crate::sandbox::recording::Operation;
@@ -22,13 +22,6 @@ use crate::sandbox::snapshots::model::Snapshot;
 use crate::sandbox::snapshots::restore;
 use crate::state::AppState;
 use crate::vocabulary::paths::WorkspacePath;
-
-/// What unpacking in one go did.
-pub enum Unpacked {
-    Done,
-    /// The backend cannot (no shell, no `tar`, native writes handed back): nothing was written.
-    NoShell,
-}
 
 /// Writes the snapshot `s` into `to`, each entry recorded as a `mkdir` or a `write` of the run
 /// `r`. The first entry that fails stops it; when `is_new_workspace`, the top-level folders and

@@ -1,6 +1,6 @@
 //! The `daytona` backend: the workspace is a Daytona sandbox named by its session key, so every
 //! run of a scope finds the same one by name (`open.rs`). Files and commands go through the
-//! sandbox's toolbox (`files.rs`); a snapshot is written into it as it opens (in bulk: `bulk.rs`); a
+//! sandbox's toolbox (`open_files.rs`); a snapshot is written into it as it opens (in bulk: `bulk.rs`); a
 //! `run`-scoped sandbox is deleted at the run's end (Daytona deletes it a week after it stopped,
 //! as a backstop); every sandbox auto-stops when idle, is kept awake while its run runs
 //! (`keepalive.rs`), and is started again (restored when archived) by the next operation, in the
@@ -14,6 +14,7 @@ pub mod keepalive;
 pub mod known;
 pub mod labels;
 mod open;
+mod open_files;
 pub mod root;
 pub mod stored;
 

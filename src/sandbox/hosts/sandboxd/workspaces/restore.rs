@@ -13,7 +13,7 @@ use crate::sandbox::hosts::error::{HostError, Refusal};
 use crate::sandbox::hosts::sandboxd::client::{RunRequest, SandboxdClient};
 use crate::sandbox::workspaces::backend::Result;
 use crate::sandbox::workspaces::error::WorkspaceError;
-use crate::sandbox::workspaces::restoring::Unpacked;
+use crate::sandbox::workspaces::Unpacked;
 use crate::vocabulary::paths::WORK_DIR;
 
 /// Bytes of one staged part: under the host's native write limit (8 MiB unless set lower; a
