@@ -161,12 +161,17 @@ impl SessionFacts {
 }
 
 impl OnHost for RunningSession {
-    const HTML: RowHtml =
-        RowHtml { row_class: "session", id_attribute: "data-session-id", close_class: "session-close" };
-
+    /// The session's key, its name on the host.
     fn id(&self) -> &str {
         &self.session_id
     }
+
+    fn hover(&self) -> String {
+        format!("Session key: {}", self.session_id)
+    }
+
+    const HTML: RowHtml =
+        RowHtml { row_class: "session", id_attribute: "data-session-id", close_class: "session-close" };
 
     /// Run, runtime, state, idle, closes if idle in, and memory and CPU when sampled.
     fn cells(&self, usage: &bool, engine: &bool) -> Vec<Cell> {
@@ -184,10 +189,6 @@ impl OnHost for RunningSession {
             cells.push(Cell::new("CPU", "cpu num", Shown::Text(self.cpu_words())));
         }
         cells
-    }
-
-    fn hover(&self) -> String {
-        format!("Session key: {}", self.session_id)
     }
 
     fn live_activity(&self) -> bool {

@@ -79,6 +79,7 @@ impl OnHost for DaytonaSandbox {
     const HTML: RowHtml =
         RowHtml { row_class: "daytona-sandbox", id_attribute: "data-sandbox-id", close_class: "sandbox-close" };
 
+    /// Daytona's id of the sandbox (its name is the session key).
     fn id(&self) -> &str {
         &self.sandbox_id
     }
