@@ -255,6 +255,7 @@ pub struct HostSessions {
     /// What the host holds in total; null when the host could not be read.
     pub host: Option<HostCounts>,
     /// Only this organization's sessions (sandboxd tenant = organization id).
+    #[schema(inline)]
     pub sessions: Vec<RunningSession>,
 }
 

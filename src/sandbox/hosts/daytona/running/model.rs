@@ -134,6 +134,7 @@ pub struct DaytonaSandboxes {
     /// most 200).
     pub truncated: bool,
     /// This organization's sandboxes on this connection, the most recently active first.
+    #[schema(inline)]
     pub sandboxes: Vec<DaytonaSandbox>,
 }
 
