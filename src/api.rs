@@ -128,7 +128,12 @@ async fn openapi_json() -> HttpResponse {
         crate::sandbox::snapshots::api::put_snapshot_settings,
         crate::monitoring::api::health,
     ),
-    components(schemas(Problem)),
+    // The host's report in each Running row (`RunningRow<H>` flattens it: not collected from the rows).
+    components(schemas(
+        Problem,
+        crate::sandbox::running::model::SessionFacts,
+        crate::sandbox::hosts::daytona::running::model::SandboxFacts
+    )),
     tags((name = "workspace", description = "The workspace of a run, for agent runtimes: every route needs a token or session with the operator role or above (403). Paths are relative to the workspace root or absolute under `/workspace`; one that leaves it is 400 before anything reaches a host. A finished run's routes answer 409 and reach no host, as do a switched-off or unusable connection and a scope that gives the run no workspace. A workspace whose files are gone (the host's workspace TTL removed them, or the host was rebuilt) answers 410 once, to the run that met the loss; the next run opens fresh. A host at its per-organization session cap answers 429 in its own words.")),
     modifiers(&BearerAuth, &Unauthenticated),
 )]

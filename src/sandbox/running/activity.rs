@@ -75,6 +75,7 @@ pub struct Activity {
     /// The connection whose host holds the session.
     pub connection: ConnectionRef,
     /// The session as the Running tab shows it.
+    #[schema(inline)]
     pub session: RunningSession,
     /// The entries after `after`, oldest first.
     pub events: Vec<ActivityEvent>,

@@ -11,6 +11,7 @@ pub mod orphaned;
 pub mod orphans;
 pub mod ours;
 pub mod pages;
+pub mod row;
 pub mod service;
 pub mod whose;
 

@@ -1,7 +1,11 @@
-//! What the Running tab and the API show of a host's sessions, and its words.
+//! What the Running tab and the API show of a host's sessions, and its words: each row a
+//! [`RunningRow`] (for every host kind), a sandboxd session's with its host's report
+//! ([`SessionFacts`]).
 
 use serde::Serialize;
 
+pub use super::row::RunningRow;
+use super::row::{Cell, OnHost, RowHtml, Shown};
 pub use super::whose::Whose;
 use crate::sandbox::connections::model::Connection;
 pub use crate::sandbox::hosts::daytona::running::model::{DaytonaSandbox, DaytonaSandboxes};
@@ -9,11 +13,8 @@ use crate::sandbox::hosts::sandboxd::client::{SessionInfo, SessionList, SessionS
 use crate::sandbox::policy::model::duration;
 use crate::sandbox::workspaces::sessions::SessionOwner;
 
-impl Whose for RunningSession {
-    fn owner(&self) -> Option<&SessionOwner> {
-        self.workspace.as_ref()
-    }
-}
+/// One of this organization's sessions on a sandboxd host.
+pub type RunningSession = RunningRow<SessionFacts>;
 
 /// What a session is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -52,11 +53,9 @@ impl SessionStatus {
     }
 }
 
-/// One of this organization's sessions on a host.
+/// What a sandboxd host reports of one of this organization's sessions.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct RunningSession {
-    /// The connection whose host holds the session.
-    pub connection_id: String,
+pub struct SessionFacts {
     /// The session's name on the host.
     pub session_id: String,
     /// The runtime alias the session runs.
@@ -78,9 +77,6 @@ pub struct RunningSession {
     pub cpu_percent: Option<f64>,
     /// When the host opened it: epoch milliseconds.
     pub created_at: i64,
-    /// Whose it is, from the workspace row that opened it; null for a session no workspace of
-    /// this organization names (opened by hand, or its row deleted).
-    pub workspace: Option<SessionOwner>,
     /// True for a session of this organization (its tenant, and a key built for this organization
     /// and connection) that no workspace row and no pending removal names: nothing here knows it
     /// any more. "Close and delete files" purges it.
@@ -96,8 +92,7 @@ impl RunningSession {
     pub(super) fn of(connection_id: &str, info: &SessionInfo, idle_timeout: Option<u64>) -> Self {
         let idle_seconds = info.idle_seconds.max(0.0) as u64;
         let usage = info.usage.as_ref();
-        RunningSession {
-            connection_id: connection_id.to_string(),
+        let facts = SessionFacts {
             session_id: info.session_id.clone(),
             runtime: info.runtime.clone(),
             status: SessionStatus::of(info),
@@ -107,12 +102,33 @@ impl RunningSession {
             memory_limit_bytes: usage.and_then(|u| u.memory_limit_bytes),
             cpu_percent: None,
             created_at: (info.created_at * 1000.0) as i64,
-            workspace: None,
             orphaned: false,
             owned_by: None,
-        }
+        };
+        RunningRow::new(connection_id, facts)
     }
 
+    /// The run that last opened the session; empty when unknown.
+    pub fn run_id(&self) -> &str {
+        self.workspace.as_ref().and_then(|w| w.run_id.as_deref()).unwrap_or("")
+    }
+
+    /// The run's id cut to its first 8 characters (the whole one on hover).
+    pub fn run_short(&self) -> &str {
+        let id = self.run_id();
+        id.get(..8).unwrap_or(id)
+    }
+
+    /// The run's cell: its short id, the whole one on hover.
+    fn run_cell(&self) -> Shown {
+        match self.run_id() {
+            "" => Shown::Unknown,
+            id => Shown::Hover(format!("Run {id}"), self.run_short().to_string()),
+        }
+    }
+}
+
+impl SessionFacts {
     pub fn idle_words(&self) -> String {
         duration(self.idle_seconds)
     }
@@ -142,17 +158,65 @@ impl RunningSession {
             Some(p) => format!("{p:.1}%"),
         }
     }
+}
 
-    /// The run that last opened the session; empty when unknown.
-    pub fn run_id(&self) -> &str {
-        self.workspace.as_ref().and_then(|w| w.run_id.as_deref()).unwrap_or("")
+impl OnHost for RunningSession {
+    /// The session's key, its name on the host.
+    fn id(&self) -> &str {
+        &self.session_id
     }
 
-    /// The run's id cut to its first 8 characters (the whole one on hover).
-    pub fn run_short(&self) -> &str {
-        let id = self.run_id();
-        id.get(..8).unwrap_or(id)
+    fn hover(&self) -> String {
+        format!("Session key: {}", self.session_id)
     }
+
+    const HTML: RowHtml =
+        RowHtml { row_class: "session", id_attribute: "data-session-id", close_class: "session-close" };
+
+    /// Run, runtime, state, idle, closes if idle in, and memory and CPU when sampled.
+    fn cells(&self, usage: &bool, engine: &bool) -> Vec<Cell> {
+        let mut cells = vec![
+            Cell::new("Run", "run mono", self.run_cell()),
+            Cell::new("Runtime", "mono runtime", Shown::Text(self.runtime.clone())),
+            Cell::new("State", "state", Shown::Badge(self.status.badge(), self.status.as_str().to_string())),
+            Cell::new("Idle", "idle num", Shown::Parts(parts(&self.idle_words()))),
+            Cell::new("Closes if idle in", "closes-in num", Shown::Parts(parts(&self.closes_in_words()))),
+        ];
+        if *usage {
+            cells.push(Cell::new("Memory", "memory num", Shown::Text(self.memory_words())));
+        }
+        if *engine {
+            cells.push(Cell::new("CPU", "cpu num", Shown::Text(self.cpu_words())));
+        }
+        cells
+    }
+
+    fn live_activity(&self) -> bool {
+        true
+    }
+
+    fn owned_by(&self) -> Option<&str> {
+        self.on_host.owned_by.as_deref()
+    }
+
+    fn orphaned(&self) -> bool {
+        self.on_host.orphaned
+    }
+}
+
+/// `4 min 50 s` → `4 min`, `50 s`: a number with its unit; a word without a number alone.
+fn parts(words: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in words.split_whitespace() {
+        match out.last_mut() {
+            Some(last) if last.chars().all(|c| c.is_ascii_digit()) => {
+                last.push(' ');
+                last.push_str(w);
+            }
+            _ => out.push(w.to_string()),
+        }
+    }
+    out
 }
 
 /// What the host holds in total, beside this organization's share.
@@ -191,6 +255,7 @@ pub struct HostSessions {
     /// What the host holds in total; null when the host could not be read.
     pub host: Option<HostCounts>,
     /// Only this organization's sessions (sandboxd tenant = organization id).
+    #[schema(inline)]
     pub sessions: Vec<RunningSession>,
 }
 
@@ -446,6 +511,15 @@ mod tests {
         assert_eq!(h.sessions.len(), 1);
         assert_eq!(h.counts_words(), "1 of this organization's sessions (at most 10); host: 3 open of 20");
         assert_eq!(h.used_words(), "used 1 of 10");
+    }
+
+    #[test]
+    fn a_time_wraps_only_between_its_parts() {
+        assert_eq!(parts("4 min 50 s"), ["4 min", "50 s"]);
+        assert_eq!(parts("1 d 3 h"), ["1 d", "3 h"]);
+        assert_eq!(parts("0 s"), ["0 s"]);
+        assert_eq!(parts("due now"), ["due", "now"]);
+        assert_eq!(parts("—"), ["—"]);
     }
 
     #[test]

@@ -9,7 +9,8 @@ use askama::Template;
 
 use super::activity::Activity;
 use super::error::RunningError;
-use super::model::{HostSessions, RunningSession, RunningSessions, Whose};
+use super::model::{HostSessions, RunningRow, RunningSessions, Whose};
+use super::row::{OnHost, Shown};
 use super::service;
 use super::whose::Closing;
 use super::{AfterQuery, UsageQuery};
@@ -206,78 +207,51 @@ pub trait WhoseLinks: Whose {
 
 impl<T: Whose> WhoseLinks for T {}
 
-impl RunningSession {
+impl<H> RunningRow<H>
+where
+    Self: OnHost,
+{
     /// Whether the row offers actions: a session id, listed under the connection it belongs to.
     fn actionable(&self) -> bool {
-        is_session_id(&self.session_id) && self.owned_by.is_none()
+        is_session_id(self.id()) && self.owned_by().is_none()
     }
 
-    /// The live activity page; none for an id that is not a session id, or a session of another
-    /// connection.
+    /// Its activity: the host's live activity page where the host keeps one (none for an id that
+    /// is not a session id, or a session of another connection); else the operations this console
+    /// recorded on its workspace (the Activity tab, filtered), none for one no workspace names.
     pub fn activity_path(&self) -> Option<String> {
-        self.actionable().then(|| super::activity_path(&self.connection_id, &self.session_id, 0))
-    }
-
-    /// Where "Close" posts; none for an id that is not a session id, or a session of another
-    /// connection.
-    pub fn close_path(&self) -> Option<String> {
-        self.actionable().then(|| paths::session_close(&self.connection_id, &self.session_id))
-    }
-
-    /// The confirmation of "Close and delete files" (and where it posts); none as for Close.
-    pub fn delete_path(&self) -> Option<String> {
-        self.actionable().then(|| paths::session_delete(&self.connection_id, &self.session_id))
-    }
-
-    /// The idle time as its parts (`4 min`, `50 s`): each kept on one line, so a narrow cell wraps
-    /// only between them.
-    pub fn idle_parts(&self) -> Vec<String> {
-        parts(&self.idle_words())
-    }
-
-    /// "Closes if idle in" as its parts, as [`Self::idle_parts`].
-    pub fn closes_in_parts(&self) -> Vec<String> {
-        parts(&self.closes_in_words())
-    }
-
-    /// The page of this session's workspace's files (Documents), when a workspace names it.
-    pub fn files_path(&self) -> Option<String> {
-        Some(paths::document_workspace(&self.workspace.as_ref()?.workspace_id))
-    }
-}
-
-/// `4 min 50 s` → `4 min`, `50 s`: a number with its unit; a word without a number alone.
-fn parts(words: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for w in words.split_whitespace() {
-        match out.last_mut() {
-            Some(last) if last.chars().all(|c| c.is_ascii_digit()) => {
-                last.push(' ');
-                last.push_str(w);
-            }
-            _ => out.push(w.to_string()),
+        if !self.live_activity() {
+            return self.log_path();
         }
+        self.actionable().then(|| super::activity_path(&self.connection_id, self.id(), 0))
     }
-    out
-}
 
-impl crate::sandbox::hosts::daytona::running::model::DaytonaSandbox {
-    /// Where "Close" posts (stop, or delete for a run's sandbox).
+    /// The operation log of its workspace beside a live activity (else Activity is the log).
+    pub fn log_link(&self) -> Option<String> {
+        self.log_path().filter(|_| self.live_activity())
+    }
+
+    /// The page of its workspace's files (Documents), beside a live activity, when a workspace
+    /// names it.
+    pub fn files_path(&self) -> Option<String> {
+        let w = self.workspace.as_ref().filter(|_| self.live_activity())?;
+        Some(paths::document_workspace(&w.workspace_id))
+    }
+
+    /// Where "Close" posts; none as for [`Self::actionable`].
     pub fn close_path(&self) -> Option<String> {
-        is_session_id(&self.sandbox_id).then(|| paths::session_close(&self.connection_id, &self.sandbox_id))
+        self.actionable().then(|| paths::session_close(&self.connection_id, self.id()))
     }
 
-    /// Its activity: Daytona keeps no event ring, so the operations this console recorded on its
-    /// workspace (the Activity tab, filtered); none for one no workspace names.
-    pub fn activity_path(&self) -> Option<String> {
-        self.log_path()
+    /// The classes of its Close button.
+    pub fn close_button(&self) -> String {
+        format!("btn btn-sm {}", self.html().close_class)
     }
 
-    /// The confirmation of "Close and delete files" (and where it posts); none for a run's
-    /// sandbox, whose Close deletes it already.
+    /// The confirmation of "Close and delete files" (and where it posts); none as for Close, and
+    /// none where Close deletes already (a Daytona run's sandbox).
     pub fn delete_path(&self) -> Option<String> {
-        (is_session_id(&self.sandbox_id) && !self.is_run_scoped())
-            .then(|| paths::session_delete(&self.connection_id, &self.sandbox_id))
+        (self.actionable() && !self.close_deletes()).then(|| paths::session_delete(&self.connection_id, self.id()))
     }
 }
 
@@ -299,19 +273,5 @@ impl Activity {
     /// The next poll: entries after the latest one seen.
     pub fn poll_path(&self) -> String {
         super::activity_path(&self.connection.id, &self.session.session_id, self.latest_seq)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parts;
-
-    #[test]
-    fn a_time_wraps_only_between_its_parts() {
-        assert_eq!(parts("4 min 50 s"), ["4 min", "50 s"]);
-        assert_eq!(parts("1 d 3 h"), ["1 d", "3 h"]);
-        assert_eq!(parts("0 s"), ["0 s"]);
-        assert_eq!(parts("due now"), ["due", "now"]);
-        assert_eq!(parts("—"), ["—"]);
     }
 }

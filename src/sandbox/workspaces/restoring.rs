@@ -1,7 +1,7 @@
 //! Writing a snapshot into a workspace being opened (instead of the manifest's files), each entry
 //! recorded like any other write. The same for every container backend: each says how it makes a
 //! folder, writes a file and removes one, and may unpack a whole archive in one go
-//! ([`SnapshotWrites`]). The archive is checked whole against its manifest before anything is
+//! ([`HostFiles`]). The archive is checked whole against its manifest before anything is
 //! written (`snapshots::restore`); a checked archive is unpacked in one go where the backend can
 //! (sandboxd: by the sandbox's own `tar`; Daytona: in bulk uploads), else its entries are written `WRITES_IN_FLIGHT` at a
 //! time. A restore that fails stops; in a new workspace (nothing was there before) what it wrote
@@ -13,6 +13,7 @@ use std::sync::Mutex;
 use futures_util::future::BoxFuture;
 
 use super::backend::Result;
+use super::host_files::{HostFiles, Unpacked};
 use super::model::Resolved;
 use super::recorded::{bytes_detail, record, RowKeys};
 use crate::sandbox::recording::Operation;
@@ -22,28 +23,6 @@ use crate::sandbox::snapshots::restore;
 use crate::state::AppState;
 use crate::vocabulary::paths::WorkspacePath;
 
-/// How a backend's open workspace (a sandboxd session, a Daytona sandbox's toolbox) makes a
-/// folder, writes a file and removes what a failed restore wrote.
-pub(crate) trait SnapshotWrites: Sync {
-    fn mkdir<'a>(&self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<()>>;
-    fn write<'a>(&self, path: &'a WorkspacePath, bytes: &'a [u8]) -> BoxFuture<'a, Result<()>>;
-    fn remove<'a>(&self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<()>>;
-
-    /// Unpacks a checked archive (plain folders and files only) in one go, where the backend
-    /// can; [`Unpacked::NoShell`] (the default): the entries are written one by one.
-    fn unpack<'a>(&'a self, archive: &'a std::path::Path) -> BoxFuture<'a, Result<Unpacked>> {
-        let _ = archive;
-        Box::pin(async { Ok(Unpacked::NoShell) })
-    }
-}
-
-/// What unpacking in one go did.
-pub enum Unpacked {
-    Done,
-    /// The backend cannot (no shell, no `tar`, native writes handed back): nothing was written.
-    NoShell,
-}
-
 /// Writes the snapshot `s` into `to`, each entry recorded as a `mkdir` or a `write` of the run
 /// `r`. The first entry that fails stops it; when `is_new_workspace`, the top-level folders and
 /// files written are removed again (best effort: a host that is gone has nothing to remove, and
@@ -51,7 +30,7 @@ pub enum Unpacked {
 pub(crate) async fn write_snapshot(
     st: &AppState,
     r: &Resolved,
-    to: &impl SnapshotWrites,
+    to: &impl HostFiles,
     s: &Snapshot,
     is_new_workspace: bool,
 ) -> Result<()> {
@@ -107,7 +86,7 @@ pub(crate) async fn write_snapshot(
 /// Removes what a failed restore wrote at the top of a new workspace (best effort: a host that is
 /// gone has nothing to remove, and the workspace is not marked open, so the next open restores
 /// anew).
-async fn remove_tops(to: &impl SnapshotWrites, tops: BTreeSet<String>) {
+async fn remove_tops(to: &impl HostFiles, tops: BTreeSet<String>) {
     for top in tops {
         let Ok(p) = crate::vocabulary::paths::normalise(&top) else { continue };
         if let Err(gone) = to.remove(&p).await {

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use futures_util::future::join_all;
 
-use self::model::{is_run_scope, DaytonaSandbox, DaytonaSandboxes, LIST_MAX};
+use self::model::{is_run_scope, DaytonaSandbox, DaytonaSandboxes, SandboxFacts, LIST_MAX};
 use crate::access::Caller;
 use crate::audit::service as audit;
 use crate::db::DbError;
@@ -89,8 +89,7 @@ async fn of_connection(st: &AppState, caller: &Caller, conn: &Connection) -> Res
 
 fn row(connection_id: &str, sb: Sandbox, workspace: Option<SessionOwner>, now: i64) -> DaytonaSandbox {
     let last_activity_at = sb.last_activity_at.as_deref().and_then(crate::sandbox::running::orphaned::epoch_ms);
-    DaytonaSandbox {
-        connection_id: connection_id.to_string(),
+    let facts = SandboxFacts {
         state: sb.state().as_str().to_string(),
         scope: sb.labels.get(SCOPE).cloned(),
         cpu: sb.cpu,
@@ -98,10 +97,10 @@ fn row(connection_id: &str, sb: Sandbox, workspace: Option<SessionOwner>, now: i
         disk_gib: sb.disk,
         idle_seconds: last_activity_at.map(|at| (now.saturating_sub(at).max(0) / 1000) as u64),
         last_activity_at,
-        workspace,
         sandbox_id: sb.id,
         name: sb.name,
-    }
+    };
+    DaytonaSandbox { workspace, ..DaytonaSandbox::new(connection_id, facts) }
 }
 
 /// The labels a sandbox of this deployment, organization and connection carries.

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::sandbox::policy::model::duration;
+use crate::sandbox::running::row::{Cell, OnHost, RowHtml, RunningRow, Shown};
 use crate::sandbox::workspaces::sessions::SessionOwner;
 use crate::vocabulary::scope::Scope;
 
@@ -11,10 +12,11 @@ use crate::vocabulary::scope::Scope;
 pub const LIST_MAX: usize = 200;
 
 /// One Daytona sandbox of this organization.
+pub type DaytonaSandbox = RunningRow<SandboxFacts>;
+
+/// What Daytona reports of one of this organization's sandboxes.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct DaytonaSandbox {
-    /// The Daytona connection it runs under.
-    pub connection_id: String,
+pub struct SandboxFacts {
     /// Daytona's id of the sandbox: what closing it names.
     pub sandbox_id: String,
     /// Its name on Daytona: the workspace's session key.
@@ -33,12 +35,9 @@ pub struct DaytonaSandbox {
     pub last_activity_at: Option<i64>,
     /// Seconds since that activity, when the list was read.
     pub idle_seconds: Option<u64>,
-    /// Whose it is, from the workspace row that opened it; null when no workspace of this
-    /// organization names it.
-    pub workspace: Option<SessionOwner>,
 }
 
-impl DaytonaSandbox {
+impl SandboxFacts {
     /// The badge colour class of its state.
     pub fn badge(&self) -> &'static str {
         match self.state.as_str() {
@@ -67,25 +66,54 @@ impl DaytonaSandbox {
     pub fn last_activity_words(&self) -> String {
         self.idle_seconds.map_or_else(|| "—".into(), |s| format!("{} ago", duration(s)))
     }
+}
 
-    /// What Close does to it, in words (its button's title).
-    pub fn close_words(&self) -> &'static str {
-        if self.is_run_scoped() {
-            "Deletes the sandbox: a run's files end with it."
-        } else {
-            "Stops the sandbox; its files stay, and the next run starts it again."
-        }
-    }
-
+impl DaytonaSandbox {
     /// Whether Close deletes it (a `run` scope) rather than stops it.
     pub fn is_run_scoped(&self) -> bool {
         is_run_scope(self.workspace.as_ref(), self.scope.as_deref())
     }
 }
 
-impl crate::sandbox::running::whose::Whose for DaytonaSandbox {
-    fn owner(&self) -> Option<&SessionOwner> {
-        self.workspace.as_ref()
+impl OnHost for DaytonaSandbox {
+    const HTML: RowHtml =
+        RowHtml { row_class: "daytona-sandbox", id_attribute: "data-sandbox-id", close_class: "sandbox-close" };
+
+    /// Daytona's id of the sandbox (its name is the session key).
+    fn id(&self) -> &str {
+        &self.sandbox_id
+    }
+
+    /// State, CPU, memory, disk and last activity.
+    fn cells(&self, _usage: &bool, _engine: &bool) -> Vec<Cell> {
+        vec![
+            Cell::new("State", "state", Shown::Badge(self.badge(), self.state.clone())),
+            Cell::new("CPU", "cpu num", Shown::Text(self.cpu_words())),
+            Cell::new("Memory", "memory num", Shown::Text(self.memory_words())),
+            Cell::new("Disk", "disk num", Shown::Text(self.disk_words())),
+            Cell::new("Last activity", "last-activity num", Shown::Text(self.last_activity_words())),
+        ]
+    }
+
+    fn hover(&self) -> String {
+        format!("Sandbox {}", self.name)
+    }
+
+    /// Daytona keeps no event ring: Activity is the operations this console recorded.
+    fn live_activity(&self) -> bool {
+        false
+    }
+
+    fn close_deletes(&self) -> bool {
+        self.is_run_scoped()
+    }
+
+    fn close_words(&self) -> &'static str {
+        if self.is_run_scoped() {
+            "Deletes the sandbox: a run's files end with it."
+        } else {
+            "Stops the sandbox; its files stay, and the next run starts it again."
+        }
     }
 }
 
@@ -106,6 +134,7 @@ pub struct DaytonaSandboxes {
     /// most 200).
     pub truncated: bool,
     /// This organization's sandboxes on this connection, the most recently active first.
+    #[schema(inline)]
     pub sandboxes: Vec<DaytonaSandbox>,
 }
 
@@ -145,8 +174,7 @@ mod tests {
 
     #[test]
     fn resources_and_states_read_as_words() {
-        let sb = DaytonaSandbox {
-            connection_id: "c".into(),
+        let facts = SandboxFacts {
             sandbox_id: "id".into(),
             name: "n".into(),
             state: "started".into(),
@@ -156,15 +184,16 @@ mod tests {
             disk_gib: None,
             last_activity_at: Some(0),
             idle_seconds: Some(300),
-            workspace: None,
         };
+        let sb = DaytonaSandbox::new("c", facts.clone());
         assert_eq!(
             (sb.cpu_words(), sb.memory_words(), sb.disk_words()),
             ("2 cores".into(), "0.5 GiB".into(), "—".into())
         );
         assert_eq!((sb.badge(), sb.last_activity_words()), ("badge-green", "5 min ago".into()));
         assert!(sb.is_run_scoped());
-        let stopped = DaytonaSandbox { state: "stopped".into(), scope: Some("agent".into()), ..sb };
+        let stopped =
+            DaytonaSandbox::new("c", SandboxFacts { state: "stopped".into(), scope: Some("agent".into()), ..facts });
         assert!(!stopped.is_run_scoped());
         assert_eq!(stopped.badge(), "badge-grey");
     }

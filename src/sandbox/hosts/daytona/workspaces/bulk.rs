@@ -18,7 +18,7 @@ use crate::sandbox::hosts::daytona::client::{DaytonaError, Fetched, BULK_BYTES, 
 use crate::sandbox::snapshots::archive::{self, Budget, Budgeted, Item, BYTES_IN_FLIGHT};
 use crate::sandbox::workspaces::backend::Result;
 use crate::sandbox::workspaces::error::WorkspaceError;
-use crate::sandbox::workspaces::restoring::Unpacked;
+use crate::sandbox::workspaces::Unpacked;
 use crate::validate::FieldErrors;
 use crate::vocabulary::paths::WorkspacePath;
 

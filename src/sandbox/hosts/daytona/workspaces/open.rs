@@ -20,16 +20,13 @@ use super::files::host_error;
 use super::known::KnownSandboxes;
 use super::root::{self, Rooted};
 use super::{labels, DaytonaBackend};
-use crate::agents::runs::service as runs;
 use crate::db;
 use crate::sandbox::hosts::daytona::client::{CreateSandbox, DaytonaClient, DaytonaError, Sandbox, SandboxState};
 use crate::sandbox::hosts::error::OPEN_WAIT_WHILE_BUILDING;
-use crate::sandbox::snapshots::restore as snapshots;
 use crate::sandbox::workspaces::backend::Result;
 use crate::sandbox::workspaces::error::WorkspaceError;
-use crate::sandbox::workspaces::manifest;
-use crate::sandbox::workspaces::model::WorkspaceState;
-use crate::sandbox::workspaces::opening;
+use crate::sandbox::workspaces::model::{Resolved, WorkspaceState};
+use crate::sandbox::workspaces::opening::{self, Begun};
 use crate::sandbox::workspaces::store;
 use crate::vocabulary::scope::Scope;
 
@@ -49,6 +46,14 @@ pub const RUN_AUTO_DELETE_MINUTES: i64 = 7 * 24 * 60;
 /// A runtime written `image:<reference>` is built from that image; anything else names a snapshot.
 pub const IMAGE_PREFIX: &str = "image:";
 
+/// The toolbox of the sandbox this run already opened.
+fn open_toolbox(known: &KnownSandboxes, r: &Resolved, client: &DaytonaClient) -> Option<Rooted> {
+    if !opening::is_open_for_run(r) {
+        return None;
+    }
+    known_toolbox(known, client, r.workspace.session_ref.as_deref()?)
+}
+
 /// The toolbox of a sandbox whose proxy URL and root this console keeps (no API call).
 fn known_toolbox(known: &KnownSandboxes, client: &DaytonaClient, sandbox_id: &str) -> Option<Rooted> {
     let proxy = known.toolbox_proxy(sandbox_id)?;
@@ -58,17 +63,12 @@ fn known_toolbox(known: &KnownSandboxes, client: &DaytonaClient, sandbox_id: &st
 impl DaytonaBackend<'_> {
     /// The sandbox's toolbox, opened (found or created, started) on the run's first operation.
     pub(super) async fn ensure_open(&mut self) -> Result<Rooted> {
-        opening::refuse_if_switched_off(&self.r)?;
         let client = self.client().await?;
-        if let Some(tb) = self.open_toolbox(&client) {
-            return Ok(tb);
-        }
-        let lock = self.st.open_locks.get(&self.r.workspace.id);
-        let _one_opener = lock.lock().await;
-        opening::reload_for_open(self.st, &mut self.r).await?;
-        if let Some(tb) = self.open_toolbox(&client) {
-            return Ok(tb);
-        }
+        let known = &self.st.daytona_sandboxes;
+        let _one_opener = match opening::begin(self.st, &mut self.r, |r| open_toolbox(known, r, &client)).await? {
+            Begun::Open(tb) => return Ok(tb),
+            Begun::Opening(one_opener) => one_opener,
+        };
         let came_from = self.r.workspace.state;
         opening::claim(self.st, &self.r).await?;
         match self.open_on_daytona(&client).await {
@@ -88,15 +88,6 @@ impl DaytonaBackend<'_> {
                 Err(e)
             }
         }
-    }
-
-    /// The toolbox of the sandbox this run already opened.
-    fn open_toolbox(&self, client: &DaytonaClient) -> Option<Rooted> {
-        let w = &self.r.workspace;
-        if !(self.r.run.workspace_opened && w.state == WorkspaceState::Open) {
-            return None;
-        }
-        known_toolbox(&self.st.daytona_sandboxes, client, w.session_ref.as_deref()?)
     }
 
     /// What a create asks for: the name, our labels, the runtime, and the lifecycle of the scope.
@@ -232,46 +223,17 @@ impl DaytonaBackend<'_> {
         let is_new_workspace = self.r.workspace.session_ref.is_none();
         // Opened again mid-run (it stopped meanwhile, same sandbox): the run's files are there.
         let again = self.reopening && self.r.workspace.session_ref.as_deref() == Some(sandbox.id.as_str());
-        let from = if again { None } else { snapshots::plan(self.st, &self.r, is_new_workspace).await? };
-        if let Some(s) = &from {
-            crate::sandbox::workspaces::restoring::write_snapshot(self.st, &self.r, &tb, s, is_new_workspace).await?;
-        }
-        let with_manifest = is_new_workspace && from.is_none();
         if !again {
-            manifest::materialise(self.st, &self.r, &tb, with_manifest, true, manifest::WRITE_CONCURRENCY).await?;
-        }
-        match &from {
-            Some(s) => snapshots::note(self.st, &self.r, &snapshots::restored_note(s)).await?,
-            None if is_new_workspace && snapshots::had_files(&self.r) => {
-                snapshots::note(self.st, &self.r, snapshots::STARTED_EMPTY).await?
-            }
-            None => {}
+            opening::fill(self.st, &self.r, &tb, is_new_workspace, true).await?;
         }
         let runtime = self.r.runtime();
-        let mut c = self.st.db.conn().await?;
-        let opened = store::Opened { session_ref: &sandbox.id, runtime: runtime.as_deref(), run_id: &self.r.run.id };
-        store::set_open(&mut c, &self.r.workspace.id, &opened, db::now_ms()).await?;
-        drop(c);
-        opening::opened(self.st, &self.r).await?;
-        runs::set_workspace_opened(self.st, &self.r.run.id, true).await?;
-        self.r.run.workspace_opened = true;
-        self.r.workspace.state = WorkspaceState::Open;
-        self.r.workspace.session_ref = Some(sandbox.id.clone());
-        self.st.resolve_cache.put(&self.r);
+        opening::record_open(self.st, &mut self.r, &sandbox.id, runtime.as_deref()).await?;
         Ok(tb)
     }
 
     /// Daytona no longer has the sandbox: the workspace is lost, reported to this run only.
     async fn mark_lost(&mut self) -> Result<()> {
-        let id = &self.r.workspace.id;
-        let mut c = self.st.db.conn().await?;
-        store::set_lost(&mut c, id, &self.r.run.id, db::now_ms()).await?;
-        drop(c);
-        self.st.resolve_cache.forget_workspace(id);
-        tracing::warn!(event = "workspace_lost", workspace_id = %id, "Daytona no longer has this workspace's sandbox");
-        runs::set_workspace_opened(self.st, &self.r.run.id, false).await?;
-        self.r.run.workspace_opened = false;
-        Ok(())
+        opening::mark_lost(self.st, &mut self.r, "Daytona no longer has this workspace's sandbox").await
     }
 }
 

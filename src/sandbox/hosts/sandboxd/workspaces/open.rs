@@ -4,18 +4,15 @@
 use std::time::{Duration, Instant};
 
 use super::{SandboxdBackend, Session};
-use crate::agents::runs::service as runs;
 use crate::db;
 use crate::sandbox::hosts::error::{HostError, Protocol};
 use crate::sandbox::hosts::sandboxd::client::{
     OpenSession, SandboxdClient, SandboxdError, OPEN_WAIT, OPEN_WAIT_WHILE_BUILDING,
 };
-use crate::sandbox::snapshots::restore as snapshots;
 use crate::sandbox::workspaces::backend::Result;
 use crate::sandbox::workspaces::error::WorkspaceError;
-use crate::sandbox::workspaces::manifest;
 use crate::sandbox::workspaces::model::{Resolved, WorkspaceState};
-use crate::sandbox::workspaces::opening;
+use crate::sandbox::workspaces::opening::{self, Begun};
 use crate::sandbox::workspaces::store;
 use crate::state::AppState;
 
@@ -55,18 +52,11 @@ impl SandboxdBackend<'_> {
     /// outlives the attempt; an older host that refuses to attach by reference makes the row
     /// forget the reference, so the next turn opens by name. A finished run opens nothing.
     pub(super) async fn ensure_open(&mut self) -> Result<Session> {
-        opening::refuse_if_switched_off(&self.r)?;
         let client = self.client().await?;
-        if let Some(session) = self.open_session(&client) {
-            return Ok(session);
-        }
-        // One opener per workspace in this process; the others wait, then find it open.
-        let lock = self.st.open_locks.get(&self.r.workspace.id);
-        let _one_opener = lock.lock().await;
-        opening::reload_for_open(self.st, &mut self.r).await?;
-        if let Some(session) = self.open_session(&client) {
-            return Ok(session);
-        }
+        let _one_opener = match opening::begin(self.st, &mut self.r, |r| open_session(r, &client)).await? {
+            Begun::Open(session) => return Ok(session),
+            Begun::Opening(one_opener) => one_opener,
+        };
         let plan = self.plan(&client).await?;
         opening::claim(self.st, &self.r).await?;
         let mut preparing = PreparingGuard { st: self.st, workspace_id: self.r.workspace.id.clone(), back: None };
@@ -87,14 +77,6 @@ impl SandboxdBackend<'_> {
                 Err(self.fall_back(e).await?)
             }
         }
-    }
-
-    /// The session this run already opened, if it is open.
-    fn open_session(&self, client: &SandboxdClient) -> Option<Session> {
-        let w = &self.r.workspace;
-        let is_open = self.r.run.workspace_opened && w.state == WorkspaceState::Open;
-        let id = w.session_ref.clone().filter(|_| is_open)?;
-        Some(Session { client: client.clone(), id })
     }
 
     /// Asks the host about the runtime.
@@ -133,66 +115,21 @@ impl SandboxdBackend<'_> {
         open.await
     }
 
-    /// Writes the agent's files (each recorded), then records the session as open for this run.
+    /// Writes the agent's files (each recorded: a snapshot or else, for a new workspace, the
+    /// manifest's files, then the skills; [`opening::fill`]), then records the session as open for
+    /// this run. A runtime the catalog does not know is taken to have no network (the console
+    /// fetches).
     async fn mark_open(&mut self, client: SandboxdClient, id: String, plan: &Plan) -> Result<Session> {
-        // A snapshot (the run's, or a gone session's latest) or else the manifest's files (a new
-        // workspace), then the skills (every run), land just before the operation.
-        let from = snapshots::plan(self.st, &self.r, plan.is_new_workspace).await?;
-        if let Some(s) = &from {
-            let session = Session { client: client.clone(), id: id.clone() };
-            crate::sandbox::workspaces::restoring::write_snapshot(self.st, &self.r, &session, s, plan.is_new_workspace)
-                .await?;
-        }
-        self.write_agent_files(&client, &id, plan, plan.is_new_workspace && from.is_none()).await?;
-        match &from {
-            Some(s) => snapshots::note(self.st, &self.r, &snapshots::restored_note(s)).await?,
-            None if plan.is_new_workspace && snapshots::had_files(&self.r) => {
-                snapshots::note(self.st, &self.r, snapshots::STARTED_EMPTY).await?
-            }
-            None => {}
-        }
-        let mut c = self.st.db.conn().await?;
-        let opened = store::Opened { session_ref: &id, runtime: Some(plan.alias.as_str()), run_id: &self.r.run.id };
-        store::set_open(&mut c, &self.r.workspace.id, &opened, db::now_ms()).await?;
-        drop(c);
-        opening::opened(self.st, &self.r).await?;
-        runs::set_workspace_opened(self.st, &self.r.run.id, true).await?;
-        self.r.run.workspace_opened = true;
-        self.r.workspace.state = WorkspaceState::Open;
-        self.r.workspace.session_ref = Some(id.clone());
-        self.st.resolve_cache.put(&self.r);
-        Ok(Session { client, id })
-    }
-
-    /// Skills (every run) and, when `with_manifest` (a new workspace not started from a
-    /// snapshot), the manifest, through [`manifest::materialise`], each write recorded (through
-    /// the shell when the host hands it back, like any other write). `plan` names the runtime: a
-    /// runtime the catalog does not know is taken to have no network (the console fetches).
-    async fn write_agent_files(
-        &self,
-        client: &SandboxdClient,
-        session_id: &str,
-        plan: &Plan,
-        with_manifest: bool,
-    ) -> Result<()> {
-        let session = Session { client: client.clone(), id: session_id.to_string() };
+        let session = Session { client, id };
         let network = self.st.catalog.get(&plan.alias).is_some_and(|e| e.needs_network);
-        manifest::materialise(self.st, &self.r, &session, with_manifest, network, manifest::WRITE_CONCURRENCY).await
+        opening::fill(self.st, &self.r, &session, plan.is_new_workspace, network).await?;
+        opening::record_open(self.st, &mut self.r, &session.id, Some(plan.alias.as_str())).await?;
+        Ok(session)
     }
 
     /// The host no longer has the files: the workspace is lost, reported to this run only.
     pub(super) async fn mark_lost(&mut self) -> Result<()> {
-        let id = &self.r.workspace.id;
-        let mut c = self.st.db.conn().await?;
-        store::set_lost(&mut c, id, &self.r.run.id, db::now_ms()).await?;
-        drop(c);
-        self.st.resolve_cache.forget_workspace(id);
-        tracing::warn!(event = "workspace_lost", workspace_id = %id, "the host no longer has this workspace's files");
-        runs::set_workspace_opened(self.st, &self.r.run.id, false).await?;
-        self.r.run.workspace_opened = false;
-        self.r.workspace.state = WorkspaceState::Lost;
-        self.r.workspace.lost_run_id = Some(self.r.run.id.clone());
-        Ok(())
+        opening::mark_lost(self.st, &mut self.r, "the host no longer has this workspace's files").await
     }
 
     /// After a failed open: `lost` when the files are gone, the reference forgotten when an older
@@ -238,6 +175,12 @@ impl Drop for PreparingGuard<'_> {
             }
         });
     }
+}
+
+/// The session this run already opened, if it is open.
+fn open_session(r: &Resolved, client: &SandboxdClient) -> Option<Session> {
+    let id = r.workspace.session_ref.clone().filter(|_| opening::is_open_for_run(r))?;
+    Some(Session { client: client.clone(), id })
 }
 
 /// Attaches by the kept reference, or opens by the session key (waiting while another replica or

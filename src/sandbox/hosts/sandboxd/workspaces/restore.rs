@@ -7,16 +7,14 @@
 
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
 use tokio::io::AsyncReadExt;
 
-use super::{files, Session};
 use crate::sandbox::hosts::error::{HostError, Refusal};
 use crate::sandbox::hosts::sandboxd::client::{RunRequest, SandboxdClient};
 use crate::sandbox::workspaces::backend::Result;
 use crate::sandbox::workspaces::error::WorkspaceError;
-use crate::sandbox::workspaces::restoring::{SnapshotWrites, Unpacked};
-use crate::vocabulary::paths::{WorkspacePath, WORK_DIR};
+use crate::sandbox::workspaces::Unpacked;
+use crate::vocabulary::paths::WORK_DIR;
 
 /// Bytes of one staged part: under the host's native write limit (8 MiB unless set lower; a
 /// lower one hands the write back, and the restore goes file by file).
@@ -35,24 +33,6 @@ rm -rf "$d"
 rm -f .agenticos/snapshot-manifest.json
 rmdir .agenticos 2>/dev/null
 exit $s"#;
-
-impl SnapshotWrites for Session {
-    fn mkdir<'a>(&self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<()>> {
-        Box::pin(files::mkdir(self.clone(), path))
-    }
-
-    fn write<'a>(&self, path: &'a WorkspacePath, bytes: &'a [u8]) -> BoxFuture<'a, Result<()>> {
-        Box::pin(files::write(self.clone(), path, bytes))
-    }
-
-    fn remove<'a>(&self, path: &'a WorkspacePath) -> BoxFuture<'a, Result<()>> {
-        Box::pin(files::remove(self.clone(), path))
-    }
-
-    fn unpack<'a>(&'a self, archive: &'a std::path::Path) -> BoxFuture<'a, Result<Unpacked>> {
-        Box::pin(unpack(&self.client, &self.id, archive))
-    }
-}
 
 /// Unpacks the checked archive at `archive` into session `session_id`'s workspace through its
 /// shell.
