@@ -14,7 +14,8 @@
 //! indexes on PostgreSQL; the whole file on SQLite) and, at the second size, the growth of each
 //! p50/p95; and the Activity timeline's bars and total (`operations/timeline.rs`: p50/p95, the
 //! total shown against the exact count) for any time, the last day, failed-only, a common and a
-//! rare word, one session. Then the export of 100,000 rows (`--quick`: 20,000): rows/s and the process's RSS.
+//! rare word, one session (`--timeline-caps 10000,5000`: at each cap in turn, request by request).
+//! Then the export of 100,000 rows (`--quick`: 20,000): rows/s and the process's RSS.
 //! SQLite by default (a temporary file); `--postgres URL` uses a fresh database on that server
 //! (created and dropped; `--keep` keeps it and prints its name; `--no-analyze` never analyses the
 //! table, so every plan is made without statistics; `--export-rows N` sets the export's size). Targets (reported, not enforced): p95 ≤ 25 ms PostgreSQL, ≤ 50 ms
@@ -44,6 +45,9 @@ struct Args {
     /// PostgreSQL: measure a freshly loaded log, never analysed (autovacuum off for the table, no
     /// `VACUUM ANALYZE` after a fill): the plans made without statistics.
     no_analyze: bool,
+    /// The timeline's caps measured, request by request in turn on the same rows (`--timeline-caps
+    /// 10000,5000`; the service's `CAP` alone by default).
+    timeline_caps: Vec<u64>,
 }
 
 fn args() -> Args {
@@ -54,6 +58,7 @@ fn args() -> Args {
         postgres: None,
         keep: false,
         no_analyze: false,
+        timeline_caps: vec![agenticos::sandbox::operations::timeline::CAP],
     };
     let mut flags = Flags::from_env();
     while let Some(flag) = flags.next() {
@@ -67,6 +72,13 @@ fn args() -> Args {
             "--keep" => a.keep = true,
             "--no-analyze" => a.no_analyze = true,
             "--export-rows" => a.export_rows = flags.number("--export-rows", 1) as usize,
+            "--timeline-caps" => {
+                let caps = flags.value("--timeline-caps");
+                a.timeline_caps = caps
+                    .split(',')
+                    .map(|c| c.parse().unwrap_or_else(|_| panic!("--timeline-caps takes numbers, not {caps:?}")))
+                    .collect();
+            }
             _ => {}
         }
     }
@@ -385,10 +397,11 @@ async fn main() {
         results.push(measured);
 
         // The timeline above Activity's table: the bars and the total of the filters over their
-        // range, one statement reading at most 10,001 rows (the service itself, no HTTP).
+        // range, one statement reading at most the cap + 1 rows (the service itself, no HTTP);
+        // each cap's requests in turn, so that they share the machine's load.
         println!(
-            "\n{:<20} {:>9} {:>9} {:>22} {:>9}",
-            "timeline and total", "p50 ms", "p95 ms", "total shown", "matches"
+            "\n{:<20} {:>6} {:>9} {:>9} {:>22} {:>9}",
+            "timeline and total", "cap", "p50 ms", "p95 ms", "total shown", "matches"
         );
         let timeline_cases = [
             ("any time", String::new(), "1 = 1".to_string()),
@@ -408,19 +421,26 @@ async fn main() {
             .expect("matches");
             drop(c);
             let input = agenticos::sandbox::operations::filter::FilterInput::from_query(q);
-            let timeline = |st| agenticos::sandbox::operations::service::timeline(st, &caller, &input, now);
-            let mut shown = String::new();
-            let mut times = Vec::with_capacity(a.requests);
+            let caps = &a.timeline_caps;
+            let mut shown = vec![String::new(); caps.len()];
+            let mut times = vec![Vec::with_capacity(a.requests); caps.len()];
             for _ in 0..=a.requests {
-                let t = Instant::now();
-                let got = timeline(&state).await.expect("timeline");
-                times.push(t.elapsed());
-                shown = got.map(|t| t.total_words()).unwrap_or_default();
+                for (i, &cap) in caps.iter().enumerate() {
+                    let t = Instant::now();
+                    let got =
+                        agenticos::sandbox::operations::service::timeline_capped(&state, &caller, &input, now, cap)
+                            .await
+                            .expect("timeline");
+                    times[i].push(t.elapsed());
+                    shown[i] = got.map(|t| t.total_words()).unwrap_or_default();
+                }
             }
-            times.remove(0);
-            times.sort();
-            let (p50, p95) = (percentile(&times, 0.5), percentile(&times, 0.95));
-            println!("{name:<20} {p50:>9.2} {p95:>9.2} {shown:>22} {matches:>9}");
+            for ((cap, times), shown) in caps.iter().zip(&mut times).zip(&shown) {
+                times.remove(0);
+                times.sort();
+                let (p50, p95) = (percentile(times, 0.5), percentile(times, 0.95));
+                println!("{name:<20} {cap:>6} {p50:>9.2} {p95:>9.2} {shown:>22} {matches:>9}");
+            }
         }
     }
     if let [small, large] = results.as_slice() {

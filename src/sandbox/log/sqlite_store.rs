@@ -84,7 +84,8 @@ pub async fn page(
 }
 
 /// The timeline's counts ([`super::store::timeline_sql`] over [`super::store::counted_rows`], or a
-/// search's page of `fetch` rows read from the FTS5 index).
+/// search's newest `fetch` matches read from the FTS5 index as a page finds them,
+/// [`time_keyed_matches`], their time and outcome only).
 pub async fn timeline(
     c: &mut Conn,
     org_id: &str,
@@ -95,7 +96,10 @@ pub async fn timeline(
 ) -> DbResult<Vec<Counted>> {
     let w = Clause::of(&DIALECT, org_id, f, narrowing);
     let (sql, args) = match w.time_keyed {
-        true => page_sql(org_id, f, None, fetch, narrowing),
+        true => {
+            let (matches, args) = time_keyed_matches(w, org_id, f, None, fetch);
+            (format!("SELECT m.t AS time, m.ok AS ok FROM ({matches}) AS m"), args)
+        }
         false => super::store::counted_rows(w, fetch),
     };
     super::store::fetch_timeline(c, &super::store::timeline_sql(&sql, start, width), &args).await
@@ -142,20 +146,16 @@ fn time_key(ms: i64) -> i64 {
     ms.saturating_mul(TIME_KEY_SPAN)
 }
 
-/// SQLite, a search of the FTS5 index: a page that stops at the page. The index's rowids are the
-/// rows' time keys ([`TIME_KEY_SPAN`]), so reading its matches by descending rowid (ascending
-/// for a `Before` page) reads them newest first, from the cursor's or the time range's edge;
-/// each is joined to its row and checked, and the read stops at `fetch` rows (`page`). A row of
-/// the page's last millisecond that the read did not reach may still belong before another of
-/// that millisecond (the order's tie-break is the id, not n), so the statement also takes every
-/// match of that millisecond, by its rowid range, and puts the lot in (created_at, id) order.
-/// A rare word reads its newest page's candidates, not all of them.
-///
-/// Rows not yet in the index are queued for it (migration
-/// `20270105090000_operation_log_search_queue`, a few hundred at most while the recorder keeps
-/// up): the page's read takes them too, each checked with the LIKEs, and keeps the first `fetch`
-/// of both in time-key order.
-fn time_keyed_page(mut w: Clause, org_id: &str, f: &Filter, cursor: Option<&Cursor>, fetch: u32) -> (String, Vec<Arg>) {
+/// The rowid `r`, time `t` and outcome `ok` of a search's newest `fetch` matching rows (the oldest
+/// after a cursor's `before`): the FTS5 index read by descending time key, and the rows still
+/// queued for it. Its arguments follow `w`'s.
+fn time_keyed_matches(
+    mut w: Clause,
+    org_id: &str,
+    f: &Filter,
+    cursor: Option<&Cursor>,
+    fetch: u32,
+) -> (String, Vec<Arg>) {
     let before = cursor.is_some_and(|c| c.direction == Direction::Before);
     let (mut oldest, mut newest) = (f.since, f.until);
     match cursor {
@@ -171,16 +171,38 @@ fn time_keyed_page(mut w: Clause, org_id: &str, f: &Filter, cursor: Option<&Curs
     }
     time_keys_within(&mut queued, "q.row", oldest, newest);
     queued.conditions.push("o.rowid = q.row".into());
-    let (read, edge, order) = if before { ("ASC", "MAX", "ASC") } else { ("DESC", "MIN", "DESC") };
-    let page = format!(
-        "SELECT r, t FROM (SELECT o.rowid AS r, o.created_at AS t FROM {from} WHERE {indexed} \
+    let read = if before { "ASC" } else { "DESC" };
+    let sql = format!(
+        "SELECT r, t, ok FROM (SELECT o.rowid AS r, o.created_at AS t, o.ok AS ok FROM {from} WHERE {indexed} \
          ORDER BY sandbox_operations_search.rowid {read} LIMIT {fetch}) \
-         UNION ALL SELECT o.rowid AS r, o.created_at AS t \
+         UNION ALL SELECT o.rowid AS r, o.created_at AS t, o.ok AS ok \
          FROM sandbox_operations_search_queue q CROSS JOIN sandbox_operations o WHERE {} \
          ORDER BY r {read} LIMIT {fetch}",
         queued.sql()
     );
-    let mut tie = Clause::following(queued.args, &DIALECT, org_id, f, Some(&Narrowing::Likes));
+    (sql, queued.args)
+}
+
+/// SQLite, a search of the FTS5 index: a page that stops at the page. The index's rowids are the
+/// rows' time keys ([`TIME_KEY_SPAN`]), so reading its matches by descending rowid (ascending
+/// for a `Before` page) reads them newest first, from the cursor's or the time range's edge;
+/// each is joined to its row and checked, and the read stops at `fetch` rows (`page`). A row of
+/// the page's last millisecond that the read did not reach may still belong before another of
+/// that millisecond (the order's tie-break is the id, not n), so the statement also takes every
+/// match of that millisecond, by its rowid range, and puts the lot in (created_at, id) order.
+/// A rare word reads its newest page's candidates, not all of them.
+///
+/// Rows not yet in the index are queued for it (migration
+/// `20270105090000_operation_log_search_queue`, a few hundred at most while the recorder keeps
+/// up): the page's read takes them too, each checked with the LIKEs, and keeps the first `fetch`
+/// of both in time-key order.
+fn time_keyed_page(w: Clause, org_id: &str, f: &Filter, cursor: Option<&Cursor>, fetch: u32) -> (String, Vec<Arg>) {
+    let (page, args) = time_keyed_matches(w, org_id, f, cursor, fetch);
+    let (edge, order) = match cursor.is_some_and(|c| c.direction == Direction::Before) {
+        true => ("MAX", "ASC"),
+        false => ("MIN", "DESC"),
+    };
+    let mut tie = Clause::following(args, &DIALECT, org_id, f, Some(&Narrowing::Likes));
     if let Some(c) = cursor {
         tie.position(c);
     }

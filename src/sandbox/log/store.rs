@@ -259,7 +259,7 @@ pub fn timeline_sql(page: &str, start: i64, width: i64) -> String {
 
 /// The rows a timeline counts ([`timeline_sql`]), newest first along the indexes of the log
 /// itself: their time and outcome only, joined to nothing (a page's columns and joins cost most of
-/// reading 10,001 rows).
+/// reading `CAP + 1` rows).
 pub fn counted_rows(w: Clause, fetch: u32) -> (String, Vec<Arg>) {
     let time = if w.narrowed { "o.created_at + 0" } else { "o.created_at" };
     let sql = format!(

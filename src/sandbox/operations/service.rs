@@ -176,6 +176,17 @@ pub async fn vocabulary(st: &AppState, org_id: &str) -> Result<Vec<String>> {
 /// (or now), "any time" beginning at the organization's oldest row; `None` when the log holds
 /// nothing in it to count from.
 pub async fn timeline(st: &AppState, caller: &Caller, input: &FilterInput, now: i64) -> Result<Option<Timeline>> {
+    timeline_capped(st, caller, input, now, timeline::CAP).await
+}
+
+/// [`timeline`] exact up to `cap` rows rather than [`timeline::CAP`] (the log bench compares caps).
+pub async fn timeline_capped(
+    st: &AppState,
+    caller: &Caller,
+    input: &FilterInput,
+    now: i64,
+    cap: u64,
+) -> Result<Option<Timeline>> {
     authorize(caller)?;
     let f = filter::parse_filter(input).map_err(OperationsError::Invalid)?;
     let org = caller.org_id.as_str();
@@ -193,9 +204,9 @@ pub async fn timeline(st: &AppState, caller: &Caller, input: &FilterInput, now: 
     }
     let bars = Bars::over(from, to);
     let narrowing = narrowing(st, &mut log, org, &f).await?;
-    let fetch = (timeline::CAP + 1) as u32;
+    let fetch = (cap + 1) as u32;
     let counted = log.timeline(org, &f, narrowing.as_ref(), (bars.start, bars.width), fetch).await?;
-    Ok(Some(Timeline::of(from, to, bars, &counted)))
+    Ok(Some(Timeline::of(from, to, bars, &counted, cap)))
 }
 
 /// A batch of the export: up to `n` rows older than `after` (or the newest), newest first.

@@ -8,7 +8,7 @@
 use super::model::thousands;
 
 /// The most matching rows the timeline counts exactly (it reads one more to know there are more).
-pub const CAP: u64 = 10_000;
+pub const CAP: u64 = 5_000;
 
 /// At most this many bars over a range.
 const MAX_BARS: i64 = 60;
@@ -94,12 +94,12 @@ pub struct Timeline {
 }
 
 impl Timeline {
-    /// The bars of `from..=to` filled with what the statement counted. More than [`CAP`] rows
-    /// read: the bars older than the oldest row read are not counted, and the total is the rows
-    /// read times the range's span over the span they cover.
-    pub fn of(from: i64, to: i64, bars: Bars, counted: &[Counted]) -> Timeline {
+    /// The bars of `from..=to` filled with what the statement counted, at most `cap` + 1 rows
+    /// ([`CAP`]). More than `cap` rows read: the bars older than the oldest row read are not
+    /// counted, and the total is the rows read times the range's span over the span they cover.
+    pub fn of(from: i64, to: i64, bars: Bars, counted: &[Counted], cap: u64) -> Timeline {
         let read: u64 = counted.iter().map(|c| c.rows.max(0) as u64).sum();
-        let exact = read <= CAP;
+        let exact = read <= cap;
         let oldest_read = counted.iter().map(|c| c.oldest).min().unwrap_or(from);
         let mut out: Vec<Bar> = (0..bars.count)
             .map(|i| {
@@ -180,14 +180,14 @@ mod tests {
     #[test]
     fn beyond_the_cap_old_bars_are_not_counted_and_the_total_is_about() {
         let bars = Bars { start: 0, width: 100, count: 10 };
-        let exact = Timeline::of(0, 999, bars, &[Counted { bar: 9, rows: 3, failed: 1, oldest: 950 }]);
+        let exact = Timeline::of(0, 999, bars, &[Counted { bar: 9, rows: 3, failed: 1, oldest: 950 }], CAP);
         assert!(exact.exact && exact.bars.iter().all(|b| b.counted));
         assert_eq!((exact.total_words(), exact.bars[9].rows, exact.bars[9].failed), ("3 rows".to_string(), 3, 1));
         // CAP + 1 rows read, the oldest at 500 of a range 0..=999: about twice as many.
         let rows = CAP as i64 + 1;
-        let more = Timeline::of(0, 999, bars, &[Counted { bar: 5, rows, failed: 0, oldest: 500 }]);
+        let more = Timeline::of(0, 999, bars, &[Counted { bar: 5, rows, failed: 0, oldest: 500 }], CAP);
         assert!(!more.exact);
-        assert_eq!(more.total_label(), "about 20,000");
+        assert_eq!(more.total_label(), "about 10,000");
         assert!(more.bars[6].counted && !more.bars[5].counted && !more.bars[0].counted);
         assert_eq!(super::two_significant(1_234_567), 1_200_000);
         assert_eq!(super::two_significant(99), 99);
