@@ -59,7 +59,8 @@ db_test! {
         // Confirmed in the console's own dialog, not a native confirm(); axe-clean at both widths.
         b.click(&format!("#member-{new_id} a.member-reset")).await?;
         b.wait_for("dialog#member-reset-dialog[open] #member-reset-confirm").await?;
-        let what = b.text("#member-reset-title").await?;
+        // Read once the dialog shows it (WebDriver reads a title still fading in as "").
+        let what = b.wait_for_text("#member-reset-title", "new@example.com").await?;
         assert_eq!(what.trim(), "Reset the password of new@example.com?");
         both_widths(&b, "the reset's confirmation").await?;
         b.click("#member-reset-confirm").await?;
