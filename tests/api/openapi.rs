@@ -129,6 +129,45 @@ fn every_error_response_names_the_problem_type_its_status_answers() {
     assert!(wrong.is_empty(), "error responses that do not name their problem type: {wrong:#?}");
 }
 
+/// Every `$ref` anywhere in `v` (with where it stands), depth first.
+fn refs_in(v: &serde_json::Value, at: &str, out: &mut Vec<(String, String)>) {
+    match v {
+        serde_json::Value::Object(o) => {
+            for (k, child) in o {
+                match (k.as_str(), child.as_str()) {
+                    ("$ref", Some(r)) => out.push((at.to_string(), r.to_string())),
+                    _ => refs_in(child, &format!("{at}/{k}"), out),
+                }
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for (i, child) in a.iter().enumerate() {
+                refs_in(child, &format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A schema registered under one name and referred to under another (a type moved into a shared
+/// module, say) leaves a reference that points nowhere, and a client generated from the document
+/// fails to build: every reference resolves to something the document holds.
+#[test]
+fn every_reference_points_at_something_the_document_holds() {
+    let doc = serde_json::to_value(agenticos::api::document()).expect("serialises");
+    let mut refs = Vec::new();
+    refs_in(&doc, "#", &mut refs);
+    assert!(refs.len() > 10, "the document refers to its schemas: {} references", refs.len());
+    let dangling: Vec<_> = refs
+        .iter()
+        .filter(|(_, r)| {
+            let Some(pointer) = r.strip_prefix('#') else { return true };
+            doc.pointer(pointer).is_none()
+        })
+        .collect();
+    assert!(dangling.is_empty(), "references that point nowhere (where, to what): {dangling:?}");
+}
+
 #[test]
 fn every_field_of_every_schema_is_described() {
     let doc = serde_json::to_value(agenticos::api::document()).expect("serialises");
