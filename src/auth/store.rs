@@ -242,9 +242,22 @@ pub async fn insert_reset_link(
     now: i64,
     expires_at: i64,
 ) -> DbResult<()> {
-    sqlx::query(
-        "INSERT INTO password_reset_links (id, token_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)",
-    )
+    insert_hashed_token(c, "password_reset_links", token_hash, user_id, now, expires_at).await
+}
+
+/// A one-time token of `user_id` kept as its hash until `expires_at`, in `table` (a table of this
+/// module's schema with those columns: reset links, sign-in challenges; never a caller's text).
+pub(crate) async fn insert_hashed_token(
+    c: &mut Conn,
+    table: &'static str,
+    token_hash: &str,
+    user_id: &str,
+    now: i64,
+    expires_at: i64,
+) -> DbResult<()> {
+    sqlx::query(&format!(
+        "INSERT INTO {table} (id, token_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)"
+    ))
     .bind(crate::db::new_id())
     .bind(token_hash)
     .bind(user_id)

@@ -127,17 +127,7 @@ pub async fn insert_challenge(
     now: i64,
     expires_at: i64,
 ) -> DbResult<()> {
-    sqlx::query(
-        "INSERT INTO sign_in_challenges (id, token_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)",
-    )
-    .bind(crate::db::new_id())
-    .bind(token_hash)
-    .bind(user_id)
-    .bind(now)
-    .bind(expires_at)
-    .execute(c)
-    .await?;
-    Ok(())
+    crate::auth::store::insert_hashed_token(c, "sign_in_challenges", token_hash, user_id, now, expires_at).await
 }
 
 /// The account of a live second step.
