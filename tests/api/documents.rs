@@ -7,10 +7,12 @@ use std::path::{Path, PathBuf};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::db_test;
+use crate::hosts::Host;
 use crate::peer::{self, Peer, PeerOptions};
+use crate::snapshots::{get_bytes, put_bytes};
 use crate::support::documents::workspaces_seen_by;
 use crate::support::{service_agent, urlencode, Org};
+use crate::{db_test, host_test};
 
 /// A conversation-scoped service agent's workspace on `peer`, opened through our API (one file,
 /// `hello.txt`), and where its files are on the peer's disk.
@@ -59,23 +61,86 @@ pub(crate) async fn documents_of(o: &Org<'_>, id: &str) -> Value {
     r.json()
 }
 
-fn files_in_tree(d: &Value) -> Vec<String> {
-    let mut files: Vec<String> = d["tree"]
+/// The paths of a Documents tree's folders (`dirs`) or files, sorted.
+pub(crate) fn in_tree(d: &Value, dirs: bool) -> Vec<String> {
+    let mut out: Vec<String> = d["tree"]
         .as_array()
         .expect("tree")
         .iter()
-        .filter(|n| n["is_dir"] == false)
+        .filter(|n| n["is_dir"] == dirs)
         .map(|n| n["path"].as_str().expect("path").to_string())
         .collect();
-    files.sort();
-    files
+    out.sort();
+    out
 }
 
-fn png(w: u32, h: u32, shade: u8) -> Vec<u8> {
+fn files_in_tree(d: &Value) -> Vec<String> {
+    in_tree(d, false)
+}
+
+/// The tile of `path` in a Documents answer.
+pub(crate) fn tile<'a>(d: &'a Value, path: &str) -> &'a Value {
+    d["tiles"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["file"]["path"] == path))
+        .unwrap_or_else(|| panic!("no tile for {path}: {}", d["tiles"]))
+}
+
+pub(crate) fn png(w: u32, h: u32, shade: u8) -> Vec<u8> {
     let img = image::RgbaImage::from_pixel(w, h, image::Rgba([shade, 100, 200, 255]));
     let mut out = std::io::Cursor::new(Vec::new());
     img.write_to(&mut out, image::ImageFormat::Png).expect("png");
     out.into_inner()
+}
+
+/// A conversation's workspace on `host` holding `notes/plan.md` and `uploads/photo.png`, written
+/// through our API: (its session key, its folder on the host, its workspace id).
+pub(crate) async fn plan_and_photo(o: &Org<'_>, host: &Host) -> (String, PathBuf, String) {
+    host.connect(o).await;
+    let agent = o.agent(service_agent("writer", "conversation")).await;
+    let conv = o.conversation(&agent, json!({})).await;
+    let run = o.run(&agent, Some(&conv), json!({})).await;
+    assert_eq!(o.write(&run, "notes/plan.md", "# Plan\nship it\n").await.status, 204);
+    put_bytes(o, &run, "uploads/photo.png", png(320, 200, 30)).await;
+    let state = o.ws(&run, Method::GET, "state", None).await.json();
+    let key = state["session_key"].as_str().expect("key").to_string();
+    let dir = host.files_of(&key).await.expect("the workspace's files on its host");
+    (key, dir, state["workspace_id"].as_str().expect("workspace id").to_string())
+}
+
+host_test! {
+    async fn documents_list_a_workspace_within_its_bounds_and_preview_its_files(app: TestApp, host: &Host) {
+        let o = Org::new(&app).await;
+        let (_, dir, workspace) = plan_and_photo(&o, host).await;
+        put(&dir, "node_modules/left-pad/index.js", b"module.exports = 1");
+
+        let d = documents_of(&o, &workspace).await;
+        assert_eq!(in_tree(&d, false), ["notes/plan.md", "uploads/photo.png"], "excluded folders are left out");
+        assert_eq!(d["listing"]["complete"], true, "{}", d["listing"]);
+        assert_eq!(d["file_count"], 2);
+        let thumb = tile(&d, "uploads/photo.png")["thumbnail"].as_str().unwrap_or_default().to_string();
+        assert!(thumb.starts_with("data:image/webp;base64,"), "{}", d["tiles"]);
+        let text = tile(&d, "notes/plan.md")["text_preview"].as_str().unwrap_or_default().to_string();
+        assert_eq!(text, "# Plan\nship it");
+        // The file itself, and its preview page (Markdown rendered).
+        let (status, bytes) = get_bytes(&o, &format!("/api/v1/documents/workspaces/{workspace}/file?path=notes%2Fplan.md")).await;
+        assert_eq!((status, bytes.as_slice()), (200, &b"# Plan\nship it\n"[..]));
+        let page = app.web.get(&format!("/documents/workspaces/{workspace}?path={}", urlencode("notes/plan.md"))).await;
+        assert_eq!(page.status, 200);
+        assert_eq!(page.select_text("#preview-markdown h1").as_deref(), Some("Plan"));
+        o.call(Method::GET, &format!("/api/v1/documents/workspaces/{workspace}/file?path=nothing.md"), None).await.problem(404);
+
+        // A cut: folders eight levels deep; the sixth level is listed, not opened.
+        put(&dir, "deep/l2/l3/l4/l5/l6/l7/l8.txt", b"deep");
+        let d = documents_of(&o, &workspace).await;
+        assert_eq!((d["listing"]["limited"].as_bool(), d["listing"]["complete"].as_bool()), (Some(true), Some(false)), "{}", d["listing"]);
+        assert!(d["listing"]["note"].as_str().is_some_and(|n| n.contains("not every file") && n.contains("6 levels")), "{}", d["listing"]);
+        let dirs = in_tree(&d, true);
+        assert!(dirs.contains(&"deep/l2/l3/l4/l5/l6".to_string()) && !dirs.iter().any(|p| p.ends_with("/l7")), "{dirs:?}");
+        let page = o.call(Method::GET, "/api/v1/documents", None).await;
+        assert_eq!(page.status, 200, "{}", page.body);
+        assert!(!page.body.contains(host.secret()), "{}", page.body);
+    }
 }
 
 db_test! {

@@ -10,9 +10,11 @@ use reqwest::Method;
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::db_test;
+use crate::helpers::TestApp;
 use crate::peer;
-use crate::support::{row, Org};
+use crate::snapshots::get_bytes;
+use crate::support::{row, urlencode, Org};
+use crate::{db_test, host_test};
 
 /// A bare repository with `README.md` and `src/lib.txt` on branch `main`, served over dumb
 /// HTTP on loopback; `url` is its clone URL.
@@ -127,96 +129,141 @@ async fn secret_in_no_snapshot(o: &Org<'_>, run: &str) {
     assert!(!text.contains(SECRET_VALUE) && !text.contains("DEPLOY_TOKEN"), "the snapshot holds the secret");
 }
 
-db_test! {
-    async fn a_manifest_of_each_kind_materialises_once_at_the_first_operation_and_its_secret_reaches_only_exec(app: TestApp) {
-        let peer = peer::shared().await;
+/// The secret is in no operation row, no audit row, no agent's or run's row, no answer but the
+/// exec's, no log line.
+async fn secret_is_kept_nowhere(app: &TestApp) {
+    app.state.log.settle().await;
+    let mut c = app.state.db.conn().await.expect("conn");
+    let ops: Vec<(String, String)> =
+        sqlx::query_as("SELECT target, detail FROM sandbox_operations").fetch_all(&mut *c).await.expect("ops");
+    let audit: Vec<(String, String)> =
+        sqlx::query_as("SELECT target, detail FROM audit_events").fetch_all(&mut *c).await.expect("audit");
+    let stored = format!("{ops:?}{audit:?}");
+    assert!(!stored.contains(SECRET_VALUE), "an operation or audit row keeps the secret");
+    let runs: Vec<(Option<String>,)> =
+        sqlx::query_as("SELECT manifest FROM runs").fetch_all(&mut *c).await.expect("runs");
+    let agents: Vec<(String,)> =
+        sqlx::query_as("SELECT manifest FROM agents").fetch_all(&mut *c).await.expect("agents");
+    assert!(!format!("{runs:?}{agents:?}").contains(SECRET_VALUE), "an agent's or run's row keeps the secret");
+    assert_eq!(app.web.all_bodies().matches(SECRET_VALUE).count(), 0, "an answer shows the secret");
+    assert!(!crate::helpers::captured_logs().contains(SECRET_VALUE), "a log line shows the secret");
+}
+
+/// A manifest of every kind (a file, a binary one, a folder, a repository, a plain and a secret
+/// variable) naming `repo` and the secret `secret_id`.
+fn manifest_of_each_kind(repo: &Repo, secret_id: &str) -> Value {
+    json!({"entries": [
+        {"kind": "file", "path": "notes.md", "content": "notes"},
+        {"kind": "file", "path": "data/raw.bin", "content_base64": "AAEC/w=="},
+        {"kind": "dir", "path": "out"},
+        {"kind": "git_repo", "url": repo.url, "ref": "main", "path": "repo"},
+        {"kind": "env", "name": "GREETING", "value": "hello"},
+        {"kind": "env", "name": "DEPLOY_TOKEN", "secret_id": secret_id, "ephemeral": true},
+    ]})
+}
+
+host_test! {
+    async fn a_manifest_of_each_kind_materialises_once_in_a_sandbox_and_its_secret_reaches_only_exec(app: TestApp, host: &Host) {
         let repo = serve_repo().await;
         let o = Org::new(&app).await;
-        o.connect(peer).await;
+        host.connect(&o).await;
         let secret_id = secret(&o, "deploy token", "other", SECRET_VALUE).await;
-        for backend in ["state", "service"] {
-            let manifest = json!({"entries": [
-                {"kind": "file", "path": "notes.md", "content": "notes"},
-                {"kind": "dir", "path": "out"},
-                {"kind": "git_repo", "url": repo.url, "ref": "main", "path": "repo"},
-                {"kind": "env", "name": "GREETING", "value": "hello"},
-                {"kind": "env", "name": "DEPLOY_TOKEN", "secret_id": secret_id, "ephemeral": true},
-            ]});
-            let agent = o.agent(json!({"name": format!("m-{backend}"), "backend": backend, "scope": "conversation", "manifest": manifest})).await;
-            if backend == "service" {
-                // A snapshot when each run finishes: the secret must not be in it either.
-                let r = o.call(Method::PUT, &format!("/api/v1/agents/{agent}/snapshot-settings"), Some(json!({"snapshots": "on_finish"}))).await;
-                assert_eq!(r.status, 200, "{}", r.body);
-            }
-            // The agent shows the secret's id, never its value.
-            let shown = o.call(Method::GET, &format!("/api/v1/agents/{agent}"), None).await.json();
-            assert_eq!(shown["manifest"]["entries"][4], json!({"kind": "env", "name": "DEPLOY_TOKEN", "secret_id": secret_id, "ephemeral": true}));
-            let conv = o.conversation(&agent, json!({})).await;
-            let r1 = o.run(&agent, Some(&conv), json!({})).await;
-            let ls = o.ws(&r1, Method::GET, "ls", None).await;
-            assert_eq!(ls.status, 200, "{backend}: {}", ls.body);
-            assert_eq!(names(&ls.json()), ["notes.md", "out", "repo"], "{backend}");
-            assert_eq!(o.read(&r1, "repo/README.md").await.body, "# served repo\n", "{backend}");
-            assert_eq!(o.read(&r1, "repo/src/lib.txt").await.body, "library\n", "{backend}");
-            assert!(o.read(&r1, "repo/.git/HEAD").await.status == 404, "{backend}: history is left out");
-            if backend == "service" {
-                // The command sees the secret (its digest proves it) without any answer carrying
-                // it; what the command writes from it is a file like any other.
-                let e = o.exec(&r1, EXEC_WITH_SECRET).await;
-                assert_eq!(e.json()["stdout"], format!("hello\n{}\n", secret_digest()), "{}", e.body);
-            }
-            o.finish(&r1).await;
-            if backend == "service" {
-                secret_in_no_snapshot(&o, &r1).await;
-            }
-            let rows = o.rows(&r1).await;
-            // The manifest's writes, recorded as operations like any other (in any order: they
-            // run four at a time), before the run's own first operation. The `state` backend has
-            // no sandbox: the console fetched the repository and wrote its files. The peer's
-            // default runtime has network: the repository was cloned in the sandbox, one row.
-            assert_eq!(rows[0], row("mkdir", "/workspace/out", true, ""), "{backend}: {rows:?}");
-            let manifest_rows = if backend == "state" {
-                assert_eq!(
-                    sorted(rows[1..4].to_vec()),
-                    vec![
-                        row("write", "/workspace/notes.md", true, "5 bytes"),
-                        row("write", "/workspace/repo/README.md", true, "14 bytes"),
-                        row("write", "/workspace/repo/src/lib.txt", true, "8 bytes"),
-                    ],
-                    "{backend}"
-                );
-                4
-            } else {
-                let clone = format!("git clone {} /workspace/repo", repo.url);
-                assert_eq!(rows[1], row("execute", &clone, true, "cloned"), "{backend}: {rows:?}");
-                assert_eq!(rows[2], row("write", "/workspace/notes.md", true, "5 bytes"), "{backend}");
-                3
-            };
-            assert_eq!(rows[manifest_rows], row("ls", "/workspace", true, "3 entries"), "{backend}");
-            // A later run of the same workspace attaches: nothing is written again.
-            let r2 = o.run(&agent, Some(&conv), json!({})).await;
-            assert_eq!(o.write(&r2, "notes.md", "changed").await.status, 204);
-            assert_eq!(o.read(&r2, "notes.md").await.body, "changed");
-            o.finish(&r2).await;
-            assert_eq!(
-                o.rows(&r2).await,
-                vec![row("write", "/workspace/notes.md", true, "7 bytes"), row("read", "/workspace/notes.md", true, "7 bytes")],
-                "{backend}"
-            );
-        }
-        // The secret is in no operation row, no audit row, no answer but the exec's, no log line.
-        app.state.log.settle().await;
-        let mut c = app.state.db.conn().await.expect("conn");
-        let ops: Vec<(String, String)> = sqlx::query_as("SELECT target, detail FROM sandbox_operations").fetch_all(&mut *c).await.expect("ops");
-        let audit: Vec<(String, String)> = sqlx::query_as("SELECT target, detail FROM audit_events").fetch_all(&mut *c).await.expect("audit");
-        let stored = format!("{ops:?}{audit:?}");
-        assert!(ops.iter().any(|(target, _)| target == EXEC_WITH_SECRET), "{ops:?}");
-        assert!(!stored.contains(SECRET_VALUE), "an operation or audit row keeps the secret");
-        let runs: Vec<(Option<String>,)> = sqlx::query_as("SELECT manifest FROM runs").fetch_all(&mut *c).await.expect("runs");
-        let agents: Vec<(String,)> = sqlx::query_as("SELECT manifest FROM agents").fetch_all(&mut *c).await.expect("agents");
-        assert!(!format!("{runs:?}{agents:?}").contains(SECRET_VALUE), "an agent's or run's row keeps the secret");
-        assert_eq!(app.web.all_bodies().matches(SECRET_VALUE).count(), 0, "an answer shows the secret");
-        assert!(!crate::helpers::captured_logs().contains(SECRET_VALUE), "a log line shows the secret");
+        let manifest = manifest_of_each_kind(&repo, &secret_id);
+        let agent = o.agent(json!({"name": "m-service", "backend": "service", "scope": "conversation", "manifest": manifest})).await;
+        // A snapshot when each run finishes: the secret must not be in it either.
+        let r = o.call(Method::PUT, &format!("/api/v1/agents/{agent}/snapshot-settings"), Some(json!({"snapshots": "on_finish"}))).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        // The agent shows the secret's id, never its value.
+        let shown = o.call(Method::GET, &format!("/api/v1/agents/{agent}"), None).await.json();
+        assert_eq!(shown["manifest"]["entries"][5], json!({"kind": "env", "name": "DEPLOY_TOKEN", "secret_id": secret_id, "ephemeral": true}));
+        let conv = o.conversation(&agent, json!({})).await;
+        let r1 = o.run(&agent, Some(&conv), json!({})).await;
+        let ls = o.ws(&r1, Method::GET, "ls", None).await;
+        assert_eq!(ls.status, 200, "{}", ls.body);
+        assert_eq!(names(&ls.json()), ["data", "notes.md", "out", "repo"]);
+        assert_eq!(o.read(&r1, "repo/README.md").await.body, "# served repo\n");
+        assert_eq!(o.read(&r1, "repo/src/lib.txt").await.body, "library\n");
+        o.read(&r1, "repo/.git/HEAD").await.problem(404);
+        let (status, raw) = get_bytes(&o, &format!("/api/v1/runs/{r1}/workspace/files?path={}", urlencode("data/raw.bin"))).await;
+        assert_eq!((status, raw), (200, vec![0u8, 1, 2, 255]));
+        // The repository was cloned in the sandbox itself (its runtime has network), in the
+        // workspace's folder on the host.
+        let key = o.ws(&r1, Method::GET, "state", None).await.json()["session_key"].as_str().expect("key").to_string();
+        assert_eq!(host.file(&key, "repo/src/lib.txt").await.as_deref(), Some("library\n"));
+        // The command sees the secret (its digest proves it) without any answer carrying it; what
+        // the command writes from it is a file like any other.
+        let e = o.exec(&r1, EXEC_WITH_SECRET).await;
+        assert_eq!(e.json()["stdout"], format!("hello\n{}\n", secret_digest()), "{}", e.body);
+        o.finish(&r1).await;
+        secret_in_no_snapshot(&o, &r1).await;
+        // The manifest's writes, recorded as operations like any other, before the run's own first
+        // operation: the folder, the clone (one row), the files (in any order: they run four at a
+        // time).
+        let rows = o.rows(&r1).await;
+        assert_eq!(rows[0], row("mkdir", "/workspace/out", true, ""), "{rows:?}");
+        assert_eq!(rows[1], row("execute", &format!("git clone {} /workspace/repo", repo.url), true, "cloned"), "{rows:?}");
+        assert_eq!(
+            sorted(rows[2..4].to_vec()),
+            vec![row("write", "/workspace/data/raw.bin", true, "4 bytes"), row("write", "/workspace/notes.md", true, "5 bytes")]
+        );
+        assert_eq!(rows[4], row("ls", "/workspace", true, "4 entries"), "{rows:?}");
+        assert!(rows.iter().any(|(_, target, _, _)| target == EXEC_WITH_SECRET), "{rows:?}");
+        // A later run of the same workspace attaches: nothing is written again.
+        let r2 = o.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(o.write(&r2, "notes.md", "changed").await.status, 204);
+        assert_eq!(o.read(&r2, "notes.md").await.body, "changed");
+        o.finish(&r2).await;
+        assert_eq!(
+            o.rows(&r2).await,
+            vec![row("write", "/workspace/notes.md", true, "7 bytes"), row("read", "/workspace/notes.md", true, "7 bytes")]
+        );
+        secret_is_kept_nowhere(&app).await;
+    }
+}
+
+db_test! {
+    async fn a_manifest_of_each_kind_materialises_once_in_the_state_backend_fetched_by_the_console(app: TestApp) {
+        let repo = serve_repo().await;
+        let o = Org::new(&app).await;
+        let secret_id = secret(&o, "deploy token", "other", SECRET_VALUE).await;
+        let manifest = manifest_of_each_kind(&repo, &secret_id);
+        let agent = o.agent(json!({"name": "m-state", "backend": "state", "scope": "conversation", "manifest": manifest})).await;
+        // The agent shows the secret's id, never its value.
+        let shown = o.call(Method::GET, &format!("/api/v1/agents/{agent}"), None).await.json();
+        assert_eq!(shown["manifest"]["entries"][5], json!({"kind": "env", "name": "DEPLOY_TOKEN", "secret_id": secret_id, "ephemeral": true}));
+        let conv = o.conversation(&agent, json!({})).await;
+        let r1 = o.run(&agent, Some(&conv), json!({})).await;
+        let ls = o.ws(&r1, Method::GET, "ls", None).await;
+        assert_eq!(ls.status, 200, "{}", ls.body);
+        assert_eq!(names(&ls.json()), ["data", "notes.md", "out", "repo"]);
+        assert_eq!(o.read(&r1, "repo/README.md").await.body, "# served repo\n");
+        assert_eq!(o.read(&r1, "repo/src/lib.txt").await.body, "library\n");
+        assert!(o.read(&r1, "repo/.git/HEAD").await.status == 404, "history is left out");
+        o.finish(&r1).await;
+        // The `state` backend has no sandbox: the console fetched the repository and wrote its
+        // files, each a row (in any order: they run four at a time).
+        let rows = o.rows(&r1).await;
+        assert_eq!(rows[0], row("mkdir", "/workspace/out", true, ""), "{rows:?}");
+        assert_eq!(
+            sorted(rows[1..5].to_vec()),
+            vec![
+                row("write", "/workspace/data/raw.bin", true, "4 bytes"),
+                row("write", "/workspace/notes.md", true, "5 bytes"),
+                row("write", "/workspace/repo/README.md", true, "14 bytes"),
+                row("write", "/workspace/repo/src/lib.txt", true, "8 bytes"),
+            ]
+        );
+        assert_eq!(rows[5], row("ls", "/workspace", true, "4 entries"));
+        // A later run of the same workspace attaches: nothing is written again.
+        let r2 = o.run(&agent, Some(&conv), json!({})).await;
+        assert_eq!(o.write(&r2, "notes.md", "changed").await.status, 204);
+        assert_eq!(o.read(&r2, "notes.md").await.body, "changed");
+        o.finish(&r2).await;
+        assert_eq!(
+            o.rows(&r2).await,
+            vec![row("write", "/workspace/notes.md", true, "7 bytes"), row("read", "/workspace/notes.md", true, "7 bytes")]
+        );
+        secret_is_kept_nowhere(&app).await;
     }
 }
 
