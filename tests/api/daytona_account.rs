@@ -50,6 +50,7 @@ fn count(fake: &FakeDaytona, route: &str) -> u64 {
     fake.request_counts().get(route).copied().unwrap_or(0)
 }
 
+// Daytona only: its auto-stop and auto-archive.
 db_test! {
     async fn a_daytona_run_idle_past_auto_stop_continues_and_keeps_its_files(app: TestApp) {
         let fake = FakeDaytona::start(&[]);
@@ -112,6 +113,7 @@ db_test! {
     }
 }
 
+// Daytona only: its sandbox states.
 db_test! {
     async fn a_slow_daytona_start_and_an_errored_sandbox_are_waited_for_recovered_or_refused(app: TestApp) {
         let fake = FakeDaytona::start(&[]);
@@ -151,6 +153,7 @@ db_test! {
     }
 }
 
+// Daytona only: a sandbox that never started (its states).
 db_test! {
     async fn deleting_a_daytona_workspace_whose_sandbox_never_started_leaves_nothing(app: TestApp) {
         let fake = FakeDaytona::start(&[]);
@@ -174,6 +177,7 @@ db_test! {
     }
 }
 
+// Daytona only: its throttler, its proxy's 502 and its refusals.
 db_test! {
     async fn daytona_throttling_and_bad_gateways_are_retried_and_its_refusals_shown_in_its_words(app: TestApp) {
         let fake = FakeDaytona::start(&[]);
@@ -219,6 +223,7 @@ db_test! {
     }
 }
 
+// Daytona only: its exec answers stderr inside stdout, read as a stream.
 db_test! {
     async fn sixty_megabytes_of_daytona_exec_output_are_capped(app: TestApp) {
         let fake = FakeDaytona::start(&[]);

@@ -23,6 +23,7 @@ async fn secret(o: &Org<'_>, name: &str, purpose: &str, value: &str, address: Op
     r.json()["id"].as_str().expect("id").to_string()
 }
 
+// Daytona only: its connection's settings (sandboxd's are sandbox_connections.rs's).
 db_test! {
     async fn a_daytona_connection_takes_an_api_url_and_a_key_of_purpose_daytona_bound_to_it(app: TestApp) {
         let o = Org::new(&app).await;
@@ -59,6 +60,7 @@ db_test! {
     }
 }
 
+// Daytona only: its connection's settings.
 db_test! {
     async fn bad_daytona_settings_are_refused_at_their_field_and_nothing_is_saved(app: TestApp) {
         let o = Org::new(&app).await;
@@ -88,6 +90,7 @@ db_test! {
     }
 }
 
+// Daytona only: its key's binding to its API URL.
 db_test! {
     async fn a_daytona_key_goes_only_to_the_api_url_it_was_saved_for(app: TestApp) {
         let o = Org::new(&app).await;
@@ -122,6 +125,7 @@ async fn probe(o: &Org<'_>, body: Value) -> Value {
     r.json()
 }
 
+// Daytona only: what its API answers a probe, in its words.
 db_test! {
     async fn asking_daytona_says_in_plain_words_what_it_found(app: TestApp) {
         let o = Org::new(&app).await;
@@ -182,6 +186,7 @@ db_test! {
     }
 }
 
+// Daytona only: its API's redirect.
 db_test! {
     async fn the_daytona_key_never_follows_a_redirect(app: TestApp) {
         let o = Org::new(&app).await;
@@ -195,6 +200,7 @@ db_test! {
     }
 }
 
+// Daytona only: a sandbox built from an image (its build states).
 db_test! {
     async fn a_daytona_image_runtime_saves_without_save_anyway_and_a_workspace_is_built_from_it(app: TestApp) {
         let o = Org::new(&app).await;

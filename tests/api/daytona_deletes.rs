@@ -1,9 +1,9 @@
-//! Deletes of Daytona sandboxes against the FAKE Daytona (tests/peer/daytona/; not Daytona): an
-//! agent's delete writes a tombstone for its Daytona sandbox in the same transaction; with Daytona
-//! down the tombstone survives (the attempt counted, the reason kept), and the sweep's next
-//! attempt deletes the sandbox (`DELETE`, then confirmed gone by `GET`). The sweep's clock is
-//! driven by the test, never slept on. Orphans: only this deployment's and this organization's
-//! labelled sandboxes older than 10 minutes that nothing here names.
+//! What only Daytona's deletes do, against the FAKE Daytona (tests/peer/daytona/; not Daytona): a
+//! key Daytona refuses keeps the tombstone and says so; orphans are only this deployment's and this
+//! organization's labelled sandboxes older than 10 minutes that nothing here names, also on a
+//! Daytona before v0.180. A host that is down at a delete, its tombstone retried until it is back,
+//! is deletes.rs's, run on every kind by `host_test!`. The sweep's clock is driven by the test,
+//! never slept on.
 
 use std::collections::BTreeMap;
 
@@ -67,42 +67,7 @@ async fn agent_with_a_sandbox(app: &TestApp, o: &Org<'_>, fake: &FakeDaytona, ke
     (agent, id)
 }
 
-db_test! {
-    async fn an_agents_daytona_sandbox_is_destroyed_once_daytona_is_back(app: TestApp) {
-        let fake = FakeDaytona::start(&[]);
-        let o = Org::new(&app).await;
-        let (agent, id) = agent_with_a_sandbox(&app, &o, &fake, &fake.api_key).await;
-
-        // Daytona is down for the attempt right after the delete.
-        // (Three times: a call is tried three times before it fails.)
-        fake.set_hooks(json!({"fail": [{"route": "GET /sandbox/{sandboxIdOrName}", "status": 503, "times": 3}]}));
-        let r = o.call(Method::DELETE, &format!("/api/v1/agents/{agent}"), None).await;
-        assert_eq!(r.status, 200, "{}", r.body);
-        assert_eq!(r.json(), json!({"workspaces": 1, "sandboxes": 1, "destroyed": 0, "pending": 1}));
-        let stones = tombstones(&app).await;
-        assert_eq!(stones.len(), 1, "{stones:?}");
-        let (attempts, next, error, _) = stones[0].clone();
-        assert_eq!(attempts, 1);
-        assert!(error.as_deref().is_some_and(|e| e.contains("503") && e.contains("tries again")), "{error:?}");
-        assert!(!error.unwrap_or_default().contains(&fake.api_url));
-        assert_eq!(state_at(&fake, &id), "started");
-
-        // Not due yet: nothing is sent.
-        fake.reset_request_counts();
-        let report = sweep::sweep(&app.state, next - 1).await.expect("sweep");
-        assert_eq!(report.claimed, 0);
-        assert!(fake.request_counts().is_empty(), "{:?}", fake.request_counts());
-        // Due, and Daytona is back: deleted, confirmed gone, the tombstone removed.
-        let report = sweep::sweep(&app.state, next + MINUTE).await.expect("sweep");
-        assert_eq!((report.claimed, report.destroyed, report.failed), (1, 1, 0), "{report:?}");
-        assert!(tombstones(&app).await.is_empty());
-        assert_eq!(state_at(&fake, &id), "destroyed");
-        let counts = fake.request_counts();
-        assert_eq!(counts.get("DELETE /sandbox/{sandboxIdOrName}"), Some(&1), "{counts:?}");
-        fake.assert_log_matches_the_documents();
-    }
-}
-
+// Daytona only: its refusal of a key, in its words (sandboxd's missing key is deletes.rs's).
 db_test! {
     async fn a_refused_key_keeps_the_tombstone_and_says_so(app: TestApp) {
         let fake = FakeDaytona::start(&[]);
@@ -125,6 +90,8 @@ db_test! {
     }
 }
 
+// Daytona only: an orphan is known by our labels (deployment, organization, connection);
+// sandboxd's by its tenant and session name (deletes.rs).
 db_test! {
     async fn daytona_orphans_are_only_ours_unnamed_and_older_than_ten_minutes(app: TestApp) {
         use agenticos::sandbox::hosts::daytona::connections::{owner_labels, CONNECTION_LABEL, DEPLOYMENT_LABEL, ORGANIZATION_LABEL};
@@ -164,6 +131,7 @@ db_test! {
     }
 }
 
+// Daytona only: an old Daytona's bare sandbox list.
 db_test! {
     async fn a_daytona_older_than_v0_180_with_a_bare_sandbox_list_is_probed_listed_and_swept(app: TestApp) {
         use agenticos::sandbox::hosts::daytona::connections::{owner_labels, CONNECTION_LABEL};

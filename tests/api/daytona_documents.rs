@@ -1,15 +1,13 @@
-//! Documents, snapshots and manifests of Daytona workspaces through our API only, against the
+//! What only Daytona workspaces' Documents and snapshots do, through our API only, against the
 //! FAKE Daytona (tests/peer/daytona/fake_daytona.py; see daytona_fake.rs), on SQLite and
-//! PostgreSQL: a bounded tree (breadth-first over the toolbox's `GET /files`; a cut says so, a
-//! folder that fails makes it incomplete, a stopped sandbox is never started for it), tiles and a
-//! preview read through the toolbox's download; a snapshot on demand of a sandbox Daytona
-//! stopped (the round trip at a run's end is snapshots.rs's, run on each host kind); a manifest of each file kind (a
-//! repository cloned in the sandbox's own folder). The workspace is the `workspace` folder under
-//! the sandbox's home: the home's dotfiles never show in a listing, Documents or a snapshot (a
-//! sandbox made before that keeps its files where they are); a name that is not UTF-8 never hides
-//! the rest of a listing. After each test, every request in the fake's log matches Daytona's
-//! documents.
-
+//! PostgreSQL: a folder the toolbox fails to list makes the listing incomplete, a stopped sandbox
+//! is never started for Documents; a snapshot on demand of a sandbox Daytona stopped. The workspace
+//! is the `workspace` folder under the sandbox's home: the home's dotfiles never show in a listing,
+//! Documents or a snapshot (a sandbox made before that keeps its files where they are); a name that
+//! is not UTF-8 never hides the rest of a listing. What every kind does alike is run on each by
+//! `host_test!`: the bounded listing with its tiles and previews (documents.rs), a manifest of each
+//! kind (manifests.rs), the snapshot round trip at a run's end (snapshots.rs). After each test,
+//! every request in the fake's log matches Daytona's documents.
 use std::path::PathBuf;
 
 use reqwest::Method;
@@ -71,6 +69,7 @@ db_test! {
     }
 }
 
+// Daytona only: its stopped and deleted sandbox states.
 db_test! {
     async fn a_snapshot_on_demand_starts_a_stopped_daytona_sandbox_and_a_gone_one_is_refused(app: TestApp) {
         let fake = FakeDaytona::start(&[]);
@@ -130,6 +129,7 @@ async fn names_in(o: &Org<'_>, run: &str, folder: &str) -> Vec<String> {
     names
 }
 
+// Daytona only: the workspace folder under the sandbox's home.
 db_test! {
     async fn a_daytona_workspace_is_the_workspace_folder_under_home_and_the_homes_dotfiles_never_show(app: TestApp) {
         let fake = FakeDaytona::start(&[]);
@@ -181,6 +181,7 @@ db_test! {
     }
 }
 
+// Daytona only: sandboxes made before the workspace folder (no `root` label).
 db_test! {
     async fn a_daytona_sandbox_made_before_the_workspace_folder_keeps_its_files_where_they_are(app: TestApp) {
         use agenticos::sandbox::hosts::daytona::client::{CreateSandbox, DaytonaClient};
@@ -216,6 +217,7 @@ db_test! {
     }
 }
 
+// Daytona only: its toolbox's raw-byte names (sandboxd's listing is the host's own).
 db_test! {
     async fn a_name_that_is_not_utf8_never_hides_the_rest_of_a_daytona_listing(app: TestApp) {
         use std::os::unix::ffi::OsStrExt;

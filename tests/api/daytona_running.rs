@@ -58,6 +58,8 @@ fn wait_for_state(fake: &FakeDaytona, id: &str, state: &str) {
     }
 }
 
+// Daytona only: its states and resources on the tab, ownership by label, an unreachable API in
+// its words, Close stopping or deleting by scope (sandboxd's tab is sandbox_running.rs's).
 db_test! {
     async fn daytona_sandboxes_show_state_and_resources_never_another_organizations_and_close_as_their_scope_demands(app: TestApp) {
         let fake = FakeDaytona::start(&[]);

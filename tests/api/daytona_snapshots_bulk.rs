@@ -88,6 +88,7 @@ async fn archive_of(o: &Org<'_>, snapshot: &Value) -> BTreeMap<String, Vec<u8>> 
     archive_files(&gz)
 }
 
+// Daytona only: its toolbox's bulk download and upload (sandboxd packs in the sandbox).
 db_test! {
     async fn a_daytona_snapshot_and_its_restore_of_hundreds_of_files_go_in_a_few_bulk_requests(app: TestApp) {
         let fake = FakeDaytona::start(&[]);
@@ -131,6 +132,7 @@ db_test! {
     }
 }
 
+// Daytona only: the bulk download's error parts.
 db_test! {
     async fn a_file_removed_mid_snapshot_is_left_out_and_one_the_daemon_cannot_open_fails_it(app: TestApp) {
         let fake = FakeDaytona::start(&[]);
@@ -170,6 +172,7 @@ db_test! {
     }
 }
 
+// Daytona only: an old daemon without the bulk download.
 db_test! {
     async fn a_daemon_without_the_bulk_download_is_read_file_by_file(app: TestApp) {
         let fake = FakeDaytona::start(&[]);

@@ -1,7 +1,7 @@
 //! Deletes that leave nothing behind (docs/design.md §10), against the real sandboxd peer on SQLite
 //! and PostgreSQL: a deleted conversation's session is purged at the host; a host that is down
 //! keeps the tombstone, retried with a doubling pause (driven by the sweep's clock, no sleeping)
-//! until the host is back; the delete and its tombstones commit together or not at all; two
+//! until the host is back (on every host kind, by `host_test!`); the delete and its tombstones commit together or not at all; two
 //! sweepers at once destroy each sandbox once.
 
 use reqwest::Method;
@@ -11,10 +11,10 @@ use agenticos::access::Caller;
 use agenticos::sandbox::tombstones::sweep;
 use agenticos::sandbox::workspaces::removal;
 
-use crate::db_test;
 use crate::helpers::TestApp;
 use crate::peer::{self, Peer, PeerOptions};
 use crate::support::{service_agent, Org};
+use crate::{db_test, host_test};
 
 const MINUTE: i64 = 60_000;
 
@@ -81,16 +81,17 @@ db_test! {
     }
 }
 
-db_test! {
-    async fn a_host_that_is_down_keeps_the_tombstone_retried_with_a_doubling_pause_until_it_is_back(app: TestApp) {
-        let mut peer = Peer::start(PeerOptions::default()).await.expect("peer");
+host_test! {
+    async fn a_host_that_is_down_keeps_the_tombstone_retried_with_a_doubling_pause_until_it_is_back(app: TestApp, host: &mut Host) {
         let o = Org::new(&app).await;
-        o.connect(&peer).await;
+        host.connect(&o).await;
         let agent = o.agent(service_agent("talker", "conversation")).await;
-        let (conv, key) = o.conversation_with_files(&agent).await;
-        peer.stop_now();
+        let (_, key) = o.conversation_with_files(&agent).await;
+        host.go_down();
 
-        let r = o.call(Method::DELETE, &format!("/api/v1/conversations/{conv}"), None).await;
+        // The agent's delete takes its workspaces with it; the host does not answer.
+        let r = o.call(Method::DELETE, &format!("/api/v1/agents/{agent}"), None).await;
+        assert_eq!(r.status, 200, "{}", r.body);
         assert_eq!(r.json(), json!({"workspaces": 1, "sandboxes": 1, "destroyed": 0, "pending": 1}), "{}", r.body);
         assert_eq!(workspace_rows(&app, &key).await, 0, "the row went anyway");
         let t = tombstones(&app).await;
@@ -98,18 +99,22 @@ db_test! {
         let (attempts, mut next, error, created) = t[0].clone();
         assert_eq!((attempts, next - created), (1, 2 * MINUTE));
         let error = error.expect("the last error is kept");
-        assert_eq!(error, "The sandbox service did not answer at this address.");
-        assert!(!error.contains(&peer.token) && !error.contains(&peer.port().to_string()), "{error}");
+        assert_eq!(error, host.down_reason());
+        let port = url::Url::parse(host.address()).expect("url").port().expect("port").to_string();
+        assert!(!error.contains(host.secret()) && !error.contains(&port), "{error}");
 
         // The connection's row says so.
         let page = app.web.get("/sandboxes").await;
         let pending = page.select_text(".pending-removal").expect("the row shows the pending removal");
-        assert!(pending.contains("1 sandbox pending removal") && pending.contains("did not answer"), "{pending}");
+        assert!(pending.contains("1 sandbox pending removal") && pending.contains(host.down_reason()), "{pending}");
 
-        // Each failure doubles the pause, up to 6 hours; nothing happens before it is due.
+        // Each failure doubles the pause, up to 6 hours; nothing happens before it is due (nothing
+        // is sent).
         for (n, minutes) in [4, 8, 16, 32, 64, 128, 256, 360, 360].into_iter().enumerate() {
+            let sent = host.requests();
             let early = sweep::sweep(&app.state, next - 1).await.expect("sweep");
             assert_eq!(early.claimed, 0, "not due yet");
+            assert_eq!(host.requests(), sent, "a sweep before it was due reached the host");
             let report = sweep::sweep(&app.state, next).await.expect("sweep");
             assert_eq!((report.claimed, report.failed, report.destroyed), (1, 1, 0));
             let (attempts, now_next, _, _) = tombstones(&app).await[0].clone();
@@ -118,15 +123,16 @@ db_test! {
             next = now_next;
         }
 
-        // The host is back (its files still on disk, its sessions forgotten): the next sweep
-        // destroys the sandbox and the tombstone goes.
-        assert!(files_of(&peer, &key).exists());
-        peer.start_again().await.expect("the peer starts again");
+        // The host is back (its files still there): the next sweep deletes the workspace's
+        // sandbox, once, and the tombstone goes.
+        host.come_back().await;
+        assert!(host.files_of(&key).await.is_some(), "the files outlived the host's absence");
         let report = sweep::sweep(&app.state, next).await.expect("sweep");
-        assert_eq!((report.claimed, report.destroyed), (1, 1), "{}", peer.log_tail(20));
+        assert_eq!((report.claimed, report.destroyed, report.failed), (1, 1, 0), "{report:?}");
         assert!(tombstones(&app).await.is_empty());
-        assert!(!files_of(&peer, &key).exists(), "purged at the host");
-        assert!(o.sessions_on(&peer).await.is_empty());
+        assert!(host.is_gone(&key).await, "purged at the host");
+        assert!(host.open_workspaces(&o).await.is_empty());
+        assert_eq!(host.deletes_of(&key), 1);
         assert!(app.web.get("/sandboxes").await.select_text(".pending-removal").is_none());
     }
 }
@@ -312,6 +318,8 @@ fn hex8(id: &str) -> String {
     id.replace('-', "")[..8].to_string()
 }
 
+// sandboxd only: an orphan is known by its tenant and session name (Daytona's by our labels,
+// daytona_deletes.rs).
 db_test! {
     async fn orphans_of_this_organization_are_marked_listed_and_purged_and_no_other_session_is_touched(app: TestApp) {
         let peer = peer::shared().await;

@@ -1,5 +1,6 @@
 //! Documents against the real sandboxd peer and the `state` backend, on SQLite and PostgreSQL:
-//! bounded listings and what they say, exclusions, unreadable folders, thumbnails within their
+//! bounded listings and what they say (with tiles and previews on every host kind, by
+//! `host_test!`), exclusions, unreadable folders, thumbnails within their
 //! budget and cached, safe file serving, and who sees which workspace.
 
 use std::path::{Path, PathBuf};

@@ -19,7 +19,7 @@ use reqwest::Method;
 use serde_json::Value;
 
 use crate::daytona_fake::FakeDaytona;
-use crate::peer::{self, Peer};
+use crate::peer::{self, Peer, PeerOptions};
 use crate::support::connections::daytona;
 use crate::support::Org;
 
@@ -27,29 +27,38 @@ use crate::support::Org;
 ///
 /// - `async fn name(app: TestApp, host: &Host) { … }`: a fresh app and the kind's host; the body
 ///   connects an organization to it with [`Host::connect`].
+/// - `async fn name(app: TestApp, host: &mut Host) { … }`: the same with a host of the test's own
+///   ([`Host::start_own`]), which the body may take down and bring back ([`Host::go_down`]).
 #[macro_export]
 macro_rules! host_test {
     ($(#[$meta:meta])* async fn $name:ident($app:ident: TestApp, $host:ident: &Host) $body:block) => {
+        $crate::host_test!(@tests $name, start, [&], [$(#[$meta])*], $app, $host, $body);
+    };
+    ($(#[$meta:meta])* async fn $name:ident($app:ident: TestApp, $host:ident: &mut Host) $body:block) => {
+        $crate::host_test!(@tests $name, start_own, [&mut], [$(#[$meta])*], $app, $host, $body);
+    };
+    (@tests $name:ident, $start:ident, [$($by:tt)*], [$(#[$meta:meta])*], $app:ident, $host:ident, $body:block) => {
         mod $name {
             #[allow(unused_imports)]
             use super::*;
             $(#[$meta])*
-            async fn run($app: $crate::helpers::TestApp, $host: &$crate::hosts::Host) $body
-            $crate::host_test!(@variant sandboxd_sqlite, Sandboxd, Sqlite);
-            $crate::host_test!(@variant sandboxd_postgres, Sandboxd, Postgres);
-            $crate::host_test!(@variant daytona_sqlite, Daytona, Sqlite);
-            $crate::host_test!(@variant daytona_postgres, Daytona, Postgres);
+            async fn run($app: $crate::helpers::TestApp, $host: $($by)* $crate::hosts::Host) $body
+            $crate::host_test!(@variant sandboxd_sqlite, Sandboxd, Sqlite, $start, [$($by)*]);
+            $crate::host_test!(@variant sandboxd_postgres, Sandboxd, Postgres, $start, [$($by)*]);
+            $crate::host_test!(@variant daytona_sqlite, Daytona, Sqlite, $start, [$($by)*]);
+            $crate::host_test!(@variant daytona_postgres, Daytona, Postgres, $start, [$($by)*]);
         }
     };
-    (@variant $variant:ident, $kind:ident, $db:ident) => {
+    (@variant $variant:ident, $kind:ident, $db:ident, $start:ident, [$($by:tt)*]) => {
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn $variant() {
             let Some(app) = $crate::helpers::spawn_app_with($crate::helpers::Backend::$db, &[]).await else {
                 return;
             };
-            let host = $crate::hosts::Host::start($crate::hosts::HostKind::$kind).await;
+            #[allow(unused_mut)]
+            let mut host = $crate::hosts::Host::$start($crate::hosts::HostKind::$kind).await;
             let database = app.database.clone();
-            run(app, &host).await;
+            run(app, $($by)* host).await;
             host.check_after();
             if $crate::helpers::Backend::$db == $crate::helpers::Backend::Postgres {
                 $crate::helpers::drop_database(database).await;
@@ -67,18 +76,147 @@ pub(crate) enum HostKind {
 
 /// A host of one kind, as a test sees it from outside our API.
 pub(crate) enum Host {
-    /// The real sandboxd peer, shared by the test binary.
-    Sandboxd(&'static Peer),
+    /// The real sandboxd peer: the test binary's shared one, or one of the test's own.
+    Sandboxd(Peers),
     /// A FAKE Daytona of this test's own.
     Daytona(FakeDaytona),
 }
+
+/// The sandboxd peer a [`Host`] talks to.
+pub(crate) enum Peers {
+    /// The test binary's shared peer.
+    Shared(&'static Peer),
+    /// A peer of the test's own, which it may stop and start again.
+    Own(Peer),
+}
+
+impl std::ops::Deref for Peers {
+    type Target = Peer;
+    fn deref(&self) -> &Peer {
+        match self {
+            Peers::Shared(peer) => peer,
+            Peers::Own(peer) => peer,
+        }
+    }
+}
+
+/// What a Daytona API that is down answers every call of the delete's: its gateway's 503 (a fake
+/// rule; Daytona's own client retries 5xx, as ours does).
+/// What our side keeps when Daytona answered [`DAYTONA_DOWN`]'s 503 (after its tries).
+const DAYTONA_DOWN_REASON: &str = "Daytona answered 503: Service Unavailable The sweep tries again.";
+
+const DAYTONA_DOWN: [&str; 2] = ["GET /sandbox/{sandboxIdOrName}", "DELETE /sandbox/{sandboxIdOrName}"];
 
 impl Host {
     /// The kind's host: the shared peer, or a new fake Daytona.
     pub(crate) async fn start(kind: HostKind) -> Host {
         match kind {
-            HostKind::Sandboxd => Host::Sandboxd(peer::shared().await),
+            HostKind::Sandboxd => Host::Sandboxd(Peers::Shared(peer::shared().await)),
             HostKind::Daytona => Host::Daytona(FakeDaytona::start(&[])),
+        }
+    }
+
+    /// A host of the kind that is the test's alone (a sandboxd peer of its own), so the test may
+    /// take it down ([`Host::go_down`]).
+    pub(crate) async fn start_own(kind: HostKind) -> Host {
+        match kind {
+            HostKind::Sandboxd => {
+                Host::Sandboxd(Peers::Own(Peer::start(PeerOptions::default()).await.expect("a peer")))
+            }
+            HostKind::Daytona => Host::Daytona(FakeDaytona::start(&[])),
+        }
+    }
+
+    /// Takes the host down: a peer of the test's own stops (its address refuses connections), a
+    /// fake Daytona answers 503 to the calls a delete makes.
+    pub(crate) fn go_down(&mut self) {
+        match self {
+            Host::Sandboxd(Peers::Own(peer)) => peer.stop_now(),
+            Host::Sandboxd(Peers::Shared(_)) => panic!("the shared peer is never taken down: take `host: &mut Host`"),
+            Host::Daytona(fake) => {
+                let rules: Vec<Value> =
+                    DAYTONA_DOWN.iter().map(|r| serde_json::json!({"route": r, "status": 503, "message": "Service Unavailable", "times": 1_000_000})).collect();
+                fake.set_hooks(serde_json::json!({"fail": rules}));
+            }
+        }
+    }
+
+    /// Brings the host back after [`Host::go_down`]: the peer starts again on its address (it forgot
+    /// its sessions; their files are still on disk), Daytona answers again.
+    pub(crate) async fn come_back(&mut self) {
+        match self {
+            Host::Sandboxd(Peers::Own(peer)) => peer.start_again().await.expect("the peer starts again"),
+            Host::Sandboxd(Peers::Shared(_)) => panic!("the shared peer is never taken down"),
+            Host::Daytona(fake) => {
+                fake.set_hooks(serde_json::json!({"fail": null}));
+            }
+        }
+    }
+
+    /// What our side keeps as the reason a call to the host failed while it was down.
+    pub(crate) fn down_reason(&self) -> &'static str {
+        match self {
+            Host::Sandboxd(_) => "The sandbox service did not answer at this address.",
+            Host::Daytona(_) => DAYTONA_DOWN_REASON,
+        }
+    }
+
+    /// The host's address as its connection holds it (the peer's URL, Daytona's API URL).
+    pub(crate) fn address(&self) -> &str {
+        match self {
+            Host::Sandboxd(peer) => &peer.url,
+            Host::Daytona(fake) => &fake.api_url,
+        }
+    }
+
+    /// How many requests reached the host so far.
+    pub(crate) fn requests(&self) -> u64 {
+        match self {
+            Host::Sandboxd(peer) => {
+                let log = std::fs::read_to_string(&peer.log_path).expect("the peer's log");
+                log.matches("HTTP/1.1\"").count() as u64
+            }
+            Host::Daytona(fake) => fake.request_counts().values().sum(),
+        }
+    }
+
+    /// Whether the host has deleted workspace `key` with its files: sandboxd has no files of it,
+    /// every Daytona sandbox of it (by our label: Daytona renames one it deletes) is `destroyed`.
+    pub(crate) async fn is_gone(&self, key: &str) -> bool {
+        match self {
+            Host::Sandboxd(_) => self.files_of(key).await.is_none(),
+            Host::Daytona(fake) => {
+                let all: Vec<Value> =
+                    fake.sandboxes().into_iter().filter(|s| s["labels"]["agenticos.io/workspace"] == key).collect();
+                !all.is_empty() && all.iter().all(|s| s["state"] == "destroyed")
+            }
+        }
+    }
+
+    /// How many times the host deleted workspace `key` with its files (requests it answered with a
+    /// success).
+    pub(crate) fn deletes_of(&self, key: &str) -> usize {
+        match self {
+            Host::Sandboxd(peer) => {
+                let log = std::fs::read_to_string(&peer.log_path).expect("the peer's log");
+                // Answered with a 2xx (a peer started again answers a first 404: it forgot the session).
+                log.matches(&format!("DELETE /sessions/{key}?purge=true HTTP/1.1\" 2")).count()
+            }
+            Host::Daytona(fake) => {
+                // By our label: Daytona renames a sandbox it deletes.
+                let paths: Vec<String> = fake
+                    .sandboxes()
+                    .iter()
+                    .filter(|s| s["labels"]["agenticos.io/workspace"] == key)
+                    .filter_map(|s| s["id"].as_str().map(|id| format!("/{id}")))
+                    .collect();
+                let deleted = |l: &Value| {
+                    l["route"] == "DELETE /sandbox/{sandboxIdOrName}"
+                        && l["status"].as_u64().is_some_and(|s| s < 300)
+                        && paths.iter().any(|p| l["path"].as_str().is_some_and(|path| path.ends_with(p.as_str())))
+                };
+                fake.log_lines().iter().filter(|l| deleted(l)).count()
+            }
         }
     }
 

@@ -1,7 +1,8 @@
-//! Issue 14, part A: an agent's manifest of typed entries (file, dir, git_repo, env) against the
-//! real sandboxd peer and the `state` backend, each on SQLite and PostgreSQL. A repository is
-//! served on loopback by a small dumb-HTTP file server over a bare repository (after
-//! `git update-server-info`); the console fetches it (the peer's runtimes have no network).
+//! Issue 14, part A: an agent's manifest of typed entries (file, dir, git_repo, env) on every host
+//! kind (`host_test!`: the real sandboxd peer and the FAKE Daytona) and the `state` backend, each on
+//! SQLite and PostgreSQL. A repository is served on loopback by a small dumb-HTTP file server over a
+//! bare repository (after `git update-server-info`); a sandbox clones it itself, for the `state`
+//! backend the console fetches it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
