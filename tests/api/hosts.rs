@@ -87,7 +87,7 @@ pub(crate) enum Peers {
     /// The test binary's shared peer.
     Shared(&'static Peer),
     /// A peer of the test's own, which it may stop and start again.
-    Own(Peer),
+    Own(Box<Peer>),
 }
 
 impl std::ops::Deref for Peers {
@@ -121,7 +121,7 @@ impl Host {
     pub(crate) async fn start_own(kind: HostKind) -> Host {
         match kind {
             HostKind::Sandboxd => {
-                Host::Sandboxd(Peers::Own(Peer::start(PeerOptions::default()).await.expect("a peer")))
+                Host::Sandboxd(Peers::Own(Box::new(Peer::start(PeerOptions::default()).await.expect("a peer"))))
             }
             HostKind::Daytona => Host::Daytona(FakeDaytona::start(&[])),
         }

@@ -163,28 +163,60 @@ fn manifest_of_each_kind(repo: &Repo, secret_id: &str) -> Value {
     ]})
 }
 
+/// An agent of `backend` in conversation scope with [`manifest_of_each_kind`]; it shows the
+/// secret's id, never its value.
+async fn agent_with_each_kind(o: &Org<'_>, repo: &Repo, backend: &str) -> String {
+    let secret_id = secret(o, "deploy token", "other", SECRET_VALUE).await;
+    let manifest = manifest_of_each_kind(repo, &secret_id);
+    let agent = o
+        .agent(
+            json!({"name": format!("m-{backend}"), "backend": backend, "scope": "conversation", "manifest": manifest}),
+        )
+        .await;
+    let shown = o.call(Method::GET, &format!("/api/v1/agents/{agent}"), None).await.json();
+    assert_eq!(
+        shown["manifest"]["entries"][5],
+        json!({"kind": "env", "name": "DEPLOY_TOKEN", "secret_id": secret_id, "ephemeral": true})
+    );
+    agent
+}
+
+/// A first run of a new conversation of `agent` finds the manifest's entries (the repository
+/// without its history): (the conversation, the run).
+async fn first_run_finds_each_kind(o: &Org<'_>, agent: &str) -> (String, String) {
+    let conv = o.conversation(agent, json!({})).await;
+    let r1 = o.run(agent, Some(&conv), json!({})).await;
+    let ls = o.ws(&r1, Method::GET, "ls", None).await;
+    assert_eq!(ls.status, 200, "{}", ls.body);
+    assert_eq!(names(&ls.json()), ["data", "notes.md", "out", "repo"]);
+    assert_eq!(o.read(&r1, "repo/README.md").await.body, "# served repo\n");
+    assert_eq!(o.read(&r1, "repo/src/lib.txt").await.body, "library\n");
+    o.read(&r1, "repo/.git/HEAD").await.problem(404);
+    (conv, r1)
+}
+
+/// A later run of conversation `conv`'s workspace attaches: nothing is written again.
+async fn a_later_run_writes_nothing_again(o: &Org<'_>, agent: &str, conv: &str) {
+    let r2 = o.run(agent, Some(conv), json!({})).await;
+    assert_eq!(o.write(&r2, "notes.md", "changed").await.status, 204);
+    assert_eq!(o.read(&r2, "notes.md").await.body, "changed");
+    o.finish(&r2).await;
+    assert_eq!(
+        o.rows(&r2).await,
+        vec![row("write", "/workspace/notes.md", true, "7 bytes"), row("read", "/workspace/notes.md", true, "7 bytes")]
+    );
+}
+
 host_test! {
     async fn a_manifest_of_each_kind_materialises_once_in_a_sandbox_and_its_secret_reaches_only_exec(app: TestApp, host: &Host) {
         let repo = serve_repo().await;
         let o = Org::new(&app).await;
         host.connect(&o).await;
-        let secret_id = secret(&o, "deploy token", "other", SECRET_VALUE).await;
-        let manifest = manifest_of_each_kind(&repo, &secret_id);
-        let agent = o.agent(json!({"name": "m-service", "backend": "service", "scope": "conversation", "manifest": manifest})).await;
+        let agent = agent_with_each_kind(&o, &repo, "service").await;
         // A snapshot when each run finishes: the secret must not be in it either.
         let r = o.call(Method::PUT, &format!("/api/v1/agents/{agent}/snapshot-settings"), Some(json!({"snapshots": "on_finish"}))).await;
         assert_eq!(r.status, 200, "{}", r.body);
-        // The agent shows the secret's id, never its value.
-        let shown = o.call(Method::GET, &format!("/api/v1/agents/{agent}"), None).await.json();
-        assert_eq!(shown["manifest"]["entries"][5], json!({"kind": "env", "name": "DEPLOY_TOKEN", "secret_id": secret_id, "ephemeral": true}));
-        let conv = o.conversation(&agent, json!({})).await;
-        let r1 = o.run(&agent, Some(&conv), json!({})).await;
-        let ls = o.ws(&r1, Method::GET, "ls", None).await;
-        assert_eq!(ls.status, 200, "{}", ls.body);
-        assert_eq!(names(&ls.json()), ["data", "notes.md", "out", "repo"]);
-        assert_eq!(o.read(&r1, "repo/README.md").await.body, "# served repo\n");
-        assert_eq!(o.read(&r1, "repo/src/lib.txt").await.body, "library\n");
-        o.read(&r1, "repo/.git/HEAD").await.problem(404);
+        let (conv, r1) = first_run_finds_each_kind(&o, &agent).await;
         let (status, raw) = get_bytes(&o, &format!("/api/v1/runs/{r1}/workspace/files?path={}", urlencode("data/raw.bin"))).await;
         assert_eq!((status, raw), (200, vec![0u8, 1, 2, 255]));
         // The repository was cloned in the sandbox itself (its runtime has network), in the
@@ -209,15 +241,7 @@ host_test! {
         );
         assert_eq!(rows[4], row("ls", "/workspace", true, "4 entries"), "{rows:?}");
         assert!(rows.iter().any(|(_, target, _, _)| target == EXEC_WITH_SECRET), "{rows:?}");
-        // A later run of the same workspace attaches: nothing is written again.
-        let r2 = o.run(&agent, Some(&conv), json!({})).await;
-        assert_eq!(o.write(&r2, "notes.md", "changed").await.status, 204);
-        assert_eq!(o.read(&r2, "notes.md").await.body, "changed");
-        o.finish(&r2).await;
-        assert_eq!(
-            o.rows(&r2).await,
-            vec![row("write", "/workspace/notes.md", true, "7 bytes"), row("read", "/workspace/notes.md", true, "7 bytes")]
-        );
+        a_later_run_writes_nothing_again(&o, &agent, &conv).await;
         secret_is_kept_nowhere(&app).await;
     }
 }
@@ -226,20 +250,8 @@ db_test! {
     async fn a_manifest_of_each_kind_materialises_once_in_the_state_backend_fetched_by_the_console(app: TestApp) {
         let repo = serve_repo().await;
         let o = Org::new(&app).await;
-        let secret_id = secret(&o, "deploy token", "other", SECRET_VALUE).await;
-        let manifest = manifest_of_each_kind(&repo, &secret_id);
-        let agent = o.agent(json!({"name": "m-state", "backend": "state", "scope": "conversation", "manifest": manifest})).await;
-        // The agent shows the secret's id, never its value.
-        let shown = o.call(Method::GET, &format!("/api/v1/agents/{agent}"), None).await.json();
-        assert_eq!(shown["manifest"]["entries"][5], json!({"kind": "env", "name": "DEPLOY_TOKEN", "secret_id": secret_id, "ephemeral": true}));
-        let conv = o.conversation(&agent, json!({})).await;
-        let r1 = o.run(&agent, Some(&conv), json!({})).await;
-        let ls = o.ws(&r1, Method::GET, "ls", None).await;
-        assert_eq!(ls.status, 200, "{}", ls.body);
-        assert_eq!(names(&ls.json()), ["data", "notes.md", "out", "repo"]);
-        assert_eq!(o.read(&r1, "repo/README.md").await.body, "# served repo\n");
-        assert_eq!(o.read(&r1, "repo/src/lib.txt").await.body, "library\n");
-        assert!(o.read(&r1, "repo/.git/HEAD").await.status == 404, "history is left out");
+        let agent = agent_with_each_kind(&o, &repo, "state").await;
+        let (conv, r1) = first_run_finds_each_kind(&o, &agent).await;
         o.finish(&r1).await;
         // The `state` backend has no sandbox: the console fetched the repository and wrote its
         // files, each a row (in any order: they run four at a time).
@@ -255,15 +267,7 @@ db_test! {
             ]
         );
         assert_eq!(rows[5], row("ls", "/workspace", true, "4 entries"));
-        // A later run of the same workspace attaches: nothing is written again.
-        let r2 = o.run(&agent, Some(&conv), json!({})).await;
-        assert_eq!(o.write(&r2, "notes.md", "changed").await.status, 204);
-        assert_eq!(o.read(&r2, "notes.md").await.body, "changed");
-        o.finish(&r2).await;
-        assert_eq!(
-            o.rows(&r2).await,
-            vec![row("write", "/workspace/notes.md", true, "7 bytes"), row("read", "/workspace/notes.md", true, "7 bytes")]
-        );
+        a_later_run_writes_nothing_again(&o, &agent, &conv).await;
         secret_is_kept_nowhere(&app).await;
     }
 }
