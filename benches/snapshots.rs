@@ -162,6 +162,28 @@ fn seed(root: &Path, files: usize, kib: usize) {
     println!("workspace: {files} files of {kib} KiB, {} MiB (+ node_modules/, left out)", files * size / 1048576);
 }
 
+/// A size's workspace, written, and its yardstick.
+struct Workload {
+    files: usize,
+    file_bytes: usize,
+    /// `tar -cz` of the folder.
+    t_tar: Duration,
+}
+
+/// Seeds `root` ([`seed`]) and times `tar -cz` of it.
+fn workload(root: &Path, files: usize, kib: usize) -> Workload {
+    seed(root, files, kib);
+    Workload { files, file_bytes: kib * 1024, t_tar: tar_cz(root) }
+}
+
+/// A snapshot store in a temporary folder (kept while the folder is) and the archive's key.
+fn local_store() -> (tempfile::TempDir, Objects, &'static str) {
+    let store_dir = tempfile::tempdir().expect("tmp");
+    let config = SnapshotConfig::with_store(SnapshotStoreConfig::Local(store_dir.path().to_path_buf()));
+    let objects = Objects::from_config(&config).expect("store");
+    (store_dir, objects, "bench/snapshot.tar.gz")
+}
+
 /// The yardstick: how long `tar -cz` of the folder `root` takes.
 fn tar_cz(root: &Path) -> Duration {
     let tar_out = tempfile::NamedTempFile::new().expect("tmp");
@@ -237,10 +259,7 @@ where
 
 /// One size's figures, printed as the goal lines.
 struct Figures {
-    files: usize,
-    file_bytes: usize,
-    rounds: usize,
-    t_tar: Duration,
+    work: Workload,
     snap: Rounds,
     snapshot_how: &'static str,
     t_restore: Duration,
@@ -248,26 +267,26 @@ struct Figures {
     restored: usize,
     restore_how: &'static str,
     p95_restore: Duration,
-    peak_kib: u64,
-    start_kib: u64,
 }
 
-fn report(f: &Figures) {
-    let (files, snap) = (f.files, &f.snap);
-    let goal = |t: Duration| f.t_tar.mul_f64(1.25) + Duration::from_millis(500) >= t;
-    let bound = f.t_tar.as_secs_f64() * 1.25 + 0.5;
+/// Prints `f`'s figures and goal lines; the peak memory now, against `start_kib` at the start.
+fn report(f: &Figures, start_kib: u64) {
+    let (files, snap, t_tar) = (f.work.files, &f.snap, f.work.t_tar);
+    let peak_kib = peak_rss_kib();
+    let goal = |t: Duration| t_tar.mul_f64(1.25) + Duration::from_millis(500) >= t;
+    let bound = t_tar.as_secs_f64() * 1.25 + 0.5;
     let times: Vec<String> = snap.times.iter().map(|t| format!("{:.2}", t.as_secs_f64())).collect();
-    println!("tar -cz of the folder: {:.2} s", f.t_tar.as_secs_f64());
+    println!("tar -cz of the folder: {:.2} s", t_tar.as_secs_f64());
     println!(
         "snapshot ({}): {:.2} s, the median of {} ({} s; {:.2} s to read {} files and write the archive, {:.1} MiB, {:.0}% of the files' bytes; the rest uploading)",
         f.snapshot_how,
         snap.t_snapshot.as_secs_f64(),
-        f.rounds,
+        snap.times.len(),
         times.join(", "),
         snap.t_read.as_secs_f64(),
         snap.built.files,
         snap.built.size as f64 / 1048576.0,
-        100.0 * snap.built.size as f64 / (files * f.file_bytes) as f64
+        100.0 * snap.built.size as f64 / (files * f.work.file_bytes) as f64
     );
     println!(
         "restore up to the first read: {:.2} s ({:.2} s to download the archive and check it against its manifest, then {} files {})",
@@ -307,9 +326,9 @@ fn report(f: &Figures) {
     );
     println!(
         "goal {files} files: peak memory {} MiB (at the start {} MiB) <= 64 MiB: {}",
-        f.peak_kib / 1024,
-        f.start_kib / 1024,
-        met(f.peak_kib <= 64 * 1024)
+        peak_kib / 1024,
+        start_kib / 1024,
+        met(peak_kib <= 64 * 1024)
     );
 }
 
@@ -351,15 +370,9 @@ async fn sandboxd(sizes: &[usize], kib: usize, rounds: usize) {
     for (round, &files) in sizes.iter().enumerate() {
         let src = open(&client, &format!("bench-src-{round}")).await;
         let root = peer.workspace_root.join(&src).join("workspace");
-        let size = kib * 1024;
-        seed(&root, files, kib);
-        let t_tar = tar_cz(&root);
-
+        let work = workload(&root, files, kib);
         // The snapshot: read into an archive, uploaded; each round after the probe alone.
-        let store_dir = tempfile::tempdir().expect("tmp");
-        let config = SnapshotConfig::with_store(SnapshotStoreConfig::Local(store_dir.path().to_path_buf()));
-        let objects = Objects::from_config(&config).expect("store");
-        let key = "bench/snapshot.tar.gz";
+        let (_store, objects, key) = local_store();
         let snap = snapshot_rounds(rounds, files, sandboxd_read(&client, &probe_id), &objects, key, || async {
             let hold = SnapshotHold::default();
             if snapshot_per_file {
@@ -402,27 +415,25 @@ async fn sandboxd(sizes: &[usize], kib: usize, rounds: usize) {
                 .expect("restore");
             }
             let first = client.read_file(&dst, "/workspace/d01/f1.dat").await.expect("the first read");
-            assert_eq!(first.len(), size);
+            assert_eq!(first.len(), work.file_bytes);
             (files_in, t_fetch)
         })
         .await;
         assert_eq!(restored, files);
         assert!(!peer.workspace_root.join(&dst).join("workspace/node_modules").exists());
-        report(&Figures {
-            files,
-            file_bytes: size,
-            rounds,
-            t_tar,
-            snap,
-            snapshot_how: if snapshot_per_file { "file by file" } else { "packed by the sandbox's tar" },
-            t_restore,
-            t_fetch,
-            restored,
-            restore_how: if per_file { "written one by one" } else { "unpacked by the sandbox's tar" },
-            p95_restore: p95(p95_restore),
-            peak_kib: peak_rss_kib(),
-            start_kib: rss_start,
-        });
+        report(
+            &Figures {
+                work,
+                snap,
+                snapshot_how: if snapshot_per_file { "file by file" } else { "packed by the sandbox's tar" },
+                t_restore,
+                t_fetch,
+                restored,
+                restore_how: if per_file { "written one by one" } else { "unpacked by the sandbox's tar" },
+                p95_restore: p95(p95_restore),
+            },
+            rss_start,
+        );
         let _ = client.delete_session(&src, true).await;
         let _ = client.delete_session(&dst, true).await;
     }

@@ -15,13 +15,11 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agenticos::config::{SnapshotConfig, SnapshotStoreConfig};
 use agenticos::sandbox::hosts::daytona::client::labels::{ROOT, ROOT_WORKSPACE};
 use agenticos::sandbox::hosts::daytona::client::{CreateSandbox, DaytonaClient};
 use agenticos::sandbox::hosts::daytona::workspaces::known::KnownSandboxes;
 use agenticos::sandbox::hosts::daytona::workspaces::stored::{open_with, Start, Stored};
 use agenticos::sandbox::snapshots::hold::SnapshotHold;
-use agenticos::sandbox::snapshots::objects::Objects;
 use agenticos::sandbox::snapshots::{reading_batched, restore};
 use agenticos::sandbox::workspaces::backend::READ_MAX;
 use agenticos::sandbox::workspaces::Unpacked;
@@ -29,7 +27,7 @@ use futures_util::future::BoxFuture;
 use secrecy::SecretString;
 
 use crate::daytona_fake::FakeDaytona;
-use crate::{load_average, p95, peak_rss_kib, probed, report, seed, snapshot_rounds, tar_cz, Figures};
+use crate::{load_average, local_store, p95, peak_rss_kib, probed, report, snapshot_rounds, workload, Figures};
 
 /// A sandbox named `name`, created on the fake with the workspace folder as its root and opened
 /// as a snapshot opens it (waiting for it to start); its workspace folder on the fake's disk.
@@ -91,14 +89,8 @@ pub async fn run(sizes: &[usize], kib: usize, rounds: usize) {
 
     for (round, &files) in sizes.iter().enumerate() {
         let (src_id, src, root) = sandbox(&client, &known, &format!("bench-src-{round}")).await;
-        let size = kib * 1024;
-        seed(&root, files, kib);
-        let t_tar = tar_cz(&root);
-
-        let store_dir = tempfile::tempdir().expect("tmp");
-        let config = SnapshotConfig::with_store(SnapshotStoreConfig::Local(store_dir.path().to_path_buf()));
-        let objects = Objects::from_config(&config).expect("store");
-        let key = "bench/snapshot.tar.gz";
+        let work = workload(&root, files, kib);
+        let (_store, objects, key) = local_store();
         let snap = snapshot_rounds(rounds, files, daytona_read(&probe), &objects, key, || async {
             reading_batched::from_daytona(&SnapshotHold::default(), &src, &src_id).await
         })
@@ -118,7 +110,7 @@ pub async fn run(sizes: &[usize], kib: usize, rounds: usize) {
             let unpacked = dst.unpack(&fetched.file.0).await.expect("bulk uploads");
             assert!(matches!(unpacked, Unpacked::Done));
             let first = dst.read("d01/f1.dat", READ_MAX).await.expect("the first read");
-            assert_eq!(first.len(), size);
+            assert_eq!(first.len(), work.file_bytes);
         })
         .await;
         println!(
@@ -130,21 +122,19 @@ pub async fn run(sizes: &[usize], kib: usize, rounds: usize) {
         let t_restore = t_fetch + t_write;
         assert_eq!(restored, files);
         assert!(!dst_root.join("node_modules").exists());
-        report(&Figures {
-            files,
-            file_bytes: size,
-            rounds,
-            t_tar,
-            snap,
-            snapshot_how: "Daytona bulk downloads",
-            t_restore,
-            t_fetch,
-            restored,
-            restore_how: "written by bulk uploads",
-            p95_restore: p95(p95_restore),
-            peak_kib: peak_rss_kib(),
-            start_kib: rss_start,
-        });
+        report(
+            &Figures {
+                work,
+                snap,
+                snapshot_how: "Daytona bulk downloads",
+                t_restore,
+                t_fetch,
+                restored,
+                restore_how: "written by bulk uploads",
+                p95_restore: p95(p95_restore),
+            },
+            rss_start,
+        );
         let _ = client.delete_sandbox(&src_id).await;
         let _ = client.delete_sandbox(&dst_id).await;
     }
