@@ -70,7 +70,7 @@ where
     R: Fn(Vec<WorkspacePath>) -> RF,
     RF: std::future::Future<Output = Result<Vec<Read>>>,
 {
-    let writer = Writer::start();
+    let writer = Writer::start_giving_way();
     let budget = Budget::new(BYTES_IN_FLIGHT);
     let (listed_tx, listed_rx) = mpsc::channel::<Listed>(256);
     let out = writer.tx.clone();

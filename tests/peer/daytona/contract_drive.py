@@ -188,6 +188,14 @@ def drive(root: str, key: str) -> int:
     raw, ctype = multipart([("files[0].path", None, b"/etc/outside.txt"), ("files[0].file", "x", b"x")])
     s, b, _ = call("POST", f"{tb}/files/bulk-upload", key, raw=raw, content_type=ctype)
     expect("bulk upload outside the sandbox: 400", s, 400, b)
+    # The daemon takes the parts in order: a file before its path is refused, nothing written
+    # (srv apps/daemon/pkg/toolbox/fs/upload_files.go, "missing .path metadata").
+    raw, ctype = multipart([("files[0].file", "x", b"x"), ("files[0].path", None, b"late.txt")])
+    s, b, _ = call("POST", f"{tb}/files/bulk-upload", key, raw=raw, content_type=ctype, invalid=True)
+    expect("bulk upload, a file before its path: 400", s, 400, b)
+    truth("bulk upload, a file before its path: named", any("missing .path metadata" in e for e in b["errors"]), b)
+    s, b, _ = call("GET", f"{tb}/files/info?path=late.txt", key)
+    expect("bulk upload, a file before its path: not written", s, 404, b)
     s, b, _ = call("POST", f"{tb}/files/upload-v2?path=v2/c.txt", key, raw=b"gamma", content_type="application/octet-stream")
     expect("upload-v2, raw body", s, 200, b)
     raw, ctype = multipart([("file", "d.txt", b"delta")])

@@ -76,8 +76,10 @@ Quirks replayed (daytona.md section in brackets):
     the answer is 408 ErrorResponse `REQUEST_TIMEOUT` with no partial output [1.3]
   - bulk-download answers `multipart/form-data; boundary=DAYTONA-FILE-BOUNDARY`, one `file` or
     `error` part per path; an empty request is 400 `{"error": ...}` (not ErrorResponse) [1.4]
-  - bulk-upload takes `files[i].path` and `files[i].file`, creates parents, overwrites, answers
-    `{"files":[{"path","bytes"}]}`; failures 400 `{"errors":[...],"files":[...]}` [1.4]
+  - bulk-upload takes `files[i].path` and `files[i].file` in that order (a file part before its
+    path is `file[i]: missing .path metadata`), creates parents, writes each file through a
+    temporary file renamed over it, answers `{"files":[{"path","bytes"}]}`; failures 400
+    `{"errors":[...],"files":[...]}` [1.4]
   - old daemons (hook `oldDaemon`): errors of list/info/delete/download/move/mkdir have an EMPTY
     body, and `upload-v2` is 404 [1.4, 1.5]
   - toolbox errors are ErrorResponse `{statusCode,message,code,timestamp,path,method,source}` [1.5]
@@ -971,28 +973,44 @@ def toolbox_route(sb: dict, method: str, sub_parts: list[str], query: dict, body
             parts = parse_multipart(raw, content_type)
         except ValueError as e:
             raise Answer(400, {"errors": [str(e)], "files": []})
-        paths, files, errors, done = {}, {}, [], []
+        # The parts are taken in their order, as the daemon streams them (srv
+        # apps/daemon/pkg/toolbox/fs/upload_files.go, UploadFiles): a `files[i].path` part names
+        # where the `files[i].file` part after it goes; a file part before its path is an error
+        # (`file[i]: missing .path metadata`), so is an empty path (`path[i]: empty path`); each
+        # file is written whole or not at all (a temporary file renamed over the destination).
+        dests, files, errors, done = {}, {}, [], []
         for part in parts:
             m = re.fullmatch(r"files\[(\d+)\]\.(path|file)", part["name"] or "")
             if not m:
                 continue
+            i = m.group(1)
             if m.group(2) == "path":
-                # The daemon trims spaces at both ends of each path
-                # (srv apps/daemon/pkg/toolbox/fs/upload_files.go:66, strings.TrimSpace).
-                paths[m.group(1)] = part["data"].decode().strip()
-            else:
-                files[m.group(1)] = part["data"]
-        for i in sorted(files, key=int):
-            p = paths.get(i)
+                # The daemon trims spaces at both ends of each path (strings.TrimSpace).
+                p = part["data"].decode().strip()
+                if not p:
+                    errors.append(f"path[{i}]: empty path")
+                else:
+                    dests[i] = p
+                continue
+            files[i] = True
+            p = dests.get(i)
             if p is None:
-                errors.append(f"files[{i}]: missing path")
+                errors.append(f"file[{i}]: missing .path metadata")
                 continue
             try:
                 full = tb.resolve(p)
                 os.makedirs(os.path.dirname(full), 0o755, exist_ok=True)
-                with open(full, "wb") as f:
-                    f.write(files[i])
-                done.append({"path": p, "bytes": len(files[i])})
+                fd, tmp = tempfile.mkstemp(prefix=".daytona-upload-", dir=os.path.dirname(full))
+                try:
+                    with os.fdopen(fd, "wb") as f:
+                        f.write(part["data"])
+                    os.chmod(tmp, 0o644)
+                    os.replace(tmp, full)
+                except OSError:
+                    if os.path.lexists(tmp):
+                        os.remove(tmp)
+                    raise
+                done.append({"path": p, "bytes": len(part["data"])})
             except Answer as a:
                 errors.append(f"{p}: {(a.body or {}).get('message', 'access denied')}")
             except OSError as e:

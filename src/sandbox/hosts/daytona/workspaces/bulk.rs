@@ -49,6 +49,14 @@ impl Stored {
     }
 }
 
+impl Stored {
+    /// Writes the checked archive at `archive` into the workspace as a restore does ([`unpack`]):
+    /// what the snapshots bench times with no run around it.
+    pub async fn unpack(&self, archive: &std::path::Path) -> Result<Unpacked> {
+        unpack(&self.tb, archive).await
+    }
+}
+
 fn one(f: Fetched) -> Result<Vec<u8>> {
     match f {
         Fetched::Bytes(b) => Ok(b),

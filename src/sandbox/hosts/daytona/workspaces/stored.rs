@@ -13,10 +13,11 @@ use std::time::{Duration, Instant};
 use futures_util::stream::{self, StreamExt};
 
 use super::files::{file_error, host_error};
+use super::known::KnownSandboxes;
 use super::root::{self, Rooted};
 use crate::sandbox::connections::model::Connection;
 use crate::sandbox::connections::service as connections;
-use crate::sandbox::hosts::daytona::client::{DaytonaError, FileInfo, SandboxState};
+use crate::sandbox::hosts::daytona::client::{DaytonaClient, DaytonaError, FileInfo, SandboxState};
 use crate::sandbox::workspaces::backend::Result;
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::state::AppState;
@@ -75,10 +76,21 @@ pub enum Start {
 /// has is [`WorkspaceError::Lost`].
 pub async fn open(st: &AppState, org_id: &str, conn: &Connection, sandbox_id: &str, start: Start) -> Result<Stored> {
     let client = connections::daytona_client_for(st, org_id, conn).await?;
+    open_with(&client, &st.daytona_sandboxes, sandbox_id, start).await
+}
+
+/// [`open`] with a client at hand, `known` what this console knows of the sandboxes (the
+/// snapshots bench calls it with a client of its own).
+pub async fn open_with(
+    client: &DaytonaClient,
+    known: &KnownSandboxes,
+    sandbox_id: &str,
+    start: Start,
+) -> Result<Stored> {
     if start == Start::NeverSeenRunning {
-        let seen = st.daytona_sandboxes.recently_started(sandbox_id);
-        let known = seen.and_then(|proxy| client.toolbox_at(&proxy, sandbox_id).ok());
-        if let Some(tb) = known.and_then(|tb| root::cached(&st.daytona_sandboxes, &tb, sandbox_id)) {
+        let seen = known.recently_started(sandbox_id);
+        let tb = seen.and_then(|proxy| client.toolbox_at(&proxy, sandbox_id).ok());
+        if let Some(tb) = tb.and_then(|tb| root::cached(known, &tb, sandbox_id)) {
             return Ok(Stored { tb, no_bulk: Default::default() });
         }
     }
@@ -93,9 +105,9 @@ pub async fn open(st: &AppState, org_id: &str, conn: &Connection, sandbox_id: &s
         let state = sandbox.state();
         if state == SandboxState::Started {
             let tb = client.toolbox(&sandbox).await.map_err(host_error)?;
-            let tb = root::of(&st.daytona_sandboxes, tb, &sandbox).await.map_err(host_error)?;
+            let tb = root::of(known, tb, &sandbox).await.map_err(host_error)?;
             if let Some(proxy) = &sandbox.toolbox_proxy_url {
-                st.daytona_sandboxes.keep_started(sandbox_id, proxy);
+                known.keep_started(sandbox_id, proxy);
             }
             return Ok(Stored { tb, no_bulk: Default::default() });
         }
