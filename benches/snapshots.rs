@@ -31,11 +31,12 @@ use std::time::{Duration, Instant};
 
 use agenticos::config::{SnapshotConfig, SnapshotStoreConfig};
 use agenticos::sandbox::hosts::sandboxd::client::{OpenSession, SandboxdClient, OPEN_WAIT};
+use agenticos::sandbox::hosts::sandboxd::snapshots::{file_by_file, packed};
 use agenticos::sandbox::hosts::sandboxd::workspaces::restore::unpack as unpack_snapshot;
 use agenticos::sandbox::snapshots::archive::Item;
 use agenticos::sandbox::snapshots::hold::SnapshotHold;
 use agenticos::sandbox::snapshots::objects::Objects;
-use agenticos::sandbox::snapshots::{reading, reading_packed, restore};
+use agenticos::sandbox::snapshots::restore;
 use agenticos::sandbox::workspaces::error::WorkspaceError;
 use agenticos::sandbox::workspaces::Unpacked;
 use rand::{rngs::StdRng, Rng as _, SeedableRng as _};
@@ -183,9 +184,9 @@ async fn main() {
             let ((built, t_read), t_snapshot, probes) = probed(&client, &probe_id, async {
                 let started = Instant::now();
                 let built = if snapshot_per_file {
-                    reading::file_by_file(&hold, &client, &src).await
+                    file_by_file::file_by_file(&hold, &client, &src).await
                 } else {
-                    reading_packed::from_sandboxd(&hold, &client, &src).await
+                    packed::from_sandboxd(&hold, &client, &src).await
                 };
                 let built = built.expect("snapshot");
                 let t_read = started.elapsed();
