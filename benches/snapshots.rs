@@ -44,12 +44,13 @@ use std::time::{Duration, Instant};
 
 use agenticos::config::{SnapshotConfig, SnapshotStoreConfig};
 use agenticos::sandbox::hosts::sandboxd::client::{OpenSession, SandboxdClient, OPEN_WAIT};
+use agenticos::sandbox::hosts::sandboxd::snapshots::{file_by_file, packed};
 use agenticos::sandbox::hosts::sandboxd::workspaces::restore::unpack as unpack_snapshot;
 use agenticos::sandbox::snapshots::archive::Item;
 use agenticos::sandbox::snapshots::hold::SnapshotHold;
 use agenticos::sandbox::snapshots::objects::Objects;
 use agenticos::sandbox::snapshots::reading::Built;
-use agenticos::sandbox::snapshots::{reading, reading_packed, restore};
+use agenticos::sandbox::snapshots::restore;
 use agenticos::sandbox::workspaces::error::WorkspaceError;
 use agenticos::sandbox::workspaces::Unpacked;
 use futures_util::future::BoxFuture;
@@ -376,9 +377,9 @@ async fn sandboxd(sizes: &[usize], kib: usize, rounds: usize) {
         let snap = snapshot_rounds(rounds, files, sandboxd_read(&client, &probe_id), &objects, key, || async {
             let hold = SnapshotHold::default();
             if snapshot_per_file {
-                reading::file_by_file(&hold, &client, &src).await
+                file_by_file::file_by_file(&hold, &client, &src).await
             } else {
-                reading_packed::from_sandboxd(&hold, &client, &src).await
+                packed::from_sandboxd(&hold, &client, &src).await
             }
         })
         .await;

@@ -4,7 +4,7 @@
 //! with the `workspace` root label and opened as a snapshot opens it (`stored::open_with`); the
 //! files are written straight into its folder on the fake's disk, where `tar -cz` runs too.
 //!
-//! - the snapshot: `reading_batched::from_daytona` (the files read in bulk downloads), the
+//! - the snapshot: `hosts::daytona::snapshots::from_daytona` (the files read in bulk downloads), the
 //!   archive uploaded to the local-folder store, as `hosts::daytona::snapshots::archive` does;
 //! - the restore up to the first read: `restore::fetch_checked`, then the archive written by bulk
 //!   uploads (`Stored::unpack`, what a restore into a Daytona workspace runs), then one file read;
@@ -17,10 +17,11 @@ use std::sync::Arc;
 
 use agenticos::sandbox::hosts::daytona::client::labels::{ROOT, ROOT_WORKSPACE};
 use agenticos::sandbox::hosts::daytona::client::{CreateSandbox, DaytonaClient};
+use agenticos::sandbox::hosts::daytona::snapshots::from_daytona;
 use agenticos::sandbox::hosts::daytona::workspaces::known::KnownSandboxes;
 use agenticos::sandbox::hosts::daytona::workspaces::stored::{open_with, Start, Stored};
 use agenticos::sandbox::snapshots::hold::SnapshotHold;
-use agenticos::sandbox::snapshots::{reading_batched, restore};
+use agenticos::sandbox::snapshots::restore;
 use agenticos::sandbox::workspaces::backend::READ_MAX;
 use agenticos::sandbox::workspaces::Unpacked;
 use futures_util::future::BoxFuture;
@@ -92,7 +93,7 @@ pub async fn run(sizes: &[usize], kib: usize, rounds: usize) {
         let work = workload(&root, files, kib);
         let (_store, objects, key) = local_store();
         let snap = snapshot_rounds(rounds, files, daytona_read(&probe), &objects, key, || async {
-            reading_batched::from_daytona(&SnapshotHold::default(), &src, &src_id).await
+            from_daytona(&SnapshotHold::default(), &src, &src_id).await
         })
         .await;
 

@@ -1,6 +1,6 @@
 //! Documents (docs/design.md §9): what agents keep for people. Visibility and rows (`store.rs`),
-//! listing through the host's archive routes (`listing.rs`) or a Daytona sandbox's toolbox
-//! (`daytona.rs`), exclusions, grouping, thumbnails,
+//! listings (`listing.rs`; each host kind's own in its folder, `sandbox/hosts/<kind>/documents`,
+//! reached through `hosts/dispatch/stored_files.rs`), exclusions, grouping, thumbnails,
 //! safe serving, and the pages and API over them.
 
 pub mod api;

@@ -1,6 +1,6 @@
 //! Documents (docs/design.md §9): what agents keep for people. Which workspaces a caller may see comes
-//! from `store.rs`; their files from `listing.rs` (the host's archive routes, or a `state`
-//! workspace's document); `grouping.rs` shapes them; tiles get thumbnails and text previews
+//! from `store.rs`; their files from their host kind's listing (`hosts/dispatch/stored_files.rs`)
+//! or a `state` workspace's document; `grouping.rs` shapes them; tiles get thumbnails and text previews
 //! within a budget per request.
 
 use std::collections::HashMap;

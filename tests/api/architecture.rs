@@ -757,7 +757,16 @@ fn statics_in(code: &str) -> Vec<(String, String)> {
 /// `ConnectionKind::` and a catch-all arm (`_ =>`, `_ if`): its own arms only, not those of a
 /// `match` nested inside a `{ … }` arm body.
 fn match_falls_through_on_a_kind(code: &str) -> bool {
-    let Some(open) = code.find('{') else { return false };
+    let patterns = arm_patterns(code);
+    let names_a_kind = patterns.iter().any(|p| p.contains("ConnectionKind::"));
+    let catch_all = patterns.iter().any(|p| p.trim() == "_" || p.trim().starts_with("_ if "));
+    names_a_kind && catch_all
+}
+
+/// The patterns of the arms of the `match` at the start of `code`: its own arms only, not those
+/// of a `match` nested inside a `{ … }` arm body.
+fn arm_patterns(code: &str) -> Vec<String> {
+    let Some(open) = code.find('{') else { return Vec::new() };
     // The match's arms at its own brace level; `,` between arms only outside parentheses.
     let (mut braces, mut parens) = (0usize, 0usize);
     let mut arms: Vec<String> = vec![String::new()];
@@ -786,11 +795,65 @@ fn match_falls_through_on_a_kind(code: &str) -> bool {
             arms.last_mut().expect("one arm").push(c);
         }
     }
-    let patterns: Vec<&str> = arms.iter().filter_map(|a| a.split("=>").next().filter(|_| a.contains("=>"))).collect();
-    let names_a_kind = patterns.iter().any(|p| p.contains("ConnectionKind::"));
-    let catch_all = patterns.iter().any(|p| p.trim() == "_" || p.trim().starts_with("_ if "));
-    names_a_kind && catch_all
+    arms.iter().filter(|a| a.contains("=>")).filter_map(|a| a.split("=>").next()).map(str::to_string).collect()
 }
+
+/// `file fn` of each `match` whose arms name a kind (`ConnectionKind::`) or a value a kind made
+/// (`StoredFiles::`): the places a new kind stops the compiler, since every such `match` names
+/// every kind (the rules above).
+fn matches_on_a_kind(g: &Graph) -> Vec<String> {
+    let mut out = Vec::new();
+    for (m, code) in &g.code {
+        for (i, _) in code.match_indices("match ") {
+            if code[..i].chars().next_back().is_some_and(is_ident) {
+                continue;
+            }
+            let patterns = arm_patterns(&code[i..]);
+            if !patterns.iter().any(|p| p.contains("ConnectionKind::") || p.contains("StoredFiles::")) {
+                continue;
+            }
+            let within = code[..i].rfind("fn ").map_or("", |f| {
+                let rest = &code[f + 3..];
+                &rest[..rest.find(|c: char| !is_ident(c)).unwrap_or(rest.len())]
+            });
+            out.push(format!("{} {within}", g.file(m)));
+        }
+    }
+    out
+}
+
+/// Every place a kind added to `ConnectionKind` stops the compiler until it is handled: the
+/// questions of the seam and one function per capability's decision in `hosts/dispatch/` (the
+/// `StoredFiles` reads once `StoredFiles` has the kind's variant). The list `hosts/kind.rs` and
+/// docs/developing.md ("Adding a host kind") give.
+const PLACES_A_KIND_IS_HANDLED: [&str; 26] = [
+    "src/sandbox/hosts/dispatch/connections.rs check_runtime",
+    "src/sandbox/hosts/dispatch/connections.rs form_words",
+    "src/sandbox/hosts/dispatch/connections.rs probe",
+    "src/sandbox/hosts/dispatch/connections.rs probe_saved",
+    "src/sandbox/hosts/dispatch/destroy.rs destroy",
+    "src/sandbox/hosts/dispatch/doctor.rs checks",
+    "src/sandbox/hosts/dispatch/orphans.rs list",
+    "src/sandbox/hosts/dispatch/running.rs closing",
+    "src/sandbox/hosts/dispatch/running.rs close",
+    "src/sandbox/hosts/dispatch/stored_files.rs of",
+    "src/sandbox/hosts/dispatch/stored_files.rs listings",
+    "src/sandbox/hosts/dispatch/stored_files.rs read_bytes",
+    "src/sandbox/hosts/dispatch/stored_files.rs read_text",
+    "src/sandbox/hosts/dispatch/stored_files.rs archive",
+    "src/sandbox/hosts/dispatch/workspaces.rs backend",
+    "src/sandbox/hosts/kind.rs all",
+    "src/sandbox/hosts/kind.rs as_str",
+    "src/sandbox/hosts/kind.rs label",
+    "src/sandbox/hosts/kind.rs default_address",
+    "src/sandbox/hosts/kind.rs has_sessions",
+    "src/sandbox/hosts/kind.rs has_sandboxes_section",
+    "src/sandbox/hosts/kind.rs host_has_identity",
+    "src/sandbox/hosts/kind.rs takes_local_token",
+    "src/sandbox/hosts/kind.rs is_provider_api",
+    "src/sandbox/hosts/kind.rs creates_before_opened",
+    "src/sandbox/hosts/kind.rs key_letter",
+];
 
 /// The folders of `sandbox/hosts/`, one per host kind (and `state`, the placement without a host).
 const KIND_FOLDERS: [&str; 3] = ["sandboxd", "daytona", "state"];
@@ -948,6 +1011,27 @@ fn only_the_seam_names_a_kind_in_a_match_arm_or_a_comparison() {
     );
 }
 
+/// A new kind fails to compile until every capability handles it (issue 48): each `match` on a
+/// kind names every kind (the two tests above, and a kind is not `PartialEq`), so the places it
+/// stops at are exactly these matches; the list here is the one `hosts/kind.rs` and
+/// docs/developing.md give, and cannot drift from the code. Followed with a throwaway variant:
+/// docs/developing.md, "Adding a host kind".
+#[test]
+fn a_new_kind_stops_the_compiler_at_exactly_the_places_listed() {
+    let mut found = matches_on_a_kind(&Graph::build());
+    let mut expected: Vec<String> = PLACES_A_KIND_IS_HANDLED.iter().map(|p| p.to_string()).collect();
+    found.sort();
+    expected.sort();
+    let unlisted: Vec<&String> = found.iter().filter(|p| !expected.contains(p)).collect();
+    let gone: Vec<&String> = expected.iter().filter(|p| !found.contains(p)).collect();
+    assert!(
+        found == expected,
+        "the matches on a kind are not the places listed (not listed: {unlisted:?}; listed, not found: \
+         {gone:?}): update PLACES_A_KIND_IS_HANDLED, the list in src/sandbox/hosts/kind.rs and \
+         docs/developing.md (\"Adding a host kind\") together"
+    );
+}
+
 #[test]
 fn kind_folders_do_not_import_each_other() {
     let offenders = Graph::build().kind_folders_importing_each_other();
@@ -1098,6 +1182,12 @@ fn each_rule_fails_on_the_shapes_it_forbids() {
     assert_eq!(
         g.naming_a_kind_in_an_arm_outside_the_seam(),
         vec!["src/documents/files.rs", "src/sandbox/running/orphans.rs"]
+    );
+    // Every match naming a kind, with the function it is in: the nested `match x` without a
+    // kind is not one.
+    assert_eq!(
+        matches_on_a_kind(&g),
+        vec!["src/documents/files.rs f", "src/sandbox/hosts/kind.rs f", "src/sandbox/running/orphans.rs f"]
     );
     assert_eq!(
         g.spelling_a_placement_outside_the_seam(),

@@ -20,6 +20,7 @@ pub mod seen;
 pub mod service;
 pub mod store;
 pub mod usage;
+pub mod words;
 
 use actix_web::web;
 

@@ -19,11 +19,13 @@
 //! place that has not handled it. Those places are: here, `all`, `as_str`, `label` and each
 //! question below (and `Placement::key_letter`); and in `hosts/dispatch/`, one function per
 //! capability's decision: the backend a run gets (`workspaces.rs`), a default runtime's check, the
-//! probe and a saved connection's health (`connections.rs`), Running's close and its confirmation
-//! (`running.rs`), the orphans' listing (`orphans.rs`), a destroy (`destroy.rs`), doctor's checks
-//! (`doctor.rs`) and the stored files Documents and snapshots read (`stored_files.rs`). No
-//! capability outside `hosts/` matches a kind (`tests/api/architecture.rs`). Nor
-//! does a comparison compile: a kind is not `PartialEq`.
+//! connection form's words, the probe and a saved connection's health (`connections.rs`),
+//! Running's close and its confirmation (`running.rs`), the orphans' listing (`orphans.rs`), a
+//! destroy (`destroy.rs`), doctor's checks (`doctor.rs`) and the stored files Documents and
+//! snapshots read (`stored_files.rs`: which the kind's are, then its four reads). No capability
+//! outside `hosts/` matches a kind, and the matches on a kind are exactly these 26 places
+//! (`tests/api/architecture.rs`, `a_new_kind_stops_the_compiler_at_exactly_the_places_listed`).
+//! Nor does a comparison compile: a kind is not `PartialEq`.
 //!
 //! ```compile_fail
 //! use agenticos::sandbox::hosts::kind::ConnectionKind;

@@ -12,6 +12,7 @@ pub mod orphans;
 pub mod ours;
 pub mod pages;
 pub mod row;
+pub mod section;
 pub mod service;
 pub mod whose;
 

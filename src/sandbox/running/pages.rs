@@ -11,6 +11,7 @@ use super::activity::Activity;
 use super::error::RunningError;
 use super::model::{HostSessions, RunningRow, RunningSessions, Whose};
 use super::row::{OnHost, Shown};
+use super::section::{Section, SectionHtml};
 use super::service;
 use super::whose::Closing;
 use super::{AfterQuery, UsageQuery};
@@ -255,10 +256,23 @@ where
     }
 }
 
-impl HostSessions {
+impl Section for HostSessions {
+    const HTML: SectionHtml = SectionHtml {
+        id_prefix: "host-",
+        class: "",
+        badge: None,
+        table_class: "sessions",
+        nothing: "sessions",
+        place: "this host",
+    };
+
+    fn same_host(&self) -> Option<&str> {
+        self.same_host_as.as_deref()
+    }
+
     /// The host's policy page.
-    pub fn policy_path(&self) -> String {
-        crate::sandbox::policy::page_path(&self.connection_id)
+    fn policy_path(&self) -> Option<String> {
+        Some(crate::sandbox::policy::page_path(&self.connection_id))
     }
 }
 

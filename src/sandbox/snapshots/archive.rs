@@ -1,5 +1,6 @@
 //! A workspace as one archive (tar + gzip) in a temporary file, and back: the format alone. What
-//! reads a workspace from its host is `reading.rs`; what writes an archive into a workspace is
+//! reads a workspace from its host is `reading.rs` (each kind's walk and reads in its folder,
+//! `sandbox/hosts/<kind>/snapshots`); what writes an archive into a workspace is
 //! the workspaces' `restoring.rs`. Each archive ends with a manifest (`manifest.rs`: every file's
 //! size and SHA-256) that a restore checks the whole archive against before it writes anything.
 //! Memory stays flat: a bounded number of files in flight ([`Budget`]), never the archive.

@@ -16,7 +16,6 @@ pub mod pages;
 pub mod pending;
 pub mod reading;
 pub mod reading_batched;
-pub mod reading_packed;
 pub mod restore;
 pub mod service;
 pub mod session_state;

@@ -1,23 +1,19 @@
-//! Reading a workspace from its host into an archive (issue 50: at disk speed). A walk lists the
-//! folders (excluded ones never opened) and hands each file on; [`READS_IN_FLIGHT`] files are
-//! read at once through the host's per-file route (sandboxd's stored-workspace `read_bytes`, which
-//! works for a closed session and a finished run too; a Daytona sandbox's files are read in
-//! batches instead, `reading_batched`), in
-//! the walk's order, within [`BYTES_IN_FLIGHT`](super::archive::BYTES_IN_FLIGHT) of contents; the
-//! archive is written meanwhile on a blocking thread. A failure anywhere drops the temporary
-//! file: nothing half-written is kept.
-
-use std::collections::VecDeque;
+//! Reading a workspace from its host into an archive (issue 50: at disk speed), whatever the host:
+//! a kind's walk lists the folders (excluded ones never opened) and hands each file on;
+//! [`READS_IN_FLIGHT`] files are read at once through the kind's per-file read (sandboxd's
+//! stored-workspace `read_bytes`, `hosts/sandboxd/snapshots/file_by_file.rs`; a Daytona sandbox's
+//! files are read in batches instead, `reading_batched`), in the walk's order, within
+//! [`BYTES_IN_FLIGHT`](super::archive::BYTES_IN_FLIGHT) of contents; the archive is written
+//! meanwhile on a blocking thread. A failure anywhere drops the temporary file: nothing
+//! half-written is kept. What the readers share lives here too: [`Keeper`], [`archived`].
 
 use futures_util::stream::{self, StreamExt};
 use tokio::sync::{mpsc, OwnedSemaphorePermit};
 
 use super::archive::{Budget, Budgeted, Item, TempFile, Writer, BYTES_IN_FLIGHT};
 use super::hold::{Point, SnapshotHold};
-use crate::documents::exclusions::is_excluded;
-use crate::sandbox::hosts::sandboxd::client::{SandboxdClient, SandboxdError};
 use crate::sandbox::workspaces::error::WorkspaceError;
-use crate::vocabulary::paths::{self, WorkspacePath};
+use crate::vocabulary::paths::WorkspacePath;
 
 type Result<T> = std::result::Result<T, WorkspaceError>;
 
@@ -50,30 +46,12 @@ pub enum Read {
     Gone,
 }
 
-/// The stored workspace of session `session_id` as an archive, read file by file through the
-/// stored-workspace routes (a closed session's, a finished run's; a live one's is packed by its
-/// sandbox, `reading_packed`), leaving out what Documents leaves out (the agent's skills, our own
-/// folders, toolchain folders at any depth). Symbolic links are not listed by the host, so never
-/// followed.
-pub async fn file_by_file(hold: &SnapshotHold, client: &SandboxdClient, session_id: &str) -> Result<Built> {
-    let walk = |tx| async move { walk_sandboxd(client, session_id, tx).await };
-    let read = |p: WorkspacePath| async move {
-        match client.workspace_read_bytes(session_id, p.relative()).await {
-            Ok(bytes) => Ok(Read::Bytes(bytes)),
-            Err(SandboxdError::Invalid { detail }) if detail.contains("read limit") => Ok(Read::TooLarge),
-            Err(SandboxdError::NotFound { .. }) => Ok(Read::Gone),
-            Err(e) => Err(WorkspaceError::Host(e.into())),
-        }
-    };
-    build(hold, session_id, walk, read).await
-}
-
-pub(super) fn stopped() -> WorkspaceError {
+pub fn stopped() -> WorkspaceError {
     WorkspaceError::Internal(anyhow::anyhow!("the snapshot's reader stopped"))
 }
 
 /// The walk and the reads together, the archive written as they go.
-async fn build<W, WF, R, RF>(hold: &SnapshotHold, source: &str, walk: W, read: R) -> Result<Built>
+pub async fn build<W, WF, R, RF>(hold: &SnapshotHold, source: &str, walk: W, read: R) -> Result<Built>
 where
     W: FnOnce(mpsc::Sender<Listed>) -> WF,
     WF: std::future::Future<Output = Result<()>>,
@@ -130,11 +108,11 @@ where
 
 /// What one read became: an item to archive (with its share of the bytes in flight), or a file
 /// left out because it is over the host's read limit.
-pub(super) type Done = (Option<Item>, Option<OwnedSemaphorePermit>, Option<WorkspacePath>);
+pub type Done = (Option<Item>, Option<OwnedSemaphorePermit>, Option<WorkspacePath>);
 
 /// Hands the reads' items to the archive in the walk's order, counting the files left out and
 /// marking the first file written (the snapshot's hold point).
-pub(super) struct Keeper<'a> {
+pub struct Keeper<'a> {
     out: mpsc::Sender<Budgeted>,
     hold: &'a SnapshotHold,
     source: &'a str,
@@ -165,7 +143,7 @@ impl<'a> Keeper<'a> {
 
 /// The walk and the reads run together (the reads give the count of files left out), then the
 /// archive is finished; a failure of either drops the temporary file.
-pub(super) async fn archived(
+pub async fn archived(
     writer: Writer,
     walked: impl std::future::Future<Output = Result<()>>,
     reads: impl std::future::Future<Output = Result<u64>>,
@@ -177,38 +155,4 @@ pub(super) async fn archived(
         .await
         .map_err(|e| WorkspaceError::Internal(anyhow::Error::from(e).context("writing the snapshot archive")))?;
     Ok(Built { file, size, files, skipped })
-}
-
-/// Breadth-first over the folders, one listing at a time (the reads go on meanwhile); excluded
-/// folders are never opened.
-async fn walk_sandboxd(client: &SandboxdClient, session_id: &str, tx: mpsc::Sender<Listed>) -> Result<()> {
-    let mut folders = VecDeque::from([String::from(".")]);
-    let mut is_root = true;
-    while let Some(folder) = folders.pop_front() {
-        let entries = match client.workspace_ls(session_id, &folder).await {
-            Ok(e) => e,
-            Err(SandboxdError::NotFound { detail }) if is_root && detail.starts_with("No workspace") => {
-                return Err(WorkspaceError::Lost)
-            }
-            // A folder removed while we walked: nothing to keep of it.
-            Err(SandboxdError::NotFound { .. }) if !is_root => continue,
-            Err(e) => return Err(WorkspaceError::Host(e.into())),
-        };
-        is_root = false;
-        for e in entries {
-            let rel = e.path.trim_start_matches("./").trim_start_matches('/').to_string();
-            if rel.is_empty() || is_excluded(&rel) {
-                continue;
-            }
-            let Ok(path) = paths::normalise(&rel) else { continue };
-            let listed = if e.is_dir {
-                folders.push_back(rel);
-                Listed::Dir(path)
-            } else {
-                Listed::File(path, e.size)
-            };
-            tx.send(listed).await.map_err(|_| stopped())?;
-        }
-    }
-    Ok(())
 }

@@ -16,6 +16,8 @@ use super::super::health::runtime_not_offered;
 use super::super::keys;
 use super::super::model::{Connection, ConnectionKind};
 use super::super::service::{self, ConnectionInput, LocalService, Probe, ProbeInput, ProbeStatus, RuntimeMark};
+use super::super::words::{FormWords, Part};
+use crate::sandbox::hosts::dispatch::connections::form_words;
 use crate::state::AppState;
 use crate::vault::model::Secret;
 use crate::web::{paths, redirect_with_flash, render_status, AppError, FieldErrors, PageCaller, PageError, Shell};
@@ -191,23 +193,17 @@ impl FormPartial {
             url::form_urlencoded::byte_serialize(address.as_bytes()).collect::<String>()
         )
     }
-    /// Whether the form is for a Daytona connection (its fields and words are Daytona's).
-    pub fn is_daytona(&self) -> bool {
-        ConnectionKind::parse(&self.kind).is_some_and(ConnectionKind::is_provider_api)
+    /// The form's words for its kind (a word no kind has: the kind offered first, as the form
+    /// shows it).
+    pub fn words(&self) -> &'static FormWords {
+        words_of(&self.kind)
     }
-    pub fn new_key_label(&self) -> &'static str {
-        if self.is_daytona() {
-            "New API key"
-        } else {
-            "New token"
-        }
+    /// The kinds the form offers: each one's word and label.
+    pub fn kinds(&self) -> Vec<(&'static str, &'static str)> {
+        ConnectionKind::all().map(|k| (k.as_str(), k.label())).collect()
     }
     pub fn address_hint(&self) -> String {
-        let rule = if self.is_daytona() {
-            "Your Daytona API's URL, http(s), no credentials in it. Empty: Daytona's cloud, https://app.daytona.io/api."
-        } else {
-            "http(s), no credentials in the address."
-        };
+        let rule = self.words().address_rule;
         match &self.address_note {
             Some(note) => format!("{note} {rule}"),
             None => rule.to_string(),
@@ -223,17 +219,18 @@ impl FormPartial {
     }
 }
 
-/// A field's label, for "Not saved: see the message at …" (a Daytona form names its own).
+fn words_of(kind: &str) -> &'static FormWords {
+    form_words(ConnectionKind::parse(kind).unwrap_or_else(ConnectionKind::offered_first))
+}
+
+/// A field's label, for "Not saved: see the message at …" (each kind names its own).
 fn label_of(field: &str, kind: &str) -> &'static str {
-    let daytona = ConnectionKind::parse(kind).is_some_and(ConnectionKind::is_provider_api);
-    match (field, daytona) {
-        ("address", false) => "Address",
-        ("address", true) => "API URL",
-        ("new_key", false) => "New token",
-        ("new_key", true) => "New API key",
-        ("credential_secret_id", _) => "Key",
-        ("default_runtime", false) => "Default runtime",
-        ("default_runtime", true) => "Snapshot",
+    let words = words_of(kind);
+    match field {
+        "address" => words.address_label,
+        "new_key" => words.new_key_label,
+        "credential_secret_id" => "Key",
+        "default_runtime" => words.runtime_label,
         _ => "the form",
     }
 }

@@ -16,10 +16,33 @@ use url::Url;
 use crate::sandbox::connections::error::ConnectionError;
 use crate::sandbox::connections::keys;
 use crate::sandbox::connections::model::{Connection, Health, Probe, ProbeStatus, RuntimeMark};
+use crate::sandbox::connections::words::{FormWords, Part};
 use crate::sandbox::hosts::daytona::client::{DaytonaClient, DaytonaError};
 use crate::state::AppState;
 
 type Result<T> = std::result::Result<T, ConnectionError>;
+
+/// What the connection form says for Daytona.
+pub const FORM_WORDS: FormWords = FormWords {
+    kind_hint: &[
+        Part::Text("Daytona runs a sandbox per workspace in a Daytona organization: its API key (purpose "),
+        Part::Mono("daytona"),
+        Part::Text(") is sent only to its API URL."),
+    ],
+    address_label: "API URL",
+    address_placeholder: "https://app.daytona.io/api",
+    address_rule: "Your Daytona API's URL, http(s), no credentials in it. Empty: Daytona's cloud, https://app.daytona.io/api.",
+    offers_discovered: false,
+    credential_legend: "API key",
+    credential_warning: &[Part::Text("A key of your Daytona organization, with permission to manage sandboxes (Dashboard → Keys). It is kept encrypted in the vault, sent only to this API URL as a bearer token, and never shown again.")],
+    credential_warning_class: "hint",
+    paste_option: "Paste a new API key",
+    new_key_label: "New API key",
+    new_key_hint: &[Part::Text("Stored in the vault when you save, for this API URL only.")],
+    runtime_label: "Snapshot",
+    typed_runtime_hint: Some("The snapshot new sandboxes start from, e.g. daytonaio/sandbox:0.4.3. Empty: your Daytona organization's default snapshot; image:<reference> for a Docker image."),
+    probe_label: "Test this account",
+};
 
 /// The longest snapshot name a connection keeps.
 const SNAPSHOT_NAME_MAX: usize = 200;

@@ -1,11 +1,12 @@
 //! Asking a host of any kind: "Test this host" before a connection is saved, and a saved
-//! connection's health.
+//! connection's health; and what the connection form says for each kind.
 
 use secrecy::SecretString;
 use url::Url;
 
 use crate::sandbox::connections::error::ConnectionError;
 use crate::sandbox::connections::model::{Connection, ConnectionKind, Probe};
+use crate::sandbox::connections::words::FormWords;
 use crate::sandbox::hosts::{daytona, sandboxd};
 use crate::state::AppState;
 
@@ -29,6 +30,14 @@ pub fn check_runtime(kind: ConnectionKind, runtime: &str) -> std::result::Result
         Ok(())
     } else {
         Err(message)
+    }
+}
+
+/// What the connection form says for a host of `kind`.
+pub fn form_words(kind: ConnectionKind) -> &'static FormWords {
+    match kind {
+        ConnectionKind::Sandboxd => &sandboxd::connections::FORM_WORDS,
+        ConnectionKind::Daytona => &daytona::connections::FORM_WORDS,
     }
 }
 

@@ -1,8 +1,8 @@
 //! A workspace's stored files at its host, read without running its session: Documents' listings
 //! and reads, and a snapshot's archive. One value for both, [`StoredFiles`], made by the
 //! connection's kind; each read is one exhaustive `match` on it calling into the kind's folder
-//! (`hosts/<kind>/documents.rs`, `hosts/daytona/snapshots.rs`) or the snapshots' reader of that
-//! kind (`snapshots/reading_packed.rs`, which packs a live session in its sandbox or reads it file by file).
+//! (`hosts/<kind>/documents`, `hosts/<kind>/snapshots`: sandboxd packs a live session in its
+//! sandbox or reads it file by file, Daytona reads its sandbox in bulk batches).
 
 use crate::documents::error::DocumentError;
 use crate::documents::listing::{HostCounter, Listing};
@@ -12,7 +12,6 @@ use crate::sandbox::connections::model::{Connection, ConnectionKind};
 use crate::sandbox::hosts::sandboxd::client::SandboxdClient;
 use crate::sandbox::hosts::{daytona, sandboxd};
 use crate::sandbox::snapshots::reading::Built;
-use crate::sandbox::snapshots::reading_packed;
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::state::AppState;
 use crate::vocabulary::paths::WorkspacePath;
@@ -93,7 +92,9 @@ impl StoredFiles {
     /// stopped is started for it).
     pub async fn archive(&self, st: &AppState, org_id: &str, session: &str) -> Result<Built, WorkspaceError> {
         match self {
-            StoredFiles::Sandboxd(client) => reading_packed::from_sandboxd(&st.snapshot_hold, client, session).await,
+            StoredFiles::Sandboxd(client) => {
+                sandboxd::snapshots::packed::from_sandboxd(&st.snapshot_hold, client, session).await
+            }
             StoredFiles::Daytona(conn) => daytona::snapshots::archive(st, org_id, conn, session).await,
         }
     }

@@ -14,11 +14,38 @@ use crate::sandbox::connections::model::Connection;
 use crate::sandbox::connections::model::Health;
 pub use crate::sandbox::connections::model::{Probe, ProbeStatus};
 use crate::sandbox::connections::runtimes::{catalog_marks, marks_against};
+use crate::sandbox::connections::words::{FormWords, Part};
 use crate::sandbox::hosts::error::HostError;
 use crate::sandbox::hosts::sandboxd::client::{SandboxdClient, SandboxdError};
 use crate::state::AppState;
 
 type Result<T> = std::result::Result<T, ConnectionError>;
+
+/// What the connection form says for a sandboxd host.
+pub const FORM_WORDS: FormWords = FormWords {
+    kind_hint: &[Part::Text("sandboxd runs a container per session on your host.")],
+    address_label: "Address",
+    address_placeholder: "http://sandboxd:8080",
+    address_rule: "http(s), no credentials in the address.",
+    offers_discovered: true,
+    credential_legend: "Host token",
+    credential_warning: &[
+        Part::Text("This token is root on the host: sandboxd starts containers through the host's Docker daemon, so whoever holds the token controls the machine. It is kept encrypted in the vault, sent only to this address as the "),
+        Part::Code("X-Sandbox-Token"),
+        Part::Text(" header, and never shown again."),
+    ],
+    credential_warning_class: "alert alert-warning token-warning",
+    paste_option: "Paste a new token",
+    new_key_label: "New token",
+    new_key_hint: &[
+        Part::Text("The host's "),
+        Part::Mono("SANDBOXD_TOKEN"),
+        Part::Text(". Stored in the vault when you save, for this address only. Left empty at this deployment's own sandbox service, this deployment's token is used."),
+    ],
+    runtime_label: "Default runtime",
+    typed_runtime_hint: None,
+    probe_label: "Test this host",
+};
 
 /// A client for `address` with `token`, the key the service chose for exactly this address.
 pub fn client(st: &AppState, address: &str, token: SecretString) -> Result<SandboxdClient> {

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use crate::sandbox::policy::model::duration;
 use crate::sandbox::running::row::{Cell, OnHost, RowHtml, RunningRow, Shown};
+use crate::sandbox::running::section::{Section, SectionHtml};
 use crate::sandbox::workspaces::sessions::SessionOwner;
 use crate::vocabulary::scope::Scope;
 
@@ -148,6 +149,17 @@ impl DaytonaSandboxes {
         let more = if self.truncated { format!(" (the first {LIST_MAX}; Daytona holds more)") } else { String::new() };
         format!("{n} sandbox{} of this organization{more}", if n == 1 { "" } else { "es" })
     }
+}
+
+impl Section for DaytonaSandboxes {
+    const HTML: SectionHtml = SectionHtml {
+        id_prefix: "daytona-",
+        class: "daytona",
+        badge: Some("Daytona"),
+        table_class: "sandboxes",
+        nothing: "Daytona sandboxes",
+        place: "this connection",
+    };
 }
 
 /// Whether Close deletes a sandbox (its workspace's scope, else its label, is `run`).

@@ -1,5 +1,5 @@
 //! Reading a sandboxd workspace: packed by its sandbox when the session is live (issue 50: the
-//! host's other sessions keep their latency), else file by file (`reading.rs`). The parts of the
+//! host's other sessions keep their latency), else file by file (`file_by_file.rs`). The parts of the
 //! sandbox's `tar` (`hosts/sandboxd/workspaces/pack.rs`) are read one ahead of a reader that takes
 //! the tar apart, and each folder and file is handed to the archive as the per-file reads hand
 //! theirs (the same [`Keeper`], the same manifest of sizes and SHA-256), within a budget of bytes
@@ -13,12 +13,13 @@ use tokio::runtime::Handle;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::archive::{in_background, Budget, Item, Writer};
-use super::hold::SnapshotHold;
-use super::reading::{self, archived, stopped, Built, Done, Keeper};
+use super::file_by_file;
 use crate::documents::exclusions::is_excluded;
 use crate::sandbox::hosts::sandboxd::client::SandboxdClient;
 use crate::sandbox::hosts::sandboxd::workspaces::pack::{self, Packed, PART};
+use crate::sandbox::snapshots::archive::{in_background, Budget, Item, Writer};
+use crate::sandbox::snapshots::hold::SnapshotHold;
+use crate::sandbox::snapshots::reading::{archived, stopped, Built, Done, Keeper};
 use crate::sandbox::workspaces::backend::READ_MAX;
 use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::vocabulary::paths;
@@ -30,15 +31,15 @@ const QUEUED: usize = 16;
 
 /// Bytes of files taken apart and not yet archived: taking a tar apart outruns compressing it, so
 /// what waits for the archive is kept to two parts' worth (the per-file reads' whole budget,
-/// [`BYTES_IN_FLIGHT`](super::archive::BYTES_IN_FLIGHT), would only fill up here).
+/// [`BYTES_IN_FLIGHT`](crate::sandbox::snapshots::archive::BYTES_IN_FLIGHT), would only fill up here).
 const TAKEN_AHEAD: usize = 2 * PART;
 
 /// The workspace of session `session_id` as an archive: packed by its sandbox when the session is
-/// live, else read file by file ([`reading::file_by_file`]).
+/// live, else read file by file ([`file_by_file::file_by_file`]).
 pub async fn from_sandboxd(hold: &SnapshotHold, client: &SandboxdClient, session_id: &str) -> Result<Built> {
     match pack::pack(client, session_id).await? {
         Some((packed, first)) => from_packed(hold, session_id, packed, first).await,
-        None => reading::file_by_file(hold, client, session_id).await,
+        None => file_by_file::file_by_file(hold, client, session_id).await,
     }
 }
 

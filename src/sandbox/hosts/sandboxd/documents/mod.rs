@@ -2,8 +2,10 @@
 //! archive routes (no sandbox is started): the trees of many sessions at once
 //! ([`listing::on_host`]) and a file's bytes or a page of its lines.
 
+pub mod listing;
+
 use crate::documents::error::DocumentError;
-use crate::documents::listing::{self, HostCounter, Listing};
+use crate::documents::listing::{HostCounter, Listing};
 use crate::documents::paging::TextPage;
 use crate::sandbox::hosts::sandboxd::client::SandboxdClient;
 use crate::vocabulary::paths::WorkspacePath;
