@@ -16,18 +16,25 @@ use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::sandbox::workspaces::Unpacked;
 use crate::vocabulary::paths::WORK_DIR;
 
-/// Bytes of one staged part: under the host's native write limit (8 MiB unless set lower; a
-/// lower one hands the write back, and the restore goes file by file).
-const PART: usize = 6 * 1024 * 1024;
+/// Bytes of one staged part, one write in flight at a time: under the host's native write limit
+/// (8 MiB unless set lower; a lower one hands the write back, and the restore goes file by file),
+/// and small enough that another session's request waits little behind one (the snapshot's
+/// parts are as large: [`pack::PART`](super::pack::PART)).
+const PART: usize = super::pack::PART;
 
 /// How long unpacking may take (the host's own command deadline is 300 s by default).
 const UNPACK_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Run in the workspace (a command's working folder), the stage's name as `$1`: unpacks, then
-/// removes the stage and the manifest (our own folder is removed when it is left empty). Its
-/// status is `tar`'s.
-const UNPACK: &str = r#"d=".agenticos/restore-$1"
-cat "$d"/part-* | tar -xzof -
+/// removes the stage and the manifest (our own folder is removed when it is left empty). `tar`
+/// (and the `gzip` it starts) runs at the lowest priority (`nice`, where there is one), as the
+/// snapshot's packing does: the host's service and its other sessions come first. Its status is
+/// `tar`'s (127 when there is no `tar`, with or without `nice` in front). Public for the test that
+/// runs it without `nice` and without `tar` (tests/api/snapshots_fallbacks.rs).
+pub const UNPACK: &str = r#"d=".agenticos/restore-$1"
+low=""
+command -v nice >/dev/null 2>&1 && low="nice -n 19"
+cat "$d"/part-* | $low tar -xzof -
 s=$?
 rm -rf "$d"
 rm -f .agenticos/snapshot-manifest.json
