@@ -22,7 +22,7 @@ use crate::support::source_files::files_under;
 use crate::support::tcp_relay::TcpRelay;
 use crate::support::{service_agent, Org};
 
-async fn workspace_and_session(app: &crate::helpers::TestApp, o: &Org<'_>, run: &str) -> (String, String) {
+pub(crate) async fn workspace_and_session(app: &crate::helpers::TestApp, o: &Org<'_>, run: &str) -> (String, String) {
     let st = o.ws(run, Method::GET, "state", None).await.json();
     let workspace = st["workspace_id"].as_str().expect("workspace").to_string();
     let session = app
@@ -40,7 +40,7 @@ fn local_store(app: &crate::helpers::TestApp) -> std::path::PathBuf {
     }
 }
 
-async fn take(o: &Org<'_>, workspace: &str) -> crate::helpers::Resp {
+pub(crate) async fn take(o: &Org<'_>, workspace: &str) -> crate::helpers::Resp {
     o.call(Method::POST, &format!("/api/v1/workspaces/{workspace}/snapshots"), None).await
 }
 
