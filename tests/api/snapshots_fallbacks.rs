@@ -216,16 +216,23 @@ db_test! {
     }
 }
 
+/// Snapshots the seed (with `links` or not) on the shared peer while its session is live (packed
+/// by the sandbox), then once the session is closed (read file by file): (the agent, the packed
+/// archive, the id and archive of the one read file by file).
+async fn packed_then_closed(o: &Org<'_>, links: bool) -> (String, Taken, String, Taken) {
+    let peer = peer::shared().await;
+    let (agent, workspace, session) = seeded(o, peer, links).await;
+    let (_, packed) = snapshot(o, &workspace).await;
+    client_of(peer).delete_session(&session, false).await.expect("the session closed, its files kept");
+    let (id, read) = snapshot(o, &workspace).await;
+    (agent, packed, id, read)
+}
+
 db_test! {
     async fn a_closed_session_is_read_file_by_file_into_the_archive_the_packed_snapshot_gave(app: TestApp) {
-        let peer = peer::shared().await;
         let o = Org::new(&app).await;
-        let (agent, workspace, session) = seeded(&o, peer, false).await;
-        let (_, packed) = snapshot(&o, &workspace).await;
+        let (agent, packed, id, read) = packed_then_closed(&o, false).await;
         assert_holds_the_seed(&packed, false);
-
-        client_of(peer).delete_session(&session, false).await.expect("the session closed, its files kept");
-        let (id, read) = snapshot(&o, &workspace).await;
         assert_eq!(read, packed);
         assert_restores_the_seed(&o, &agent, &id).await;
     }
@@ -233,16 +240,11 @@ db_test! {
 
 db_test! {
     async fn links_are_archived_alike_packed_and_file_by_file(app: TestApp) {
-        let peer = peer::shared().await;
         let o = Org::new(&app).await;
-        let (_, workspace, session) = seeded(&o, peer, true).await;
-        let (_, packed) = snapshot(&o, &workspace).await;
+        let (_, packed, _, read) = packed_then_closed(&o, true).await;
         // A symbolic link is left out, never followed; each name of a hard link holds its bytes.
         assert_holds_the_seed(&packed, true);
         assert!(!packed.0.keys().any(|k| k.starts_with("to-") || k == "dangling"), "{:?}", packed.0.keys());
-
-        client_of(peer).delete_session(&session, false).await.expect("the session closed, its files kept");
-        let (_, read) = snapshot(&o, &workspace).await;
         assert_eq!(read, packed);
     }
 }
