@@ -109,9 +109,9 @@ async fn probed<T>(
     (out, took, handle.await.expect("probe"))
 }
 
-/// One restore up to the first read into session `dst`: the archive downloaded and checked, then
-/// unpacked by the sandbox's `tar` (or, `per_file`, written file by file), and one file read back;
-/// (the files it holds, the time to download and check it).
+/// One restore up to the first read into session `dst`: the archive downloaded, then checked while
+/// it is staged in the sandbox and unpacked by its `tar` (or, `per_file`, checked, then written
+/// file by file), and one file read back; (the files it holds, the time to download and check it).
 async fn restore_once(
     client: &SandboxdClient,
     objects: &Objects,
@@ -121,12 +121,25 @@ async fn restore_once(
     size: usize,
 ) -> (usize, Duration) {
     let started = Instant::now();
-    let fetched = restore::fetch_checked(objects, "bench", key).await.expect("download and check");
-    let t_fetch = started.elapsed();
-    assert!(fetched.checked);
-    let files_in = fetched.entries.iter().filter(|(_, size)| size.is_some()).count();
-    let unpacked =
-        if per_file { Unpacked::NoShell } else { unpack_snapshot(client, dst, &fetched.file.0).await.expect("unpack") };
+    let file = restore::download_from(objects, key).await.expect("download");
+    // Checked while the sandbox's stage is written, as the console does (`restoring.rs`).
+    let (checked_tx, checked_rx) = tokio::sync::oneshot::channel();
+    let checking = async {
+        let check = restore::check("bench", &file.0).await.expect("check");
+        let _ = checked_tx.send(check.checked);
+        (check, started.elapsed())
+    };
+    let unpacking = async {
+        if per_file {
+            return Ok(Unpacked::NoShell);
+        }
+        unpack_snapshot(client, dst, &file.0, async { checked_rx.await.unwrap_or(false) }).await
+    };
+    let ((check, t_fetch), unpacked) = tokio::join!(checking, unpacking);
+    assert!(check.checked);
+    let files_in = check.entries.iter().filter(|(_, size)| size.is_some()).count();
+    let unpacked = unpacked.expect("unpack");
+    let fetched = restore::Fetched { file, checked: check.checked, entries: check.entries };
     if let Unpacked::NoShell = unpacked {
         restore::write_entries(fetched.into_entries(), |item| async move {
             match item {

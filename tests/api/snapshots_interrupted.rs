@@ -218,5 +218,10 @@ db_test! {
             .expect("the new workspace's session key");
         let written = peer.workspace_root.join(&session_key).join("workspace");
         assert!(!written.join("notes").exists() && !written.join("data").exists(), "nothing of the archive was written");
+        // The sandbox's stage, written while the archive was checked, is removed too.
+        let stages = std::fs::read_dir(written.join(".agenticos"))
+            .map(|d| d.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("restore-")).count())
+            .unwrap_or(0);
+        assert_eq!(stages, 0, "no stage is left");
     }
 }

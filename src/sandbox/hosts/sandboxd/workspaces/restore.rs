@@ -41,12 +41,20 @@ rm -f .agenticos/snapshot-manifest.json
 rmdir .agenticos 2>/dev/null
 exit $s"#;
 
-/// Unpacks the checked archive at `archive` into session `session_id`'s workspace through its
-/// shell.
-pub async fn unpack(client: &SandboxdClient, session_id: &str, archive: &std::path::Path) -> Result<Unpacked> {
+/// Unpacks the archive at `archive` into session `session_id`'s workspace through its shell once
+/// `checked` says it matches its manifest. It is staged meanwhile (the check and the upload
+/// overlap: issue 50's restore time); a no removes the stage before anything is unpacked
+/// ([`Unpacked::NoShell`]: the caller refuses, or writes an archive taken before manifests file by
+/// file).
+pub async fn unpack(
+    client: &SandboxdClient,
+    session_id: &str,
+    archive: &std::path::Path,
+    checked: impl std::future::Future<Output = bool>,
+) -> Result<Unpacked> {
     let tag = crate::db::new_id();
     let stage = format!("{WORK_DIR}/.agenticos/restore-{tag}");
-    let staged = stage_parts(client, session_id, archive, &stage).await;
+    let (staged, checked) = tokio::join!(stage_parts(client, session_id, archive, &stage), checked);
     let remove_stage = || async {
         if let Err(e) = client.remove(session_id, &stage).await {
             tracing::warn!(error = %e, "a restore's stage could not be removed");
@@ -62,6 +70,10 @@ pub async fn unpack(client: &SandboxdClient, session_id: &str, archive: &std::pa
             remove_stage().await;
             return Err(e);
         }
+    }
+    if !checked {
+        remove_stage().await;
+        return Ok(Unpacked::NoShell);
     }
     let argv = ["/bin/sh", "-c", UNPACK, "sh", tag.as_str()];
     let request = RunRequest::new(argv).timeout(UNPACK_TIMEOUT);
