@@ -106,6 +106,7 @@ mod sandbox_policy;
 mod sandbox_running;
 mod sandboxd_client;
 mod snapshots;
+mod snapshots_fallbacks;
 mod snapshots_interrupted;
 mod stands_alone;
 mod state_merge;

@@ -22,7 +22,7 @@ use crate::support::source_files::files_under;
 use crate::support::tcp_relay::TcpRelay;
 use crate::support::{service_agent, Org};
 
-async fn workspace_and_session(app: &crate::helpers::TestApp, o: &Org<'_>, run: &str) -> (String, String) {
+pub(crate) async fn workspace_and_session(app: &crate::helpers::TestApp, o: &Org<'_>, run: &str) -> (String, String) {
     let st = o.ws(run, Method::GET, "state", None).await.json();
     let workspace = st["workspace_id"].as_str().expect("workspace").to_string();
     let session = app
@@ -40,7 +40,7 @@ fn local_store(app: &crate::helpers::TestApp) -> std::path::PathBuf {
     }
 }
 
-async fn take(o: &Org<'_>, workspace: &str) -> crate::helpers::Resp {
+pub(crate) async fn take(o: &Org<'_>, workspace: &str) -> crate::helpers::Resp {
     o.call(Method::POST, &format!("/api/v1/workspaces/{workspace}/snapshots"), None).await
 }
 
@@ -218,5 +218,10 @@ db_test! {
             .expect("the new workspace's session key");
         let written = peer.workspace_root.join(&session_key).join("workspace");
         assert!(!written.join("notes").exists() && !written.join("data").exists(), "nothing of the archive was written");
+        // The sandbox's stage, written while the archive was checked, is removed too.
+        let stages = std::fs::read_dir(written.join(".agenticos"))
+            .map(|d| d.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("restore-")).count())
+            .unwrap_or(0);
+        assert_eq!(stages, 0, "no stage is left");
     }
 }

@@ -136,9 +136,9 @@ impl Writer {
     }
 }
 
-/// How much a snapshot's own threads (compressing, taking a tar apart) give way: the requests this
-/// console serves (a proxied read among them) come first, and so does whatever shares its
-/// machine, a host's service in the bench.
+/// How much a snapshot's own threads (compressing, taking a tar apart, checking an archive before a
+/// restore) give way: the requests this console serves (a proxied read among them) come first, and
+/// so does whatever shares its machine, a host's service in the bench.
 const NICE: i32 = 10;
 
 /// Runs `work` on a thread of its own at a lower priority (a thread of the runtime's blocking pool
@@ -211,10 +211,12 @@ pub struct Checked {
 /// file missing or added). An entry that is not a plain folder or file of the workspace (a link,
 /// a device, a path that leaves the workspace or is not written as we write paths) differs too,
 /// so an archive that matches can be unpacked by any `tar`. An archive without a manifest (taken
-/// before manifests) is `Unchecked`.
+/// before manifests) is `Unchecked`. Decompressing and hashing the whole archive is a burst: it runs
+/// on a thread that gives way ([`in_background`]), as the snapshot's own threads do, so the console's
+/// requests and a host on the same machine come first.
 pub async fn verify(file: &Path) -> std::io::Result<Checked> {
     let path = file.to_path_buf();
-    tokio::task::spawn_blocking(move || {
+    in_background(move || {
         let (mut seen, mut odd, mut entries) = (Vec::new(), Vec::new(), Vec::new());
         let mut manifest = None;
         let mut archive = tar::Archive::new(GzDecoder::new(std::io::BufReader::new(std::fs::File::open(&path)?)));

@@ -55,25 +55,45 @@ impl Fetched {
     }
 }
 
-/// The snapshot's archive (see [`fetch_checked`]).
-pub async fn fetch(st: &AppState, s: &Snapshot) -> Result<Fetched> {
-    fetch_checked(&st.snapshots, &s.id, &s.object_key).await
+/// What checking a downloaded archive found ([`check`]).
+pub struct Check {
+    /// It matches its manifest: a plain archive any `tar` may unpack.
+    pub checked: bool,
+    /// Its folders and files in order (path, bytes; none for a folder), when checked.
+    pub entries: Vec<(String, Option<u64>)>,
 }
 
-/// The archive of snapshot `id`, downloaded to a temporary file and checked whole against its
-/// manifest: a store that fails midway, or an archive whose files differ from its manifest (each
-/// named), restores nothing.
-pub async fn fetch_checked(objects: &Objects, id: &str, key: &str) -> Result<Fetched> {
+/// The snapshot's archive, downloaded to a temporary file (see [`check`]).
+pub async fn download(st: &AppState, s: &Snapshot) -> Result<TempFile> {
+    download_from(&st.snapshots, &s.object_key).await
+}
+
+/// The archive at `key`, downloaded to a temporary file: a store that fails midway restores
+/// nothing.
+pub async fn download_from(objects: &Objects, key: &str) -> Result<TempFile> {
     let file = TempFile::new();
     objects.get_to_file(key, &file.0).await.map_err(|e| objects.read_refusal(e, "nothing was restored"))?;
-    let checked = archive::verify(&file.0).await.map_err(|e| {
+    Ok(file)
+}
+
+/// The archive of snapshot `id`, downloaded and checked ([`check`]).
+pub async fn fetch_checked(objects: &Objects, id: &str, key: &str) -> Result<Fetched> {
+    let file = download_from(objects, key).await?;
+    let Check { checked, entries } = check(id, &file.0).await?;
+    Ok(Fetched { file, checked, entries })
+}
+
+/// Checks the downloaded archive of snapshot `id` whole against its manifest: one whose files
+/// differ from its manifest (each named) restores nothing.
+pub async fn check(id: &str, file: &std::path::Path) -> Result<Check> {
+    let checked = archive::verify(file).await.map_err(|e| {
         WorkspaceError::Refused(format!("The snapshot's archive could not be read ({e}): nothing was restored."))
     })?;
     match checked.verdict {
-        Verdict::Matches => Ok(Fetched { file, checked: true, entries: checked.entries }),
+        Verdict::Matches => Ok(Check { checked: true, entries: checked.entries }),
         Verdict::Unchecked => {
             tracing::info!(snapshot_id = %id, "a snapshot taken before manifests is restored unchecked");
-            Ok(Fetched { file, checked: false, entries: Vec::new() })
+            Ok(Check { checked: false, entries: Vec::new() })
         }
         Verdict::Differs(paths) => {
             tracing::warn!(event = "snapshot_tampered", snapshot_id = %id, files = paths.len(),

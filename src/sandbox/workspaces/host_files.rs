@@ -4,6 +4,7 @@
 //! once, above the kinds. Each kind implements this on its handle of the open workspace.
 
 use futures_util::future::BoxFuture;
+use tokio::sync::oneshot;
 
 use super::backend::Result;
 use super::command::Command;
@@ -41,6 +42,23 @@ pub trait HostFiles: Clone + Send + Sync + 'static {
     fn unpack<'a>(&'a self, archive: &'a std::path::Path) -> BoxFuture<'a, Result<Unpacked>> {
         let _ = archive;
         Box::pin(async { Ok(Unpacked::NoShell) })
+    }
+
+    /// [`HostFiles::unpack`], started while the archive is still being checked against its
+    /// manifest: `checked` says, once done, whether it matched. A kind that stages the archive
+    /// before unpacking it (sandboxd) stages it meanwhile and unpacks only on a yes; the default
+    /// waits for the check, then unpacks. A no is [`Unpacked::NoShell`], nothing written.
+    fn unpack_once_checked<'a>(
+        &'a self,
+        archive: &'a std::path::Path,
+        checked: oneshot::Receiver<bool>,
+    ) -> BoxFuture<'a, Result<Unpacked>> {
+        Box::pin(async move {
+            if !checked.await.unwrap_or(false) {
+                return Ok(Unpacked::NoShell);
+            }
+            self.unpack(archive).await
+        })
     }
 }
 

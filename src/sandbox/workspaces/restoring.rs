@@ -2,15 +2,17 @@
 //! recorded like any other write. The same for every container backend: each says how it makes a
 //! folder, writes a file and removes one, and may unpack a whole archive in one go
 //! ([`HostFiles`]). The archive is checked whole against its manifest before anything is
-//! written (`snapshots::restore`); a checked archive is unpacked in one go where the backend can
-//! (sandboxd: by the sandbox's own `tar`; Daytona: in bulk uploads), else its entries are written `WRITES_IN_FLIGHT` at a
-//! time. A restore that fails stops; in a new workspace (nothing was there before) what it wrote
-//! is removed again, so a workspace is never left half-restored.
+//! written (`snapshots::restore`; sandboxd stages it in our own folder meanwhile); a checked
+//! archive is unpacked in one go where the backend can (sandboxd: by the sandbox's own `tar`;
+//! Daytona: in bulk uploads), else its entries are written `WRITES_IN_FLIGHT` at a time. A restore
+//! that fails stops; in a new workspace (nothing was there before) what it wrote is removed again,
+//! so a workspace is never left half-restored.
 
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 
 use futures_util::future::BoxFuture;
+use tokio::sync::oneshot;
 
 use super::backend::Result;
 use super::host_files::{HostFiles, Unpacked};
@@ -35,9 +37,20 @@ pub(crate) async fn write_snapshot(
     is_new_workspace: bool,
 ) -> Result<()> {
     let keys = RowKeys::of(r);
-    let fetched = restore::fetch(st, s).await?;
+    let file = restore::download(st, s).await?;
+    // Checked while a kind that stages the archive (sandboxd) uploads it: unpacked only once it
+    // matches its manifest.
+    let (tx, checked) = oneshot::channel();
+    let checking = async {
+        let check = restore::check(&s.id, &file.0).await;
+        let _ = tx.send(check.as_ref().is_ok_and(|c| c.checked));
+        check
+    };
+    let (check, unpacked) = tokio::join!(checking, to.unpack_once_checked(&file.0, checked));
+    let restore::Check { checked, entries } = check?;
+    let fetched = restore::Fetched { file, checked, entries };
     if fetched.checked {
-        match to.unpack(&fetched.file.0).await {
+        match unpacked {
             Ok(Unpacked::Done) => {
                 record_unpacked(st, &keys, &fetched.entries).await;
                 return Ok(());

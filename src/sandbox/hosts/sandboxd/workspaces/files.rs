@@ -127,7 +127,16 @@ impl HostFiles for Session {
 
     /// The sandbox unpacks it with its own `tar` ([`restore::unpack`]).
     fn unpack<'a>(&'a self, archive: &'a std::path::Path) -> BoxFuture<'a, Result<Unpacked>> {
-        Box::pin(restore::unpack(&self.client, &self.id, archive))
+        Box::pin(restore::unpack(&self.client, &self.id, archive, std::future::ready(true)))
+    }
+
+    /// Staged while it is checked, unpacked once it matches ([`restore::unpack`]).
+    fn unpack_once_checked<'a>(
+        &'a self,
+        archive: &'a std::path::Path,
+        checked: tokio::sync::oneshot::Receiver<bool>,
+    ) -> BoxFuture<'a, Result<Unpacked>> {
+        Box::pin(restore::unpack(&self.client, &self.id, archive, async { checked.await.unwrap_or(false) }))
     }
 }
 

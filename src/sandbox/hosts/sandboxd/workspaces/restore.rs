@@ -16,30 +16,45 @@ use crate::sandbox::workspaces::error::WorkspaceError;
 use crate::sandbox::workspaces::Unpacked;
 use crate::vocabulary::paths::WORK_DIR;
 
-/// Bytes of one staged part: under the host's native write limit (8 MiB unless set lower; a
-/// lower one hands the write back, and the restore goes file by file).
-const PART: usize = 6 * 1024 * 1024;
+/// Bytes of one staged part, one write in flight at a time: under the host's native write limit
+/// (8 MiB unless set lower; a lower one hands the write back, and the restore goes file by file),
+/// and small enough that another session's request waits little behind one (the snapshot's
+/// parts are as large: [`pack::PART`](super::pack::PART)).
+const PART: usize = super::pack::PART;
 
 /// How long unpacking may take (the host's own command deadline is 300 s by default).
 const UNPACK_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Run in the workspace (a command's working folder), the stage's name as `$1`: unpacks, then
-/// removes the stage and the manifest (our own folder is removed when it is left empty). Its
-/// status is `tar`'s.
-const UNPACK: &str = r#"d=".agenticos/restore-$1"
-cat "$d"/part-* | tar -xzof -
+/// removes the stage and the manifest (our own folder is removed when it is left empty). `tar`
+/// (and the `gzip` it starts) runs at the lowest priority (`nice`, where there is one), as the
+/// snapshot's packing does: the host's service and its other sessions come first. Its status is
+/// `tar`'s (127 when there is no `tar`, with or without `nice` in front). Public for the test that
+/// runs it without `nice` and without `tar` (tests/api/snapshots_fallbacks.rs).
+pub const UNPACK: &str = r#"d=".agenticos/restore-$1"
+low=""
+command -v nice >/dev/null 2>&1 && low="nice -n 19"
+cat "$d"/part-* | $low tar -xzof -
 s=$?
 rm -rf "$d"
 rm -f .agenticos/snapshot-manifest.json
 rmdir .agenticos 2>/dev/null
 exit $s"#;
 
-/// Unpacks the checked archive at `archive` into session `session_id`'s workspace through its
-/// shell.
-pub async fn unpack(client: &SandboxdClient, session_id: &str, archive: &std::path::Path) -> Result<Unpacked> {
+/// Unpacks the archive at `archive` into session `session_id`'s workspace through its shell once
+/// `checked` says it matches its manifest. It is staged meanwhile (the check and the upload
+/// overlap: issue 50's restore time); a no removes the stage before anything is unpacked
+/// ([`Unpacked::NoShell`]: the caller refuses, or writes an archive taken before manifests file by
+/// file).
+pub async fn unpack(
+    client: &SandboxdClient,
+    session_id: &str,
+    archive: &std::path::Path,
+    checked: impl std::future::Future<Output = bool>,
+) -> Result<Unpacked> {
     let tag = crate::db::new_id();
     let stage = format!("{WORK_DIR}/.agenticos/restore-{tag}");
-    let staged = stage_parts(client, session_id, archive, &stage).await;
+    let (staged, checked) = tokio::join!(stage_parts(client, session_id, archive, &stage), checked);
     let remove_stage = || async {
         if let Err(e) = client.remove(session_id, &stage).await {
             tracing::warn!(error = %e, "a restore's stage could not be removed");
@@ -55,6 +70,10 @@ pub async fn unpack(client: &SandboxdClient, session_id: &str, archive: &std::pa
             remove_stage().await;
             return Err(e);
         }
+    }
+    if !checked {
+        remove_stage().await;
+        return Ok(Unpacked::NoShell);
     }
     let argv = ["/bin/sh", "-c", UNPACK, "sh", tag.as_str()];
     let request = RunRequest::new(argv).timeout(UNPACK_TIMEOUT);
