@@ -230,7 +230,7 @@ impl Reader {
     /// `operations/cache.rs`): a few of the term's rarest trigrams, the term walked to when it is
     /// common, or `None` for the whole term.
     pub async fn search_narrowing(&mut self, org_id: &str, f: &Filter) -> DbResult<Option<Narrowing>> {
-        self.search_narrowing_for(org_id, f, store::DEFAULT_PAGE).await
+        self.search_narrowing_for(org_id, f, model::DEFAULT_PAGE).await
     }
 
     /// [`Reader::search_narrowing`] for a read of `page` rows (a page's limit and one more, an

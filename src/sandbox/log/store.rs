@@ -321,9 +321,6 @@ pub const PROBE_WINDOW: i64 = 2_000;
 /// A term whose page is found within this many of the organization's rows is always walked to,
 /// not asked of an index: for the default page (50 rows and one more) a term in 1 in 100 rows.
 const COMMON_WALK: i64 = 5_100;
-/// The rows of the default page the walk looks for (50, and its one row more): what a reader
-/// that names no page asks for.
-pub const DEFAULT_PAGE: u32 = 51;
 /// The most rows a walk is expected to read: a term rarer than that is asked of the index.
 const WALK_MAX: f64 = 40_000.0;
 /// What reading one candidate row the index names costs, in rows walked: the candidates are
@@ -496,7 +493,7 @@ mod tests {
 
     #[test]
     fn a_term_is_walked_to_where_a_page_of_it_is_nearer_than_its_candidates_are_many() {
-        let page = DEFAULT_PAGE;
+        let page = crate::sandbox::log::model::DEFAULT_PAGE;
         // 1 in 100 or more: always, however small the organization.
         assert!(walked_to(2_000, 20, 2_000.0, page));
         assert!(walked_to(500, 5, 500.0, page));

@@ -8,8 +8,7 @@ use super::filter::{self, Filter, FilterInput, PageQuery, OPERATIONS};
 use super::model::{OperationItem, OperationsPage, Total, COUNT_CAP};
 use super::timeline::{self, Bars, Timeline};
 use crate::access::Caller;
-use crate::sandbox::log::model::Narrowing;
-use crate::sandbox::log::store::DEFAULT_PAGE;
+use crate::sandbox::log::model::{Narrowing, DEFAULT_PAGE};
 use crate::sandbox::log::Reader;
 use crate::state::AppState;
 
