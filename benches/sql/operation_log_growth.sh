@@ -26,8 +26,9 @@ idkind=v4
 [ "$until" -ge 20270102090000 ] && idkind=v7
 psql -qX -v ON_ERROR_STOP=1 "$url" <<SQL
 -- The rows name organizations and agents that are not there: the sizes do not depend on them.
-ALTER TABLE sandbox_operations DROP CONSTRAINT sandbox_operations_agent_id_fkey,
-    DROP CONSTRAINT sandbox_operations_organization_id_fkey;
+-- Their ids are UUIDs (36 characters as text; a uuid after 20270121090000_operation_log_uuid_ids).
+ALTER TABLE sandbox_operations DROP CONSTRAINT IF EXISTS sandbox_operations_agent_id_fkey,
+    DROP CONSTRAINT IF EXISTS sandbox_operations_organization_id_fkey;
 CREATE PROCEDURE fill(n int) LANGUAGE plpgsql AS \$\$
 DECLARE b int; t0 bigint := 1700000000000;
 BEGIN
@@ -38,8 +39,9 @@ BEGIN
         THEN (lpad(to_hex(t0 + (b * 500 + i) * 5), 12, '0') || '7' || substr(md5(random()::text), 1, 3) || '8'
               || substr(md5(random()::text), 1, 15))::uuid
         ELSE gen_random_uuid() END,
-      CASE WHEN r % 2 = 0 THEN 'org-bench-00000000000000000000000000' ELSE 'org-noise-' || lpad((r % 20)::text, 26, '0') END,
-      NULL, 'session-' || (r % 2000), NULL, 'agent-' || lpad((r % 50)::text, 30, '0'), NULL,
+      (CASE WHEN r % 2 = 0 THEN '00000000-0000-4000-8000-000000000000'
+            ELSE '00000000-0000-4000-8000-' || lpad((1 + r % 20)::text, 12, '0') END)::uuid,
+      NULL, 'session-' || (r % 2000), NULL, ('00000000-0000-4000-9000-' || lpad((r % 50)::text, 12, '0'))::uuid, NULL,
       (ARRAY['read', 'write', 'ls', 'mkdir', 'remove', 'execute'])[1 + r % 6],
       CASE WHEN r % 6 = 5 THEN 'cargo test --package crate' || (r % 997)
            ELSE '/workspace/src/module' || (r % 89) || '/file' || (r % 1009) || '.rs' END,

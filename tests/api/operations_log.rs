@@ -33,8 +33,11 @@ async fn seed(app: &TestApp, rows: &[Row]) -> Vec<String> {
     let sql = format!(
         "INSERT INTO sandbox_operations (id, organization_id, workspace_id, session_key, connection_id, agent_id, run_id, \
          operation, target, ok, detail, duration_ms, created_at, seq) \
-         VALUES ({}, $2, NULL, $3, $4, $5, NULL, $6, $7, $8, $9, 3, $10, $10)",
-        id_param(app)
+         VALUES ({}, {}, NULL, $3, {}, {}, NULL, $6, $7, $8, $9, 3, $10, $10)",
+        id_param(app),
+        reference_param(app, 2),
+        reference_param(app, 4),
+        reference_param(app, 5)
     );
     let mut tx = app.state.db.begin().await.expect("tx");
     for r in rows {
@@ -64,6 +67,15 @@ fn id_param(app: &TestApp) -> &'static str {
     match app.state.db.kind() {
         agenticos::db::DbKind::Postgres => "CAST($1 AS uuid)",
         agenticos::db::DbKind::Sqlite => "$1",
+    }
+}
+
+/// The bound id `$n` as the log's reference columns take it: a `uuid` on PostgreSQL (migration
+/// `20270121090000_operation_log_uuid_ids`), text on SQLite.
+fn reference_param(app: &TestApp, n: usize) -> String {
+    match app.state.db.kind() {
+        agenticos::db::DbKind::Postgres => format!("CAST(${n} AS uuid)"),
+        agenticos::db::DbKind::Sqlite => format!("${n}"),
     }
 }
 
@@ -444,13 +456,15 @@ db_test! {
         ids_ascending.sort();
         let sql = format!(
             "INSERT INTO sandbox_operations (id, organization_id, session_key, operation, target, ok, detail, duration_ms, created_at, seq) \
-             VALUES ({}, $2, 's', 'read', $3, 1, 'tied', 1, $4, 0)",
-            id_param(&app)
+             VALUES ({}, {}, 's', 'read', $3, 1, 'tied', 1, $4, 0)",
+            id_param(&app),
+            reference_param(&app, 2)
         );
         let mut expected = Vec::new();
         // 18 rows in each of two milliseconds, written highest id first; a decoy without the term
         // in each, and one of another organization.
-        sqlx::query("INSERT INTO organizations (id, name, created_at) VALUES ('tie-org', 'Ties', 1)")
+        let tie_org = uuid::Uuid::new_v4().to_string();
+        sqlx::query(&format!("INSERT INTO organizations (id, name, created_at) VALUES ('{tie_org}', 'Ties', 1)"))
             .execute(app.state.db.pool())
             .await
             .expect("org");
@@ -459,7 +473,7 @@ db_test! {
                 sqlx::query(&sql).bind(id).bind(&f.org).bind(format!("/workspace/tiedterm/{i}.log")).bind(ms).execute(app.state.db.pool()).await.expect("row");
             }
             expected.extend(chunk.iter().rev().cloned());
-            for (org, target) in [(f.org.as_str(), "/workspace/other.log"), ("tie-org", "/workspace/tiedterm/x.log")] {
+            for (org, target) in [(f.org.as_str(), "/workspace/other.log"), (tie_org.as_str(), "/workspace/tiedterm/x.log")] {
                 sqlx::query(&sql).bind(uuid::Uuid::new_v4().to_string()).bind(org).bind(target).bind(ms).execute(app.state.db.pool()).await.expect("decoy");
             }
         }
@@ -935,13 +949,14 @@ async fn among_another_organization(c: &mut agenticos::db::Conn, f: &Fixture) {
 /// [`among_another_organization`] without the `VACUUM ANALYZE`.
 async fn noise_of_another_organization(c: &mut agenticos::db::Conn, f: &Fixture) {
     let org = &f.org;
-    sqlx::query("INSERT INTO organizations (id, name, created_at) VALUES ('other-org', 'Other', 1)")
+    let other = uuid::Uuid::new_v4();
+    sqlx::query(&format!("INSERT INTO organizations (id, name, created_at) VALUES ('{other}', 'Other', 1)"))
         .execute(&mut *c)
         .await
         .expect("other organization");
     sqlx::query(&format!(
         "INSERT INTO sandbox_operations (id, organization_id, session_key, operation, target, ok, detail, duration_ms, created_at, seq) \
-         SELECT gen_random_uuid(), CASE WHEN g % 2 = 0 THEN '{org}' ELSE 'other-org' END, 'noise-' || g % 100, (ARRAY['read', 'write', 'ls', 'mkdir', 'remove', 'execute'])[1 + g % 6], \
+         SELECT gen_random_uuid(), CAST(CASE WHEN g % 2 = 0 THEN '{org}' ELSE '{other}' END AS uuid), 'noise-' || g % 100, (ARRAY['read', 'write', 'ls', 'mkdir', 'remove', 'execute'])[1 + g % 6], \
          '/workspace/noise/' || g || '.log', 1, g || ' bytes', 1, {} - g, g \
          FROM generate_series(1, 40000) AS g",
         f.now - 2 * DAY

@@ -191,6 +191,26 @@ db_test! {
                 )
                 .await;
             assert_eq!(kind, ["uuid"], "the id is stored as a uuid");
+            // Migration 20270121090000: the ids a row names are uuids too; the session key stays text.
+            let kinds = app
+                .scalar_strings(
+                    "SELECT column_name || ' ' || data_type::text FROM information_schema.columns \
+                     WHERE table_name = 'sandbox_operations' AND column_name IN ('organization_id', 'workspace_id', \
+                     'connection_id', 'agent_id', 'run_id', 'conversation_id', 'session_key') ORDER BY column_name",
+                )
+                .await;
+            assert_eq!(
+                kinds,
+                [
+                    "agent_id uuid",
+                    "connection_id uuid",
+                    "conversation_id uuid",
+                    "organization_id uuid",
+                    "run_id uuid",
+                    "session_key text",
+                    "workspace_id uuid"
+                ]
+            );
             // Migration 20270102090000: the time indexes keyed on the organization and the time
             // alone, the GIN indexes' pending lists at 256 kB.
             let defs = app
@@ -201,7 +221,7 @@ db_test! {
                 .await;
             assert_eq!(defs.len(), 2, "{defs:?}");
             for d in &defs {
-                assert!(d.contains("(hashtext(organization_id), created_at)"), "{d}");
+                assert!(d.contains("(uuid_hash(organization_id), created_at)"), "{d}");
             }
             let options = app
                 .scalar_strings(

@@ -230,9 +230,15 @@ impl Reader {
     /// `operations/cache.rs`): a few of the term's rarest trigrams, the term walked to when it is
     /// common, or `None` for the whole term.
     pub async fn search_narrowing(&mut self, org_id: &str, f: &Filter) -> DbResult<Option<Narrowing>> {
+        self.search_narrowing_for(org_id, f, model::DEFAULT_PAGE).await
+    }
+
+    /// [`Reader::search_narrowing`] for a read of `page` rows (a page's limit and one more, an
+    /// export's batch): the larger the read, the more common a term must be to be walked to.
+    pub async fn search_narrowing_for(&mut self, org_id: &str, f: &Filter, page: u32) -> DbResult<Option<Narrowing>> {
         match self.kind {
-            DbKind::Sqlite => sqlite_store::search_narrowing(&mut self.c, org_id, f).await,
-            DbKind::Postgres => postgres_store::search_narrowing(&mut self.c, org_id, f).await,
+            DbKind::Sqlite => sqlite_store::search_narrowing(&mut self.c, org_id, f, page).await,
+            DbKind::Postgres => postgres_store::search_narrowing(&mut self.c, org_id, f, page).await,
         }
     }
 
@@ -266,12 +272,12 @@ impl Reader {
 
     /// How many of the organization's recorded operations failed at or after `since` (epoch ms).
     pub async fn failed_since(&mut self, org_id: &str, since: i64) -> DbResult<i64> {
-        store::failed_since(&mut self.c, org_id, since).await
+        store::failed_since(&mut self.c, dialect(self.kind), org_id, since).await
     }
 
     /// Whether the workspace had a write, mkdir, remove or command recorded at or after `since`.
     pub async fn changed_since(&mut self, org_id: &str, workspace_id: &str, since: i64) -> DbResult<bool> {
-        store::changed_since(&mut self.c, org_id, workspace_id, since).await
+        store::changed_since(&mut self.c, dialect(self.kind), org_id, workspace_id, since).await
     }
 
     /// The plan of a page's statement as [`Reader::page`] runs it, as text (`EXPLAIN QUERY

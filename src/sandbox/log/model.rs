@@ -60,6 +60,10 @@ pub struct NotRecorded {
     pub error: DbError,
 }
 
+/// The rows of the default page a search's walk is sized for (50, and its one row more): what a
+/// reader that names no page asks for (`store::walked_to`).
+pub const DEFAULT_PAGE: u32 = 51;
+
 /// What a search (`q`) asks a trigram index for, found once per request by [`search_narrowing`]:
 /// a few of the term's rarest trigrams. The rows holding all of them are a superset of the rows
 /// holding the term, which is then checked on those rows only.

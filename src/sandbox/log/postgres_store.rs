@@ -33,6 +33,8 @@ pub static DIALECT: Dialect = Dialect {
     id_text: "o.id::text AS id",
     as_id,
     of_organization,
+    bound_reference,
+    reference,
     substring: "strpos",
     search,
 };
@@ -41,11 +43,23 @@ fn as_id(placeholder: &str) -> String {
     format!("{placeholder}::uuid")
 }
 
-/// The organization's rows: the time index is keyed on the organization's `hashtext` (4 bytes,
-/// not its 37), so a statement names it as well as the organization itself, which drops another
+/// A bound id as the log's `uuid` column: NULL (no row) when the text is not a UUID (migration
+/// `20270121090000_operation_log_uuid_ids`).
+fn bound_reference(placeholder: &str) -> String {
+    format!("operation_log_uuid({placeholder})")
+}
+
+/// A `uuid` column as the text the items show and the referenced tables' ids are.
+fn reference(column: &str) -> String {
+    format!("{column}::text")
+}
+
+/// The organization's rows: the time index is keyed on the organization's `uuid_hash` (4 bytes,
+/// not its 16), so a statement names it as well as the organization itself, which drops another
 /// organization's row of the same hash.
 fn of_organization(placeholder: &str) -> String {
-    format!("hashtext(o.organization_id) = hashtext({placeholder}) AND o.organization_id = {placeholder}")
+    let org = bound_reference(placeholder);
+    format!("uuid_hash(o.organization_id) = uuid_hash({org}) AND o.organization_id = {org}")
 }
 
 /// The text a search's trigram index holds: both columns, lower-cased, in one value.
@@ -229,12 +243,12 @@ async fn walk_in(c: &mut Conn) -> DbResult<()> {
 /// the rarest are taken that do not overlap one taken before (overlapping ones mostly come from the
 /// same rows, so they narrow little). The candidates are a superset of the rows holding the term,
 /// which is checked on them, so the result is the whole term's.
-pub async fn search_narrowing(c: &mut Conn, org_id: &str, f: &Filter) -> DbResult<Option<Narrowing>> {
+pub async fn search_narrowing(c: &mut Conn, org_id: &str, f: &Filter, page: u32) -> DbResult<Option<Narrowing>> {
     let Some(q) = f.q.as_deref() else { return Ok(None) };
     if q.chars().count() < 3 {
         return Ok(None);
     }
-    if term_is_common(c, &DIALECT, org_id, &q.to_lowercase()).await? {
+    if term_is_common(c, &DIALECT, org_id, &q.to_lowercase(), page).await? {
         return Ok(Some(Narrowing::Common));
     }
     let Some(mut grams) = super::store::probed_trigrams(q) else { return Ok(None) };
@@ -295,7 +309,7 @@ pub struct Log;
 
 impl BatchSql for Log {
     fn built(rows: usize) -> String {
-        resolved_sql(&values(rows), &Log::id_of("v.id"), ("", ""))
+        resolved_sql(&values(rows), &Log::id_of("v.id"), ("", ""), bound_reference)
     }
     fn kept() -> &'static [OnceLock<String>; KEPT_STATEMENTS] {
         static KEPT: [OnceLock<String>; KEPT_STATEMENTS] = [const { OnceLock::new() }; KEPT_STATEMENTS];
@@ -337,10 +351,11 @@ pub async fn insert_batch(c: &mut Conn, rows: &[Record]) -> Result<(), NotRecord
 async fn insert_bare(c: &mut Conn, r: &Record) -> Result<(), DbError> {
     sqlx::query(&format!(
         "INSERT INTO sandbox_operations ({}) \
-         SELECT {}, $2, NULL, $3, NULL, NULL, NULL, $4, $5, $6, $7, $8, $9, $10, NULL \
+         SELECT {}, {}, NULL, $3, NULL, NULL, NULL, $4, $5, $6, $7, $8, $9, $10, NULL \
          WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = $2) ON CONFLICT (id) DO NOTHING",
         record_store::COLUMNS,
-        Log::id_of("$1")
+        Log::id_of("$1"),
+        bound_reference("$2")
     ))
     .bind(&r.id)
     .bind(&r.organization_id)

@@ -181,20 +181,28 @@ pub fn values(rows: usize) -> String {
 
 /// Inserts the rows `source` gives (a query of [`COLUMNS`]) into the log, references looked up,
 /// rows of an organization that is gone skipped; `rowid` is SQLite's time key column and value
-/// (`sqlite_store`), empty on PostgreSQL.
-pub fn resolved_sql(source: &str, id: &str, (rowid_column, rowid): (&str, &str)) -> String {
+/// (`sqlite_store`), empty on PostgreSQL; `reference` turns a looked-up id (text) into the log's
+/// column type (a `uuid` on PostgreSQL).
+pub fn resolved_sql(
+    source: &str,
+    id: &str,
+    (rowid_column, rowid): (&str, &str),
+    reference: fn(&str) -> String,
+) -> String {
+    let looked_up =
+        |table: &str, column: &str| reference(&format!("(SELECT t.id FROM {table} t WHERE t.id = v.{column})"));
     format!(
         "WITH v ({COLUMNS}) AS ({source}) \
          INSERT INTO sandbox_operations ({rowid_column}{COLUMNS}) \
-         SELECT {rowid}{id}, v.organization_id, \
-           (SELECT w.id FROM sandbox_workspaces w WHERE w.id = v.workspace_id), \
-           v.session_key, \
-           (SELECT c.id FROM sandbox_connections c WHERE c.id = v.connection_id), \
-           (SELECT a.id FROM agents a WHERE a.id = v.agent_id), \
-           (SELECT r.id FROM runs r WHERE r.id = v.run_id), \
-           v.operation, v.target, v.ok, v.detail, v.duration_ms, v.created_at, v.seq, \
-           (SELECT cv.id FROM conversations cv WHERE cv.id = v.conversation_id) \
+         SELECT {rowid}{id}, {}, {}, v.session_key, {}, {}, {}, \
+           v.operation, v.target, v.ok, v.detail, v.duration_ms, v.created_at, v.seq, {} \
          FROM v WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = v.organization_id) \
-         ON CONFLICT (id) DO NOTHING"
+         ON CONFLICT (id) DO NOTHING",
+        reference("v.organization_id"),
+        looked_up("sandbox_workspaces", "workspace_id"),
+        looked_up("sandbox_connections", "connection_id"),
+        looked_up("agents", "agent_id"),
+        looked_up("runs", "run_id"),
+        looked_up("conversations", "conversation_id"),
     )
 }

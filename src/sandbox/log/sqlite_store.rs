@@ -35,6 +35,8 @@ pub static DIALECT: Dialect = Dialect {
     id_text: "o.id",
     as_id: str::to_string,
     of_organization,
+    bound_reference: str::to_string,
+    reference: str::to_string,
     substring: "instr",
     search,
 };
@@ -217,11 +219,10 @@ fn time_keyed_page(w: Clause, org_id: &str, f: &Filter, cursor: Option<&Cursor>,
     };
     let sql = format!(
         "WITH page AS MATERIALIZED ({page}) \
-         SELECT {columns}, {arrived} AS arrived FROM sandbox_operations o NOT INDEXED \
-         LEFT JOIN sandbox_connections c ON c.id = o.connection_id \
-         LEFT JOIN agents a ON a.id = o.agent_id \
+         SELECT {columns}, {arrived} AS arrived FROM sandbox_operations o NOT INDEXED {} \
          WHERE o.rowid IN (SELECT r FROM page) OR ({ties}) \
          ORDER BY o.created_at {order}, o.id {order} LIMIT {fetch}",
+        super::store::joins(&DIALECT)
     );
     (sql, args)
 }
@@ -241,12 +242,12 @@ pub fn reads_index_in_time_order(f: &Filter) -> bool {
 /// What a search asks the FTS5 index (`store.rs` and `postgres_store::search_narrowing` explain
 /// the choice): the term walked to when common and not read in time order, else its rarest
 /// trigrams counted in the index among the newest [`PROBE_WINDOW`] rows.
-pub async fn search_narrowing(c: &mut Conn, org_id: &str, f: &Filter) -> DbResult<Option<Narrowing>> {
+pub async fn search_narrowing(c: &mut Conn, org_id: &str, f: &Filter, page: u32) -> DbResult<Option<Narrowing>> {
     let Some(q) = f.q.as_deref() else { return Ok(None) };
     if q.chars().count() < 3 {
         return Ok(None);
     }
-    if !reads_index_in_time_order(f) && term_is_common(c, &DIALECT, org_id, &q.to_lowercase()).await? {
+    if !reads_index_in_time_order(f) && term_is_common(c, &DIALECT, org_id, &q.to_lowercase(), page).await? {
         return Ok(Some(Narrowing::Common));
     }
     let Some(grams) = super::store::probed_trigrams(q) else { return Ok(None) };
@@ -454,6 +455,7 @@ fn moved_sql(condition: &str) -> String {
                 next_time_key("v.created_at")
             ),
         ),
+        str::to_string,
     )
 }
 

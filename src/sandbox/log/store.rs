@@ -17,13 +17,29 @@ use crate::sandbox::operations::filter::Filter;
 use crate::sandbox::operations::model::{OperationItem, AGENT_DELETED, COUNT_CAP};
 use crate::sandbox::operations::timeline::Counted;
 
-/// The columns of an item after its id ([`Clause::columns`]).
-const COLUMNS_AFTER_ID: &str = "o.created_at AS time, o.operation AS op, o.target, o.ok, o.detail, o.duration_ms, \
-     o.session_key, o.workspace_id, o.connection_id, c.name AS connection_name, o.agent_id, \
-     COALESCE(a.name, 'agent deleted') AS agent_name, o.run_id, o.conversation_id, \
-     (SELECT pu.email FROM runs pr JOIN users pu ON pu.id = pr.user_id \
-      JOIN memberships pm ON pm.user_id = pu.id AND pm.organization_id = pr.organization_id \
-      WHERE pr.id = o.run_id) AS user_name";
+/// The columns of an item after its id ([`Clause::columns`]), each id a row names read as text
+/// ([`Dialect::reference`]).
+fn columns_after_id(d: &Dialect) -> String {
+    let r = d.reference;
+    format!(
+        "o.created_at AS time, o.operation AS op, o.target, o.ok, o.detail, o.duration_ms, \
+         o.session_key, {} AS workspace_id, {} AS connection_id, c.name AS connection_name, {} AS agent_id, \
+         COALESCE(a.name, '{AGENT_DELETED}') AS agent_name, {} AS run_id, {} AS conversation_id, \
+         (SELECT pu.email FROM runs pr JOIN users pu ON pu.id = pr.user_id \
+          JOIN memberships pm ON pm.user_id = pu.id AND pm.organization_id = pr.organization_id \
+          WHERE pr.id = {}) AS user_name",
+        r("o.workspace_id"),
+        r("o.connection_id"),
+        r("o.agent_id"),
+        r("o.run_id"),
+        r("o.conversation_id"),
+        r("o.run_id"),
+    )
+}
+
+/// The log's columns that name another row by its id (a `uuid` on PostgreSQL: migration
+/// `20270121090000_operation_log_uuid_ids`); `session_key` is the client's own text.
+const REFERENCES: [&str; 5] = ["workspace_id", "connection_id", "agent_id", "run_id", "conversation_id"];
 
 /// How one database spells what the shared statements leave to it.
 pub struct Dialect {
@@ -34,6 +50,11 @@ pub struct Dialect {
     pub as_id: fn(&str) -> String,
     /// The organization's rows, its id bound at the placeholder given.
     pub of_organization: fn(&str) -> String,
+    /// A bound id (text) as a reference column's type ([`REFERENCES`], the organization): on
+    /// PostgreSQL a `uuid`, NULL when the text is not one (it then matches no row).
+    pub bound_reference: fn(&str) -> String,
+    /// A reference column as text (what the items show and the joins compare).
+    pub reference: fn(&str) -> String,
     /// The function that finds a literal substring (`strpos`, `instr`): no index serves it.
     pub substring: &'static str,
     /// A search's own conditions ([`Clause::search`]) beside the shared ones.
@@ -87,7 +108,10 @@ impl Clause {
 
     /// `o.<column> = value` (an equality filter, `operations::filter::FILTERS`).
     fn eq(&mut self, column: &str, value: &str) {
-        let p = self.arg(Arg::Text(value.to_string()));
+        let mut p = self.arg(Arg::Text(value.to_string()));
+        if REFERENCES.contains(&column) {
+            p = (self.d.bound_reference)(&p);
+        }
         self.conditions.push(format!("o.{column} = {p}"));
     }
 
@@ -172,7 +196,7 @@ impl Clause {
 
     /// An item's columns: the id as text, then the rest.
     pub fn columns(&self) -> String {
-        format!("{}, {COLUMNS_AFTER_ID}", self.d.id_text)
+        format!("{}, {}", self.d.id_text, columns_after_id(self.d))
     }
 }
 
@@ -205,12 +229,19 @@ pub fn plain_page(w: Clause, org_id: &str, f: &Filter, cursor: Option<&Cursor>, 
     };
     let sql = format!(
         "SELECT {columns}, {arrived} AS arrived FROM {from} \
-         LEFT JOIN sandbox_connections c ON c.id = o.connection_id \
-         LEFT JOIN agents a ON a.id = o.agent_id \
-         WHERE {conditions} ORDER BY {order} LIMIT {fetch}",
+         {} WHERE {conditions} ORDER BY {order} LIMIT {fetch}",
+        joins(d)
     );
-    debug_assert!(COLUMNS_AFTER_ID.contains(AGENT_DELETED));
     (sql, args)
+}
+
+/// The joins of a page: the host's and the agent's names.
+pub fn joins(d: &Dialect) -> String {
+    format!(
+        "LEFT JOIN sandbox_connections c ON c.id = {} LEFT JOIN agents a ON a.id = {}",
+        (d.reference)("o.connection_id"),
+        (d.reference)("o.agent_id")
+    )
 }
 
 /// The matching rows newer than a ranked cursor's top row, at most 10,001, as a scalar subquery
@@ -287,11 +318,9 @@ pub async fn oldest(c: &mut Conn, d: &Dialect, org_id: &str) -> DbResult<Option<
 
 /// Newest rows of the trigram index a search counts each of its trigrams in.
 pub const PROBE_WINDOW: i64 = 2_000;
-/// A term held by 1 in this many of the newest rows is always walked to, not asked of an index: a
-/// page of 50 is then found within about 5,000 rows.
-const COMMON_SHARE: i64 = 100;
-/// The rows of a page the walk looks for (the default page, and its one row more).
-const WALK_PAGE: f64 = 51.0;
+/// A term whose page is found within this many of the organization's rows is always walked to,
+/// not asked of an index: for the default page (50 rows and one more) a term in 1 in 100 rows.
+const COMMON_WALK: i64 = 5_100;
 /// The most rows a walk is expected to read: a term rarer than that is asked of the index.
 const WALK_MAX: f64 = 40_000.0;
 /// What reading one candidate row the index names costs, in rows walked: the candidates are
@@ -305,20 +334,21 @@ const CANDIDATES_PER_MATCH: f64 = 2.0;
 
 /// Whether a term held by `holding` of the organization's `probed` newest rows is walked to
 /// along the organization's rows rather than asked of a trigram index, for an organization of
-/// about `rows` rows. A walk reads about a page's worth divided by the term's share, whatever the
-/// size of the log; the index reads every candidate, a number that grows with the log. So the
-/// larger the organization, the rarer the term that is still walked to: at 1,000,000 rows a term
-/// in 0.3 % of them (a page within 17,000 rows, against 6,000 scattered candidates), at 20,000
-/// rows only one in 1 % or more.
-fn walked_to(probed: i64, holding: i64, rows: f64) -> bool {
+/// about `rows` rows and a read of `page` rows (a page's limit and one more, an export's batch).
+/// A walk reads about the page divided by the term's share, whatever the size of the log; the
+/// index reads every candidate, a number that grows with the log. So the larger the
+/// organization, the rarer the term that is still walked to (for the default page, at 1,000,000
+/// rows a term in 0.3 % of them: a page within 17,000 rows, against 6,000 scattered candidates;
+/// at 20,000 rows only one in 1 % or more), and the larger the page, the more common.
+fn walked_to(probed: i64, holding: i64, rows: f64, page: u32) -> bool {
     if probed <= 0 || holding <= 0 {
         return false;
     }
-    if holding * COMMON_SHARE >= probed {
+    if i64::from(page) * probed <= COMMON_WALK * holding {
         return true;
     }
     let share = holding as f64 / probed as f64;
-    let walk = WALK_PAGE / share;
+    let walk = f64::from(page) / share;
     walk <= WALK_MAX && walk <= share * rows * CANDIDATES_PER_MATCH * CANDIDATE_COST
 }
 
@@ -345,10 +375,10 @@ pub fn probed_trigrams(q: &str) -> Option<Vec<(usize, String)>> {
     Some(grams)
 }
 
-/// Whether `term` (lower-cased) is walked to ([`walked_to`]), from its share of the
-/// organization's newest [`PROBE_WINDOW`] rows and the organization's size, estimated from the
-/// time those rows span against the time back to its oldest row (one more index probe).
-pub async fn term_is_common(c: &mut Conn, d: &Dialect, org_id: &str, term: &str) -> DbResult<bool> {
+/// Whether `term` (lower-cased) is walked to for a read of `page` rows ([`walked_to`]), from its
+/// share of the organization's newest [`PROBE_WINDOW`] rows and the organization's size, estimated
+/// from the time those rows span against the time back to its oldest row (one more index probe).
+pub async fn term_is_common(c: &mut Conn, d: &Dialect, org_id: &str, term: &str, page: u32) -> DbResult<bool> {
     let function = d.substring;
     let sql = format!(
         "SELECT COUNT(*), COALESCE(SUM(CASE WHEN {function}(s.t, $2) > 0 THEN 1 ELSE 0 END), 0), \
@@ -359,8 +389,8 @@ pub async fn term_is_common(c: &mut Conn, d: &Dialect, org_id: &str, term: &str)
     );
     let (probed, holding, window_oldest, newest): (i64, i64, i64, i64) =
         sqlx::query_as(&sql).bind(org_id.to_string()).bind(term.to_string()).fetch_one(&mut *c).await?;
-    if holding == 0 || holding * COMMON_SHARE >= probed {
-        return Ok(walked_to(probed, holding, probed as f64));
+    if holding == 0 || i64::from(page) * probed <= COMMON_WALK * holding {
+        return Ok(walked_to(probed, holding, probed as f64, page));
     }
     let rows = if probed < PROBE_WINDOW {
         probed as f64
@@ -373,7 +403,7 @@ pub async fn term_is_common(c: &mut Conn, d: &Dialect, org_id: &str, term: &str)
         let oldest = oldest.map_or(window_oldest, |r| r.0);
         probed as f64 * (newest - oldest) as f64 / (newest - window_oldest).max(1) as f64
     };
-    Ok(walked_to(probed, holding, rows))
+    Ok(walked_to(probed, holding, rows, page))
 }
 
 /// The rarest trigrams (count among `probed` rows, position, trigram) that do not overlap;
@@ -402,29 +432,26 @@ pub async fn has_operation(c: &mut Conn, d: &Dialect, org_id: &str, op: &str) ->
 
 /// How many of `org_id`'s recorded operations failed at or after `since` (epoch milliseconds):
 /// Health's count.
-pub async fn failed_since(c: &mut Conn, org_id: &str, since: i64) -> DbResult<i64> {
-    let (n,): (i64,) = sqlx::query_as(
-        "SELECT COUNT(*) FROM sandbox_operations WHERE organization_id = $1 AND ok = 0 AND created_at >= $2",
-    )
-    .bind(org_id)
-    .bind(since)
-    .fetch_one(c)
-    .await?;
+pub async fn failed_since(c: &mut Conn, d: &Dialect, org_id: &str, since: i64) -> DbResult<i64> {
+    let sql = format!(
+        "SELECT COUNT(*) FROM sandbox_operations o WHERE {} AND o.ok = 0 AND o.created_at >= $2",
+        (d.of_organization)("$1")
+    );
+    let (n,): (i64,) = sqlx::query_as(&sql).bind(org_id).bind(since).fetch_one(c).await?;
     Ok(n)
 }
 
 /// Whether the workspace had a write, mkdir, remove or command recorded after `since`: the
 /// snapshot rule "when changed".
-pub async fn changed_since(c: &mut Conn, org_id: &str, workspace_id: &str, since: i64) -> DbResult<bool> {
-    let row: Option<(String,)> = sqlx::query_as(
-        "SELECT operation FROM sandbox_operations WHERE organization_id = $1 AND workspace_id = $2 AND created_at >= $3 \
-         AND operation IN ('write', 'mkdir', 'remove', 'execute') LIMIT 1",
-    )
-    .bind(org_id)
-    .bind(workspace_id)
-    .bind(since)
-    .fetch_optional(c)
-    .await?;
+pub async fn changed_since(c: &mut Conn, d: &Dialect, org_id: &str, workspace_id: &str, since: i64) -> DbResult<bool> {
+    let sql = format!(
+        "SELECT o.operation FROM sandbox_operations o WHERE {} AND o.workspace_id = {} AND o.created_at >= $3 \
+         AND o.operation IN ('write', 'mkdir', 'remove', 'execute') LIMIT 1",
+        (d.of_organization)("$1"),
+        (d.bound_reference)("$2")
+    );
+    let row: Option<(String,)> =
+        sqlx::query_as(&sql).bind(org_id).bind(workspace_id).bind(since).fetch_optional(c).await?;
     Ok(row.is_some())
 }
 
@@ -466,20 +493,37 @@ mod tests {
 
     #[test]
     fn a_term_is_walked_to_where_a_page_of_it_is_nearer_than_its_candidates_are_many() {
+        let page = crate::sandbox::log::model::DEFAULT_PAGE;
         // 1 in 100 or more: always, however small the organization.
-        assert!(walked_to(2_000, 20, 2_000.0));
-        assert!(walked_to(500, 5, 500.0));
+        assert!(walked_to(2_000, 20, 2_000.0, page));
+        assert!(walked_to(500, 5, 500.0, page));
         // Never a term that none of the newest rows hold, nor an empty organization.
-        assert!(!walked_to(2_000, 0, 1e9));
-        assert!(!walked_to(0, 0, 0.0));
+        assert!(!walked_to(2_000, 0, 1e9, page));
+        assert!(!walked_to(0, 0, 0.0, page));
         // 0.5 %: asked of the index in an organization of 20,000 rows (about 200 candidates),
         // walked to at 200,000 and 1,000,000 (a page within 10,000 rows).
-        assert!(!walked_to(2_000, 10, 20_000.0));
-        assert!(walked_to(2_000, 10, 200_000.0));
-        assert!(walked_to(2_000, 10, 1_000_000.0));
+        assert!(!walked_to(2_000, 10, 20_000.0, page));
+        assert!(walked_to(2_000, 10, 200_000.0, page));
+        assert!(walked_to(2_000, 10, 1_000_000.0, page));
         // 0.1 %: a page 51,000 rows away is too far, however large the organization.
-        assert!(!walked_to(2_000, 2, 1_000_000.0));
-        assert!(!walked_to(2_000, 2, 1e9));
+        assert!(!walked_to(2_000, 2, 1_000_000.0, page));
+        assert!(!walked_to(2_000, 2, 1e9, page));
+    }
+
+    #[test]
+    fn the_walk_is_sized_by_the_rows_read() {
+        // 0.5 % at 1,000,000 rows: a page of 50 is within 10,000 rows (walked to), a page of 200
+        // within 40,200 (past the walk's bound: asked of the index), an export's batch of 1,000
+        // within 200,000.
+        assert!(walked_to(2_000, 10, 1_000_000.0, 51));
+        assert!(!walked_to(2_000, 10, 1_000_000.0, 201));
+        assert!(!walked_to(2_000, 10, 1_000_000.0, 1_000));
+        // 1 %: always walked to for a page of 50; for a batch of 1,000 (100,000 rows away) only
+        // where the index would read more.
+        assert!(walked_to(2_000, 20, 2_000.0, 51));
+        assert!(!walked_to(2_000, 20, 2_000.0, 1_000));
+        // 17 %: a batch of 1,000 is within 6,000 rows, nearer than a large log's candidates.
+        assert!(walked_to(2_000, 340, 1_000_000.0, 1_000));
     }
 
     #[test]

@@ -30,12 +30,21 @@ impl VocabularyCache {
 
 pub const SEARCH_TTL: Duration = Duration::from_secs(60);
 
-/// [`crate::sandbox::log::Reader::search_narrowing`]'s answer by organization id, term, and whether the filter
-/// lets the search be read in time order ([`crate::sandbox::log::LogStore::reads_index_in_time_order`]: on SQLite
-/// a term alone is never walked to, the same term with a session or failures only may be). A
-/// stale answer only narrows less well (any choice of the term's trigrams finds every row that
-/// holds it).
-pub struct SearchCache(TtlCache<(String, String, bool), Option<Narrowing>>);
+/// How a search is read, which its narrowing depends on: whether the filter lets it be read in
+/// time order ([`crate::sandbox::log::LogStore::reads_index_in_time_order`]: on SQLite a term
+/// alone is never walked to, the same term with a session or failures only may be), and the rows
+/// read at a time (a page's limit and one more, an export's batch: the larger, the more common a
+/// term must be to be walked to).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SearchKind {
+    pub in_time_order: bool,
+    pub page: u32,
+}
+
+/// [`crate::sandbox::log::Reader::search_narrowing_for`]'s answer by organization id, term and
+/// [`SearchKind`]. A stale answer only narrows less well (any choice of the term's trigrams finds
+/// every row that holds it).
+pub struct SearchCache(TtlCache<(String, String, SearchKind), Option<Narrowing>>);
 
 impl Default for SearchCache {
     fn default() -> Self {
@@ -44,11 +53,11 @@ impl Default for SearchCache {
 }
 
 impl SearchCache {
-    pub fn get(&self, org_id: &str, q: &str, in_time_order: bool) -> Option<Option<Narrowing>> {
-        self.0.get(&(org_id.to_string(), q.to_string(), in_time_order))
+    pub fn get(&self, org_id: &str, q: &str, kind: SearchKind) -> Option<Option<Narrowing>> {
+        self.0.get(&(org_id.to_string(), q.to_string(), kind))
     }
-    pub fn put(&self, org_id: &str, q: &str, in_time_order: bool, narrowing: Option<Narrowing>) {
-        self.0.put((org_id.to_string(), q.to_string(), in_time_order), narrowing);
+    pub fn put(&self, org_id: &str, q: &str, kind: SearchKind, narrowing: Option<Narrowing>) {
+        self.0.put((org_id.to_string(), q.to_string(), kind), narrowing);
     }
 }
 
@@ -59,11 +68,24 @@ mod tests {
     #[test]
     fn a_term_read_in_time_order_and_the_same_term_walked_to_are_cached_apart() {
         let cache = SearchCache::default();
-        cache.put("org", "cargo", true, Some(Narrowing::Fts("\"car\"".into())));
-        assert_eq!(cache.get("org", "cargo", false), None, "a failures-only search asks again");
-        cache.put("org", "cargo", false, Some(Narrowing::Common));
-        assert_eq!(cache.get("org", "cargo", true), Some(Some(Narrowing::Fts("\"car\"".into()))));
-        assert_eq!(cache.get("org", "cargo", false), Some(Some(Narrowing::Common)));
-        assert_eq!(cache.get("other", "cargo", true), None);
+        let (in_order, walked) =
+            (SearchKind { in_time_order: true, page: 51 }, SearchKind { in_time_order: false, page: 51 });
+        cache.put("org", "cargo", in_order, Some(Narrowing::Fts("\"car\"".into())));
+        assert_eq!(cache.get("org", "cargo", walked), None, "a failures-only search asks again");
+        cache.put("org", "cargo", walked, Some(Narrowing::Common));
+        assert_eq!(cache.get("org", "cargo", in_order), Some(Some(Narrowing::Fts("\"car\"".into()))));
+        assert_eq!(cache.get("org", "cargo", walked), Some(Some(Narrowing::Common)));
+        assert_eq!(cache.get("other", "cargo", in_order), None);
+    }
+
+    #[test]
+    fn a_term_read_by_pages_of_another_size_is_cached_apart() {
+        let cache = SearchCache::default();
+        let (small, large) =
+            (SearchKind { in_time_order: false, page: 51 }, SearchKind { in_time_order: false, page: 201 });
+        cache.put("org", "module42", small, Some(Narrowing::Common));
+        assert_eq!(cache.get("org", "module42", large), None, "a page of 200 asks again");
+        cache.put("org", "module42", large, Some(Narrowing::Grams(vec!["e42".into()])));
+        assert_eq!(cache.get("org", "module42", small), Some(Some(Narrowing::Common)));
     }
 }

@@ -1,13 +1,14 @@
 //! The operation log: one organization's recorded workspace operations, paged by keyset,
 //! filtered in SQL, for operators and above.
 
+use super::cache::SearchKind;
 use super::cursor::{Cursor, Direction, Rank};
 use super::error::OperationsError;
 use super::filter::{self, Filter, FilterInput, PageQuery, OPERATIONS};
 use super::model::{OperationItem, OperationsPage, Total, COUNT_CAP};
 use super::timeline::{self, Bars, Timeline};
 use crate::access::Caller;
-use crate::sandbox::log::model::Narrowing;
+use crate::sandbox::log::model::{Narrowing, DEFAULT_PAGE};
 use crate::sandbox::log::Reader;
 use crate::state::AppState;
 
@@ -38,7 +39,7 @@ async fn read_page(st: &AppState, caller: &Caller, query: &PageQuery) -> Result<
     let org = caller.org_id.as_str();
     let limit = query.limit;
     let mut log = st.log.reader().await?;
-    let narrowing = narrowing(st, &mut log, org, &query.filter).await?;
+    let narrowing = narrowing(st, &mut log, org, &query.filter, limit + 1).await?;
     let cursor = query.cursor.as_ref();
     // One statement: the page, and what arrived above a ranked cursor's top row.
     let (mut rows, arrived) = log.page(org, &query.filter, narrowing.as_ref(), cursor, limit + 1).await?;
@@ -143,16 +144,16 @@ pub async fn newer(st: &AppState, caller: &Caller, input: &FilterInput) -> Resul
     read_page(st, caller, &query).await
 }
 
-/// What a search is narrowed by ([`Reader::search_narrowing`]), from the cache when it was asked
-/// within the minute.
-async fn narrowing(st: &AppState, log: &mut Reader, org_id: &str, f: &Filter) -> Result<Option<Narrowing>> {
+/// What a search read `page` rows at a time is narrowed by ([`Reader::search_narrowing_for`]),
+/// from the cache when it was asked within the minute.
+async fn narrowing(st: &AppState, log: &mut Reader, org_id: &str, f: &Filter, page: u32) -> Result<Option<Narrowing>> {
     let Some(q) = f.q.as_deref() else { return Ok(None) };
-    let in_time_order = st.log.reads_index_in_time_order(f);
-    if let Some(known) = st.operation_searches.get(org_id, q, in_time_order) {
+    let kind = SearchKind { in_time_order: st.log.reads_index_in_time_order(f), page };
+    if let Some(known) = st.operation_searches.get(org_id, q, kind) {
         return Ok(known);
     }
-    let found = log.search_narrowing(org_id, f).await?;
-    st.operation_searches.put(org_id, q, in_time_order, found.clone());
+    let found = log.search_narrowing_for(org_id, f, page).await?;
+    st.operation_searches.put(org_id, q, kind, found.clone());
     Ok(found)
 }
 
@@ -203,7 +204,7 @@ pub async fn timeline_capped(
         return Ok(None);
     }
     let bars = Bars::over(from, to);
-    let narrowing = narrowing(st, &mut log, org, &f).await?;
+    let narrowing = narrowing(st, &mut log, org, &f, DEFAULT_PAGE).await?;
     let fetch = (cap + 1) as u32;
     let counted = log.timeline(org, &f, narrowing.as_ref(), (bars.start, bars.width), fetch).await?;
     Ok(Some(Timeline::of(from, to, bars, &counted, cap)))
@@ -218,6 +219,6 @@ pub async fn batch(
     n: u32,
 ) -> Result<Vec<OperationItem>> {
     let mut log = st.log.reader().await?;
-    let narrowing = narrowing(st, &mut log, org_id, f).await?;
+    let narrowing = narrowing(st, &mut log, org_id, f, n).await?;
     Ok(log.export_batch(org_id, f, narrowing.as_ref(), after, n).await?)
 }

@@ -131,7 +131,7 @@ impl<'a> Org<'a> {
         self.app.state.log.settle().await;
         let mut c = self.app.state.db.conn().await.expect("conn");
         let rows: Vec<(String, String, i64, String)> = sqlx::query_as(
-            "SELECT operation, target, ok, detail FROM sandbox_operations WHERE run_id = $1 ORDER BY seq",
+            "SELECT operation, target, ok, detail FROM sandbox_operations WHERE CAST(run_id AS TEXT) = $1 ORDER BY seq",
         )
         .bind(run)
         .fetch_all(&mut *c)
