@@ -557,6 +557,15 @@ impl Client {
             let rb = next.take().expect("a request to send");
             let again = rb.try_clone();
             match (rb.send().await, again) {
+                // A 408 is never an answer of the console's handlers: it is actix-http's for a
+                // connection whose first request did not come within 5 s, read by hyper as the
+                // answer to the request it then wrote into that connection (a full run on a
+                // loaded machine: `GET /` in health_watch). The request was never read: a GET or
+                // HEAD is sent again.
+                (Ok(res), Some(again)) if res.status() == StatusCode::REQUEST_TIMEOUT && idempotent && tries < 3 => {
+                    tries += 1;
+                    next = Some(again);
+                }
                 (Ok(res), _) => break res,
                 (Err(e), Some(again))
                     if tries < 3

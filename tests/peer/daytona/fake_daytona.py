@@ -907,7 +907,14 @@ def toolbox_route(sb: dict, method: str, sub_parts: list[str], query: dict, body
         def walk(d, level):
             for entry in sorted(os.listdir(d)):
                 p = os.path.join(d, entry)
-                out.append(file_info(p))
+                # Daytona's daemon (apps/daemon/pkg/toolbox/fs/list_files.go, ListFiles): an entry
+                # whose info cannot be read (removed between the directory's read and its stat)
+                # is skipped (`if err != nil { continue }`), never a 500.
+                try:
+                    info = file_info(p)
+                except OSError:
+                    continue
+                out.append(info)
                 raw_names.append(entry)
                 if level < depth and os.path.isdir(p) and not os.path.islink(p):
                     walk(p, level + 1)
