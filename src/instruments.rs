@@ -243,9 +243,17 @@ pub struct Snapshot<'a> {
 }
 
 /// Sets the gauges of this moment (a connection that had sessions and has none now reads 0).
-pub fn set_snapshot(s: &Snapshot<'_>) {
+/// Sets the gauges from `s` and renders everything with `handle`, under one lock: a scrape's text
+/// holds its own snapshot, never one another scrape zeroed halfway (two consoles in one process,
+/// as the tests run them, each zero the connections the other set).
+pub fn render_snapshot(handle: &PrometheusHandle, s: &Snapshot<'_>) -> String {
     static SEEN: std::sync::Mutex<Vec<(&'static str, String)>> = std::sync::Mutex::new(Vec::new());
-    let Ok(mut seen) = SEEN.lock() else { return };
+    let mut seen = SEEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    set_snapshot(&mut seen, s);
+    handle.render()
+}
+
+fn set_snapshot(seen: &mut Vec<(&'static str, String)>, s: &Snapshot<'_>) {
     for (name, connection) in seen.iter() {
         gauge!(*name, "connection" => connection.clone()).set(0.0);
     }

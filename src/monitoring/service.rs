@@ -41,19 +41,22 @@ pub async fn scrape(st: &AppState) -> Result<Option<String>, DbError> {
     let host_check_age_seconds: Vec<(String, i64)> =
         hosts.iter().map(|(id, _, _, checked_at)| (id.clone(), seconds(*checked_at))).collect();
     let pool = st.db.pool();
-    instruments::set_snapshot(&Snapshot {
-        open_sessions: &open_sessions,
-        tombstones_pending: &tombstones_pending,
-        tombstones_overdue: &tombstones_overdue,
-        host_down_seconds: &host_down_seconds,
-        host_check_age_seconds: &host_check_age_seconds,
-        recording_queue: st.recorder.queued(),
-        pool_connections: pool.size(),
-        pool_idle: pool.num_idle(),
-        version: env!("CARGO_PKG_VERSION"),
-        sandboxd_version: &st.sandboxd_version,
-    });
-    Ok(Some(handle.render()))
+    let text = instruments::render_snapshot(
+        handle,
+        &Snapshot {
+            open_sessions: &open_sessions,
+            tombstones_pending: &tombstones_pending,
+            tombstones_overdue: &tombstones_overdue,
+            host_down_seconds: &host_down_seconds,
+            host_check_age_seconds: &host_check_age_seconds,
+            recording_queue: st.recorder.queued(),
+            pool_connections: pool.size(),
+            pool_idle: pool.num_idle(),
+            version: env!("CARGO_PKG_VERSION"),
+            sandboxd_version: &st.sandboxd_version,
+        },
+    );
+    Ok(Some(text))
 }
 
 /// The caller's organization at a glance: each connection's last known state as the host checks
