@@ -18,7 +18,8 @@
 //! rare word, one session (`--timeline-caps 10000,5000`: at each cap in turn, request by request).
 //! Then the export of 100,000 rows (`--quick`: 20,000): rows/s and the process's RSS.
 //! SQLite by default (a temporary file); `--postgres URL` uses a fresh database on that server
-//! (created and dropped; `--keep` keeps it and prints its name; `--no-analyze` never analyses the
+//! (created and dropped; `--keep` keeps it and prints its name; `--sizes 1000000,10000000` sets
+//! the two sizes (rows of the organization, as many of noise); `--no-analyze` never analyses the
 //! table, so every plan is made without statistics; `--export-rows N` sets the export's size). Goals (printed beside the figures, not enforced): every page
 //! ≤ 50 ms at p95, growth ≤ 1.5×, a searched export ≥ 100,000 rows/s, ≤ 400 bytes a row on
 //! PostgreSQL (issue 50).
@@ -68,6 +69,17 @@ fn args() -> Args {
             "--quick" => {
                 a.sizes = [20_000, 100_000];
                 a.export_rows = 20_000;
+            }
+            "--sizes" => {
+                let sizes = flags.value("--sizes");
+                let parsed: Vec<usize> = sizes
+                    .split(',')
+                    .map(|n| n.parse().unwrap_or_else(|_| panic!("--sizes takes two numbers, not {sizes:?}")))
+                    .collect();
+                match parsed[..] {
+                    [a0, a1] if 0 < a0 && a0 < a1 => a.sizes = [a0, a1],
+                    _ => panic!("--sizes takes two growing numbers (rows of the organization), such as 1000000,10000000"),
+                }
             }
             "--requests" => a.requests = flags.number("--requests", 1) as usize,
             "--postgres" => a.postgres = Some(flags.value("--postgres")),
