@@ -78,7 +78,9 @@ fn args() -> Args {
                     .collect();
                 match parsed[..] {
                     [a0, a1] if 0 < a0 && a0 < a1 => a.sizes = [a0, a1],
-                    _ => panic!("--sizes takes two growing numbers (rows of the organization), such as 1000000,10000000"),
+                    _ => {
+                        panic!("--sizes takes two growing numbers (rows of the organization), such as 1000000,10000000")
+                    }
                 }
             }
             "--requests" => a.requests = flags.number("--requests", 1) as usize,

@@ -522,13 +522,16 @@ fn closed_under_the_request(e: &reqwest::Error) -> Option<ClosedUnder> {
 
 impl Client {
     pub fn new(base: &str) -> Client {
-        // An idle kept connection is dropped here before the console's end would close it (its
-        // keep-alive and first-request timers are 5 s), so a request is never written into a
-        // connection the console is closing, or one it answers with 408 for never having been
-        // used (hyper can pool a connection it opened while an idle one came back first).
+        // Every request on a connection of its own: none is kept idle, so a request is never
+        // written into a kept connection the console is closing (its keep-alive and first-request
+        // timers are 5 s), nor into one hyper opened beside an idle one that came back first and
+        // pooled unused, which the console answers with 408. Keeping them for 2 s at most still
+        // let a `POST /setup` meet a closed one in some loaded full runs (hyper's
+        // IncompleteMessage, and a POST is not sent again). The browser tests (a real Chromium)
+        // keep theirs, as people's browsers do.
         let http = reqwest::Client::builder()
             .cookie_store(true)
-            .pool_idle_timeout(std::time::Duration::from_secs(2))
+            .pool_max_idle_per_host(0)
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .expect("client");
