@@ -1196,3 +1196,69 @@ db_test! {
         b.close().await
     }
 }
+
+db_test! {
+    async fn a_searched_export_streams_every_match_in_order_across_its_growing_batches(app: TestApp) {
+        use agenticos::db::DbKind;
+        use agenticos::sandbox::operations::{export, filter};
+        let f = fixture(&app).await;
+        // 12,000 old rows that hold `zebra`, three to a millisecond (the batches' edges fall
+        // within ties), then 2,100 newer ones that do not: among the newest rows the term is
+        // rare, so PostgreSQL reads it from its rare trigrams' index (every match a batch), while
+        // `workspace`, in every row, is walked to in batches of 1,000, 4,000, then 10,000.
+        let mut rows = Vec::new();
+        for i in 0..14_100usize {
+            let zebra = i >= 2_100;
+            rows.push(Row {
+                org: f.org.clone(),
+                session: format!("session-{}", i % 5),
+                agent: Some(f.agents[i % 2].clone()),
+                connection: None,
+                op: if i % 2 == 0 { "read" } else { "write" },
+                target: if zebra { format!("/workspace/zebra/{i}.txt") } else { format!("/workspace/other/{i}.txt") },
+                ok: i % 11 != 0,
+                detail: format!("{} bytes", i % 97),
+                at: f.now - 2 * HOUR - (i as i64 / 3),
+            });
+        }
+        seed(&app, &rows).await;
+        app.state.log.index_search().await.expect("index the queued rows");
+        let mut c = app.state.log.reader().await.expect("reader");
+        for (q, reads_every_match) in [("zebra", true), ("workspace", false)] {
+            let filter = filter::parse_filter(&filter::FilterInput::from_query(&format!("q={q}"))).expect("valid");
+            let narrowing = c.search_narrowing_for(&f.org, &filter, export::BATCH).await.expect("narrowing");
+            assert_eq!(
+                app.state.log.export_reads_every_match(&filter, narrowing.as_ref()),
+                reads_every_match && app.state.db.kind() == DbKind::Postgres,
+                "{q}: {narrowing:?}"
+            );
+        }
+        drop(c);
+        for q in ["zebra", "workspace", "zebra&failed_only=true", "zebra&session_key=session-3"] {
+            let (term, rest) = q.split_once('&').unwrap_or((q, ""));
+            let condition = match rest {
+                "failed_only=true" => " AND ok = 0".to_string(),
+                "" => String::new(),
+                other => format!(" AND session_key = '{}'", other.trim_start_matches("session_key=")),
+            };
+            let expected = app
+                .scalar_strings(&format!(
+                    "SELECT CAST(id AS TEXT) FROM sandbox_operations WHERE organization_id = '{}' \
+                     AND (LOWER(target) LIKE '%{term}%' OR LOWER(detail) LIKE '%{term}%'){condition} \
+                     ORDER BY created_at DESC, id DESC",
+                    f.org
+                ))
+                .await;
+            assert!(expected.len() > 500, "{q}: {} matches", expected.len());
+            let r = app.web.api(Method::GET, &format!("/api/v1/operations/export?q={q}"), None).await;
+            assert_eq!(r.status, 200, "{q}");
+            let exported: Vec<String> = r
+                .body
+                .lines()
+                .map(|l| serde_json::from_str::<Value>(l).expect("json line")["id"].as_str().expect("id").to_string())
+                .collect();
+            assert_eq!(exported.len(), expected.len(), "{q}");
+            assert!(exported == expected, "{q}: the export's rows or their order differ from the log's");
+        }
+    }
+}

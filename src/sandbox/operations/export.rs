@@ -1,15 +1,15 @@
 //! The export: the same filtered rows as the pages, newest first, streamed as NDJSON or CSV in
-//! keyset batches of 1,000 — one batch in memory at a time, whatever the size of the log.
+//! keyset batches of 1,000 growing to 10,000 ([`batch_size`]) — one batch in memory and one read
+//! ahead, whatever the size of the log.
 
 use actix_web::web::{Bytes, Data};
 
 use super::cursor::Cursor;
+use super::error::OperationsError;
 use super::filter::Filter;
 use super::model::OperationItem;
 use super::service;
 use crate::state::AppState;
-
-pub const BATCH: u32 = 1_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -87,34 +87,41 @@ const CSV_HEADER: &str = "time,op,target,ok,detail,duration_ms,session_key,conne
 /// instead of running it as a formula.
 fn csv_field(out: &mut String, v: &str) {
     let guarded = matches!(v.chars().next(), Some('=' | '+' | '-' | '@' | '\t' | '\r'));
-    let text = if guarded { format!("'{v}") } else { v.to_string() };
-    if text.contains([',', '"', '\n', '\r']) {
+    let quoted = v.contains([',', '"', '\n', '\r']);
+    if quoted {
         out.push('"');
-        out.push_str(&text.replace('"', "\"\""));
+    }
+    if guarded {
+        out.push('\'');
+    }
+    if quoted {
+        out.push_str(&v.replace('"', "\"\""));
         out.push('"');
     } else {
-        out.push_str(&text);
+        out.push_str(v);
     }
 }
 
 fn csv_row(out: &mut String, r: &OperationItem) {
-    let opt = |v: &Option<String>| v.clone().unwrap_or_default();
-    let time = crate::words::timestamp_utc(r.time);
+    fn opt(v: &Option<String>) -> &str {
+        v.as_deref().unwrap_or_default()
+    }
+    let (time, ok, duration) = (crate::words::timestamp_utc(r.time), r.is_ok().to_string(), r.duration_ms.to_string());
     let fields = [
-        time,
-        r.op.clone(),
-        r.target.clone(),
-        r.is_ok().to_string(),
-        r.detail.clone(),
-        r.duration_ms.to_string(),
-        r.session_key.clone(),
+        time.as_str(),
+        &r.op,
+        &r.target,
+        &ok,
+        &r.detail,
+        &duration,
+        &r.session_key,
         opt(&r.connection_id),
         opt(&r.connection_name),
         opt(&r.agent_id),
-        r.agent_name.clone(),
+        &r.agent_name,
         opt(&r.run_id),
         opt(&r.conversation_id),
-        r.id.clone(),
+        &r.id,
     ];
     for (i, f) in fields.iter().enumerate() {
         if i > 0 {
@@ -125,18 +132,95 @@ fn csv_row(out: &mut String, r: &OperationItem) {
     out.push_str("\r\n");
 }
 
-pub fn encode(format: Format, rows: &[OperationItem]) -> String {
-    let mut out = String::new();
+/// The rows as the download's bytes: CSV lines or one JSON object a line, written straight into
+/// the buffer (no string a row).
+pub fn encode(format: Format, rows: &[OperationItem]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(rows.len() * 512);
     for r in rows {
         match format {
-            Format::Csv => csv_row(&mut out, r),
+            Format::Csv => {
+                let mut line = String::with_capacity(512);
+                csv_row(&mut line, r);
+                out.extend_from_slice(line.as_bytes());
+            }
             Format::Ndjson => {
-                out.push_str(&serde_json::to_string(r).unwrap_or_default());
-                out.push('\n');
+                if serde_json::to_writer(&mut out, r).is_ok() {
+                    out.push(b'\n');
+                }
             }
         }
     }
     out
+}
+
+/// The rows of the first batch: a small export is one short statement, and the first bytes of a
+/// long one come as soon as a walk has found 1,000 rows.
+pub const BATCH: u32 = 1_000;
+/// The most rows of a batch: each batch after the first reads [`GROWTH`] times as many as the one
+/// before, up to this. One batch's rows and its encoded bytes are what the export holds (about
+/// 1 KB a row in all, so ~10 MB, and as much again for the batch read ahead while this one is
+/// sent), whatever the size of the log.
+pub const MAX_BATCH: u32 = 10_000;
+/// How much each full batch's successor grows: a statement costs a fixed part (a connection, on
+/// PostgreSQL the walk's transaction, planning) besides its rows, so a long export pays it once
+/// every 10,000 rows instead of every 1,000.
+const GROWTH: u32 = 4;
+
+/// How many rows the batch after one of `asked` rows asks for ([`BATCH`], ×[`GROWTH`], at most
+/// [`MAX_BATCH`]). A read that costs its every match whatever its LIMIT (on PostgreSQL a search
+/// narrowed to its rare trigrams, or an equality filter: the index's candidates are read and
+/// sorted by time each time) asks for [`MAX_BATCH`] from the first batch on
+/// (`LogStore::export_reads_every_match`): a term in 1 % of a million rows was 10 statements each
+/// reading its 10,000 candidates, and is one.
+pub fn batch_size(asked: Option<u32>, reads_every_match: bool) -> u32 {
+    match asked {
+        _ if reads_every_match => MAX_BATCH,
+        None => BATCH,
+        Some(n) => n.saturating_mul(GROWTH).min(MAX_BATCH),
+    }
+}
+
+/// One batch read and encoded: its bytes, and where the next batch starts with the rows this one
+/// asked for (`None` once a batch came back short: the export is complete).
+struct Read {
+    bytes: Vec<u8>,
+    next: Option<(Cursor, u32)>,
+}
+
+/// The batch read ahead while the one before it is sent: aborted when the download is dropped
+/// (the client went away), so it reads nothing more.
+struct Ahead(tokio::task::JoinHandle<Result<Read, OperationsError>>);
+
+impl Drop for Ahead {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Starts reading (and encoding) the batch after `after`, the one before it having asked for
+/// `asked` rows.
+fn read_ahead(
+    st: &Data<AppState>,
+    org_id: &str,
+    filter: &Filter,
+    format: Format,
+    after: Option<Cursor>,
+    asked: Option<u32>,
+) -> Ahead {
+    let (st, org_id, filter) = (st.clone(), org_id.to_string(), filter.clone());
+    Ahead(actix_web::rt::spawn(async move {
+        let (rows, n) = service::export_batch(&st, &org_id, &filter, after.as_ref(), asked).await?;
+        let next = match rows.last() {
+            Some(last) if rows.len() >= n as usize => Some((Cursor::after(last.time, &last.id), n)),
+            _ => None,
+        };
+        // Encoded on a blocking thread (as `Compress` gzips a chunk), not on the worker that
+        // answers other requests.
+        let bytes = actix_web::web::block(move || encode(format, &rows))
+            .await
+            .map_err(|e| OperationsError::Internal(anyhow::anyhow!("encoding an export batch: {e}")))?;
+        Ok(Read { bytes, next })
+    }))
 }
 
 struct State {
@@ -144,9 +228,9 @@ struct State {
     org_id: String,
     filter: Filter,
     format: Format,
-    after: Option<Cursor>,
+    /// The batch being read; `None` once the last one was sent.
+    ahead: Option<Ahead>,
     started: bool,
-    done: bool,
 }
 
 /// The answer that streams the rows as a download, named by the organization and the range
@@ -165,39 +249,45 @@ pub fn attachment(
         .streaming(stream(st, caller.org_id.clone(), filter, format))
 }
 
-/// The rows as a stream of chunks: the CSV header first, then one chunk per batch. A database
-/// failure midway ends the stream (the status is already sent) and is logged.
+/// The rows as a stream of chunks: the CSV header first, then one chunk per batch, in the order of
+/// the pages (each batch starts after the last row of the one before). While a chunk is sent (and
+/// compressed), the next batch is read and encoded ([`read_ahead`]): the database's work and the
+/// console's overlap, and one batch is read ahead, never more. A database failure midway ends the
+/// stream (the status is already sent) and is logged.
 pub fn stream(
     st: Data<AppState>,
     org_id: String,
     filter: Filter,
     format: Format,
 ) -> impl futures_util::Stream<Item = Result<Bytes, actix_web::Error>> {
-    let state = State { st, org_id, filter, format, after: None, started: false, done: false };
+    let ahead = read_ahead(&st, &org_id, &filter, format, None, None);
+    let state = State { st, org_id, filter, format, ahead: Some(ahead), started: false };
     futures_util::stream::unfold(state, |mut s| async move {
-        if s.done {
-            return None;
-        }
-        let mut chunk = String::new();
+        let mut ahead = s.ahead.take()?;
+        let mut chunk = Vec::new();
         if !s.started {
             s.started = true;
             if s.format == Format::Csv {
-                chunk.push_str(CSV_HEADER);
+                chunk.extend_from_slice(CSV_HEADER.as_bytes());
             }
         }
-        match service::batch(&s.st, &s.org_id, &s.filter, s.after.as_ref(), BATCH).await {
-            Ok(rows) => {
-                if rows.len() < BATCH as usize {
-                    s.done = true;
+        let read = match (&mut ahead.0).await {
+            Ok(read) => read.map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        match read {
+            Ok(read) => {
+                if let Some((after, asked)) = read.next {
+                    s.ahead = Some(read_ahead(&s.st, &s.org_id, &s.filter, s.format, Some(after), Some(asked)));
                 }
-                if let Some(last) = rows.last() {
-                    s.after = Some(Cursor::after(last.time, &last.id));
+                if chunk.is_empty() {
+                    chunk = read.bytes;
+                } else {
+                    chunk.extend_from_slice(&read.bytes);
                 }
-                chunk.push_str(&encode(s.format, &rows));
             }
             Err(e) => {
                 tracing::error!(error = %e, event = "operations_export_failed", "the operation log export stopped");
-                s.done = true;
             }
         }
         Some((Ok(Bytes::from(chunk)), s))
