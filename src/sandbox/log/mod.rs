@@ -157,7 +157,7 @@ impl LogStore {
     /// Whether an export batch with `f` costs every match whatever its LIMIT: on PostgreSQL, a
     /// batch that is not walked ([`LogStore::export_walks`]) reads the candidates of a rare
     /// trigram or of an equality filter's index and sorts them by time, for each batch; so the
-    /// export asks for its largest batches at once (`operations::export::batch_size`).
+    /// export asks for its largest batches at once (`operations::batches::batch_size`).
     pub fn export_reads_every_match(&self, f: &Filter, narrowing: Option<&Narrowing>) -> bool {
         self.kind() == DbKind::Postgres && !postgres_store::export_walks(f, narrowing)
     }

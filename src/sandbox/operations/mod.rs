@@ -4,6 +4,7 @@
 //! the log store's (`sandbox::log`), read through a settled `log::Reader`.
 
 pub mod api;
+pub mod batches;
 pub mod cache;
 pub mod cursor;
 pub mod error;

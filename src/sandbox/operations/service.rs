@@ -1,10 +1,10 @@
 //! The operation log: one organization's recorded workspace operations, paged by keyset,
 //! filtered in SQL, for operators and above.
 
+use super::batches;
 use super::cache::SearchKind;
 use super::cursor::{Cursor, Direction, Rank};
 use super::error::OperationsError;
-use super::export;
 use super::filter::{self, Filter, FilterInput, PageQuery, OPERATIONS};
 use super::model::{OperationItem, OperationsPage, Total, COUNT_CAP};
 use super::timeline::{self, Bars, Timeline};
@@ -212,7 +212,7 @@ pub async fn timeline_capped(
 }
 
 /// A batch of the export: the rows older than `after` (or the newest), newest first, and how many
-/// it asked for ([`export::batch_size`]: the batch before it asked for `asked`). The search's
+/// it asked for ([`batches::batch_size`]: the batch before it asked for `asked`). The search's
 /// narrowing is the one for the first batch's size, the same for every batch of the export (any
 /// narrowing finds the same rows in the same order; this one keeps the planner's choice of walk
 /// or index the same from batch to batch).
@@ -224,7 +224,7 @@ pub async fn export_batch(
     asked: Option<u32>,
 ) -> Result<(Vec<OperationItem>, u32)> {
     let mut log = st.log.reader().await?;
-    let narrowing = narrowing(st, &mut log, org_id, f, export::BATCH).await?;
-    let n = export::batch_size(asked, st.log.export_reads_every_match(f, narrowing.as_ref()));
+    let narrowing = narrowing(st, &mut log, org_id, f, batches::BATCH).await?;
+    let n = batches::batch_size(asked, st.log.export_reads_every_match(f, narrowing.as_ref()));
     Ok((log.export_batch(org_id, f, narrowing.as_ref(), after, n).await?, n))
 }

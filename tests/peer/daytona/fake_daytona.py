@@ -1394,6 +1394,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if route:
             with LOCK:
                 COUNTS[route] = COUNTS.get(route, 0) + 1
+        # The hooks as they were when this answer was made, read before it is sent: once the
+        # client has it, it may switch a hook off in its next request (another thread here).
+        raw_names, bare_list = HOOKS.get("rawNames"), HOOKS.get("bareList")
         data = self.send(answer)
         entry = {"api": api, "route": route, "method": self.command, "path": path, "query": query,
                  "contentType": content_type or None, "status": answer.status,
@@ -1411,9 +1414,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             entry["bodyLength"] = len(raw)
         if answer.content_type and answer.content_type.startswith("application/json") and data:
             entry["response"] = json.loads(data.decode("utf-8", "replace"))
-            if HOOKS.get("rawNames") and route == "GET /toolbox/{sandboxId}/files":
+            if raw_names and route == "GET /toolbox/{sandboxId}/files":
                 entry["rawNames"] = True
-            if HOOKS.get("bareList") and route == "GET /sandbox":
+            if bare_list and route == "GET /sandbox":
                 entry["bareList"] = True
         elif answer.content_type and answer.content_type.startswith("multipart/") and data:
             entry["responseParts"] = [{k: p[k] for k in ("name", "filename", "contentType")}

@@ -212,9 +212,9 @@ impl SandboxdClient {
         reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(Duration::from_secs(5))
-            // sandboxd (uvicorn) closes a connection idle for 5 s; dropping ours at 4 s keeps a
+            // sandboxd (uvicorn) closes a connection idle for 5 s; dropping ours sooner keeps a
             // request from being sent on a connection the host is closing at that moment.
-            .pool_idle_timeout(Duration::from_secs(4))
+            .pool_idle_timeout(lean::IDLE_MAX)
             .user_agent(concat!("agenticos/", env!("CARGO_PKG_VERSION")))
             .build()
     }

@@ -67,8 +67,13 @@ pub(super) mod lean {
     use crate::sandbox::hosts::error::error_chain;
     use crate::sandbox::hosts::sandboxd::client::error::SandboxdError;
 
-    /// The longest an idle connection is kept (sandboxd closes one idle for 5 s).
-    pub(in crate::sandbox::hosts::sandboxd::client) const IDLE_MAX: Duration = Duration::from_secs(4);
+    /// The longest an idle connection is kept, here and in the reqwest pool (sandboxd's uvicorn
+    /// closes one idle for 5 s). 3 s short of that: on a loaded machine a request taken from the
+    /// pool at 4 s was now and then written after uvicorn had closed its connection (a long
+    /// `POST /run` in a full test run: "connection closed before message completed", a POST
+    /// that cannot be sent again), since the time between taking a connection and writing on it
+    /// is the scheduler's.
+    pub(in crate::sandbox::hosts::sandboxd::client) const IDLE_MAX: Duration = Duration::from_secs(2);
     /// The longest a new connection may take to open.
     const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
     /// Idle connections kept per host and thread.
