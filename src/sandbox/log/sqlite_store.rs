@@ -456,7 +456,6 @@ fn moved_sql(condition: &str) -> String {
             ),
         ),
         str::to_string,
-        "id",
     )
 }
 
