@@ -23,8 +23,11 @@ use crate::vocabulary::paths::WORK_DIR;
 
 /// Bytes of one part: under the host's native read limit (8 MiB unless set lower; a lower one
 /// hands the read back, and the snapshot goes file by file), and small enough that another
-/// session's read waits little behind one.
-pub const PART: usize = 2 * 1024 * 1024;
+/// session's read waits little behind one. On a quiet machine (docs/benchmarks.md, Snapshots) a
+/// 1 KiB read of another session took 2.1–2.9× its p95 alone during a snapshot or a restore with
+/// parts of 2 MiB, 1.4–1.7× during a snapshot with 256 KiB (the restore's stage writes are as
+/// large), at about 0.3 s more for 2,000 files: the time goal has room, the latency goal had none.
+pub const PART: usize = 256 * 1024;
 
 /// How long packing may take (the host's own command deadline is 300 s by default).
 const PACK_TIMEOUT: Duration = Duration::from_secs(300);
