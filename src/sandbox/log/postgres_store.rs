@@ -11,7 +11,11 @@
 //!
 //! **Read**: the id is a `uuid`, the organization's time index is keyed on its `hashtext`
 //! (migration `20261230090000_operation_log_compact`), a search asks the `pg_trgm` GIN indexes.
-//! Nothing waits behind the writer: there is nothing to settle.
+//! The log is partitioned by day (migration `20270122090000_operation_log_by_day`) and a page asks
+//! its days newest first, a window of days a statement ([`windows`]), until it is full: a GIN index
+//! answers with a bitmap that cannot be read in time order, so one statement over the whole log
+//! read every candidate of a rare term or one session and sorted them, a cost that grew with the
+//! log. Nothing waits behind the writer: there is nothing to settle.
 
 use std::sync::OnceLock;
 
@@ -21,7 +25,7 @@ use super::store::{
     bind_all, fetch_page, rarest_trigrams, term_is_common, Arg, Clause, Dialect, Narrowing, PROBE_WINDOW,
 };
 use crate::db::{like_escaped, Conn, DbError, DbKind, DbResult};
-use crate::sandbox::operations::cursor::Cursor;
+use crate::sandbox::operations::cursor::{Cursor, Direction};
 use crate::sandbox::operations::filter::Filter;
 use crate::sandbox::operations::model::OperationItem;
 use crate::sandbox::operations::timeline::Counted;
@@ -116,8 +120,9 @@ pub fn page_sql(
 /// with its values every time (about 0.2 ms).
 const PLAN_IS_KEPT: bool = false;
 
-/// A page ([`page_sql`]), with the rows that arrived above a ranked cursor's top row; a page that
-/// [`walks`] is read in a transaction of its own that prefers the walk.
+/// A page ([`page_sql`]), with the rows that arrived above a ranked cursor's top row, read one
+/// window of days after the other ([`windows`]) until it is full; a page that [`walks`] reads
+/// each window in a transaction of its own that prefers the walk.
 pub async fn page(
     c: &mut Conn,
     org_id: &str,
@@ -126,7 +131,124 @@ pub async fn page(
     cursor: Option<&Cursor>,
     fetch: u32,
 ) -> DbResult<(Vec<OperationItem>, u64)> {
-    read(c, org_id, f, narrowing, cursor, fetch, walks(f, narrowing)).await
+    let walk = walks(f, narrowing);
+    let direction = cursor.map_or(Direction::After, |c| c.direction);
+    let anchor = cursor.map_or_else(crate::db::now_ms, |c| c.created_at);
+    let (mut items, mut arrived) = (Vec::new(), 0);
+    for window in windows(anchor, direction) {
+        // What arrived above a ranked cursor's top row is counted by the statement that reads
+        // the page's first row.
+        let unranked = cursor.map(|c| Cursor { rank: None, ..c.clone() });
+        let from = if items.is_empty() { cursor } else { unranked.as_ref() };
+        let rest = fetch - items.len() as u32;
+        let (sql, args) = window_sql(org_id, f, from, rest, narrowing, window);
+        let (rows, counted) = fetch_walking(c, &sql, &args, walk).await?;
+        if items.is_empty() {
+            arrived = counted;
+        }
+        items.extend(rows);
+        if items.len() >= fetch as usize {
+            break;
+        }
+    }
+    Ok((items, arrived))
+}
+
+/// A UTC day in ms: the span of one partition of the log (migration
+/// `20270122090000_operation_log_by_day`).
+pub const DAY_MS: i64 = 86_400_000;
+/// The windows of days a page asks one after the other before it asks for all the rest at once.
+const WINDOWS: usize = 6;
+
+/// The ranges of `created_at` (`from <= created_at < to`, `None` open) a page read from `anchor`
+/// (its cursor's time, or now) asks in turn: newest first (`After`) or oldest first (`Before`),
+/// the anchor's day first (open on the side the read starts from: the cursor bounds it, and a row
+/// of a clock ahead of this one's is not missed), then the next day, then 2, 4, 8 and 16 days,
+/// then the rest. Each range is a few of the log's day partitions (the planner reads no other),
+/// so a page reads the candidates of the days it needs, not of the whole log; the windows grow so
+/// that a term with few matches costs a handful of statements, not one a day.
+pub fn windows(anchor: i64, direction: Direction) -> Vec<(Option<i64>, Option<i64>)> {
+    let day = anchor.div_euclid(DAY_MS) * DAY_MS;
+    let mut out = Vec::with_capacity(WINDOWS + 1);
+    let mut width = DAY_MS;
+    match direction {
+        Direction::After => {
+            out.push((Some(day), None));
+            let mut to = day;
+            for _ in 1..WINDOWS {
+                out.push((Some(to - width), Some(to)));
+                to -= width;
+                width *= 2;
+            }
+            out.push((None, Some(to)));
+        }
+        Direction::Before => {
+            out.push((None, Some(day + DAY_MS)));
+            let mut from = day + DAY_MS;
+            for _ in 1..WINDOWS {
+                out.push((Some(from), Some(from + width)));
+                from += width;
+                width *= 2;
+            }
+            out.push((Some(from), None));
+        }
+    }
+    out
+}
+
+/// [`page_sql`] within one of the [`windows`].
+fn window_sql(
+    org_id: &str,
+    f: &Filter,
+    cursor: Option<&Cursor>,
+    fetch: u32,
+    narrowing: Option<&Narrowing>,
+    (from, to): (Option<i64>, Option<i64>),
+) -> (String, Vec<Arg>) {
+    let mut w = Clause::of(&DIALECT, org_id, f, narrowing);
+    if let Some(c) = cursor {
+        w.position(c);
+    }
+    if let Some(from) = from {
+        let p = w.arg(Arg::Int(from));
+        w.conditions.push(format!("o.created_at >= {p}"));
+    }
+    if let Some(to) = to {
+        let p = w.arg(Arg::Int(to));
+        w.conditions.push(format!("o.created_at < {p}"));
+    }
+    super::store::plain_page(w, org_id, f, cursor, fetch)
+}
+
+/// A page statement's rows, in a transaction of its own that walks the organization's rows when
+/// `walk` ([`walk_in`]).
+async fn fetch_walking(c: &mut Conn, sql: &str, args: &[Arg], walk: bool) -> DbResult<(Vec<OperationItem>, u64)> {
+    if walk {
+        let mut tx = sqlx::Connection::begin(&mut *c).await?;
+        walk_in(&mut tx).await?;
+        let page = fetch_page(&mut tx, sql, args, PLAN_IS_KEPT).await?;
+        tx.commit().await?;
+        return Ok(page);
+    }
+    fetch_page(c, sql, args, PLAN_IS_KEPT).await
+}
+
+/// Makes sure the log has a partition for each day of `times` (ms) and for the day after the
+/// newest (`operation_log_days`, migration `20270122090000_operation_log_by_day`), so that a batch
+/// is written into its days, not into the default partition. Returns the days now known to be
+/// there. A day more than two days ahead of this clock gets none (its rows go to the default
+/// partition, where every read still finds them).
+pub async fn ensure_days(c: &mut Conn, days: &[i64]) -> DbResult<Vec<i64>> {
+    let today = crate::db::now_ms().div_euclid(DAY_MS);
+    let mut made = Vec::new();
+    for &day in days {
+        if day > today + 2 {
+            continue;
+        }
+        sqlx::query("SELECT operation_log_days($1, $2)").bind(day).bind(day + 1).execute(&mut *c).await?;
+        made.extend([day, day + 1]);
+    }
+    Ok(made)
 }
 
 /// A batch of the export: up to `fetch` rows after `after` (or the newest), as [`page`] reads a
@@ -166,8 +288,8 @@ pub async fn timeline(
     super::store::fetch_timeline(c, &sql, &args).await
 }
 
-/// [`page`]'s statement, read in a transaction of its own that walks the organization's rows
-/// when `walk`.
+/// [`page_sql`]'s statement over the whole log (an export's batch), read in a transaction of its
+/// own that walks the organization's rows when `walk`.
 async fn read(
     c: &mut Conn,
     org_id: &str,
@@ -178,14 +300,7 @@ async fn read(
     walk: bool,
 ) -> DbResult<(Vec<OperationItem>, u64)> {
     let (sql, args) = page_sql(org_id, f, cursor, fetch, narrowing);
-    if walk {
-        let mut tx = sqlx::Connection::begin(&mut *c).await?;
-        walk_in(&mut tx).await?;
-        let page = fetch_page(&mut tx, &sql, &args, PLAN_IS_KEPT).await?;
-        tx.commit().await?;
-        return Ok(page);
-    }
-    fetch_page(c, &sql, &args, PLAN_IS_KEPT).await
+    fetch_walking(c, &sql, &args, walk).await
 }
 
 /// Whether a page is walked along the organization's time index ([`walk_in`]): on PostgreSQL,
@@ -309,7 +424,7 @@ pub struct Log;
 
 impl BatchSql for Log {
     fn built(rows: usize) -> String {
-        resolved_sql(&values(rows), &Log::id_of("v.id"), ("", ""), bound_reference)
+        resolved_sql(&values(rows), &Log::id_of("v.id"), ("", ""), bound_reference, "id, created_at")
     }
     fn kept() -> &'static [OnceLock<String>; KEPT_STATEMENTS] {
         static KEPT: [OnceLock<String>; KEPT_STATEMENTS] = [const { OnceLock::new() }; KEPT_STATEMENTS];
@@ -352,7 +467,7 @@ async fn insert_bare(c: &mut Conn, r: &Record) -> Result<(), DbError> {
     sqlx::query(&format!(
         "INSERT INTO sandbox_operations ({}) \
          SELECT {}, {}, NULL, $3, NULL, NULL, NULL, $4, $5, $6, $7, $8, $9, $10, NULL \
-         WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = $2) ON CONFLICT (id) DO NOTHING",
+         WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = $2) ON CONFLICT (id, created_at) DO NOTHING",
         record_store::COLUMNS,
         Log::id_of("$1"),
         bound_reference("$2")
@@ -379,5 +494,23 @@ mod tests {
     #[test]
     fn a_kept_statement_is_the_one_built_for_its_number_of_rows() {
         record_store::assert_kept_statements::<Log>();
+    }
+
+    #[test]
+    fn the_windows_cover_all_time_once_from_the_anchors_day_outwards() {
+        let day = 20_000 * DAY_MS;
+        let older = windows(day + 5, Direction::After);
+        assert_eq!(older[0], (Some(day), None), "the anchor's day, open towards the newer rows");
+        assert_eq!(older.last(), Some(&(None, Some(day - 31 * DAY_MS))), "then the rest at once");
+        let widths: Vec<i64> =
+            older[1..older.len() - 1].iter().map(|w| (w.1.unwrap() - w.0.unwrap()) / DAY_MS).collect();
+        assert_eq!(widths, [1, 2, 4, 8, 16]);
+        assert!(older.windows(2).all(|w| w[1].1 == w[0].0), "each window ends where the one before began");
+        let newer = windows(day + 5, Direction::Before);
+        assert_eq!(newer[0], (None, Some(day + DAY_MS)));
+        assert_eq!(newer.last(), Some(&(Some(day + 32 * DAY_MS), None)));
+        assert!(newer.windows(2).all(|w| w[1].0 == w[0].1));
+        // A time before 1970 is in its own day too.
+        assert_eq!(windows(-1, Direction::After)[0], (Some(-DAY_MS), None));
     }
 }

@@ -456,6 +456,7 @@ fn moved_sql(condition: &str) -> String {
             ),
         ),
         str::to_string,
+        "id",
     )
 }
 
