@@ -11,24 +11,24 @@ use serde_json::{json, Value};
 use crate::db_test;
 use crate::helpers::{Client, Resp, TestApp};
 
-const HOUR: i64 = 3_600_000;
-const DAY: i64 = 86_400_000;
+pub(crate) const HOUR: i64 = 3_600_000;
+pub(crate) const DAY: i64 = 86_400_000;
 
 /// A row to seed.
 #[derive(Clone)]
-struct Row {
-    org: String,
-    session: String,
-    agent: Option<String>,
-    connection: Option<String>,
-    op: &'static str,
-    target: String,
-    ok: bool,
-    detail: String,
-    at: i64,
+pub(crate) struct Row {
+    pub org: String,
+    pub session: String,
+    pub agent: Option<String>,
+    pub connection: Option<String>,
+    pub op: &'static str,
+    pub target: String,
+    pub ok: bool,
+    pub detail: String,
+    pub at: i64,
 }
 
-async fn seed(app: &TestApp, rows: &[Row]) -> Vec<String> {
+pub(crate) async fn seed(app: &TestApp, rows: &[Row]) -> Vec<String> {
     let mut ids = Vec::new();
     let sql = format!(
         "INSERT INTO sandbox_operations (id, organization_id, workspace_id, session_key, connection_id, agent_id, run_id, \
@@ -91,17 +91,17 @@ async fn agent(c: &Client, name: &str) -> String {
     r.json()["id"].as_str().expect("id").to_string()
 }
 
-async fn list(c: &Client, query: &str) -> Resp {
+pub(crate) async fn list(c: &Client, query: &str) -> Resp {
     c.api(Method::GET, &format!("/api/v1/operations{query}"), None).await
 }
 
-fn ids(page: &Value) -> Vec<String> {
+pub(crate) fn ids(page: &Value) -> Vec<String> {
     page["items"].as_array().expect("items").iter().map(|i| i["id"].as_str().expect("id").to_string()).collect()
 }
 
 /// Every page of `query` (`?limit=…&…`): forward by `next_cursor` from the first page, then back
 /// by `prev_cursor` from the last — the ids of each way, in the forward order.
-async fn paged_both_ways(c: &Client, query: &str) -> (Vec<String>, Vec<String>) {
+pub(crate) async fn paged_both_ways(c: &Client, query: &str) -> (Vec<String>, Vec<String>) {
     let mut forward = Vec::new();
     let mut page = list(c, query).await.json();
     loop {
@@ -118,16 +118,16 @@ async fn paged_both_ways(c: &Client, query: &str) -> (Vec<String>, Vec<String>) 
 }
 
 /// The shapes of the seeded log: 2 agents, 2 hosts, 3 sessions, every operation, failures, texts.
-struct Fixture {
-    org: String,
-    agents: [String; 2],
-    hosts: [String; 2],
-    rows: Vec<Row>,
-    ids: Vec<String>,
-    now: i64,
+pub(crate) struct Fixture {
+    pub org: String,
+    pub agents: [String; 2],
+    pub hosts: [String; 2],
+    pub rows: Vec<Row>,
+    pub ids: Vec<String>,
+    pub now: i64,
 }
 
-async fn fixture(app: &TestApp) -> Fixture {
+pub(crate) async fn fixture(app: &TestApp) -> Fixture {
     app.setup_owner().await;
     let org = org_id(app, crate::helpers::OWNER_ORG).await;
     let agents = [agent(&app.web, "alpha").await, agent(&app.web, "beta").await];
@@ -304,7 +304,7 @@ db_test! {
         let rows = "SELECT g, CASE WHEN g % 5 = 0 THEN 'pytest tests/test_' || g || '.py' ELSE '/workspace/noise/' || g || '.log' END AS target";
         let sql = match kind {
             DbKind::Postgres => {
-                autovacuum_off(&mut c).await;
+                agenticos::sandbox::log::partition_store::autovacuum_off(&mut c).await.expect("autovacuum off");
                 format!(
                     "INSERT INTO sandbox_operations (id, organization_id, session_key, operation, target, ok, detail, duration_ms, created_at, seq) \
                      SELECT gen_random_uuid(), '{org}', 'bulk', 'execute', r.target, 1, 'exit 0', 1, {} - r.g, r.g \
@@ -542,53 +542,6 @@ db_test! {
         let next = page["next_cursor"].as_str().expect("a next page");
         let page = list(&app.web, &format!("?limit=40&q=tiedterm&since={}&until={}&cursor={next}", at - 1, at - 1)).await.json();
         assert_eq!(ids(&page), expected[22..].to_vec());
-    }
-}
-
-db_test! {
-    async fn pages_across_days_return_the_tables_order_both_ways_with_ties_in_one_millisecond(app: TestApp) {
-        // On PostgreSQL the log is partitioned by day (migration 20270122090000) and a page asks
-        // its days newest first in windows of 1, 1, 2, 4, 8 and 16 days, then the rest
-        // (`postgres_store::windows`): rows on both sides of day boundaries, three in each
-        // millisecond, in every window and past the last, read back as the table holds them.
-        let f = fixture(&app).await;
-        let today = f.now.div_euclid(DAY) * DAY;
-        let mut rows = Vec::new();
-        for back in [0i64, 1, 2, 3, 5, 9, 17, 33, 40, 70] {
-            let start = today - back * DAY;
-            for at in [start, start - 1] {
-                for k in 0..3 {
-                    rows.push(Row { target: format!("/workspace/edge/{back}-{k}.txt"), at, ..f.rows[0].clone() });
-                }
-            }
-        }
-        if app.state.db.kind() == agenticos::db::DbKind::Postgres {
-            // The writer makes the partitions of the days it writes; these rows are written straight.
-            sqlx::query("SELECT operation_log_days($1, $2)")
-                .bind(today / DAY - 71)
-                .bind(today / DAY)
-                .execute(app.state.db.pool())
-                .await
-                .expect("partitions");
-        }
-        seed(&app, &rows).await;
-        for (query, condition) in [
-            ("", ""),
-            ("&q=edge", " AND target LIKE '%edge%'"),
-            ("&q=edge/3", " AND target LIKE '%edge/3%'"),
-            ("&session_key=session-0", " AND session_key = 'session-0'"),
-        ] {
-            let expected = app
-                .scalar_strings(&format!(
-                    "SELECT CAST(id AS TEXT) FROM sandbox_operations WHERE organization_id = '{}'{condition} \
-                     ORDER BY created_at DESC, id DESC",
-                    f.org
-                ))
-                .await;
-            let (forward, backward) = paged_both_ways(&app.web, &format!("?limit=4{query}")).await;
-            assert_eq!(forward, expected, "{query}: forward, the table's rows in its order");
-            assert_eq!(backward, expected, "{query}: backward, the table's rows in its order");
-        }
     }
 }
 
@@ -931,7 +884,7 @@ db_test! {
         if kind == DbKind::Postgres {
             // A freshly loaded log: 20,000 rows of the organization among another's, never
             // analysed (nothing analyses it behind the test's back either).
-            autovacuum_off(&mut c).await;
+            agenticos::sandbox::log::partition_store::autovacuum_off(&mut c).await.expect("autovacuum off");
             noise_of_another_organization(&mut c, &f).await;
             let (analysed,): (i64,) =
                 sqlx::query_as("SELECT COUNT(*) FROM pg_stats WHERE tablename LIKE 'sandbox_operations%'")
@@ -997,18 +950,6 @@ fn covers_every_filter<'a>(test: &str, queries: impl Iterator<Item = &'a str>) {
 async fn among_another_organization(c: &mut agenticos::db::Conn, f: &Fixture) {
     noise_of_another_organization(c, f).await;
     sqlx::query("VACUUM ANALYZE sandbox_operations").execute(&mut *c).await.expect("vacuum");
-}
-
-/// PostgreSQL: the autovacuum daemon kept from analysing the log, partition by partition (a
-/// partitioned table takes no storage options of its own; migration 20270122090000).
-async fn autovacuum_off(c: &mut agenticos::db::Conn) {
-    sqlx::query(
-        "DO $$ DECLARE p regclass; BEGIN FOR p IN SELECT relid FROM pg_partition_tree('sandbox_operations') WHERE isleaf LOOP \
-         EXECUTE format('ALTER TABLE %s SET (autovacuum_enabled = false)', p); END LOOP; END $$",
-    )
-    .execute(&mut *c)
-    .await
-    .expect("autovacuum off");
 }
 
 /// [`among_another_organization`] without the `VACUUM ANALYZE`.

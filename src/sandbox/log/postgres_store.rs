@@ -11,19 +11,21 @@
 //!
 //! **Read**: the id is a `uuid`, the organization's time index is keyed on its `hashtext`
 //! (migration `20261230090000_operation_log_compact`), a search asks the `pg_trgm` GIN indexes.
-//! The log is partitioned by day (migration `20270122090000_operation_log_by_day`) and a page asks
-//! its days newest first, a window of days a statement ([`windows`]), until it is full: a GIN index
-//! answers with a bitmap that cannot be read in time order, so one statement over the whole log
-//! read every candidate of a rare term or one session and sorted them, a cost that grew with the
-//! log. Nothing waits behind the writer: there is nothing to settle.
+//! The log is partitioned by rows (`partitions.rs`) and a page, an export's batch, the timeline and
+//! a search's probe ask the partitions newest first, a window of them a statement
+//! ([`partitions::windows`]), until they have their rows: a GIN index answers with a bitmap that
+//! cannot be read in time order, so one statement over the whole log read every candidate of a
+//! rare term or one session and sorted them, a cost that grew with the log. Nothing waits behind
+//! the writer: there is nothing to settle.
 
 use std::sync::OnceLock;
 
 use super::model::Record;
 use super::record_store::{self, resolved_sql, values, BatchSql, NotRecorded, KEPT_STATEMENTS};
 use super::store::{
-    bind_all, fetch_page, rarest_trigrams, term_is_common, Arg, Clause, Dialect, Narrowing, PROBE_WINDOW,
+    bind_all, fetch_page, rarest_trigrams, term_is_common, Arg, Clause, Dialect, Narrowing, Window, PROBE_WINDOW,
 };
+use super::{partition_store, partitions};
 use crate::db::{like_escaped, Conn, DbError, DbKind, DbResult};
 use crate::sandbox::operations::cursor::{Cursor, Direction};
 use crate::sandbox::operations::filter::Filter;
@@ -121,8 +123,8 @@ pub fn page_sql(
 const PLAN_IS_KEPT: bool = false;
 
 /// A page ([`page_sql`]), with the rows that arrived above a ranked cursor's top row, read one
-/// window of days after the other ([`windows`]) until it is full; a page that [`walks`] reads
-/// each window in a transaction of its own that prefers the walk.
+/// window of partitions after the other ([`windowed`]) until it is full; a page that [`walks`]
+/// reads each window in a transaction of its own that prefers the walk.
 pub async fn page(
     c: &mut Conn,
     org_id: &str,
@@ -131,17 +133,42 @@ pub async fn page(
     cursor: Option<&Cursor>,
     fetch: u32,
 ) -> DbResult<(Vec<OperationItem>, u64)> {
-    let walk = walks(f, narrowing);
+    windowed(c, org_id, f, narrowing, cursor, fetch, walks(f, narrowing)).await
+}
+
+/// Up to `fetch` rows of `f` from `cursor` (or the newest), asked of the partitions' windows in
+/// turn ([`partitions::windows`], from the cursor's time or now), each statement asking only for
+/// the rows still missing, until full: a read costs the candidates of the partitions it needs,
+/// not of the whole log. A window outside the filter's `since`/`until` is not asked. Each
+/// window's statement walks the organization's rows when `walk` ([`fetch_walking`]).
+async fn windowed(
+    c: &mut Conn,
+    org_id: &str,
+    f: &Filter,
+    narrowing: Option<&Narrowing>,
+    cursor: Option<&Cursor>,
+    fetch: u32,
+    walk: bool,
+) -> DbResult<(Vec<OperationItem>, u64)> {
+    let bounds = partition_store::bounds(c).await?;
     let direction = cursor.map_or(Direction::After, |c| c.direction);
     let anchor = cursor.map_or_else(crate::db::now_ms, |c| c.created_at);
+    let unranked = cursor.map(|c| Cursor { rank: None, ..c.clone() });
     let (mut items, mut arrived) = (Vec::new(), 0);
-    for window in windows(anchor, direction) {
+    for window in partitions::windows(&bounds, anchor, direction) {
+        if partitions::outside(window, f.since, f.until) {
+            continue;
+        }
         // What arrived above a ranked cursor's top row is counted by the statement that reads
         // the page's first row.
-        let unranked = cursor.map(|c| Cursor { rank: None, ..c.clone() });
         let from = if items.is_empty() { cursor } else { unranked.as_ref() };
         let rest = fetch - items.len() as u32;
-        let (sql, args) = window_sql(org_id, f, from, rest, narrowing, window);
+        let mut w = Clause::of(&DIALECT, org_id, f, narrowing);
+        if let Some(c) = from {
+            w.position(c);
+        }
+        within(&mut w, window);
+        let (sql, args) = super::store::plain_page(w, org_id, f, from, rest);
         let (rows, counted) = fetch_walking(c, &sql, &args, walk).await?;
         if items.is_empty() {
             arrived = counted;
@@ -154,70 +181,9 @@ pub async fn page(
     Ok((items, arrived))
 }
 
-/// A UTC day in ms: the span of one partition of the log (migration
-/// `20270122090000_operation_log_by_day`).
-pub const DAY_MS: i64 = 86_400_000;
-/// The windows of days a page asks one after the other before it asks for all the rest at once.
-const WINDOWS: usize = 6;
-
-/// The ranges of `created_at` (`from <= created_at < to`, `None` open) a page read from `anchor`
-/// (its cursor's time, or now) asks in turn: newest first (`After`) or oldest first (`Before`),
-/// the anchor's day first (open on the side the read starts from: the cursor bounds it, and a row
-/// of a clock ahead of this one's is not missed), then the next day, then 2, 4, 8 and 16 days,
-/// then the rest. Each range is a few of the log's day partitions (the planner reads no other),
-/// so a page reads the candidates of the days it needs, not of the whole log; the windows grow so
-/// that a term with few matches costs a handful of statements, not one a day.
-pub fn windows(anchor: i64, direction: Direction) -> Vec<(Option<i64>, Option<i64>)> {
-    let day = anchor.div_euclid(DAY_MS) * DAY_MS;
-    let mut out = Vec::with_capacity(WINDOWS + 1);
-    let mut width = DAY_MS;
-    match direction {
-        Direction::After => {
-            out.push((Some(day), None));
-            let mut to = day;
-            for _ in 1..WINDOWS {
-                out.push((Some(to - width), Some(to)));
-                to -= width;
-                width *= 2;
-            }
-            out.push((None, Some(to)));
-        }
-        Direction::Before => {
-            out.push((None, Some(day + DAY_MS)));
-            let mut from = day + DAY_MS;
-            for _ in 1..WINDOWS {
-                out.push((Some(from), Some(from + width)));
-                from += width;
-                width *= 2;
-            }
-            out.push((Some(from), None));
-        }
-    }
-    out
-}
-
-/// [`page_sql`] within one of the [`windows`].
-fn window_sql(
-    org_id: &str,
-    f: &Filter,
-    cursor: Option<&Cursor>,
-    fetch: u32,
-    narrowing: Option<&Narrowing>,
-    (from, to): (Option<i64>, Option<i64>),
-) -> (String, Vec<Arg>) {
-    let mut w = Clause::of(&DIALECT, org_id, f, narrowing);
-    if let Some(c) = cursor {
-        w.position(c);
-    }
-    if let Some(from) = from {
-        let p = w.arg(Arg::Int(from));
-        w.conditions.push(format!("o.created_at >= {p}"));
-    }
-    if let Some(to) = to {
-        let p = w.arg(Arg::Int(to));
-        w.conditions.push(format!("o.created_at < {p}"));
-    }
-    super::store::plain_page(w, org_id, f, cursor, fetch)
+/// A window's range of `created_at` as conditions of `w` ([`super::store::window_conditions`]).
+fn within(w: &mut Clause, window: Window) {
+    w.conditions.extend(super::store::window_conditions(window));
 }
 
 /// A page statement's rows, in a transaction of its own that walks the organization's rows when
@@ -233,27 +199,9 @@ async fn fetch_walking(c: &mut Conn, sql: &str, args: &[Arg], walk: bool) -> DbR
     fetch_page(c, sql, args, PLAN_IS_KEPT).await
 }
 
-/// Makes sure the log has a partition for each day of `times` (ms) and for the day after the
-/// newest (`operation_log_days`, migration `20270122090000_operation_log_by_day`), so that a batch
-/// is written into its days, not into the default partition. Returns the days now known to be
-/// there. A day more than two days ahead of this clock gets none (its rows go to the default
-/// partition, where every read still finds them).
-pub async fn ensure_days(c: &mut Conn, days: &[i64]) -> DbResult<Vec<i64>> {
-    let today = crate::db::now_ms().div_euclid(DAY_MS);
-    let mut made = Vec::new();
-    for &day in days {
-        if day > today + 2 {
-            continue;
-        }
-        sqlx::query("SELECT operation_log_days($1, $2)").bind(day).bind(day + 1).execute(&mut *c).await?;
-        made.extend([day, day + 1]);
-    }
-    Ok(made)
-}
-
 /// A batch of the export: up to `fetch` rows after `after` (or the newest), as [`page`] reads a
-/// page, except that every batch that has no rare thing to read from an index walks the
-/// organization's time index newest first ([`export_walks`]).
+/// page (through the partitions' windows), except that every batch that has no rare thing to read
+/// from an index walks the organization's time index newest first ([`export_walks`]).
 pub async fn export_batch(
     c: &mut Conn,
     org_id: &str,
@@ -262,12 +210,13 @@ pub async fn export_batch(
     after: Option<&Cursor>,
     fetch: u32,
 ) -> DbResult<Vec<OperationItem>> {
-    Ok(read(c, org_id, f, narrowing, after, fetch, export_walks(f, narrowing)).await?.0)
+    Ok(windowed(c, org_id, f, narrowing, after, fetch, export_walks(f, narrowing)).await?.0)
 }
 
-/// The timeline's counts ([`super::store::timeline_sql`] over [`super::store::counted_rows`]), read
-/// as an export batch is: along the organization's time index unless the filters name something
-/// rare ([`export_walks`]).
+/// The timeline's counts ([`super::store::timeline_sql`] over [`super::store::counted_rows`]): the
+/// newest `fetch` matching rows asked of the partitions' windows newest first, as a page is, each
+/// window's bars added to the others', until `fetch` rows are counted; read as an export batch is,
+/// along the organization's time index unless the filters name something rare ([`export_walks`]).
 pub async fn timeline(
     c: &mut Conn,
     org_id: &str,
@@ -276,31 +225,33 @@ pub async fn timeline(
     (start, width): (i64, i64),
     fetch: u32,
 ) -> DbResult<Vec<Counted>> {
-    let (sql, args) = super::store::counted_rows(Clause::of(&DIALECT, org_id, f, narrowing), fetch);
-    let sql = super::store::timeline_sql(&sql, start, width);
-    if export_walks(f, narrowing) {
-        let mut tx = sqlx::Connection::begin(&mut *c).await?;
-        walk_in(&mut tx).await?;
-        let counted = super::store::fetch_timeline(&mut tx, &sql, &args).await?;
-        tx.commit().await?;
-        return Ok(counted);
+    let walk = export_walks(f, narrowing);
+    let bounds = partition_store::bounds(c).await?;
+    let (mut bars, mut read): (Vec<Counted>, i64) = (Vec::new(), 0);
+    for window in partitions::windows(&bounds, crate::db::now_ms(), Direction::After) {
+        if partitions::outside(window, f.since, f.until) {
+            continue;
+        }
+        let mut w = Clause::of(&DIALECT, org_id, f, narrowing);
+        within(&mut w, window);
+        let (sql, args) = super::store::counted_rows(w, fetch - read as u32);
+        let sql = super::store::timeline_sql(&sql, start, width);
+        let counted = if walk {
+            let mut tx = sqlx::Connection::begin(&mut *c).await?;
+            walk_in(&mut tx).await?;
+            let counted = super::store::fetch_timeline(&mut tx, &sql, &args).await?;
+            tx.commit().await?;
+            counted
+        } else {
+            super::store::fetch_timeline(c, &sql, &args).await?
+        };
+        read += counted.iter().map(|b| b.rows).sum::<i64>();
+        super::store::add_bars(&mut bars, counted);
+        if read >= i64::from(fetch) {
+            break;
+        }
     }
-    super::store::fetch_timeline(c, &sql, &args).await
-}
-
-/// [`page_sql`]'s statement over the whole log (an export's batch), read in a transaction of its
-/// own that walks the organization's rows when `walk`.
-async fn read(
-    c: &mut Conn,
-    org_id: &str,
-    f: &Filter,
-    narrowing: Option<&Narrowing>,
-    cursor: Option<&Cursor>,
-    fetch: u32,
-    walk: bool,
-) -> DbResult<(Vec<OperationItem>, u64)> {
-    let (sql, args) = page_sql(org_id, f, cursor, fetch, narrowing);
-    fetch_walking(c, &sql, &args, walk).await
+    Ok(bars)
 }
 
 /// Whether a page is walked along the organization's time index ([`walk_in`]): on PostgreSQL,
@@ -363,7 +314,8 @@ pub async fn search_narrowing(c: &mut Conn, org_id: &str, f: &Filter, page: u32)
     if q.chars().count() < 3 {
         return Ok(None);
     }
-    if term_is_common(c, &DIALECT, org_id, &q.to_lowercase(), page).await? {
+    let bounds = partition_store::bounds(c).await?;
+    if term_is_common(c, &DIALECT, org_id, &q.to_lowercase(), page, &bounds).await? {
         return Ok(Some(Narrowing::Common));
     }
     let Some(mut grams) = super::store::probed_trigrams(q) else { return Ok(None) };
@@ -373,27 +325,36 @@ pub async fn search_narrowing(c: &mut Conn, org_id: &str, f: &Filter, page: u32)
     if grams.is_empty() {
         return Ok(None);
     }
-    // One statement: the organization's newest rows along its time index, each trigram counted
-    // among them (`strpos`: a literal substring).
+    // A statement a window of partitions, newest first, until PROBE_WINDOW rows are counted: the
+    // organization's newest rows along its time index, each trigram counted among them (`strpos`:
+    // a literal substring).
     let counts: Vec<String> =
         (0..grams.len()).map(|i| format!("COUNT(*) FILTER (WHERE strpos(s.t, ${}) > 0)", i + 2)).collect();
-    let sql = format!(
-        "SELECT COUNT(*), {} FROM (SELECT LOWER(o.target) || ' ' || LOWER(o.detail) AS t \
-         FROM sandbox_operations o WHERE {} \
-         ORDER BY o.created_at DESC, o.id DESC LIMIT {PROBE_WINDOW}) AS s",
-        counts.join(", "),
-        of_organization("$1")
-    );
-    let mut query = sqlx::query(&sql).bind(org_id.to_string());
-    for (_, g) in &grams {
-        query = query.bind(g.clone());
+    let (mut probed, mut holding) = (0i64, vec![0i64; grams.len()]);
+    for window in partitions::windows(&bounds, crate::db::now_ms(), Direction::After) {
+        let sql = format!(
+            "SELECT COUNT(*), {} FROM (SELECT LOWER(o.target) || ' ' || LOWER(o.detail) AS t \
+             FROM sandbox_operations o WHERE {}{} \
+             ORDER BY o.created_at DESC, o.id DESC LIMIT {}) AS s",
+            counts.join(", "),
+            of_organization("$1"),
+            super::store::window_sql(window),
+            PROBE_WINDOW - probed
+        );
+        let mut query = sqlx::query(&sql).bind(org_id.to_string());
+        for (_, g) in &grams {
+            query = query.bind(g.clone());
+        }
+        let row = query.fetch_one(&mut *c).await?;
+        probed += row.try_get::<i64, _>(0)?;
+        for (i, n) in holding.iter_mut().enumerate() {
+            *n += row.try_get::<i64, _>(i + 1)?;
+        }
+        if probed >= PROBE_WINDOW {
+            break;
+        }
     }
-    let row = query.fetch_one(&mut *c).await?;
-    let probed: i64 = row.try_get(0)?;
-    let mut counted = Vec::new();
-    for (i, (at, gram)) in grams.into_iter().enumerate() {
-        counted.push((row.try_get::<i64, _>(i + 1)?, at, gram));
-    }
+    let counted = grams.into_iter().zip(holding).map(|((at, gram), n)| (n, at, gram)).collect();
     let chosen = rarest_trigrams(counted, probed);
     Ok((!chosen.is_empty()).then_some(Narrowing::Grams(chosen)))
 }
@@ -407,13 +368,15 @@ pub async fn explain(c: &mut Conn, sql: &str, args: &[Arg]) -> DbResult<String> 
 
 /// Retention: deletes at most `batch` rows created before `cutoff_ms`, by id, in one short
 /// statement; the rows it takes are locked `FOR UPDATE SKIP LOCKED`, so replicas sweeping at once
-/// share the work. Returns how many it deleted.
+/// share the work. Returns how many it deleted. The rows are named by the partitioned log's key
+/// (id, created_at) and the cut-off is repeated outside, so that only the partitions before it
+/// are looked in (whole ones are dropped first: `partition_store::drop_oldest_before`).
 pub async fn delete_batch_before(c: &mut Conn, cutoff_ms: i64, batch: i64) -> DbResult<u64> {
     let sql = format!(
-        "DELETE FROM sandbox_operations WHERE id IN (SELECT id FROM sandbox_operations \
-         WHERE created_at < $1 LIMIT {batch} FOR UPDATE SKIP LOCKED)"
+        "DELETE FROM sandbox_operations WHERE created_at < $1 AND (id, created_at) IN \
+         (SELECT id, created_at FROM sandbox_operations WHERE created_at < $2 LIMIT {batch} FOR UPDATE SKIP LOCKED)"
     );
-    Ok(sqlx::query(&sql).bind(cutoff_ms).execute(c).await?.rows_affected())
+    Ok(sqlx::query(&sql).bind(cutoff_ms).bind(cutoff_ms).execute(c).await?.rows_affected())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -494,23 +457,5 @@ mod tests {
     #[test]
     fn a_kept_statement_is_the_one_built_for_its_number_of_rows() {
         record_store::assert_kept_statements::<Log>();
-    }
-
-    #[test]
-    fn the_windows_cover_all_time_once_from_the_anchors_day_outwards() {
-        let day = 20_000 * DAY_MS;
-        let older = windows(day + 5, Direction::After);
-        assert_eq!(older[0], (Some(day), None), "the anchor's day, open towards the newer rows");
-        assert_eq!(older.last(), Some(&(None, Some(day - 31 * DAY_MS))), "then the rest at once");
-        let widths: Vec<i64> =
-            older[1..older.len() - 1].iter().map(|w| (w.1.unwrap() - w.0.unwrap()) / DAY_MS).collect();
-        assert_eq!(widths, [1, 2, 4, 8, 16]);
-        assert!(older.windows(2).all(|w| w[1].1 == w[0].0), "each window ends where the one before began");
-        let newer = windows(day + 5, Direction::Before);
-        assert_eq!(newer[0], (None, Some(day + DAY_MS)));
-        assert_eq!(newer.last(), Some(&(Some(day + 32 * DAY_MS), None)));
-        assert!(newer.windows(2).all(|w| w[1].0 == w[0].1));
-        // A time before 1970 is in its own day too.
-        assert_eq!(windows(-1, Direction::After)[0], (Some(-DAY_MS), None));
     }
 }
