@@ -23,6 +23,10 @@
 
 use crate::sandbox::operations::cursor::Direction;
 
+/// A range of `created_at` a statement is kept to, `from <= created_at < to` (`None` open): one
+/// of a read's [`Windows`]; `(None, None)` is the whole log.
+pub type Window = (Option<i64>, Option<i64>);
+
 /// A day in ms.
 pub const DAY_MS: i64 = 86_400_000;
 
@@ -39,7 +43,7 @@ pub const MAX_SPAN_MS: i64 = 7 * DAY_MS;
 /// would make a partition of the future): it waits in the default partition.
 pub const AHEAD_MS: i64 = DAY_MS;
 /// The windows a read asks one after the other before it asks for all the rest at once: the
-/// anchor's partition, then 1, 2, 4, 8, 16 and 32 partitions.
+/// anchor's partition and six more ([`windows`]: 1, 2, 4, 8, 16 and 32 partitions).
 const WINDOWS: usize = 7;
 
 /// The span of the partition after one of `span` ms that got `rows` rows spread over `extent` ms
@@ -57,53 +61,109 @@ pub fn next_span(span: i64, rows: i64, extent: i64, target_rows: i64) -> i64 {
 }
 
 /// The ranges of `created_at` (`from <= created_at < to`, `None` open) a read from `anchor` (its
-/// cursor's time, or now) asks in turn, cut at the partitions' `bounds` (`partition_store::bounds`): newest first
-/// (`After`) or oldest first (`Before`), the anchor's partition first (open on the side the read
-/// starts from: the cursor bounds it, and a row of a clock ahead, in the default partition, is not
-/// missed), then 1, 2, 4, 8, 16 and 32 partitions, then the rest (open: the default partition's
-/// older rows). The ranges cover all time once whatever the bounds, so a read is exact even with
-/// bounds a moment old; each is a few partitions (the planner reads no other), so a read reads
-/// the candidates of the partitions it needs, not of the whole log, and a term with few matches
-/// costs a handful of statements, not one a partition.
-pub fn windows(bounds: &[i64], anchor: i64, direction: Direction) -> Vec<(Option<i64>, Option<i64>)> {
+/// cursor's time, or now) asks in turn, cut at the partitions' `bounds`
+/// (`partition_store::bounds`): newest first (`After`) or oldest first (`Before`), the anchor's
+/// partition first (open on the side the read starts from: the cursor bounds it, and a row of a
+/// clock ahead, in the default partition, is not missed), then windows as wide as the reader asks
+/// ([`Windows::next`]; [`windows`]: 1, 2, 4, 8, 16 and 32 partitions), then the rest (open: the
+/// default partition's older rows). The ranges cover all time once whatever the bounds, so a read
+/// is exact even with bounds a moment old; each is a few partitions (the planner reads no other),
+/// so a read reads the candidates of the partitions it needs, not of the whole log, and a term
+/// with few matches costs a handful of statements, not one a partition.
+pub struct Windows<'a> {
+    bounds: &'a [i64],
+    direction: Direction,
+    /// The bound the next window starts from (`After`: its end; `Before`: its start), `None`
+    /// before the first window.
+    edge: Option<usize>,
+    asked: usize,
+    done: bool,
+}
+
+impl<'a> Windows<'a> {
+    pub fn new(bounds: &'a [i64], anchor: i64, direction: Direction) -> Windows<'a> {
+        Windows { bounds, direction, edge: None, asked: 0, done: false }.anchored(anchor)
+    }
+
+    fn anchored(mut self, anchor: i64) -> Windows<'a> {
+        let at = self.bounds.partition_point(|&b| b <= anchor);
+        self.edge = match self.direction {
+            Direction::After => at.checked_sub(1),
+            Direction::Before => (at < self.bounds.len()).then_some(at),
+        };
+        self
+    }
+
+    /// The next range, `width` partitions wide (the first is the anchor's partition, whatever
+    /// `width`; after [`WINDOWS`] ranges, or where fewer than `width` partitions are left, the
+    /// rest at once), `None` once all time is asked.
+    pub fn next(&mut self, width: usize) -> Option<Window> {
+        if self.done {
+            return None;
+        }
+        self.asked += 1;
+        let last = self.bounds.len().saturating_sub(1);
+        let Some(edge) = self.edge else {
+            self.done = true;
+            return Some((None, None));
+        };
+        let b = |i: usize| Some(self.bounds[i]);
+        let window = match self.direction {
+            Direction::After if self.asked == 1 => (b(edge), None),
+            Direction::Before if self.asked == 1 => (None, b(edge)),
+            Direction::After if edge > width && self.asked <= WINDOWS => {
+                self.edge = Some(edge - width);
+                (b(edge - width), b(edge))
+            }
+            Direction::Before if edge + width < last && self.asked <= WINDOWS => {
+                self.edge = Some(edge + width);
+                (b(edge), b(edge + width))
+            }
+            Direction::After => {
+                self.done = true;
+                (None, b(edge))
+            }
+            Direction::Before => {
+                self.done = true;
+                (b(edge), None)
+            }
+        };
+        Some(window)
+    }
+}
+
+/// Every range of [`Windows`] from `anchor`, 1, 2, 4, 8, 16 and 32 partitions wide after the
+/// anchor's, then the rest: for the reads that cannot tell how far they must go (the timeline,
+/// the search's probe, the oldest row).
+pub fn windows(bounds: &[i64], anchor: i64, direction: Direction) -> Vec<Window> {
+    let mut all = Windows::new(bounds, anchor, direction);
     let mut out = Vec::with_capacity(WINDOWS + 1);
-    let at = bounds.partition_point(|&b| b <= anchor);
     let mut width = 1;
-    match direction {
-        Direction::After => {
-            if at == 0 {
-                return vec![(None, None)];
-            }
-            let mut low = at - 1;
-            out.push((Some(bounds[low]), None));
-            while low > 0 && out.len() < WINDOWS {
-                let next = low.saturating_sub(width);
-                out.push((Some(bounds[next]), Some(bounds[low])));
-                low = next;
-                width *= 2;
-            }
-            out.push((None, Some(bounds[low])));
+    while let Some(w) = all.next(width) {
+        if !out.is_empty() {
+            width *= 2;
         }
-        Direction::Before => {
-            if at == bounds.len() {
-                return vec![(None, None)];
-            }
-            let mut high = at;
-            out.push((None, Some(bounds[high])));
-            while high + 1 < bounds.len() && out.len() < WINDOWS {
-                let next = (high + width).min(bounds.len() - 1);
-                out.push((Some(bounds[high]), Some(bounds[next])));
-                high = next;
-                width *= 2;
-            }
-            out.push((Some(bounds[high]), None));
-        }
+        out.push(w);
     }
     out
 }
 
+/// How many partitions the next window of a read asks for, the windows so far having spanned
+/// `spanned` partitions (the anchor's counted as one) and found `found` rows of the `wanted`
+/// still missing, the last `width` wide: twice the last, or more where the rows found so far say
+/// the rest is further (the partitions that would hold the missing rows at the rate found, and
+/// half as many again), so that a term with few matches asks two or three windows, not seven.
+pub fn next_width(width: usize, spanned: usize, found: usize, wanted: usize) -> usize {
+    let doubled = if spanned <= 1 { 1 } else { width * 2 };
+    if found == 0 {
+        return doubled;
+    }
+    let further = (wanted * spanned).div_ceil(found) * 3 / 2;
+    doubled.max(further)
+}
+
 /// Whether a window holds no row of `since..=until` (a filter's range): it is not asked.
-pub fn outside(window: (Option<i64>, Option<i64>), since: Option<i64>, until: Option<i64>) -> bool {
+pub fn outside(window: Window, since: Option<i64>, until: Option<i64>) -> bool {
     let (from, to) = window;
     matches!((to, since), (Some(to), Some(since)) if to <= since)
         || matches!((from, until), (Some(from), Some(until)) if from > until)
@@ -130,12 +190,37 @@ mod tests {
         assert_eq!(windows(&bounds, 990, Direction::After)[0], (Some(990), None));
         assert_eq!(windows(&bounds, 990, Direction::Before)[0], (None, Some(1000)));
         // Near the ends, and beyond them (the default partition's rows).
-        assert_eq!(windows(&bounds, 15, Direction::After), [(Some(10), None), (Some(0), Some(10)), (None, Some(0))]);
+        // Where fewer partitions are left than a window's width, the rest at once (with the
+        // default partition's older rows).
+        assert_eq!(windows(&bounds, 15, Direction::After), [(Some(10), None), (None, Some(10))]);
+        assert_eq!(
+            windows(&bounds, 975, Direction::Before),
+            [(None, Some(980)), (Some(980), Some(990)), (Some(990), None)]
+        );
         assert_eq!(windows(&bounds, 5_000, Direction::After)[..2], [(Some(1000), None), (Some(990), Some(1000))]);
         assert_eq!(windows(&bounds, -5, Direction::After), [(None, None)]);
         assert_eq!(windows(&bounds, 1_000, Direction::Before), [(None, None)]);
         assert_eq!(windows(&[], 7, Direction::After), [(None, None)]);
         assert_eq!(windows(&[], 7, Direction::Before), [(None, None)]);
+    }
+
+    #[test]
+    fn a_read_asks_as_far_as_the_rows_it_found_say_the_rest_is() {
+        // Nothing found yet: 1, then twice the last.
+        assert_eq!(next_width(1, 1, 0, 51), 1);
+        assert_eq!(next_width(1, 2, 0, 51), 2);
+        assert_eq!(next_width(4, 8, 0, 51), 8);
+        // 8 rows in the first partition, 43 missing: about 5.4 partitions, and half again.
+        assert_eq!(next_width(1, 1, 8, 43), 9);
+        // Dense: doubling is enough.
+        assert_eq!(next_width(2, 4, 40, 11), 4);
+        // Windows as wide as asked, then the rest.
+        let bounds: Vec<i64> = (0..=100).map(|i| i * 10).collect();
+        let mut w = Windows::new(&bounds, 995, Direction::After);
+        assert_eq!(w.next(40), Some((Some(990), None)));
+        assert_eq!(w.next(9), Some((Some(900), Some(990))));
+        assert_eq!(w.next(200), Some((None, Some(900))));
+        assert_eq!(w.next(1), None);
     }
 
     #[test]

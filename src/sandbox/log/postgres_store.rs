@@ -137,7 +137,8 @@ pub async fn page(
 }
 
 /// Up to `fetch` rows of `f` from `cursor` (or the newest), asked of the partitions' windows in
-/// turn ([`partitions::windows`], from the cursor's time or now), each statement asking only for
+/// turn ([`partitions::Windows`], from the cursor's time or now), each as wide as the rows found so
+/// far say the missing ones are far ([`partitions::next_width`]), each statement asking only for
 /// the rows still missing, until full: a read costs the candidates of the partitions it needs,
 /// not of the whole log. A window outside the filter's `since`/`until` is not asked. Each
 /// window's statement walks the organization's rows when `walk` ([`fetch_walking`]).
@@ -155,10 +156,15 @@ async fn windowed(
     let anchor = cursor.map_or_else(crate::db::now_ms, |c| c.created_at);
     let unranked = cursor.map(|c| Cursor { rank: None, ..c.clone() });
     let (mut items, mut arrived) = (Vec::new(), 0);
-    for window in partitions::windows(&bounds, anchor, direction) {
+    let mut windows = partitions::Windows::new(&bounds, anchor, direction);
+    // The partitions the windows asked span, and the next window's width in partitions.
+    let (mut spanned, mut width) = (0, 1);
+    while let Some(window) = windows.next(width) {
         if partitions::outside(window, f.since, f.until) {
+            width = partitions::next_width(width, spanned.max(2), 0, 0);
             continue;
         }
+        spanned += if spanned == 0 { 1 } else { width };
         // What arrived above a ranked cursor's top row is counted by the statement that reads
         // the page's first row.
         let from = if items.is_empty() { cursor } else { unranked.as_ref() };
@@ -177,6 +183,7 @@ async fn windowed(
         if items.len() >= fetch as usize {
             break;
         }
+        width = partitions::next_width(width, spanned, items.len(), fetch as usize - items.len());
     }
     Ok((items, arrived))
 }

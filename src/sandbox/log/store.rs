@@ -17,10 +17,7 @@ use crate::sandbox::operations::filter::Filter;
 use crate::sandbox::operations::model::{OperationItem, AGENT_DELETED, COUNT_CAP};
 use crate::sandbox::operations::timeline::Counted;
 
-pub use super::partitions::windows;
-/// A range of `created_at` a statement is kept to, `from <= created_at < to` (`None` open): one of
-/// the partitions' windows ([`super::partitions::windows`]); `(None, None)` is the whole log.
-pub type Window = (Option<i64>, Option<i64>);
+pub use super::partitions::{windows, Window};
 
 /// The columns of an item after its id ([`Clause::columns`]), each id a row names read as text
 /// ([`Dialect::reference`]).
