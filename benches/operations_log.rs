@@ -4,8 +4,10 @@
 //! Fills a fresh database with 200,000 rows of one organization over 30 days (2,000 sessions,
 //! 50 agents, ~3% failures) and as many rows of noise in 20 other organizations, measures, then
 //! grows both to 1,000,000 and measures again (`--quick`: 20,000 then 100,000). The rows are
-//! written as the recorder writes them, in time order with the organizations interleaved; the
-//! growth writes its rows over the same 30 days again (a second time-ordered run). The fill is
+//! written as the recorder writes them, in time order with the organizations interleaved; on
+//! SQLite the growth writes its rows over the same 30 days again (a second time-ordered run); on
+//! PostgreSQL the log is emptied and filled again at the second size, in time order into
+//! partitions made as the writer makes them (`sandbox/log/partitions.rs`). The fill is
 //! PostgreSQL's `COPY` and SQLite's prepared multi-row statement in large transactions (1.7× and
 //! 2.2× faster than literal INSERTs in the dev profile; what is left is the indexes' upkeep, about
 //! 70 µs a row on PostgreSQL in release). At each size it
@@ -227,23 +229,36 @@ async fn fill(url: &str, postgres: bool, orgs: &[(String, Vec<String>)], n: usiz
     }
 }
 
-/// Rows of one `COPY` statement (one transaction).
-const COPY_ROWS: usize = 500_000;
+/// Rows of one `COPY` statement (one transaction): the log's partitions are made between two, as
+/// the writer makes them between two batches (`partition_store::extend`), so a statement's rows are a
+/// tenth of a partition's ([`agenticos::sandbox::log::partitions::TARGET_ROWS`]).
+const COPY_ROWS: usize = 10_000;
 
 async fn fill_postgres<'a>(url: &str, rows: impl Iterator<Item = FillRow<'a>>) {
+    use agenticos::sandbox::log::{partition_store, partitions};
     use sqlx::Connection as _;
     let mut c = sqlx::PgConnection::connect(url).await.expect("postgres");
+    // The partitions are made on a connection of the application's kind, where the writer makes
+    // them; each COPY is committed before the next partition is sized by the rows it got.
+    let mut made = sqlx::AnyConnection::connect(url).await.expect("postgres");
     // The indexes as the recorder's inserts leave them: the GIN indexes' pending lists stay at the
     // migrations' 256 kB (a fill through 64 MB lists took 40 % less time and left 865 bytes a row
     // instead of 361, the lists' pages left in the index), so the index upkeep, not the statements,
     // is most of the fill's time on PostgreSQL.
     sqlx::query("SET synchronous_commit = off").execute(&mut c).await.expect("synchronous_commit");
     let mut rows = rows.peekable();
+    let mut covered = i64::MIN;
     while rows.peek().is_some() {
+        let chunk: Vec<FillRow> = rows.by_ref().take(COPY_ROWS).collect();
+        let (oldest, newest) = chunk.iter().fold((i64::MAX, i64::MIN), |(lo, hi), r| (lo.min(r.at), hi.max(r.at)));
+        if newest >= covered {
+            covered =
+                partition_store::extend(&mut made, oldest, newest, partitions::TARGET_ROWS).await.expect("partition");
+        }
         let mut copy =
             c.copy_in_raw(&format!("COPY sandbox_operations ({FILL_COLUMNS}) FROM STDIN")).await.expect("copy");
         let mut buf = String::with_capacity(1 << 20);
-        for r in rows.by_ref().take(COPY_ROWS) {
+        for r in chunk {
             use std::fmt::Write as _;
             // Text format: tab-separated, `\N` for NULL (no value here holds a tab or a backslash).
             writeln!(
@@ -262,17 +277,21 @@ async fn fill_postgres<'a>(url: &str, rows: impl Iterator<Item = FillRow<'a>>) {
                 r.seq
             )
             .expect("write");
-            if buf.len() >= 1 << 20 {
-                copy.send(std::mem::take(&mut buf).into_bytes()).await.expect("copy send");
-                buf.reserve(1 << 20);
-            }
         }
-        if !buf.is_empty() {
-            copy.send(buf.into_bytes()).await.expect("copy send");
-        }
+        copy.send(buf.into_bytes()).await.expect("copy send");
         copy.finish().await.expect("copy finish");
     }
     c.close().await.expect("close");
+    made.close().await.expect("close");
+}
+
+/// PostgreSQL: the log emptied, its partitions dropped (as retention drops them), so that the next
+/// size is filled in time order from the start, as the console writes it. Filling the same 30 days
+/// again would put the second fill's rows into the first fill's partitions, five times fuller
+/// than any the writer makes.
+async fn empty_postgres(c: &mut agenticos::db::Conn) {
+    sqlx::query("TRUNCATE sandbox_operations").execute(&mut *c).await.expect("truncate");
+    while agenticos::sandbox::log::partition_store::drop_oldest_before(c, i64::MAX).await.expect("drop").is_some() {}
 }
 
 /// Rows of SQLite's prepared statement (15 values each: 1,500 of SQLite's 32,766), and of one of
@@ -519,19 +538,23 @@ async fn main() {
     let postgres = a.postgres.is_some();
     let analyze = !(postgres && a.no_analyze);
     if !analyze {
-        let mut c = state.db.conn().await.expect("conn");
-        sqlx::query("ALTER TABLE sandbox_operations SET (autovacuum_enabled = false)")
-            .execute(&mut *c)
-            .await
-            .expect("autovacuum off");
         println!("statistics: none (the table is never analysed: --no-analyze)");
     }
     let mut filled = 0;
     let mut results: Vec<Vec<Measured>> = Vec::new();
     for (step, &size) in a.sizes.iter().enumerate() {
         let started = Instant::now();
+        if postgres && filled > 0 {
+            empty_postgres(&mut state.db.conn().await.expect("conn")).await;
+            filled = 0;
+        }
         fill(&url, postgres, &orgs, size - filled, now, 1 + step as u64 * 1000, step as i64).await;
         filled = size;
+        if !analyze {
+            // Nothing analyses the log behind the bench's back.
+            let mut c = state.db.conn().await.expect("conn");
+            agenticos::sandbox::log::partition_store::autovacuum_off(&mut c).await.expect("autovacuum off");
+        }
         // On SQLite the rows wait in the search index's queue, as a serving console's tick would
         // not leave them: indexed before anything is timed.
         let written = started.elapsed().as_secs_f64();
@@ -543,11 +566,14 @@ async fn main() {
         let (rows,): (i64,) =
             sqlx::query_as("SELECT COUNT(*) FROM sandbox_operations").fetch_one(&mut *c).await.expect("rows");
         let bytes: i64 = if postgres {
-            sqlx::query_as::<_, (i64,)>("SELECT pg_total_relation_size('sandbox_operations')::bigint")
-                .fetch_one(&mut *c)
-                .await
-                .expect("size")
-                .0
+            sqlx::query_as::<_, (i64,)>(
+                "SELECT COALESCE(SUM(pg_total_relation_size(relid)), 0)::bigint \
+                 FROM pg_partition_tree('sandbox_operations')",
+            )
+            .fetch_one(&mut *c)
+            .await
+            .expect("size")
+            .0
         } else {
             let (pages,): (i64,) = sqlx::query_as("PRAGMA page_count").fetch_one(&mut *c).await.expect("pages");
             let (page,): (i64,) = sqlx::query_as("PRAGMA page_size").fetch_one(&mut *c).await.expect("page size");

@@ -91,6 +91,7 @@ mod openapi;
 mod operations_inbox;
 mod operations_log;
 mod operations_log_compact;
+mod operations_log_partitions;
 mod orphan_race;
 mod password_reset_mail;
 mod peer;

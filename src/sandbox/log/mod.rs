@@ -12,6 +12,8 @@
 //! Health's failures count and the snapshot rule "when changed" read through a [`Reader`].
 
 pub mod model;
+pub mod partition_store;
+pub mod partitions;
 pub mod postgres;
 pub mod postgres_store;
 pub mod record_store;
@@ -131,12 +133,30 @@ impl LogStore {
 
     /// Retention: deletes at most `batch` rows created before `cutoff_ms` in one short statement
     /// (on PostgreSQL the rows locked `FOR UPDATE SKIP LOCKED`, so replicas share the work);
-    /// returns how many it deleted. Rows still in SQLite's inbox are new, so none of them is due.
+    /// returns how many it deleted. On PostgreSQL a whole partition that ends by the cut-off is
+    /// dropped instead, all its rows at once (`partition_store::drop_oldest_before`); the rows of the
+    /// partition the cut-off falls in, and of the default one, are deleted by batch. Rows still in
+    /// SQLite's inbox are new, so none of them is due.
     pub async fn delete_batch_before(&self, cutoff_ms: i64, batch: i64) -> DbResult<u64> {
         let mut c = self.db.conn().await?;
         match self.kind() {
             DbKind::Sqlite => sqlite_store::delete_batch_before(&mut c, cutoff_ms, batch).await,
-            DbKind::Postgres => postgres_store::delete_batch_before(&mut c, cutoff_ms, batch).await,
+            DbKind::Postgres => loop {
+                // An empty partition dropped counts no row: the next is tried at once.
+                match partition_store::drop_oldest_before(&mut c, cutoff_ms).await? {
+                    Some(0) => continue,
+                    Some(dropped) => return Ok(dropped),
+                    None => return postgres_store::delete_batch_before(&mut c, cutoff_ms, batch).await,
+                }
+            },
+        }
+    }
+
+    /// Sizes the PostgreSQL log's partitions made from now on for `rows` rows
+    /// (`partitions::TARGET_ROWS`): tests cross many partitions with a few rows. Nothing on SQLite.
+    pub fn set_partition_rows(&self, rows: i64) {
+        if let Which::Postgres(log) = &*self.which {
+            log.set_partition_rows(rows);
         }
     }
 
@@ -154,10 +174,11 @@ impl LogStore {
         self.kind() == DbKind::Postgres && postgres_store::export_walks(f, narrowing)
     }
 
-    /// Whether an export batch with `f` costs every match whatever its LIMIT: on PostgreSQL, a
-    /// batch that is not walked ([`LogStore::export_walks`]) reads the candidates of a rare
-    /// trigram or of an equality filter's index and sorts them by time, for each batch; so the
-    /// export asks for its largest batches at once (`operations::batches::batch_size`).
+    /// Whether an export batch with `f` costs every match of what it reads whatever its LIMIT: on
+    /// PostgreSQL, a batch that is not walked ([`LogStore::export_walks`]) reads the candidates of
+    /// a rare trigram or of an equality filter's index in each window of partitions it asks and
+    /// sorts them by time; so the export asks for its largest batches at once
+    /// (`operations::batches::batch_size`).
     pub fn export_reads_every_match(&self, f: &Filter, narrowing: Option<&Narrowing>) -> bool {
         self.kind() == DbKind::Postgres && !postgres_store::export_walks(f, narrowing)
     }
@@ -266,10 +287,14 @@ impl Reader {
         }
     }
 
-    /// The time of the organization's oldest row, if it has any (one index probe).
+    /// The time of the organization's oldest row, if it has any (one index probe; on PostgreSQL
+    /// one a window of partitions, oldest first, until one holds a row).
     pub async fn oldest(&mut self, org_id: &str) -> DbResult<Option<i64>> {
-        let d = dialect(self.kind);
-        store::oldest(&mut self.c, d, org_id).await
+        let bounds = match self.kind {
+            DbKind::Sqlite => Vec::new(),
+            DbKind::Postgres => partition_store::bounds(&mut self.c).await?,
+        };
+        store::oldest(&mut self.c, dialect(self.kind), org_id, &bounds).await
     }
 
     /// Whether the organization's log holds `op` (one index probe).

@@ -11,17 +11,23 @@
 //!
 //! **Read**: the id is a `uuid`, the organization's time index is keyed on its `hashtext`
 //! (migration `20261230090000_operation_log_compact`), a search asks the `pg_trgm` GIN indexes.
-//! Nothing waits behind the writer: there is nothing to settle.
+//! The log is partitioned by rows (`partitions.rs`) and a page, an export's batch, the timeline and
+//! a search's probe ask the partitions newest first, a window of them a statement
+//! ([`partitions::windows`]), until they have their rows: a GIN index answers with a bitmap that
+//! cannot be read in time order, so one statement over the whole log read every candidate of a
+//! rare term or one session and sorted them, a cost that grew with the log. Nothing waits behind
+//! the writer: there is nothing to settle.
 
 use std::sync::OnceLock;
 
 use super::model::Record;
 use super::record_store::{self, resolved_sql, values, BatchSql, NotRecorded, KEPT_STATEMENTS};
 use super::store::{
-    bind_all, fetch_page, rarest_trigrams, term_is_common, Arg, Clause, Dialect, Narrowing, PROBE_WINDOW,
+    bind_all, fetch_page, rarest_trigrams, term_is_common, Arg, Clause, Dialect, Narrowing, Window, PROBE_WINDOW,
 };
+use super::{partition_store, partitions};
 use crate::db::{like_escaped, Conn, DbError, DbKind, DbResult};
-use crate::sandbox::operations::cursor::Cursor;
+use crate::sandbox::operations::cursor::{Cursor, Direction};
 use crate::sandbox::operations::filter::Filter;
 use crate::sandbox::operations::model::OperationItem;
 use crate::sandbox::operations::timeline::Counted;
@@ -116,8 +122,9 @@ pub fn page_sql(
 /// with its values every time (about 0.2 ms).
 const PLAN_IS_KEPT: bool = false;
 
-/// A page ([`page_sql`]), with the rows that arrived above a ranked cursor's top row; a page that
-/// [`walks`] is read in a transaction of its own that prefers the walk.
+/// A page ([`page_sql`]), with the rows that arrived above a ranked cursor's top row, read one
+/// window of partitions after the other ([`windowed`]) until it is full; a page that [`walks`]
+/// reads each window in a transaction of its own that prefers the walk.
 pub async fn page(
     c: &mut Conn,
     org_id: &str,
@@ -126,49 +133,16 @@ pub async fn page(
     cursor: Option<&Cursor>,
     fetch: u32,
 ) -> DbResult<(Vec<OperationItem>, u64)> {
-    read(c, org_id, f, narrowing, cursor, fetch, walks(f, narrowing)).await
+    windowed(c, org_id, f, narrowing, cursor, fetch, walks(f, narrowing)).await
 }
 
-/// A batch of the export: up to `fetch` rows after `after` (or the newest), as [`page`] reads a
-/// page, except that every batch that has no rare thing to read from an index walks the
-/// organization's time index newest first ([`export_walks`]).
-pub async fn export_batch(
-    c: &mut Conn,
-    org_id: &str,
-    f: &Filter,
-    narrowing: Option<&Narrowing>,
-    after: Option<&Cursor>,
-    fetch: u32,
-) -> DbResult<Vec<OperationItem>> {
-    Ok(read(c, org_id, f, narrowing, after, fetch, export_walks(f, narrowing)).await?.0)
-}
-
-/// The timeline's counts ([`super::store::timeline_sql`] over [`super::store::counted_rows`]), read
-/// as an export batch is: along the organization's time index unless the filters name something
-/// rare ([`export_walks`]).
-pub async fn timeline(
-    c: &mut Conn,
-    org_id: &str,
-    f: &Filter,
-    narrowing: Option<&Narrowing>,
-    (start, width): (i64, i64),
-    fetch: u32,
-) -> DbResult<Vec<Counted>> {
-    let (sql, args) = super::store::counted_rows(Clause::of(&DIALECT, org_id, f, narrowing), fetch);
-    let sql = super::store::timeline_sql(&sql, start, width);
-    if export_walks(f, narrowing) {
-        let mut tx = sqlx::Connection::begin(&mut *c).await?;
-        walk_in(&mut tx).await?;
-        let counted = super::store::fetch_timeline(&mut tx, &sql, &args).await?;
-        tx.commit().await?;
-        return Ok(counted);
-    }
-    super::store::fetch_timeline(c, &sql, &args).await
-}
-
-/// [`page`]'s statement, read in a transaction of its own that walks the organization's rows
-/// when `walk`.
-async fn read(
+/// Up to `fetch` rows of `f` from `cursor` (or the newest), asked of the partitions' windows in
+/// turn ([`partitions::Windows`], from the cursor's time or now), each as wide as the rows found so
+/// far say the missing ones are far ([`partitions::next_width`]), each statement asking only for
+/// the rows still missing, until full: a read costs the candidates of the partitions it needs,
+/// not of the whole log. A window outside the filter's `since`/`until` is not asked. Each
+/// window's statement walks the organization's rows when `walk` ([`fetch_walking`]).
+async fn windowed(
     c: &mut Conn,
     org_id: &str,
     f: &Filter,
@@ -177,15 +151,114 @@ async fn read(
     fetch: u32,
     walk: bool,
 ) -> DbResult<(Vec<OperationItem>, u64)> {
-    let (sql, args) = page_sql(org_id, f, cursor, fetch, narrowing);
+    let bounds = partition_store::bounds(c).await?;
+    let direction = cursor.map_or(Direction::After, |c| c.direction);
+    let anchor = cursor.map_or_else(crate::db::now_ms, |c| c.created_at);
+    let unranked = cursor.map(|c| Cursor { rank: None, ..c.clone() });
+    let (mut items, mut arrived) = (Vec::new(), 0);
+    let mut windows = partitions::Windows::new(&bounds, anchor, direction);
+    // The partitions the windows asked span, and the next window's width in partitions.
+    let (mut spanned, mut width) = (0, 1);
+    while let Some(window) = windows.next(width) {
+        if partitions::outside(window, f.since, f.until) {
+            width = partitions::next_width(width, spanned.max(2), 0, 0);
+            continue;
+        }
+        spanned += if spanned == 0 { 1 } else { width };
+        // What arrived above a ranked cursor's top row is counted by the statement that reads
+        // the page's first row.
+        let from = if items.is_empty() { cursor } else { unranked.as_ref() };
+        let rest = fetch - items.len() as u32;
+        let mut w = Clause::of(&DIALECT, org_id, f, narrowing);
+        if let Some(c) = from {
+            w.position(c);
+        }
+        within(&mut w, window);
+        let (sql, args) = super::store::plain_page(w, org_id, f, from, rest);
+        let (rows, counted) = fetch_walking(c, &sql, &args, walk).await?;
+        if items.is_empty() {
+            arrived = counted;
+        }
+        items.extend(rows);
+        if items.len() >= fetch as usize {
+            break;
+        }
+        width = partitions::next_width(width, spanned, items.len(), fetch as usize - items.len());
+    }
+    Ok((items, arrived))
+}
+
+/// A window's range of `created_at` as conditions of `w` ([`super::store::window_conditions`]).
+fn within(w: &mut Clause, window: Window) {
+    w.conditions.extend(super::store::window_conditions(window));
+}
+
+/// A page statement's rows, in a transaction of its own that walks the organization's rows when
+/// `walk` ([`walk_in`]).
+async fn fetch_walking(c: &mut Conn, sql: &str, args: &[Arg], walk: bool) -> DbResult<(Vec<OperationItem>, u64)> {
     if walk {
         let mut tx = sqlx::Connection::begin(&mut *c).await?;
         walk_in(&mut tx).await?;
-        let page = fetch_page(&mut tx, &sql, &args, PLAN_IS_KEPT).await?;
+        let page = fetch_page(&mut tx, sql, args, PLAN_IS_KEPT).await?;
         tx.commit().await?;
         return Ok(page);
     }
-    fetch_page(c, &sql, &args, PLAN_IS_KEPT).await
+    fetch_page(c, sql, args, PLAN_IS_KEPT).await
+}
+
+/// A batch of the export: up to `fetch` rows after `after` (or the newest), as [`page`] reads a
+/// page (through the partitions' windows), except that every batch that has no rare thing to read
+/// from an index walks the organization's time index newest first ([`export_walks`]).
+pub async fn export_batch(
+    c: &mut Conn,
+    org_id: &str,
+    f: &Filter,
+    narrowing: Option<&Narrowing>,
+    after: Option<&Cursor>,
+    fetch: u32,
+) -> DbResult<Vec<OperationItem>> {
+    Ok(windowed(c, org_id, f, narrowing, after, fetch, export_walks(f, narrowing)).await?.0)
+}
+
+/// The timeline's counts ([`super::store::timeline_sql`] over [`super::store::counted_rows`]): the
+/// newest `fetch` matching rows asked of the partitions' windows newest first, as a page is, each
+/// window's bars added to the others', until `fetch` rows are counted; read as an export batch is,
+/// along the organization's time index unless the filters name something rare ([`export_walks`]).
+pub async fn timeline(
+    c: &mut Conn,
+    org_id: &str,
+    f: &Filter,
+    narrowing: Option<&Narrowing>,
+    (start, width): (i64, i64),
+    fetch: u32,
+) -> DbResult<Vec<Counted>> {
+    let walk = export_walks(f, narrowing);
+    let bounds = partition_store::bounds(c).await?;
+    let (mut bars, mut read): (Vec<Counted>, i64) = (Vec::new(), 0);
+    for window in partitions::windows(&bounds, crate::db::now_ms(), Direction::After) {
+        if partitions::outside(window, f.since, f.until) {
+            continue;
+        }
+        let mut w = Clause::of(&DIALECT, org_id, f, narrowing);
+        within(&mut w, window);
+        let (sql, args) = super::store::counted_rows(w, fetch - read as u32);
+        let sql = super::store::timeline_sql(&sql, start, width);
+        let counted = if walk {
+            let mut tx = sqlx::Connection::begin(&mut *c).await?;
+            walk_in(&mut tx).await?;
+            let counted = super::store::fetch_timeline(&mut tx, &sql, &args).await?;
+            tx.commit().await?;
+            counted
+        } else {
+            super::store::fetch_timeline(c, &sql, &args).await?
+        };
+        read += counted.iter().map(|b| b.rows).sum::<i64>();
+        super::store::add_bars(&mut bars, counted);
+        if read >= i64::from(fetch) {
+            break;
+        }
+    }
+    Ok(bars)
 }
 
 /// Whether a page is walked along the organization's time index ([`walk_in`]): on PostgreSQL,
@@ -248,7 +321,8 @@ pub async fn search_narrowing(c: &mut Conn, org_id: &str, f: &Filter, page: u32)
     if q.chars().count() < 3 {
         return Ok(None);
     }
-    if term_is_common(c, &DIALECT, org_id, &q.to_lowercase(), page).await? {
+    let bounds = partition_store::bounds(c).await?;
+    if term_is_common(c, &DIALECT, org_id, &q.to_lowercase(), page, &bounds).await? {
         return Ok(Some(Narrowing::Common));
     }
     let Some(mut grams) = super::store::probed_trigrams(q) else { return Ok(None) };
@@ -258,27 +332,36 @@ pub async fn search_narrowing(c: &mut Conn, org_id: &str, f: &Filter, page: u32)
     if grams.is_empty() {
         return Ok(None);
     }
-    // One statement: the organization's newest rows along its time index, each trigram counted
-    // among them (`strpos`: a literal substring).
+    // A statement a window of partitions, newest first, until PROBE_WINDOW rows are counted: the
+    // organization's newest rows along its time index, each trigram counted among them (`strpos`:
+    // a literal substring).
     let counts: Vec<String> =
         (0..grams.len()).map(|i| format!("COUNT(*) FILTER (WHERE strpos(s.t, ${}) > 0)", i + 2)).collect();
-    let sql = format!(
-        "SELECT COUNT(*), {} FROM (SELECT LOWER(o.target) || ' ' || LOWER(o.detail) AS t \
-         FROM sandbox_operations o WHERE {} \
-         ORDER BY o.created_at DESC, o.id DESC LIMIT {PROBE_WINDOW}) AS s",
-        counts.join(", "),
-        of_organization("$1")
-    );
-    let mut query = sqlx::query(&sql).bind(org_id.to_string());
-    for (_, g) in &grams {
-        query = query.bind(g.clone());
+    let (mut probed, mut holding) = (0i64, vec![0i64; grams.len()]);
+    for window in partitions::windows(&bounds, crate::db::now_ms(), Direction::After) {
+        let sql = format!(
+            "SELECT COUNT(*), {} FROM (SELECT LOWER(o.target) || ' ' || LOWER(o.detail) AS t \
+             FROM sandbox_operations o WHERE {}{} \
+             ORDER BY o.created_at DESC, o.id DESC LIMIT {}) AS s",
+            counts.join(", "),
+            of_organization("$1"),
+            super::store::window_sql(window),
+            PROBE_WINDOW - probed
+        );
+        let mut query = sqlx::query(&sql).bind(org_id.to_string());
+        for (_, g) in &grams {
+            query = query.bind(g.clone());
+        }
+        let row = query.fetch_one(&mut *c).await?;
+        probed += row.try_get::<i64, _>(0)?;
+        for (i, n) in holding.iter_mut().enumerate() {
+            *n += row.try_get::<i64, _>(i + 1)?;
+        }
+        if probed >= PROBE_WINDOW {
+            break;
+        }
     }
-    let row = query.fetch_one(&mut *c).await?;
-    let probed: i64 = row.try_get(0)?;
-    let mut counted = Vec::new();
-    for (i, (at, gram)) in grams.into_iter().enumerate() {
-        counted.push((row.try_get::<i64, _>(i + 1)?, at, gram));
-    }
+    let counted = grams.into_iter().zip(holding).map(|((at, gram), n)| (n, at, gram)).collect();
     let chosen = rarest_trigrams(counted, probed);
     Ok((!chosen.is_empty()).then_some(Narrowing::Grams(chosen)))
 }
@@ -292,13 +375,15 @@ pub async fn explain(c: &mut Conn, sql: &str, args: &[Arg]) -> DbResult<String> 
 
 /// Retention: deletes at most `batch` rows created before `cutoff_ms`, by id, in one short
 /// statement; the rows it takes are locked `FOR UPDATE SKIP LOCKED`, so replicas sweeping at once
-/// share the work. Returns how many it deleted.
+/// share the work. Returns how many it deleted. The rows are named by the partitioned log's key
+/// (id, created_at) and the cut-off is repeated outside, so that only the partitions before it
+/// are looked in (whole ones are dropped first: `partition_store::drop_oldest_before`).
 pub async fn delete_batch_before(c: &mut Conn, cutoff_ms: i64, batch: i64) -> DbResult<u64> {
     let sql = format!(
-        "DELETE FROM sandbox_operations WHERE id IN (SELECT id FROM sandbox_operations \
-         WHERE created_at < $1 LIMIT {batch} FOR UPDATE SKIP LOCKED)"
+        "DELETE FROM sandbox_operations WHERE created_at < $1 AND (id, created_at) IN \
+         (SELECT id, created_at FROM sandbox_operations WHERE created_at < $2 LIMIT {batch} FOR UPDATE SKIP LOCKED)"
     );
-    Ok(sqlx::query(&sql).bind(cutoff_ms).execute(c).await?.rows_affected())
+    Ok(sqlx::query(&sql).bind(cutoff_ms).bind(cutoff_ms).execute(c).await?.rows_affected())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -309,7 +394,7 @@ pub struct Log;
 
 impl BatchSql for Log {
     fn built(rows: usize) -> String {
-        resolved_sql(&values(rows), &Log::id_of("v.id"), ("", ""), bound_reference)
+        resolved_sql(&values(rows), &Log::id_of("v.id"), ("", ""), bound_reference, "id, created_at")
     }
     fn kept() -> &'static [OnceLock<String>; KEPT_STATEMENTS] {
         static KEPT: [OnceLock<String>; KEPT_STATEMENTS] = [const { OnceLock::new() }; KEPT_STATEMENTS];
@@ -352,7 +437,7 @@ async fn insert_bare(c: &mut Conn, r: &Record) -> Result<(), DbError> {
     sqlx::query(&format!(
         "INSERT INTO sandbox_operations ({}) \
          SELECT {}, {}, NULL, $3, NULL, NULL, NULL, $4, $5, $6, $7, $8, $9, $10, NULL \
-         WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = $2) ON CONFLICT (id) DO NOTHING",
+         WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = $2) ON CONFLICT (id, created_at) DO NOTHING",
         record_store::COLUMNS,
         Log::id_of("$1"),
         bound_reference("$2")

@@ -3,7 +3,7 @@
 //! the tries fail are in `sqlite_store.rs` (into the inbox) and `postgres_store.rs` (into the log).
 //!
 //! Every row keeps the id minted when it was queued, through every try; the log ignores an id it
-//! already holds (`ON CONFLICT (id) DO NOTHING`), so a batch tried again after a commit whose
+//! already holds (`ON CONFLICT (id) DO NOTHING`; on PostgreSQL `(id, created_at)`), so a batch tried again after a commit whose
 //! answer was lost, or moved again from the inbox, is written once.
 //!
 //! A batch of up to [`ROWS_PER_STATEMENT`] rows is one statement on its own (autocommit, atomic by
@@ -182,12 +182,15 @@ pub fn values(rows: usize) -> String {
 /// Inserts the rows `source` gives (a query of [`COLUMNS`]) into the log, references looked up,
 /// rows of an organization that is gone skipped; `rowid` is SQLite's time key column and value
 /// (`sqlite_store`), empty on PostgreSQL; `reference` turns a looked-up id (text) into the log's
-/// column type (a `uuid` on PostgreSQL).
+/// column type (a `uuid` on PostgreSQL); `key` is the log's unique key a row already written
+/// conflicts on (`id`; on PostgreSQL `id, created_at`, the partitioned log's primary key, the same
+/// for a row tried again).
 pub fn resolved_sql(
     source: &str,
     id: &str,
     (rowid_column, rowid): (&str, &str),
     reference: fn(&str) -> String,
+    key: &str,
 ) -> String {
     let looked_up =
         |table: &str, column: &str| reference(&format!("(SELECT t.id FROM {table} t WHERE t.id = v.{column})"));
@@ -197,7 +200,7 @@ pub fn resolved_sql(
          SELECT {rowid}{id}, {}, {}, v.session_key, {}, {}, {}, \
            v.operation, v.target, v.ok, v.detail, v.duration_ms, v.created_at, v.seq, {} \
          FROM v WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = v.organization_id) \
-         ON CONFLICT (id) DO NOTHING",
+         ON CONFLICT ({key}) DO NOTHING",
         reference("v.organization_id"),
         looked_up("sandbox_workspaces", "workspace_id"),
         looked_up("sandbox_connections", "connection_id"),

@@ -247,7 +247,7 @@ pub async fn search_narrowing(c: &mut Conn, org_id: &str, f: &Filter, page: u32)
     if q.chars().count() < 3 {
         return Ok(None);
     }
-    if !reads_index_in_time_order(f) && term_is_common(c, &DIALECT, org_id, &q.to_lowercase(), page).await? {
+    if !reads_index_in_time_order(f) && term_is_common(c, &DIALECT, org_id, &q.to_lowercase(), page, &[]).await? {
         return Ok(Some(Narrowing::Common));
     }
     let Some(grams) = super::store::probed_trigrams(q) else { return Ok(None) };
@@ -456,6 +456,7 @@ fn moved_sql(condition: &str) -> String {
             ),
         ),
         str::to_string,
+        "id",
     )
 }
 

@@ -17,6 +17,8 @@ use crate::sandbox::operations::filter::Filter;
 use crate::sandbox::operations::model::{OperationItem, AGENT_DELETED, COUNT_CAP};
 use crate::sandbox::operations::timeline::Counted;
 
+pub use super::partitions::{windows, Window};
+
 /// The columns of an item after its id ([`Clause::columns`]), each id a row names read as text
 /// ([`Dialect::reference`]).
 fn columns_after_id(d: &Dialect) -> String {
@@ -306,14 +308,51 @@ pub async fn fetch_timeline(c: &mut Conn, sql: &str, args: &[Arg]) -> DbResult<V
     Ok(bind_all(sqlx::query_as(sql), args).persistent(false).fetch_all(c).await?)
 }
 
-/// The time of the organization's oldest row (one index probe): where "any time" begins.
-pub async fn oldest(c: &mut Conn, d: &Dialect, org_id: &str) -> DbResult<Option<i64>> {
-    let sql = format!(
-        "SELECT o.created_at FROM sandbox_operations o WHERE {} ORDER BY o.created_at ASC LIMIT 1",
-        (d.of_organization)("$1")
-    );
-    let row: Option<(i64,)> = sqlx::query_as(&sql).bind(org_id.to_string()).fetch_optional(c).await?;
-    Ok(row.map(|r| r.0))
+/// The time of the organization's oldest row (one index probe a window): where "any time" begins.
+/// `bounds` are the partitions' on PostgreSQL ([`super::partition_store::bounds`]), none on SQLite:
+/// the windows are asked oldest first until one holds a row.
+pub async fn oldest(c: &mut Conn, d: &Dialect, org_id: &str, bounds: &[i64]) -> DbResult<Option<i64>> {
+    for window in windows(bounds, i64::MIN, Direction::Before) {
+        let sql = format!(
+            "SELECT o.created_at FROM sandbox_operations o WHERE {}{} ORDER BY o.created_at ASC LIMIT 1",
+            (d.of_organization)("$1"),
+            window_sql(window)
+        );
+        let row: Option<(i64,)> = sqlx::query_as(&sql).bind(org_id.to_string()).fetch_optional(&mut *c).await?;
+        if let Some((at,)) = row {
+            return Ok(Some(at));
+        }
+    }
+    Ok(None)
+}
+
+/// A window's range of `created_at` ([`super::partitions::windows`]) as conditions to AND to a
+/// statement's (its bounds are integers of the registry, written into the statement so that the
+/// planner prunes the other partitions); empty for the whole log.
+pub fn window_conditions((from, to): Window) -> Vec<String> {
+    let from = from.map(|from| format!("o.created_at >= {from}"));
+    let to = to.map(|to| format!("o.created_at < {to}"));
+    from.into_iter().chain(to).collect()
+}
+
+/// [`window_conditions`] as ` AND …` to append to a WHERE clause.
+pub fn window_sql(window: Window) -> String {
+    window_conditions(window).iter().map(|c| format!(" AND {c}")).collect()
+}
+
+/// Adds a window's bars to those counted before ([`timeline_sql`]'s rows): rows and failures
+/// summed by bar, the oldest row kept.
+pub fn add_bars(bars: &mut Vec<Counted>, more: Vec<Counted>) {
+    for m in more {
+        match bars.iter_mut().find(|b| b.bar == m.bar) {
+            Some(b) => {
+                b.rows += m.rows;
+                b.failed += m.failed;
+                b.oldest = b.oldest.min(m.oldest);
+            }
+            None => bars.push(m),
+        }
+    }
 }
 
 /// Newest rows of the trigram index a search counts each of its trigrams in.
@@ -377,30 +416,48 @@ pub fn probed_trigrams(q: &str) -> Option<Vec<(usize, String)>> {
 
 /// Whether `term` (lower-cased) is walked to for a read of `page` rows ([`walked_to`]), from its
 /// share of the organization's newest [`PROBE_WINDOW`] rows and the organization's size, estimated
-/// from the time those rows span against the time back to its oldest row (one more index probe).
-pub async fn term_is_common(c: &mut Conn, d: &Dialect, org_id: &str, term: &str, page: u32) -> DbResult<bool> {
+/// from the time those rows span against the time back to its oldest row ([`oldest`]). The newest
+/// rows are read through the windows of the partitions' `bounds` (none on SQLite), newest first,
+/// until there are enough.
+pub async fn term_is_common(
+    c: &mut Conn,
+    d: &Dialect,
+    org_id: &str,
+    term: &str,
+    page: u32,
+    bounds: &[i64],
+) -> DbResult<bool> {
     let function = d.substring;
-    let sql = format!(
-        "SELECT COUNT(*), COALESCE(SUM(CASE WHEN {function}(s.t, $2) > 0 THEN 1 ELSE 0 END), 0), \
-         COALESCE(MIN(s.created_at), 0), COALESCE(MAX(s.created_at), 0) FROM \
-         (SELECT LOWER(o.target) || ' ' || LOWER(o.detail) AS t, o.created_at FROM sandbox_operations o \
-         WHERE {} ORDER BY o.created_at DESC, o.id DESC LIMIT {PROBE_WINDOW}) AS s",
-        (d.of_organization)("$1")
-    );
-    let (probed, holding, window_oldest, newest): (i64, i64, i64, i64) =
-        sqlx::query_as(&sql).bind(org_id.to_string()).bind(term.to_string()).fetch_one(&mut *c).await?;
+    let (mut probed, mut holding, mut window_oldest, mut newest) = (0i64, 0i64, 0i64, None);
+    for window in windows(bounds, crate::db::now_ms(), Direction::After) {
+        let sql = format!(
+            "SELECT COUNT(*), COALESCE(SUM(CASE WHEN {function}(s.t, $2) > 0 THEN 1 ELSE 0 END), 0), \
+             COALESCE(MIN(s.created_at), 0), COALESCE(MAX(s.created_at), 0) FROM \
+             (SELECT LOWER(o.target) || ' ' || LOWER(o.detail) AS t, o.created_at FROM sandbox_operations o \
+             WHERE {}{} ORDER BY o.created_at DESC, o.id DESC LIMIT {}) AS s",
+            (d.of_organization)("$1"),
+            window_sql(window),
+            PROBE_WINDOW - probed
+        );
+        let (n, h, low, high): (i64, i64, i64, i64) =
+            sqlx::query_as(&sql).bind(org_id.to_string()).bind(term.to_string()).fetch_one(&mut *c).await?;
+        if n > 0 {
+            window_oldest = low;
+            newest.get_or_insert(high);
+        }
+        (probed, holding) = (probed + n, holding + h);
+        if probed >= PROBE_WINDOW {
+            break;
+        }
+    }
+    let newest = newest.unwrap_or(0);
     if holding == 0 || i64::from(page) * probed <= COMMON_WALK * holding {
         return Ok(walked_to(probed, holding, probed as f64, page));
     }
     let rows = if probed < PROBE_WINDOW {
         probed as f64
     } else {
-        let sql = format!(
-            "SELECT o.created_at FROM sandbox_operations o WHERE {} ORDER BY o.created_at ASC LIMIT 1",
-            (d.of_organization)("$1")
-        );
-        let oldest: Option<(i64,)> = sqlx::query_as(&sql).bind(org_id.to_string()).fetch_optional(&mut *c).await?;
-        let oldest = oldest.map_or(window_oldest, |r| r.0);
+        let oldest = oldest(c, d, org_id, bounds).await?.unwrap_or(window_oldest);
         probed as f64 * (newest - oldest) as f64 / (newest - window_oldest).max(1) as f64
     };
     Ok(walked_to(probed, holding, rows, page))
