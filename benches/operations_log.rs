@@ -25,10 +25,11 @@
 //! session (`--timeline-caps 10000,5000`: at each cap in turn, request by request). Then the
 //! export of 100,000 rows (`--quick`: 20,000): rows/s and the process's RSS.
 //! SQLite by default (a temporary file); `--postgres URL` uses a fresh database on that server
-//! (created and dropped; `--keep` keeps it and prints its name; `--sizes 1000000,10000000` sets
+//! (created and dropped; `--keep` keeps it, or SQLite's file, and prints its name; `--sizes 1000000,10000000` sets
 //! the two sizes (rows of the organization, as many of noise); `--fill-only` stops after the
 //! fills (their times and bytes a row); `--no-analyze` never analyses the table, so every plan is
-//! made without statistics; `--export-rows N` sets the export's size). Goals (printed beside the
+//! made without statistics; `--export-rows N` sets the export's size; `--ranges-at-once N` how
+//! many of an export's ranges are read at once, 2 by default). Goals (printed beside the
 //! figures, not enforced): every page ≤ 50 ms at p95, growth ≤ 1.5×, a searched export ≥ 100,000
 //! rows/s, ≤ 400 bytes a row on PostgreSQL (issue 50).
 
@@ -50,6 +51,8 @@ struct Args {
     sizes: [usize; 2],
     requests: usize,
     export_rows: usize,
+    /// How many of an export's ranges are read at once (`operations/segments.rs`; 2 by default).
+    ranges_at_once: Option<u32>,
     postgres: Option<String>,
     /// Keep the PostgreSQL database (its name is printed) to look at its plans afterwards.
     keep: bool,
@@ -68,6 +71,7 @@ fn args() -> Args {
         sizes: [200_000, 1_000_000],
         requests: 200,
         export_rows: 100_000,
+        ranges_at_once: None,
         postgres: None,
         keep: false,
         no_analyze: false,
@@ -100,6 +104,7 @@ fn args() -> Args {
             "--no-analyze" => a.no_analyze = true,
             "--fill-only" => a.fill_only = true,
             "--export-rows" => a.export_rows = flags.number("--export-rows", 1) as usize,
+            "--ranges-at-once" => a.ranges_at_once = Some(flags.number("--ranges-at-once", 1) as u32),
             "--timeline-caps" => {
                 let caps = flags.value("--timeline-caps");
                 a.timeline_caps = caps
@@ -485,6 +490,10 @@ async fn main() {
     let app = Application::build(config).await.expect("app");
     let port = app.port();
     let state = app.state();
+    if let Some(n) = a.ranges_at_once {
+        state.log.set_export_ranges_at_once(n);
+        println!("an export reads {n} of its ranges at once (--ranges-at-once)");
+    }
     tokio::spawn(app.run_until_stopped());
     let base = format!("http://127.0.0.1:{port}");
     let now = agenticos::db::now_ms();
@@ -763,7 +772,9 @@ async fn main() {
         );
     }
     state.db.close().await;
-    if let (Some((_, name)), true) = (&pg_admin, a.keep) {
+    if pg_admin.is_none() && a.keep {
+        println!("kept the database {}/bench.db", dir.keep().display());
+    } else if let (Some((_, name)), true) = (&pg_admin, a.keep) {
         println!("kept the database {name}");
     } else if let Some((admin_url, name)) = pg_admin {
         let mut admin = <sqlx::PgConnection as sqlx::Connection>::connect(&admin_url).await.expect("postgres");

@@ -88,6 +88,7 @@ mod nothing_lost_workspaces;
 mod one_host;
 mod one_transaction;
 mod openapi;
+mod operations_export_ranges;
 mod operations_inbox;
 mod operations_log;
 mod operations_log_compact;

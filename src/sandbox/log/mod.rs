@@ -21,6 +21,7 @@ pub mod sqlite;
 pub mod sqlite_store;
 pub mod store;
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -42,6 +43,10 @@ use crate::sandbox::operations::timeline::Counted;
 pub struct LogStore {
     which: Arc<Which>,
     db: Db,
+    /// The rows an export's range of time is sized for, and how many ranges are read at once
+    /// (`operations/segments.rs`).
+    export_range_rows: Arc<AtomicU32>,
+    export_ranges_at_once: Arc<AtomicU32>,
 }
 
 enum Which {
@@ -55,7 +60,9 @@ impl LogStore {
             DbKind::Sqlite => Which::Sqlite(SqliteLog::new(db.clone())),
             DbKind::Postgres => Which::Postgres(PostgresLog::new(db.clone())),
         };
-        LogStore { which: Arc::new(which), db }
+        let export_range_rows = Arc::new(AtomicU32::new(crate::sandbox::operations::batches::MAX_BATCH));
+        let export_ranges_at_once = Arc::new(AtomicU32::new(crate::sandbox::operations::segments::IN_FLIGHT));
+        LogStore { which: Arc::new(which), db, export_range_rows, export_ranges_at_once }
     }
 
     pub fn kind(&self) -> DbKind {
@@ -158,6 +165,27 @@ impl LogStore {
         if let Which::Postgres(log) = &*self.which {
             log.set_partition_rows(rows);
         }
+    }
+
+    /// The rows an export's range of time is sized for (`operations/segments.rs`): one batch of
+    /// the largest size.
+    pub fn export_range_rows(&self) -> u32 {
+        self.export_range_rows.load(Ordering::Relaxed)
+    }
+
+    /// Sizes an export's ranges for `rows` rows: tests cross many ranges with a few rows.
+    pub fn set_export_range_rows(&self, rows: u32) {
+        self.export_range_rows.store(rows.max(1), Ordering::Relaxed);
+    }
+
+    /// How many of an export's ranges are read at once (`segments::IN_FLIGHT`).
+    pub fn export_ranges_at_once(&self) -> usize {
+        self.export_ranges_at_once.load(Ordering::Relaxed) as usize
+    }
+
+    /// Reads `n` of an export's ranges at once (at least 1): the log bench compares 1 with 2.
+    pub fn set_export_ranges_at_once(&self, n: u32) {
+        self.export_ranges_at_once.store(n.max(1), Ordering::Relaxed);
     }
 
     /// Whether a search with `f` is read from the search index in time order whatever the term

@@ -1,6 +1,9 @@
-//! The export: the same filtered rows as the pages, newest first, streamed as NDJSON or CSV in
-//! keyset batches of 1,000 growing to 10,000 ([`batch_size`]) — one batch in memory and one read
-//! ahead, whatever the size of the log.
+//! The export: the same filtered rows as the pages, newest first, streamed as NDJSON or CSV: a
+//! first keyset batch of 1,000 ([`BATCH`]), then the rest in ranges of time read two at once
+//! (`segments.rs`), each in batches of up to 10,000 ([`MAX_BATCH`]) — a few batches in memory,
+//! whatever the size of the log.
+
+use std::collections::VecDeque;
 
 use actix_web::web::{Bytes, Data};
 
@@ -9,6 +12,7 @@ use super::cursor::Cursor;
 use super::error::OperationsError;
 use super::filter::Filter;
 use super::model::OperationItem;
+use super::segments::{Plan, Range};
 use super::service;
 use crate::state::AppState;
 
@@ -154,47 +158,83 @@ pub fn encode(format: Format, rows: &[OperationItem]) -> Vec<u8> {
     out
 }
 
-/// One batch read and encoded: its bytes, and where the next batch starts with the rows this one
-/// asked for (`None` once a batch came back short: the export is complete).
+/// One batch read and encoded: its bytes, its rows' newest and oldest times, and where the next
+/// batch starts with the rows this one asked for (`None` once a batch came back short: the export
+/// is complete).
 struct Read {
     bytes: Vec<u8>,
+    rows: usize,
+    times: Option<(i64, i64)>,
     next: Option<(Cursor, u32)>,
 }
 
-/// The batch read ahead while the one before it is sent: aborted when the download is dropped
-/// (the client went away), so it reads nothing more.
-struct Ahead(tokio::task::JoinHandle<Result<Read, OperationsError>>);
+/// A task of the export's, aborted when dropped (the download was dropped: the client went away),
+/// so it reads nothing more.
+struct Task<T>(tokio::task::JoinHandle<T>);
 
-impl Drop for Ahead {
+impl<T> Drop for Task<T> {
     fn drop(&mut self) {
         self.0.abort();
     }
 }
 
-/// Starts reading (and encoding) the batch after `after`, the one before it having asked for
-/// `asked` rows.
-fn read_ahead(
+/// The rows encoded on a blocking thread (as `Compress` gzips a chunk), not on the worker that
+/// answers other requests.
+async fn encoded(format: Format, rows: Vec<OperationItem>) -> Result<Vec<u8>, OperationsError> {
+    actix_web::web::block(move || encode(format, &rows))
+        .await
+        .map_err(|e| OperationsError::Internal(anyhow::anyhow!("encoding an export batch: {e}")))
+}
+
+/// Starts reading (and encoding) the export's first batch.
+fn read_first(
     st: &Data<AppState>,
     org_id: &str,
     filter: &Filter,
     format: Format,
-    after: Option<Cursor>,
-    asked: Option<u32>,
-) -> Ahead {
+) -> Task<Result<Read, OperationsError>> {
     let (st, org_id, filter) = (st.clone(), org_id.to_string(), filter.clone());
-    Ahead(actix_web::rt::spawn(async move {
-        let (rows, n) = service::export_batch(&st, &org_id, &filter, after.as_ref(), asked).await?;
+    Task(actix_web::rt::spawn(async move {
+        let (rows, n) = service::export_batch(&st, &org_id, &filter, None, None).await?;
         let next = match rows.last() {
             Some(last) if rows.len() >= n as usize => Some((Cursor::after(last.time, &last.id), n)),
             _ => None,
         };
-        // Encoded on a blocking thread (as `Compress` gzips a chunk), not on the worker that
-        // answers other requests.
-        let bytes = actix_web::web::block(move || encode(format, &rows))
-            .await
-            .map_err(|e| OperationsError::Internal(anyhow::anyhow!("encoding an export batch: {e}")))?;
-        Ok(Read { bytes, next })
+        let times = rows.first().zip(rows.last()).map(|(a, b)| (a.time, b.time));
+        let count = rows.len();
+        Ok(Read { bytes: encoded(format, rows).await?, rows: count, times, next })
     }))
+}
+
+/// A range of the export being read (`segments.rs`): its batches' bytes come through `chunks`
+/// (one waits while the one before is not taken: at most two batches a range in memory), and its
+/// task ends with the rows it read.
+struct Segment {
+    range: Range,
+    chunks: tokio::sync::mpsc::Receiver<Vec<u8>>,
+    task: Task<Result<usize, OperationsError>>,
+}
+
+/// Starts reading `range`'s rows (after `after`, the first batch's last row, for the first range)
+/// in batches of `fetch` rows, each encoded and handed to the stream.
+fn read_range(s: &State, range: Range, after: Option<Cursor>, fetch: u32) -> Segment {
+    let (tx, chunks) = tokio::sync::mpsc::channel(1);
+    let (st, org_id, filter, format) = (s.st.clone(), s.org_id.clone(), s.filter.clone(), s.format);
+    let task = Task(actix_web::rt::spawn(async move {
+        let (mut after, mut read) = (after, 0);
+        loop {
+            let rows = service::export_batch_within(&st, &org_id, &filter, range, after.as_ref(), fetch).await?;
+            read += rows.len();
+            after = match rows.last() {
+                Some(last) if rows.len() >= fetch as usize => Some(Cursor::after(last.time, &last.id)),
+                _ => None,
+            };
+            if tx.send(encoded(format, rows).await?).await.is_err() || after.is_none() {
+                return Ok(read);
+            }
+        }
+    }));
+    Segment { range, chunks, task }
 }
 
 struct State {
@@ -202,9 +242,55 @@ struct State {
     org_id: String,
     filter: Filter,
     format: Format,
-    /// The batch being read; `None` once the last one was sent.
-    ahead: Option<Ahead>,
-    started: bool,
+    /// The first batch being read; `None` once it was sent.
+    first: Option<Task<Result<Read, OperationsError>>>,
+    /// The ranges after it being read, in order ([`super::segments::IN_FLIGHT`] at most).
+    reading: VecDeque<Segment>,
+    /// The ranges not started yet.
+    plan: Option<Plan>,
+}
+
+impl State {
+    /// Starts ranges until [`super::segments::IN_FLIGHT`] are read (the first after `after`).
+    fn fill(&mut self, mut after: Option<Cursor>) {
+        // A range's batches are as large as the range is meant to be (tests size both smaller).
+        let fetch = self.st.log.export_range_rows().min(MAX_BATCH);
+        while self.reading.len() < self.st.log.export_ranges_at_once() {
+            let Some(range) = self.plan.as_mut().and_then(Plan::next_range) else { return };
+            let segment = read_range(self, range, after.take(), fetch);
+            self.reading.push_back(segment);
+        }
+    }
+
+    /// The first batch's bytes; when it was full, the ranges after it planned and started.
+    async fn take_first(&mut self, task: Task<Result<Read, OperationsError>>) -> Result<Vec<u8>, String> {
+        let mut task = task;
+        let read = (&mut task.0).await.map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
+        if let (Some((after, _)), Some((newest, last))) = (read.next, read.times) {
+            let floor = service::export_floor(&self.st, &self.org_id, &self.filter).await.map_err(|e| e.to_string())?;
+            let floor = floor.unwrap_or(last).min(last);
+            let rows = self.st.log.export_range_rows();
+            self.plan = Some(Plan::after_first(newest, last, read.rows, floor, self.filter.since).sized_for(rows));
+            self.fill(Some(after));
+        }
+        Ok(read.bytes)
+    }
+
+    /// The next batch of the ranges in order, `None` once all were sent.
+    async fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, String> {
+        loop {
+            let Some(segment) = self.reading.front_mut() else { return Ok(None) };
+            if let Some(bytes) = segment.chunks.recv().await {
+                return Ok(Some(bytes));
+            }
+            let mut done = self.reading.pop_front().expect("a range is read");
+            let rows = (&mut done.task.0).await.map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
+            if let Some(plan) = self.plan.as_mut() {
+                plan.learned(done.range, rows);
+            }
+            self.fill(None);
+        }
+    }
 }
 
 /// The answer that streams the rows as a download, named by the organization and the range
@@ -223,48 +309,41 @@ pub fn attachment(
         .streaming(stream(st, caller.org_id.clone(), filter, format))
 }
 
-/// The rows as a stream of chunks: the CSV header first, then one chunk per batch, in the order of
-/// the pages (each batch starts after the last row of the one before). While a chunk is sent (and
-/// compressed), the next batch is read and encoded ([`read_ahead`]): the database's work and the
-/// console's overlap, and one batch is read ahead, never more. A database failure midway ends the
-/// stream (the status is already sent) and is logged.
+/// The rows as a stream of chunks, in the order of the pages: the CSV header and the first batch
+/// (1,000 rows, or all of them), then, when there are more, the rest cut into ranges of time
+/// (`segments.rs`) read two at once, each range's batches sent in order before the next range's.
+/// While a chunk is sent (and compressed), the next batches are read and encoded: the database's
+/// work and the console's overlap, on two of the database's connections. A database failure
+/// midway ends the stream (the status is already sent) and is logged.
 pub fn stream(
     st: Data<AppState>,
     org_id: String,
     filter: Filter,
     format: Format,
 ) -> impl futures_util::Stream<Item = Result<Bytes, actix_web::Error>> {
-    let ahead = read_ahead(&st, &org_id, &filter, format, None, None);
-    let state = State { st, org_id, filter, format, ahead: Some(ahead), started: false };
-    futures_util::stream::unfold(state, |mut s| async move {
-        let mut ahead = s.ahead.take()?;
-        let mut chunk = Vec::new();
-        if !s.started {
-            s.started = true;
-            if s.format == Format::Csv {
-                chunk.extend_from_slice(CSV_HEADER.as_bytes());
-            }
-        }
-        let read = match (&mut ahead.0).await {
-            Ok(read) => read.map_err(|e| e.to_string()),
-            Err(e) => Err(e.to_string()),
+    let first = read_first(&st, &org_id, &filter, format);
+    let state = State { st, org_id, filter, format, first: Some(first), reading: VecDeque::new(), plan: None };
+    futures_util::stream::unfold(Some(state), |s| async move {
+        let mut s = s?;
+        let next = match s.first.take() {
+            Some(first) => s.take_first(first).await.map(|bytes| {
+                let mut chunk = Vec::new();
+                if s.format == Format::Csv {
+                    chunk.extend_from_slice(CSV_HEADER.as_bytes());
+                }
+                chunk.extend_from_slice(&bytes);
+                Some(chunk)
+            }),
+            None => s.next_chunk().await,
         };
-        match read {
-            Ok(read) => {
-                if let Some((after, asked)) = read.next {
-                    s.ahead = Some(read_ahead(&s.st, &s.org_id, &s.filter, s.format, Some(after), Some(asked)));
-                }
-                if chunk.is_empty() {
-                    chunk = read.bytes;
-                } else {
-                    chunk.extend_from_slice(&read.bytes);
-                }
-            }
+        match next {
+            Ok(Some(chunk)) => Some((Ok(Bytes::from(chunk)), Some(s))),
+            Ok(None) => None,
             Err(e) => {
                 tracing::error!(error = %e, event = "operations_export_failed", "the operation log export stopped");
+                None
             }
         }
-        Some((Ok(Bytes::from(chunk)), s))
     })
 }
 

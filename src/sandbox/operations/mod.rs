@@ -13,6 +13,7 @@ pub mod filter;
 pub mod model;
 pub mod pages;
 pub mod range;
+pub mod segments;
 pub mod service;
 pub mod sweep;
 pub mod timeline;

@@ -7,6 +7,7 @@ use super::cursor::{Cursor, Direction, Rank};
 use super::error::OperationsError;
 use super::filter::{self, Filter, FilterInput, PageQuery, OPERATIONS};
 use super::model::{OperationItem, OperationsPage, Total, COUNT_CAP};
+use super::segments::Range;
 use super::timeline::{self, Bars, Timeline};
 use crate::access::Caller;
 use crate::sandbox::log::model::{Narrowing, DEFAULT_PAGE};
@@ -227,4 +228,31 @@ pub async fn export_batch(
     let narrowing = narrowing(st, &mut log, org_id, f, batches::BATCH).await?;
     let n = batches::batch_size(asked, st.log.export_reads_every_match(f, narrowing.as_ref()));
     Ok((log.export_batch(org_id, f, narrowing.as_ref(), after, n).await?, n))
+}
+
+/// Up to `fetch` rows of the export within a range of time (`segments.rs`) after `after`: the
+/// rows of `f` between `range`'s `since` and `until` (both included) in place of the filter's
+/// own, the search narrowed as for the whole export ([`export_batch`]).
+pub async fn export_batch_within(
+    st: &AppState,
+    org_id: &str,
+    f: &Filter,
+    range: Range,
+    after: Option<&Cursor>,
+    fetch: u32,
+) -> Result<Vec<OperationItem>> {
+    let mut log = st.log.reader().await?;
+    let narrowing = narrowing(st, &mut log, org_id, f, batches::BATCH).await?;
+    let mut within = f.clone();
+    (within.since, within.until) = (range.since, Some(range.until));
+    Ok(log.export_batch(org_id, &within, narrowing.as_ref(), after, fetch).await?)
+}
+
+/// Below what the export's ranges need not start (`segments.rs`): the filter's `since`, else
+/// the organization's oldest row (`None`: it has none).
+pub async fn export_floor(st: &AppState, org_id: &str, f: &Filter) -> Result<Option<i64>> {
+    if let Some(since) = f.since {
+        return Ok(Some(since));
+    }
+    Ok(st.log.reader().await?.oldest(org_id).await?)
 }

@@ -1,0 +1,156 @@
+//! How an export's rows after its first batch are cut into ranges of time, read
+//! [`IN_FLIGHT`] at a time (`export.rs` streams them in order).
+//!
+//! One batch after the other, an export is one statement at a time: the database walks (or reads
+//! its index) on one core while the console encodes and compresses on another, and a large
+//! searched export left about 40 % of the machine idle (docs/benchmarks.md). A batch cannot start
+//! before the one before it ends (it starts after that batch's last row), but a range of time can:
+//! the rows from the first batch's last row down are cut into ranges `since..=until` (epoch
+//! milliseconds, both included, so the rows of one millisecond are in one range), each read by
+//! its own batches on its own connection, two at once, and sent in order. Whatever the cut, the
+//! ranges cover every millisecond from the first batch's last row down to the filter's `since`
+//! once (the last range is open below), so the rows and their order are exactly the batches'.
+//!
+//! **How wide a range is**: as wide as [`TARGET_ROWS`] rows at the rate the rows came so far (the
+//! first batch, then each range read), so a range is about one statement of the largest batch
+//! whatever the filter, and a filter of few rows costs a handful of ranges: a range at most
+//! [`MAX_GROWTH`] times as wide as the one before, and one that came back empty followed by one
+//! that much wider. No range starts before the organization's oldest row (or the filter's
+//! `since`): the range that would is the last.
+
+use super::batches::MAX_BATCH;
+
+/// How many ranges are read at once by default (`LogStore::export_ranges_at_once`): the one
+/// being sent and the next.
+pub const IN_FLIGHT: u32 = 2;
+
+/// The rows a range is sized for by default (`LogStore::export_range_rows`): one batch of
+/// [`MAX_BATCH`].
+pub const TARGET_ROWS: u32 = MAX_BATCH;
+
+/// How much wider a range may be than the one before it.
+pub const MAX_GROWTH: i64 = 8;
+
+/// A range of `created_at`, both ends included; `since: None` is open below (the last range of
+/// a filter without `since`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Range {
+    pub since: Option<i64>,
+    pub until: i64,
+}
+
+/// The ranges still to read, newest first.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The next range's newest millisecond.
+    until: i64,
+    /// Below this no range needs to start: the filter's `since`, else the organization's oldest row.
+    floor: i64,
+    /// The filter's `since`: where the last range starts.
+    since: Option<i64>,
+    /// The width of the last range handed out, in milliseconds.
+    span: i64,
+    /// Rows a millisecond, as last learned (the first batch, then each range read).
+    rate: f64,
+    /// The rows a range is sized for.
+    target: f64,
+    done: bool,
+}
+
+impl Plan {
+    /// The ranges after a first batch of `rows` rows from `newest` down to `last` (the
+    /// milliseconds of its first and last rows): the first range ends at `last` (it is read after
+    /// the batch's last row, which keeps the rest of that millisecond), then on down to `floor`.
+    pub fn after_first(newest: i64, last: i64, rows: usize, floor: i64, since: Option<i64>) -> Plan {
+        let span = newest.saturating_sub(last).saturating_add(1).max(1);
+        let rate = rows as f64 / span as f64;
+        Plan { until: last, floor, since, span, rate, target: f64::from(TARGET_ROWS), done: false }
+    }
+
+    /// The same ranges sized for `rows` rows each.
+    pub fn sized_for(mut self, rows: u32) -> Plan {
+        self.target = f64::from(rows.max(1));
+        self
+    }
+
+    /// The next range to read, `None` once every millisecond down to `since` was handed out.
+    pub fn next_range(&mut self) -> Option<Range> {
+        if self.done {
+            return None;
+        }
+        let widest = self.span.saturating_mul(MAX_GROWTH).max(1);
+        let wanted = if self.rate > 0.0 { (self.target / self.rate).ceil().min(widest as f64) as i64 } else { widest };
+        self.span = wanted.clamp(1, widest);
+        let since = self.until.saturating_sub(self.span - 1);
+        let range = if since <= self.floor {
+            self.done = true;
+            Range { since: self.since, until: self.until }
+        } else {
+            Range { since: Some(since), until: self.until }
+        };
+        self.until = since.saturating_sub(1);
+        Some(range)
+    }
+
+    /// A range was read whole and held `rows` rows: the next ranges are sized by its rate.
+    pub fn learned(&mut self, range: Range, rows: usize) {
+        if let Some(since) = range.since {
+            let span = range.until.saturating_sub(since).saturating_add(1).max(1);
+            self.rate = rows as f64 / span as f64;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(mut plan: Plan, rows_per_ms: f64) -> Vec<Range> {
+        let mut out = Vec::new();
+        while let Some(r) = plan.next_range() {
+            let span = r.since.map_or(1, |s| r.until - s + 1);
+            plan.learned(r, (span as f64 * rows_per_ms) as usize);
+            out.push(r);
+            assert!(out.len() < 10_000, "the ranges end");
+        }
+        out
+    }
+
+    #[test]
+    fn the_ranges_cover_every_millisecond_down_to_since_once() {
+        for (rate, floor, since) in [(0.5, 1_000, None), (0.001, 1_000, Some(1_000)), (40.0, 990_000, Some(990_000))] {
+            let ranges = all(Plan::after_first(1_000_000, 999_000, 1_000, floor, since), rate);
+            assert_eq!(ranges[0].until, 999_000, "the first range keeps the last row's millisecond");
+            for pair in ranges.windows(2) {
+                assert_eq!(pair[1].until, pair[0].since.unwrap() - 1, "no gap, no overlap: {pair:?}");
+            }
+            assert_eq!(ranges.last().unwrap().since, since, "the last is open below, or at since");
+        }
+    }
+
+    #[test]
+    fn a_range_is_sized_for_a_batch_at_the_rate_seen() {
+        // 1,000 rows in 1,000 ms: one a millisecond, so 10,000 ms would hold a batch, but a range
+        // is at most 8 times as wide as what came before (the first batch's 1,000 ms).
+        let mut plan = Plan::after_first(1_000_000, 999_001, 1_000, 0, None);
+        let first = plan.next_range().unwrap();
+        assert_eq!(first, Range { since: Some(991_002), until: 999_001 });
+        // It held 8,000 rows: the next holds 10,000 at that rate.
+        plan.learned(first, 8_000);
+        assert_eq!(plan.next_range(), Some(Range { since: Some(981_002), until: 991_001 }));
+        // One that held a hundredth as many: the next is at most 8 times as wide.
+        plan.learned(Range { since: Some(981_002), until: 991_001 }, 100);
+        let r = plan.next_range().unwrap();
+        assert_eq!(r.until - r.since.unwrap() + 1, 80_000);
+    }
+
+    #[test]
+    fn few_rows_cost_a_handful_of_ranges() {
+        // 1,000 rows in the newest second, then almost nothing over 30 days.
+        let day = 86_400_000;
+        let ranges = all(Plan::after_first(30 * day, 30 * day - 999, 1_000, 0, None), 0.000_01);
+        assert!(ranges.len() <= 10, "{} ranges", ranges.len());
+        let empty = all(Plan::after_first(30 * day, 30 * day - 999, 1_000, 0, None), 0.0);
+        assert!(empty.len() <= 10, "{} ranges", empty.len());
+    }
+}

@@ -1,0 +1,96 @@
+//! The export read in ranges of time, two at once (`sandbox/operations/segments.rs`,
+//! `export.rs`): after its first batch of 1,000 rows the rest of a large export is cut into
+//! ranges sized by the rate its rows came at; whatever the cut (bursts of many rows in one
+//! millisecond on a range's edge, idle gaps, a rate that changes a thousandfold), the export holds
+//! every matching row once, in the order one table gives, as NDJSON and as CSV, for every kind of
+//! filter, on SQLite and PostgreSQL. The ranges are sized for 40 rows here (the console's are
+//! 10,000), so some 3,000 rows cross dozens of them.
+
+use reqwest::Method;
+use serde_json::Value;
+
+use crate::db_test;
+use crate::helpers::TestApp;
+use crate::operations_log::{fixture, seed, Fixture, Row, DAY, HOUR};
+
+/// Rows seeded in time order, newest last: a burst of 1,400 rows in the newest 2 seconds (ten to a
+/// millisecond: the first batch's last row and each range's edge fall among rows of one
+/// millisecond), a row every 10 seconds for 3 hours, a day with nothing, 400 rows in one
+/// millisecond, and 20 rows 20 days back. Every fifth row failed; targets cycle through `edge`,
+/// `ed/x` and `other`.
+async fn many(app: &TestApp, f: &Fixture) {
+    let mut times: Vec<i64> = (0..20).map(|k| f.now - 20 * DAY + k * 1_000).collect();
+    times.extend(std::iter::repeat_n(f.now - 4 * DAY, 400));
+    times.extend((0..1_080).map(|k| f.now - 3 * HOUR - 10_000 + k * 10_000));
+    times.extend((0..1_400).map(|k| f.now - 2_000 + k / 10));
+    let rows: Vec<Row> = times
+        .iter()
+        .enumerate()
+        .map(|(k, &at)| Row {
+            target: match k % 3 {
+                0 => format!("/workspace/edge/{k}.txt"),
+                1 => format!("/workspace/ed/x{k}"),
+                _ => format!("/workspace/other/{k}"),
+            },
+            ok: k % 5 != 0,
+            detail: if k % 97 == 0 { "a seldom word".into() } else { String::new() },
+            at,
+            ..f.rows[0].clone()
+        })
+        .collect();
+    for chunk in rows.chunks(500) {
+        seed(app, chunk).await;
+    }
+}
+
+/// The organization's rows matching `condition`, newest first, ties by id: one table's order.
+async fn table_order(app: &TestApp, f: &Fixture, condition: &str) -> Vec<String> {
+    app.scalar_strings(&format!(
+        "SELECT CAST(id AS TEXT) FROM sandbox_operations WHERE organization_id = '{}'{condition} \
+         ORDER BY created_at DESC, id DESC",
+        f.org
+    ))
+    .await
+}
+
+async fn exported(app: &TestApp, query: &str) -> Vec<String> {
+    let r = app.web.api(Method::GET, &format!("/api/v1/operations/export?{query}"), None).await;
+    assert_eq!(r.status, 200, "{query}: {}", r.body);
+    r.body
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("json line")["id"].as_str().expect("id").to_string())
+        .collect()
+}
+
+db_test! {
+    async fn an_export_read_in_ranges_holds_every_row_once_in_one_tables_order(app: TestApp) {
+        let f = fixture(&app).await;
+        many(&app, &f).await;
+        app.state.log.set_export_range_rows(40);
+        let (since, until) = (f.now - 5 * DAY, f.now - HOUR);
+        for (query, condition) in [
+            ("", String::new()),
+            ("q=ed", " AND target LIKE '%ed%'".into()),
+            ("q=edge", " AND target LIKE '%edge%'".into()),
+            ("q=ed/x", " AND target LIKE '%ed/x%'".into()),
+            ("failed_only=true", " AND ok = 0".into()),
+            ("q=seldom", " AND detail LIKE '%seldom%'".into()),
+            (&*format!("since={since}&until={until}"), format!(" AND created_at >= {since} AND created_at <= {until}")),
+            (&*format!("q=other&since={since}"), format!(" AND target LIKE '%other%' AND created_at >= {since}")),
+        ] {
+            let expected = table_order(&app, &f, &condition).await;
+            let got = exported(&app, query).await;
+            assert_eq!(got.len(), expected.len(), "{query}: as many rows as the table holds");
+            assert_eq!(got, expected, "{query}: the table's rows in its order");
+        }
+        // Large enough to be read in ranges (more than the first batch of 1,000).
+        assert!(table_order(&app, &f, " AND target LIKE '%ed%'").await.len() > 1_000);
+        // CSV: the header once, then the same rows.
+        let r = app.web.api(Method::GET, "/api/v1/operations/export?q=ed&format=csv", None).await;
+        let lines: Vec<&str> = r.body.split("\r\n").filter(|l| !l.is_empty()).collect();
+        assert!(lines[0].starts_with("time,op,"), "{}", lines[0]);
+        assert_eq!(lines.iter().filter(|l| l.starts_with("time,op,")).count(), 1, "one header");
+        let ids: Vec<&str> = lines[1..].iter().map(|l| l.rsplit(',').next().expect("id")).collect();
+        assert_eq!(ids, table_order(&app, &f, " AND target LIKE '%ed%'").await);
+    }
+}
