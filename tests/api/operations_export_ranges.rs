@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::db_test;
 use crate::helpers::TestApp;
 use crate::operations_log::{fixture, seed, Fixture, Row, DAY, HOUR};
+use crate::operations_log_partitions::table_order;
 
 /// Rows seeded in time order, newest last: a burst of 1,400 rows in the newest 2 seconds (ten to a
 /// millisecond: the first batch's last row and each range's edge fall among rows of one
@@ -41,16 +42,6 @@ async fn many(app: &TestApp, f: &Fixture) {
     for chunk in rows.chunks(500) {
         seed(app, chunk).await;
     }
-}
-
-/// The organization's rows matching `condition`, newest first, ties by id: one table's order.
-async fn table_order(app: &TestApp, f: &Fixture, condition: &str) -> Vec<String> {
-    app.scalar_strings(&format!(
-        "SELECT CAST(id AS TEXT) FROM sandbox_operations WHERE organization_id = '{}'{condition} \
-         ORDER BY created_at DESC, id DESC",
-        f.org
-    ))
-    .await
 }
 
 async fn exported(app: &TestApp, query: &str) -> Vec<String> {

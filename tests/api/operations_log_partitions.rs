@@ -56,7 +56,7 @@ async fn across_partitions(app: &TestApp, f: &Fixture) -> i64 {
 
 /// The organization's rows matching `condition`, as one table orders them (newest first, ties by
 /// id).
-async fn table_order(app: &TestApp, f: &Fixture, condition: &str) -> Vec<String> {
+pub(crate) async fn table_order(app: &TestApp, f: &Fixture, condition: &str) -> Vec<String> {
     app.scalar_strings(&format!(
         "SELECT CAST(id AS TEXT) FROM sandbox_operations WHERE organization_id = '{}'{condition} \
          ORDER BY created_at DESC, id DESC",
