@@ -1206,14 +1206,14 @@ db_test! {
 }
 
 db_test! {
-    async fn a_searched_export_streams_every_match_in_order_across_its_growing_batches(app: TestApp) {
+    async fn a_searched_export_streams_every_match_in_order_across_its_batches_and_ranges(app: TestApp) {
         use agenticos::db::DbKind;
         use agenticos::sandbox::operations::{export, filter};
         let f = fixture(&app).await;
         // 12,000 old rows that hold `zebra`, three to a millisecond (the batches' edges fall
         // within ties), then 2,100 newer ones that do not: among the newest rows the term is
-        // rare, so PostgreSQL reads it from its rare trigrams' index (every match a batch), while
-        // `workspace`, in every row, is walked to in batches of 1,000, 4,000, then 10,000.
+        // rare, so PostgreSQL reads it from its rare trigrams' index, while `workspace`, in every
+        // row, is walked to: both a first batch of 1,000, then ranges of time read two at once.
         let mut rows = Vec::new();
         for i in 0..14_100usize {
             let zebra = i >= 2_100;
@@ -1232,12 +1232,12 @@ db_test! {
         seed(&app, &rows).await;
         app.state.log.index_search().await.expect("index the queued rows");
         let mut c = app.state.log.reader().await.expect("reader");
-        for (q, reads_every_match) in [("zebra", true), ("workspace", false)] {
+        for (q, walks) in [("zebra", false), ("workspace", true)] {
             let filter = filter::parse_filter(&filter::FilterInput::from_query(&format!("q={q}"))).expect("valid");
             let narrowing = c.search_narrowing_for(&f.org, &filter, export::BATCH).await.expect("narrowing");
             assert_eq!(
-                app.state.log.export_reads_every_match(&filter, narrowing.as_ref()),
-                reads_every_match && app.state.db.kind() == DbKind::Postgres,
+                app.state.log.export_walks(&filter, narrowing.as_ref()),
+                walks && app.state.db.kind() == DbKind::Postgres,
                 "{q}: {narrowing:?}"
             );
         }

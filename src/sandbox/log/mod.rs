@@ -202,15 +202,6 @@ impl LogStore {
         self.kind() == DbKind::Postgres && postgres_store::export_walks(f, narrowing)
     }
 
-    /// Whether an export batch with `f` costs every match of what it reads whatever its LIMIT: on
-    /// PostgreSQL, a batch that is not walked ([`LogStore::export_walks`]) reads the candidates of
-    /// a rare trigram or of an equality filter's index in each window of partitions it asks and
-    /// sorts them by time; so the export asks for its largest batches at once
-    /// (`operations::batches::batch_size`).
-    pub fn export_reads_every_match(&self, f: &Filter, narrowing: Option<&Narrowing>) -> bool {
-        self.kind() == DbKind::Postgres && !postgres_store::export_walks(f, narrowing)
-    }
-
     /// The SQL of a page as [`Reader::page`] runs it (the plan tests).
     pub fn page_sql(
         &self,

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 
 use actix_web::web::{Bytes, Data};
 
-pub use super::batches::{batch_size, BATCH, MAX_BATCH};
+pub use super::batches::{BATCH, MAX_BATCH};
 use super::cursor::Cursor;
 use super::error::OperationsError;
 use super::filter::Filter;
@@ -158,14 +158,13 @@ pub fn encode(format: Format, rows: &[OperationItem]) -> Vec<u8> {
     out
 }
 
-/// One batch read and encoded: its bytes, its rows' newest and oldest times, and where the next
-/// batch starts with the rows this one asked for (`None` once a batch came back short: the export
-/// is complete).
+/// The first batch read and encoded: its bytes, its rows' newest and oldest times, and the cursor
+/// after its last row when it was full (`None`: the export is complete).
 struct Read {
     bytes: Vec<u8>,
     rows: usize,
     times: Option<(i64, i64)>,
-    next: Option<(Cursor, u32)>,
+    next: Option<Cursor>,
 }
 
 /// A task of the export's, aborted when dropped (the download was dropped: the client went away),
@@ -195,9 +194,9 @@ fn read_first(
 ) -> Task<Result<Read, OperationsError>> {
     let (st, org_id, filter) = (st.clone(), org_id.to_string(), filter.clone());
     Task(actix_web::rt::spawn(async move {
-        let (rows, n) = service::export_batch(&st, &org_id, &filter, None, None).await?;
+        let rows = service::export_first_batch(&st, &org_id, &filter).await?;
         let next = match rows.last() {
-            Some(last) if rows.len() >= n as usize => Some((Cursor::after(last.time, &last.id), n)),
+            Some(last) if rows.len() >= BATCH as usize => Some(Cursor::after(last.time, &last.id)),
             _ => None,
         };
         let times = rows.first().zip(rows.last()).map(|(a, b)| (a.time, b.time));
@@ -266,7 +265,7 @@ impl State {
     async fn take_first(&mut self, task: Task<Result<Read, OperationsError>>) -> Result<Vec<u8>, String> {
         let mut task = task;
         let read = (&mut task.0).await.map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
-        if let (Some((after, _)), Some((newest, last))) = (read.next, read.times) {
+        if let (Some(after), Some((newest, last))) = (read.next, read.times) {
             let floor = service::export_floor(&self.st, &self.org_id, &self.filter).await.map_err(|e| e.to_string())?;
             let floor = floor.unwrap_or(last).min(last);
             let rows = self.st.log.export_range_rows();

@@ -212,27 +212,19 @@ pub async fn timeline_capped(
     Ok(Some(Timeline::of(from, to, bars, &counted, cap)))
 }
 
-/// A batch of the export: the rows older than `after` (or the newest), newest first, and how many
-/// it asked for ([`batches::batch_size`]: the batch before it asked for `asked`). The search's
-/// narrowing is the one for the first batch's size, the same for every batch of the export (any
-/// narrowing finds the same rows in the same order; this one keeps the planner's choice of walk
-/// or index the same from batch to batch).
-pub async fn export_batch(
-    st: &AppState,
-    org_id: &str,
-    f: &Filter,
-    after: Option<&Cursor>,
-    asked: Option<u32>,
-) -> Result<(Vec<OperationItem>, u32)> {
+/// The export's first batch: its newest [`batches::BATCH`] rows, newest first. The search's
+/// narrowing is the one for that batch's size, the same for every batch of the export
+/// ([`export_batch_within`]: any narrowing finds the same rows in the same order; this one keeps
+/// the planner's choice of walk or index the same from batch to batch).
+pub async fn export_first_batch(st: &AppState, org_id: &str, f: &Filter) -> Result<Vec<OperationItem>> {
     let mut log = st.log.reader().await?;
     let narrowing = narrowing(st, &mut log, org_id, f, batches::BATCH).await?;
-    let n = batches::batch_size(asked, st.log.export_reads_every_match(f, narrowing.as_ref()));
-    Ok((log.export_batch(org_id, f, narrowing.as_ref(), after, n).await?, n))
+    Ok(log.export_batch(org_id, f, narrowing.as_ref(), None, batches::BATCH).await?)
 }
 
 /// Up to `fetch` rows of the export within a range of time (`segments.rs`) after `after`: the
 /// rows of `f` between `range`'s `since` and `until` (both included) in place of the filter's
-/// own, the search narrowed as for the whole export ([`export_batch`]).
+/// own, the search narrowed as for the whole export ([`export_first_batch`]).
 pub async fn export_batch_within(
     st: &AppState,
     org_id: &str,
