@@ -1,5 +1,5 @@
 //! The export read in ranges of time, two at once (`sandbox/operations/segments.rs`,
-//! `export.rs`): after its first batch of 1,000 rows the rest of a large export is cut into
+//! `export.rs`): after its first batch of 200 rows the rest of a large export is cut into
 //! ranges sized by the rate its rows came at; whatever the cut (bursts of many rows in one
 //! millisecond on a range's edge, idle gaps, a rate that changes a thousandfold), the export holds
 //! every matching row once, in the order one table gives, as NDJSON and as CSV, for every kind of
@@ -74,7 +74,7 @@ db_test! {
             assert_eq!(got.len(), expected.len(), "{query}: as many rows as the table holds");
             assert_eq!(got, expected, "{query}: the table's rows in its order");
         }
-        // Large enough to be read in ranges (more than the first batch of 1,000).
+        // Large enough to be read in ranges (many times the first batch of 200).
         assert!(table_order(&app, &f, " AND target LIKE '%ed%'").await.len() > 1_000);
         // CSV: the header once, then the same rows.
         let r = app.web.api(Method::GET, "/api/v1/operations/export?q=ed&format=csv", None).await;

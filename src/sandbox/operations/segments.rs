@@ -16,7 +16,7 @@
 //! whatever the filter, and a filter of few rows costs a handful of ranges: a range at most
 //! [`MAX_GROWTH`] times as wide as the one before, and one that came back empty followed by one
 //! that much wider. No range starts before the organization's oldest row (or the filter's
-//! `since`): the range that would is the last.
+//! `since`): the rest down to it is cut in two halves, read at once, the second open below.
 
 use super::batches::MAX_BATCH;
 
@@ -54,6 +54,8 @@ pub struct Plan {
     rate: f64,
     /// The rows a range is sized for.
     target: f64,
+    /// The rest was cut in two halves (the next range is the last).
+    halved: bool,
     done: bool,
 }
 
@@ -64,7 +66,7 @@ impl Plan {
     pub fn after_first(newest: i64, last: i64, rows: usize, floor: i64, since: Option<i64>) -> Plan {
         let span = newest.saturating_sub(last).saturating_add(1).max(1);
         let rate = rows as f64 / span as f64;
-        Plan { until: last, floor, since, span, rate, target: f64::from(TARGET_ROWS), done: false }
+        Plan { until: last, floor, since, span, rate, target: f64::from(TARGET_ROWS), halved: false, done: false }
     }
 
     /// The same ranges sized for `rows` rows each.
@@ -82,7 +84,15 @@ impl Plan {
         let wanted = if self.rate > 0.0 { (self.target / self.rate).ceil().min(widest as f64) as i64 } else { widest };
         self.span = wanted.clamp(1, widest);
         let since = self.until.saturating_sub(self.span - 1);
-        let range = if since <= self.floor {
+        let remaining = self.until.saturating_sub(self.floor).saturating_add(1);
+        let range = if since <= self.floor && !self.halved && remaining >= 2 {
+            // The rest in two halves read at once, not in one range alone: a read that costs its
+            // partitions more than its rows (a rare term's index) takes half the time.
+            self.halved = true;
+            let half = remaining / 2;
+            self.until -= half;
+            return Some(Range { since: Some(self.until + 1), until: self.until + half });
+        } else if since <= self.floor || self.halved {
             self.done = true;
             Range { since: self.since, until: self.until }
         } else {
@@ -142,6 +152,16 @@ mod tests {
         plan.learned(Range { since: Some(981_002), until: 991_001 }, 100);
         let r = plan.next_range().unwrap();
         assert_eq!(r.until - r.since.unwrap() + 1, 80_000);
+    }
+
+    #[test]
+    fn the_rest_is_read_in_two_halves_at_once() {
+        // 1,000 rows in the newest 10,000 ms: a range 8 times as wide would reach the oldest row
+        // (20,000), so the 70,002 ms left are two ranges of 35,001, the second open below.
+        let mut plan = Plan::after_first(100_000, 90_001, 1_000, 20_000, None).sized_for(1_000_000);
+        assert_eq!(plan.next_range(), Some(Range { since: Some(55_001), until: 90_001 }));
+        assert_eq!(plan.next_range(), Some(Range { since: None, until: 55_000 }));
+        assert_eq!(plan.next_range(), None);
     }
 
     #[test]
