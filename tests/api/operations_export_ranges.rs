@@ -1,5 +1,5 @@
 //! The export read in ranges of time, two at once (`sandbox/operations/segments.rs`,
-//! `export.rs`): after its first batch of 200 rows the rest of a large export is cut into
+//! `export.rs`): after its first batch (200 rows, 1,000 on SQLite) the rest of a large export is cut into
 //! ranges sized by the rate its rows came at; whatever the cut (bursts of many rows in one
 //! millisecond on a range's edge, idle gaps, a rate that changes a thousandfold), the export holds
 //! every matching row once, in the order one table gives, as NDJSON and as CSV, for every kind of

@@ -1,13 +1,13 @@
 //! The export: the same filtered rows as the pages, newest first, streamed as NDJSON or CSV: a
-//! first keyset batch of 200 ([`FIRST_BATCH`]), then the rest in ranges of time read two at once
-//! (`segments.rs`), each in batches of up to 10,000 ([`MAX_BATCH`]) — a few batches in memory,
-//! whatever the size of the log.
+//! first keyset batch ([`first_batch`]: 200 rows, 1,000 on SQLite), then the rest in ranges of
+//! time read two at once (`segments.rs`), each in batches of up to 10,000 ([`MAX_BATCH`]) — a few
+//! batches in memory, whatever the size of the log.
 
 use std::collections::VecDeque;
 
 use actix_web::web::{Bytes, Data};
 
-pub use super::batches::{BATCH, FIRST_BATCH, MAX_BATCH};
+pub use super::batches::{first_batch, BATCH, FIRST_BATCH, MAX_BATCH};
 use super::cursor::Cursor;
 use super::error::OperationsError;
 use super::filter::Filter;
@@ -196,7 +196,7 @@ fn read_first(
     Task(actix_web::rt::spawn(async move {
         let rows = service::export_first_batch(&st, &org_id, &filter).await?;
         let next = match rows.last() {
-            Some(last) if rows.len() >= FIRST_BATCH as usize => Some(Cursor::after(last.time, &last.id)),
+            Some(last) if rows.len() >= first_batch(st.log.kind()) as usize => Some(Cursor::after(last.time, &last.id)),
             _ => None,
         };
         let times = rows.first().zip(rows.last()).map(|(a, b)| (a.time, b.time));
@@ -309,7 +309,7 @@ pub fn attachment(
 }
 
 /// The rows as a stream of chunks, in the order of the pages: the CSV header and the first batch
-/// (200 rows, or all of them), then, when there are more, the rest cut into ranges of time
+/// (200 rows, 1,000 on SQLite, or all of them), then, when there are more, the rest cut into ranges of time
 /// (`segments.rs`) read two at once, each range's batches sent in order before the next range's.
 /// While a chunk is sent (and compressed), the next batches are read and encoded: the database's
 /// work and the console's overlap, on two of the database's connections. A database failure

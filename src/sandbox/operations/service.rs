@@ -212,14 +212,14 @@ pub async fn timeline_capped(
     Ok(Some(Timeline::of(from, to, bars, &counted, cap)))
 }
 
-/// The export's first batch: its newest [`batches::FIRST_BATCH`] rows, newest first. The search's
+/// The export's first batch: its newest [`batches::first_batch`] rows, newest first. The search's
 /// narrowing is the one for [`batches::BATCH`] rows, the same for every batch of the export
 /// ([`export_batch_within`]: any narrowing finds the same rows in the same order; this one keeps
 /// the planner's choice of walk or index the same from batch to batch).
 pub async fn export_first_batch(st: &AppState, org_id: &str, f: &Filter) -> Result<Vec<OperationItem>> {
     let mut log = st.log.reader().await?;
     let narrowing = narrowing(st, &mut log, org_id, f, batches::BATCH).await?;
-    Ok(log.export_batch(org_id, f, narrowing.as_ref(), None, batches::FIRST_BATCH).await?)
+    Ok(log.export_batch(org_id, f, narrowing.as_ref(), None, batches::first_batch(st.log.kind())).await?)
 }
 
 /// Up to `fetch` rows of the export within a range of time (`segments.rs`) after `after`: the
