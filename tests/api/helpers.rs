@@ -495,6 +495,8 @@ impl Resp {
 enum ClosedUnder {
     Reset,
     Closed,
+    /// The request was never written: nothing of it reached the console.
+    Unwritten,
 }
 
 fn closed_under_the_request(e: &reqwest::Error) -> Option<ClosedUnder> {
@@ -505,14 +507,19 @@ fn closed_under_the_request(e: &reqwest::Error) -> Option<ClosedUnder> {
                 return Some(ClosedUnder::Reset);
             }
         }
-        // A request canceled before it was written: its pooled connection ended under it (hyper
-        // read an unexpected message on the idle connection, e.g. the server closing it), so the
-        // console never saw it.
-        // Or an answer came on it before the request was (the console's 408 for a pooled connection
-        // that was never used: hyper's "unexpected message", which it has no predicate for).
-        if s.downcast_ref::<hyper::Error>().is_some_and(|h| {
-            h.is_incomplete_message() || h.is_canceled() || h.to_string().contains("unexpected message")
-        }) {
+        // A request canceled before it was written: its connection ended under it (hyper read an
+        // unexpected message on it, e.g. the server closing it), so the console never saw it. Or
+        // an answer came on it before the request was written (the console's 408 for a connection
+        // whose first request did not come within 5 s on a loaded machine: hyper's "unexpected
+        // message", which it has no predicate for; a full run, `POST /setup`). Either way nothing
+        // was written: any request may be sent again.
+        if s.downcast_ref::<hyper::Error>()
+            .is_some_and(|h| h.is_canceled() || h.to_string().contains("unexpected message"))
+        {
+            return Some(ClosedUnder::Unwritten);
+        }
+        // The connection ended before an answer: the request may have been read.
+        if s.downcast_ref::<hyper::Error>().is_some_and(|h| h.is_incomplete_message()) {
             return Some(ClosedUnder::Closed);
         }
         source = s.source();
@@ -548,7 +555,8 @@ impl Client {
         // was now and then reset under the next request (`GET /` after `POST /setup`, `POST
         // /setup` after `GET /setup`: two or three tests in some full runs). A GET or HEAD is sent
         // again whenever the connection ended under it; any other request only after a reset,
-        // which the console's end sends when it closes with our request unread.
+        // which the console's end sends when it closes with our request unread, or when it was
+        // never written.
         let idempotent = rb
             .try_clone()
             .and_then(|b| b.build().ok())
@@ -572,7 +580,7 @@ impl Client {
                 (Ok(res), _) => break res,
                 (Err(e), Some(again))
                     if tries < 3
-                        && closed_under_the_request(&e).is_some_and(|how| idempotent || how == ClosedUnder::Reset) =>
+                        && closed_under_the_request(&e).is_some_and(|how| idempotent || how != ClosedUnder::Closed) =>
                 {
                     tries += 1;
                     next = Some(again);
