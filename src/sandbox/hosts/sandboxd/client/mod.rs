@@ -137,11 +137,22 @@ struct Call<'a> {
     authenticated: bool,
     /// A 409 here is a version-skew signal (re-attaching a stored reference).
     reattach: bool,
+    /// Sent on a connection opened for it, never on an idle one (see [`Call::fresh`]).
+    fresh: bool,
 }
 
 impl<'a> Call<'a> {
     fn new(method: Method, route: Route<'a>, timeout: Duration) -> Self {
-        Self { method, route, query: Vec::new(), body: Body::None, timeout, authenticated: true, reattach: false }
+        Self {
+            method,
+            route,
+            query: Vec::new(),
+            body: Body::None,
+            timeout,
+            authenticated: true,
+            reattach: false,
+            fresh: false,
+        }
     }
 
     fn get(route: Route<'a>, timeout: Duration) -> Self {
@@ -166,6 +177,18 @@ impl<'a> Call<'a> {
 
     fn anonymous(mut self) -> Self {
         self.authenticated = false;
+        self
+    }
+
+    /// Send on a new connection: for a call that must not be sent twice (`POST /run`). An idle
+    /// keep-alive connection may be closed by the host at the moment a request is written on it
+    /// (RFC 9112 section 9.3.1: only an idempotent request may then be retried); the request is
+    /// lost with "connection closed before message completed", and a command cannot be sent again
+    /// without perhaps running twice (a full test run: a `POST /run` taken from the pool failed so
+    /// with `IDLE_MAX` at 2 s of uvicorn's 5). A new connection costs a connect (loopback: tens of
+    /// microseconds; a remote host: one round trip), small beside starting a process there.
+    fn fresh(mut self) -> Self {
+        self.fresh = true;
         self
     }
 }
@@ -209,14 +232,19 @@ impl SandboxdClient {
     /// The HTTP client this module expects: no redirects (reqwest would carry
     /// the token header to wherever one points), a 5 s connect timeout.
     pub fn default_http() -> reqwest::Result<reqwest::Client> {
-        reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(Duration::from_secs(5))
+        Self::http_builder()
             // sandboxd (uvicorn) closes a connection idle for 5 s; dropping ours sooner keeps a
             // request from being sent on a connection the host is closing at that moment.
             .pool_idle_timeout(lean::IDLE_MAX)
-            .user_agent(concat!("agenticos/", env!("CARGO_PKG_VERSION")))
             .build()
+    }
+
+    /// [`Self::default_http`]'s settings but its pool's.
+    fn http_builder() -> reqwest::ClientBuilder {
+        reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(Duration::from_secs(5))
+            .user_agent(concat!("agenticos/", env!("CARGO_PKG_VERSION")))
     }
 
     /// Send every request on a connection of the calling thread: for a plain `http://` host
@@ -390,7 +418,7 @@ impl SandboxdClient {
             return Err(SandboxdError::invalid("a command's timeout must be above zero"));
         }
         let wait = request.timeout.unwrap_or(DEFAULT_EXECUTE_TIMEOUT) + self.timeouts.run_margin;
-        let call = Call::post(Route::Run(session_id), wait).json(&RunBody {
+        let call = Call::post(Route::Run(session_id), wait).fresh().json(&RunBody {
             argv: &request.argv,
             env: &request.env,
             timeout_seconds: request.timeout.map(|t| t.as_secs_f64()),
@@ -688,10 +716,15 @@ impl SandboxdClient {
                 content_type,
                 body,
                 timeout: call.timeout,
+                fresh: call.fresh,
             };
             lean::send(request).await?
         } else {
-            let mut request = self.http().request(call.method.clone(), url).timeout(call.timeout);
+            let http = match call.fresh {
+                true => transport::unpooled(),
+                false => self.http(),
+            };
+            let mut request = http.request(call.method.clone(), url).timeout(call.timeout);
             if let Some((name, value)) = token {
                 request = request.header(name, value);
             }

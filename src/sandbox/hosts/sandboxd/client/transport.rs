@@ -34,6 +34,22 @@ pub(super) async fn through_reqwest(request: reqwest::RequestBuilder) -> Result<
 
 /// Whether the environment names a proxy for plain HTTP (which reqwest honours and [`lean`]
 /// would not).
+/// A client that keeps no connection idle: each request goes out on a connection of its own
+/// ([`super::SandboxdClient::default_http`]'s settings otherwise), for a call that must not be sent
+/// on a connection the host may be closing. One per process: it pools nothing, so nothing of it
+/// outlives the runtime that sent a request.
+pub(super) fn unpooled() -> reqwest::Client {
+    static UNPOOLED: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    UNPOOLED
+        .get_or_init(|| {
+            super::SandboxdClient::http_builder()
+                .pool_max_idle_per_host(0)
+                .build()
+                .unwrap_or_else(|_| reqwest::Client::new())
+        })
+        .clone()
+}
+
 pub(super) fn proxy_configured() -> bool {
     ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"]
         .iter()
@@ -72,7 +88,9 @@ pub(super) mod lean {
     /// pool at 4 s was now and then written after uvicorn had closed its connection (a long
     /// `POST /run` in a full test run: "connection closed before message completed", a POST
     /// that cannot be sent again), since the time between taking a connection and writing on it
-    /// is the scheduler's.
+    /// is the scheduler's. It still happened once at 2 s (the cause not found: no keep-alive
+    /// timer could fire by then), so a `POST /run` now takes no idle connection at all
+    /// (`Request::fresh`).
     pub(in crate::sandbox::hosts::sandboxd::client) const IDLE_MAX: Duration = Duration::from_secs(2);
     /// The longest a new connection may take to open.
     const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -109,6 +127,8 @@ pub(super) mod lean {
         pub content_type: Option<&'static str>,
         pub body: Bytes,
         pub timeout: Duration,
+        /// On a new connection, never an idle one (kept idle afterwards like any other).
+        pub fresh: bool,
     }
 
     /// `host:port` of an `http://` URL without user info: what [`send`] can reach.
@@ -136,7 +156,8 @@ pub(super) mod lean {
     }
 
     async fn exchange(authority: &str, r: &Request<'_>) -> Result<Answer, SandboxdError> {
-        let mut conn = match take_idle(authority) {
+        let idle = if r.fresh { None } else { take_idle(authority) };
+        let mut conn = match idle {
             Some(c) => c,
             None => connect(authority).await?,
         };
@@ -295,6 +316,7 @@ pub(super) mod lean {
                 content_type: None,
                 body,
                 timeout: Duration::from_secs(5),
+                fresh: false,
             };
             // More than the loopback's socket buffers hold, so most of it is unsent at the answer.
             let first = send(request(Bytes::from(vec![b'x'; 32 << 20]))).await.expect("answered");
@@ -306,6 +328,75 @@ pub(super) mod lean {
                 "the next request waited on the first connection"
             );
             assert_eq!(accepted.load(Ordering::SeqCst), 2, "the second request went on a connection of its own");
+        }
+
+        /// A keep-alive host answering every request `204`; counts the connections it accepted.
+        async fn keep_alive_host() -> (String, Arc<AtomicUsize>) {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+            let address = listener.local_addr().expect("address").to_string();
+            let accepted = Arc::new(AtomicUsize::new(0));
+            let count = accepted.clone();
+            tokio::spawn(async move {
+                while let Ok((mut socket, _)) = listener.accept().await {
+                    count.fetch_add(1, Ordering::SeqCst);
+                    tokio::spawn(async move {
+                        let mut seen = Vec::new();
+                        let mut chunk = [0u8; 4096];
+                        loop {
+                            match socket.read(&mut chunk).await {
+                                Ok(0) | Err(_) => return,
+                                Ok(k) => seen.extend_from_slice(&chunk[..k]),
+                            }
+                            // Bodiless requests: one answer per head.
+                            while let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
+                                seen.drain(..end + 4);
+                                if socket.write_all(b"HTTP/1.1 204 No Content\r\n\r\n").await.is_err() {
+                                    return;
+                                }
+                            }
+                        }
+                    });
+                }
+            });
+            (address, accepted)
+        }
+
+        #[tokio::test]
+        async fn a_fresh_request_never_takes_an_idle_connection() {
+            let (address, accepted) = keep_alive_host().await;
+            let url = Url::parse(&format!("http://{address}/sessions/s/run")).expect("url");
+            let request = |fresh| Request {
+                method: Method::GET,
+                url: &url,
+                token: None,
+                content_type: None,
+                body: Bytes::new(),
+                timeout: Duration::from_secs(5),
+                fresh,
+            };
+            for _ in 0..2 {
+                assert_eq!(send(request(false)).await.expect("answered").status, 204);
+            }
+            assert_eq!(accepted.load(Ordering::SeqCst), 1, "kept alive: one connection for both");
+            for expected in [2, 3] {
+                assert_eq!(send(request(true)).await.expect("answered").status, 204);
+                assert_eq!(accepted.load(Ordering::SeqCst), expected, "a fresh request opens its own");
+            }
+        }
+
+        #[tokio::test]
+        async fn the_unpooled_client_opens_a_connection_per_request() {
+            let (address, accepted) = keep_alive_host().await;
+            let url = format!("http://{address}/sessions/s/run");
+            let pooled = crate::sandbox::hosts::sandboxd::client::SandboxdClient::default_http().expect("client");
+            for _ in 0..2 {
+                assert_eq!(pooled.get(&url).send().await.expect("answered").status(), 204);
+            }
+            assert_eq!(accepted.load(Ordering::SeqCst), 1, "the default client keeps its connection");
+            for expected in [2, 3] {
+                assert_eq!(super::super::unpooled().get(&url).send().await.expect("answered").status(), 204);
+                assert_eq!(accepted.load(Ordering::SeqCst), expected, "the unpooled client opens one per request");
+            }
         }
 
         #[test]
