@@ -25,7 +25,8 @@
 //! Daytona can run here), through Daytona's snapshot and restore code: the files read many a
 //! request (`POST /files/bulk-download`) and written many a request (`POST /files/bulk-upload`);
 //! the probe is a 1 KiB `GET /files/download` of a sandbox on a second fake (each Daytona sandbox
-//! has a daemon of its own; `--probe-shared`: on the same fake) (`support/snapshots_daytona.rs`).
+//! has a daemon of its own; `--probe-shared`: on the same fake; `--source-nice`: the snapshot's
+//! own fake at `nice 19`) (`support/snapshots_daytona.rs`).
 //! The fake is local, so the figures measure our side.
 
 #[path = "../tests/api/daytona_fake.rs"]

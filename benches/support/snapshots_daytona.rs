@@ -70,6 +70,18 @@ pub async fn run(sizes: &[usize], kib: usize, rounds: usize) {
     // request of one sandbox would delay another's reads there as no Daytona would.
     // `--probe-shared`: on the same fake, to see that.
     let shared = std::env::args().any(|a| a == "--probe-shared");
+    // `--source-nice`: the snapshot's own fake at the lowest priority. It stands for a daemon on
+    // Daytona's machines, not ours; here it shares the two cores with the probe's fake and with
+    // our side, and this shows how much of the probe's wait is that sharing.
+    if std::env::args().any(|a| a == "--source-nice") {
+        let status = std::process::Command::new("renice")
+            .args(["-n", "19", "-p", &fake.pid().to_string()])
+            .stdout(std::process::Stdio::null())
+            .status()
+            .expect("renice");
+        assert!(status.success(), "renice the snapshot's fake");
+        println!("the snapshot's fake runs at nice 19 (--source-nice)");
+    }
     let apart = (!shared).then(|| FakeDaytona::start(&[]));
     let probe_fake = apart.as_ref().unwrap_or(&fake);
     let probe_client = DaytonaClient::new(

@@ -51,6 +51,13 @@ pub struct FakeDaytona {
 }
 
 impl FakeDaytona {
+    /// The fake's process id (its Python's: the launcher execs it). The snapshot bench lowers
+    /// the priority of the snapshot's own fake with it (`--source-nice`).
+    #[allow(dead_code)]
+    pub fn pid(&self) -> u32 {
+        self.child.lock().map(|c| c.id()).unwrap_or(0)
+    }
+
     /// Starts a fake with these extra environment variables (e.g. `DAYTONA_FAKE_SNAPSHOTS`) and
     /// waits until it has printed its address.
     pub fn start(env: &[(&str, &str)]) -> FakeDaytona {
