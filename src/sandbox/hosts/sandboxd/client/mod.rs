@@ -232,19 +232,11 @@ impl SandboxdClient {
     /// The HTTP client this module expects: no redirects (reqwest would carry
     /// the token header to wherever one points), a 5 s connect timeout.
     pub fn default_http() -> reqwest::Result<reqwest::Client> {
-        Self::http_builder()
+        transport::http_builder()
             // sandboxd (uvicorn) closes a connection idle for 5 s; dropping ours sooner keeps a
             // request from being sent on a connection the host is closing at that moment.
             .pool_idle_timeout(lean::IDLE_MAX)
             .build()
-    }
-
-    /// [`Self::default_http`]'s settings but its pool's.
-    fn http_builder() -> reqwest::ClientBuilder {
-        reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(Duration::from_secs(5))
-            .user_agent(concat!("agenticos/", env!("CARGO_PKG_VERSION")))
     }
 
     /// Send every request on a connection of the calling thread: for a plain `http://` host

@@ -34,19 +34,23 @@ pub(super) async fn through_reqwest(request: reqwest::RequestBuilder) -> Result<
 
 /// Whether the environment names a proxy for plain HTTP (which reqwest honours and [`lean`]
 /// would not).
+/// The settings of every reqwest client of the sandboxd client but its pool's: no redirects
+/// (reqwest would carry the token header to wherever one points), a 5 s connect timeout.
+pub(super) fn http_builder() -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(std::time::Duration::from_secs(5))
+        .user_agent(concat!("agenticos/", env!("CARGO_PKG_VERSION")))
+}
+
 /// A client that keeps no connection idle: each request goes out on a connection of its own
-/// ([`super::SandboxdClient::default_http`]'s settings otherwise), for a call that must not be sent
-/// on a connection the host may be closing. One per process: it pools nothing, so nothing of it
-/// outlives the runtime that sent a request.
+/// ([`http_builder`]'s settings otherwise), for a call that must not be sent on a connection the
+/// host may be closing. One per process: it pools nothing, so nothing of it outlives the runtime
+/// that sent a request.
 pub(super) fn unpooled() -> reqwest::Client {
     static UNPOOLED: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
     UNPOOLED
-        .get_or_init(|| {
-            super::SandboxdClient::http_builder()
-                .pool_max_idle_per_host(0)
-                .build()
-                .unwrap_or_else(|_| reqwest::Client::new())
-        })
+        .get_or_init(|| http_builder().pool_max_idle_per_host(0).build().unwrap_or_else(|_| reqwest::Client::new()))
         .clone()
 }
 
