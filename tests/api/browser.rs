@@ -254,10 +254,34 @@ impl Browser {
         el.send_keys(text).await.with_context(|| format!("typing into `{css}`"))
     }
 
-    /// Clicks the element matching `css`.
+    /// Clicks the element matching `css`, once no htmx swap is under way. Content htmx has just
+    /// swapped in is not yet processed until it settles (`htmx-added`, then `htmx-settling`, for
+    /// the settle delay): a link clicked in that window is a plain link, not the htmx request the
+    /// page means, and a click can land on what the swap is about to replace.
     pub async fn click(&self, css: &str) -> Result<()> {
+        self.wait_for_settled().await?;
         let el = self.wait_for(css).await?;
         el.click().await.with_context(|| format!("clicking `{css}`"))
+    }
+
+    /// Waits until no htmx swap is under way on the page (nothing swapping, settling or just
+    /// added). Requests in flight do not count: a page may poll, or a test may click while one
+    /// runs (a Stop button).
+    pub async fn wait_for_settled(&self) -> Result<()> {
+        const SWAPPING: &str = "return document.querySelector('.htmx-swapping, .htmx-settling, .htmx-added') === null;";
+        let deadline = Instant::now() + self.wait;
+        let mut pause = Duration::from_millis(10);
+        loop {
+            // A navigation under way fails the script: tried again, like an unsettled page.
+            if let Ok(serde_json::Value::Bool(true)) = self.client.execute(SWAPPING, vec![]).await {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                bail!("waited {:?} for the page's htmx swaps to settle", self.wait);
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(100));
+        }
     }
 
     /// The rendered (visible) text of the element matching `css`.

@@ -1123,6 +1123,10 @@ db_test! {
         assert_eq!(first.select_all("#oplog-rows tr.operation").len(), 50);
         assert_eq!(first.select_text("#oplog-counts").as_deref().map(str::trim), Some("Rows 1–50 of 60"), "the total of the filter, exact up to its cap");
         assert!(first.select_attr("#oplog-poll", "hx-get").is_some_and(|h| h.starts_with("/sandboxes/activity/new?cursor=")));
+        // One request at a time for the filters and the pages, the latest winning; the poll gives way.
+        assert_eq!(first.select_attr("#oplog-page", "hx-sync").as_deref(), Some("this:replace"));
+        assert!(first.select_all("#oplog-page #oplog-filters").len() == 1 && first.select_all("#oplog-page #oplog-older").len() == 1);
+        assert_eq!(first.select_attr("#oplog-poll", "hx-sync").as_deref(), Some("#oplog-page:drop"));
         assert_eq!(first.select_attr("tr.operation time", "title").map(|t| t.ends_with('Z')), Some(true));
         assert!(first.select_all("tr.operation a.workspace-link").is_empty(), "no link without a workspace");
         assert_eq!(first.select_all("tr.operation td.workspace .muted").len(), 50);
