@@ -26,6 +26,8 @@ WORKDIR /src
 # stand-in. The tests and benches stay stand-ins (.dockerignore keeps them, and the docs, out of
 # the context, so that editing them does not rebuild the image); the sources replace the rest.
 COPY Cargo.toml Cargo.lock ./
+# The build's settings (.cargo/config.toml: how the bundled SQLite is compiled) before the first build.
+COPY .cargo/ .cargo/
 RUN sed -n 's/^path = "\(.*\)"$/\1/p' Cargo.toml | while read -r target; do \
       mkdir -p "$(dirname "$target")" && echo 'fn main() {}' > "$target"; \
     done \

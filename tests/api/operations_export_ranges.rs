@@ -85,3 +85,54 @@ db_test! {
         assert_eq!(ids, table_order(&app, &f, " AND target LIKE '%ed%'").await);
     }
 }
+
+db_test! {
+    async fn exports_at_once_on_a_small_pool_each_hold_their_rows_and_pages_still_answer(app: TestApp) {
+        // The tests' pool holds 5 connections (helpers.rs); an export reads two ranges at once, a
+        // connection each while a batch is read (never while its bytes wait for the client). Eight
+        // exports and pages at once: each export whole and in order, each page answered.
+        let f = fixture(&app).await;
+        many(&app, &f).await;
+        app.state.log.set_export_range_rows(40);
+        let queries = ["q=ed", "", "failed_only=true", "q=edge", "q=ed/x", "q=other", "q=ed", ""];
+        let conditions = [
+            " AND target LIKE '%ed%'",
+            "",
+            " AND ok = 0",
+            " AND target LIKE '%edge%'",
+            " AND target LIKE '%ed/x%'",
+            " AND target LIKE '%other%'",
+            " AND target LIKE '%ed%'",
+            "",
+        ];
+        let exports = futures_util::future::join_all(queries.iter().map(|q| exported(&app, q)));
+        let web = &app.web;
+        let pages = futures_util::future::join_all(
+            (0..8).map(|i| {
+                let path = format!("/api/v1/operations?limit=50&q={}", ["ed", "other"][i % 2]);
+                async move { web.api(Method::GET, &path, None).await }
+            }),
+        );
+        let (exports, pages) = futures_util::join!(exports, pages);
+        for ((query, condition), got) in queries.iter().zip(conditions).zip(exports) {
+            let expected = table_order(&app, &f, condition).await;
+            assert!(expected.len() > 300, "{query}: {} rows", expected.len());
+            assert_eq!(got, expected, "{query}: the table's rows in its order");
+        }
+        for page in pages {
+            assert_eq!(page.status, 200, "{}", page.body);
+            assert_eq!(page.json()["items"].as_array().map(Vec::len), Some(50), "{}", page.body);
+        }
+    }
+}
+
+/// SQLite is built without its memory statistics (.cargo/config.toml): an allocation then takes no
+/// process-wide mutex, which two connections reading at once contended for (docs/benchmarks.md).
+#[tokio::test]
+async fn the_bundled_sqlite_keeps_no_memory_statistics() {
+    use sqlx::Connection as _;
+    let mut c = sqlx::SqliteConnection::connect("sqlite::memory:").await.expect("sqlite");
+    let options: Vec<(String,)> =
+        sqlx::query_as("PRAGMA compile_options").fetch_all(&mut c).await.expect("compile options");
+    assert!(options.iter().any(|(o,)| o == "DEFAULT_MEMSTATUS=0"), "{options:?}");
+}
