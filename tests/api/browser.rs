@@ -48,8 +48,11 @@ use std::{
 use anyhow::{anyhow, bail, Context, Result};
 use fantoccini::{elements::Element, wd::TimeoutConfiguration, Client, ClientBuilder, Locator};
 
-/// How long the element helpers wait for an element (or its text) to appear.
-const DEFAULT_WAIT: Duration = Duration::from_secs(10);
+/// How long the element helpers wait for an element (or its text) to appear: only a bound, so a
+/// lost click or a page that never comes fails instead of hanging; a wait that succeeds returns at
+/// once. Thirty seconds, as long as a page load: in a full run on two cores (three test threads,
+/// several Chromiums starting) a page or a swap once took longer than 10 s.
+const DEFAULT_WAIT: Duration = Duration::from_secs(30);
 /// How long chromedriver may take to answer `/status` with `ready: true`.
 const DRIVER_READY: Duration = Duration::from_secs(20);
 /// How long creating the session (Chromium's start) may take.
@@ -190,7 +193,7 @@ impl Browser {
         Ok(browser)
     }
 
-    /// How long the element helpers wait (default 10 s).
+    /// How long the element helpers wait (default 30 s).
     #[must_use]
     pub fn wait_timeout(&self) -> Duration {
         self.wait

@@ -27,8 +27,7 @@ db_test! {
         for i in 0..12 {
             app.invite(&format!("pending{i}@example.com"), "member").await;
         }
-        let mut b = Browser::start().await?;
-        b.set_wait_timeout(b.wait_timeout().max(std::time::Duration::from_secs(20)));
+        let b = Browser::start().await?;
         b.client.set_window_size(1280, 720).await?;
 
         // 1. The invitation page: two different passwords are refused at the second field.
@@ -118,8 +117,7 @@ db_test! {
         app.setup_owner().await;
         let email = format!("phone-{}@example.com", uuid::Uuid::new_v4().simple());
         app.member_with_role(&email, "member").await;
-        let mut b = Browser::start().await?;
-        b.set_wait_timeout(b.wait_timeout().max(std::time::Duration::from_secs(20)));
+        let b = Browser::start().await?;
         b.client.set_window_size(390, 844).await?;
 
         // From the sign-in page to the form, with the keyboard's Enter.

@@ -32,8 +32,7 @@ db_test! {
             return Ok(());
         }
         app.setup_owner().await;
-        let mut b = Browser::start().await?;
-        b.set_wait_timeout(b.wait_timeout().max(std::time::Duration::from_secs(20)));
+        let b = Browser::start().await?;
         b.client.set_window_size(1280, 900).await?;
         sign_in(&b, &app.address).await?;
 

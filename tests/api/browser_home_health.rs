@@ -39,8 +39,7 @@ db_test! {
         let o = Org::new(&app).await;
         let id = o.connect(&peer).await;
         agenticos::startup::spawn_host_checks(app.state.clone());
-        let mut b = Browser::start().await?;
-        b.set_wait_timeout(b.wait_timeout().max(Duration::from_secs(20)));
+        let b = Browser::start().await?;
         b.client.set_window_size(1280, 900).await?;
         sign_in(&b, &app.address).await?;
         let base = app.address.clone();

@@ -69,8 +69,7 @@ db_test! {
         }
         app.setup_owner().await;
         app.member_with_role("phone@example.com", "member").await;
-        let mut b = Browser::start().await?;
-        b.set_wait_timeout(b.wait_timeout().max(std::time::Duration::from_secs(20)));
+        let b = Browser::start().await?;
 
         // 1280 px: the owner sets it up, signs in with it, and requires it of members.
         b.client.set_window_size(1280, 800).await?;
