@@ -257,7 +257,7 @@ impl Reader {
         fetch: u32,
     ) -> DbResult<Vec<OperationItem>> {
         match self.kind {
-            DbKind::Sqlite => Ok(sqlite_store::page(&mut self.c, org_id, f, narrowing, after, fetch).await?.0),
+            DbKind::Sqlite => sqlite_store::export_batch(&mut self.c, org_id, f, narrowing, after, fetch).await,
             DbKind::Postgres => postgres_store::export_batch(&mut self.c, org_id, f, narrowing, after, fetch).await,
         }
     }

@@ -11,7 +11,8 @@
 //! queued rows into the FTS5 index.
 //!
 //! **Read**: a row's rowid is its time key ([`TIME_KEY_SPAN`]); a search of 3 characters or more
-//! reads the FTS5 trigram index by descending rowid and stops at the page ([`time_keyed_page`]).
+//! reads the FTS5 trigram index by descending rowid and stops at the page ([`time_keyed_page`]);
+//! an export's batch reads it the same way without the page's sorts ([`time_keyed_batch`]).
 //!
 //! **The change counter** of the rows runs are resolved from (`resolve_epoch`, moved by triggers:
 //! migration `20270107090000_resolve_epoch`).
@@ -124,6 +125,92 @@ pub fn page_sql(
         return time_keyed_page(w, org_id, f, cursor, fetch);
     }
     super::store::plain_page(w, org_id, f, cursor, fetch)
+}
+
+/// A batch of the export ([`super::Reader::export_batch`]): up to `fetch` rows after `after` (or
+/// the newest), newest first, the same rows in the same order as [`page`] reads them.
+///
+/// A search of the FTS5 index is read without the page's sorts ([`time_keyed_batch`]); anything
+/// else is the page's statement.
+pub async fn export_batch(
+    c: &mut Conn,
+    org_id: &str,
+    f: &Filter,
+    narrowing: Option<&Narrowing>,
+    after: Option<&Cursor>,
+    fetch: u32,
+) -> DbResult<Vec<OperationItem>> {
+    let mut w = Clause::of(&DIALECT, org_id, f, narrowing);
+    if !w.time_keyed || after.is_some_and(|a| a.direction == Direction::Before) {
+        return Ok(page(c, org_id, f, narrowing, after, fetch).await?.0);
+    }
+    if let Some(a) = after {
+        w.position(a);
+    }
+    time_keyed_batch(c, w, org_id, f, after, fetch).await
+}
+
+/// A search's export batch read in time-key order, which is the rows' time order but for the
+/// order within one millisecond (the tie-break is the id, not the row's count in it): the
+/// matches from the FTS5 index by descending rowid, each row read once with its columns, up to
+/// `fetch`; when that many came, the rest of the last millisecond's matches, which may belong
+/// before rows of it already read; and the rows still queued for the index in the same range.
+/// Put in (time, id) order here and cut at `fetch`, they are exactly the page's rows: all
+/// `fetch` indexed rows are at or above the last millisecond, and every match at or above it
+/// was read. No statement sorts, materialises or reads a row twice (the page's statement does
+/// all three to stop in the right place, [`time_keyed_page`]); docs/benchmarks.md has the rates.
+async fn time_keyed_batch(
+    c: &mut Conn,
+    w: Clause,
+    org_id: &str,
+    f: &Filter,
+    after: Option<&Cursor>,
+    fetch: u32,
+) -> DbResult<Vec<OperationItem>> {
+    let (oldest, mut newest) = (f.since, f.until);
+    if let Some(a) = after {
+        newest = Some(newest.map_or(a.created_at, |u| u.min(a.created_at)));
+    }
+    let indexed = |w: &Clause, oldest: Option<i64>, newest: Option<i64>, limit: Option<u32>| {
+        let mut w = Clause { args: w.args.clone(), conditions: w.conditions.clone(), ..*w };
+        time_keys_within(&mut w, "sandbox_operations_search.rowid", oldest, newest);
+        let limit = limit.map_or(String::new(), |n| format!(" LIMIT {n}"));
+        let sql = format!(
+            "SELECT {}, 0 AS arrived FROM {} {} WHERE {} ORDER BY sandbox_operations_search.rowid DESC{limit}",
+            w.columns(),
+            w.from,
+            super::store::joins(&DIALECT),
+            w.sql()
+        );
+        (sql, w.args)
+    };
+    let (sql, args) = indexed(&w, oldest, newest, Some(fetch));
+    let (mut rows, _) = fetch_page(c, &sql, &args, true).await?;
+    // Every match at or above `floor` (a millisecond) is read once the last one's are.
+    let mut floor = oldest;
+    if rows.len() >= fetch as usize {
+        let last = rows.last().map_or(0, |r| r.time);
+        rows.retain(|r| r.time > last);
+        let (sql, args) = indexed(&w, Some(last), Some(last), None);
+        rows.extend(fetch_page(c, &sql, &args, true).await?.0);
+        floor = Some(last);
+    }
+    let mut queued = Clause::of(&DIALECT, org_id, f, Some(&Narrowing::Likes));
+    if let Some(a) = after {
+        queued.position(a);
+    }
+    time_keys_within(&mut queued, "q.row", floor, newest);
+    queued.conditions.push("o.rowid = q.row".into());
+    let sql = format!(
+        "SELECT {}, 0 AS arrived FROM sandbox_operations_search_queue q CROSS JOIN sandbox_operations o {} WHERE {}",
+        queued.columns(),
+        super::store::joins(&DIALECT),
+        queued.sql()
+    );
+    rows.extend(fetch_page(c, &sql, &queued.args, true).await?.0);
+    rows.sort_unstable_by(|a, b| (b.time, &b.id).cmp(&(a.time, &a.id)));
+    rows.truncate(fetch as usize);
+    Ok(rows)
 }
 
 /// SQLite: `column`, a time key ([`TIME_KEY_SPAN`]), within the milliseconds from `oldest` to
