@@ -157,7 +157,7 @@ pub async fn export_batch(
 /// before rows of it already read; and the rows still queued for the index in the same range.
 /// Put in (time, id) order here and cut at `fetch`, they are exactly the page's rows: all
 /// `fetch` indexed rows are at or above the last millisecond, and every match at or above it
-/// was read. No statement sorts, materialises or reads a row twice (the page's statement does
+/// was read; the statements share one read transaction. No statement sorts, materialises or reads a row twice (the page's statement does
 /// all three to stop in the right place, [`time_keyed_page`]); docs/benchmarks.md has the rates.
 async fn time_keyed_batch(
     c: &mut Conn,
@@ -184,6 +184,10 @@ async fn time_keyed_batch(
         );
         (sql, w.args)
     };
+    // One read transaction: its statements see one snapshot, so a row the indexer moves from the
+    // queue into the index meanwhile is read once, not by neither statement or by both.
+    let mut tx = sqlx::Connection::begin(&mut *c).await?;
+    let c: &mut Conn = &mut tx;
     let (sql, args) = indexed(&w, oldest, newest, Some(fetch));
     let (mut rows, _) = fetch_page(c, &sql, &args, true).await?;
     // Every match at or above `floor` (a millisecond) is read once the last one's are.
@@ -208,6 +212,7 @@ async fn time_keyed_batch(
         queued.sql()
     );
     rows.extend(fetch_page(c, &sql, &queued.args, true).await?.0);
+    tx.commit().await?;
     rows.sort_unstable_by(|a, b| (b.time, &b.id).cmp(&(a.time, &a.id)));
     rows.truncate(fetch as usize);
     Ok(rows)
