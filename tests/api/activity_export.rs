@@ -106,9 +106,7 @@ db_test! {
         sign_in(&b, &app.address).await?;
         b.goto(&format!("{}/sandboxes/activity", app.address)).await?;
         b.wait_for_text("#oplog-counts", "of 2").await?;
-        b.client
-            .execute("const s = document.getElementById('oplog-range'); s.value = 'hour'; s.dispatchEvent(new Event('change', {bubbles: true}));", vec![])
-            .await?;
+        b.choose("#oplog-range", "hour").await?;
         b.wait_for_text("#oplog-counts", "Rows 1–1 of 1 in the last hour").await?;
         wait_until(&b, "the range in the URL", "return location.search.includes('range=hour')").await?;
         let href = b.wait_for("#oplog-export-ndjson").await?.attr("href").await?.unwrap_or_default();

@@ -267,6 +267,25 @@ impl Browser {
         el.click().await.with_context(|| format!("clicking `{css}`"))
     }
 
+    /// Chooses `value` in the select matching `css` as a person does (its `change` event), once
+    /// no htmx swap is under way: a select just swapped in has no htmx trigger until it settles,
+    /// so a change dispatched in that window sends nothing (seen under a loaded CI machine).
+    pub async fn choose(&self, css: &str, value: &str) -> Result<()> {
+        self.wait_for_settled().await?;
+        self.wait_for(css).await?;
+        let chosen = self
+            .client
+            .execute(
+                "const s = document.querySelector(arguments[0]); s.value = arguments[1]; \
+                 s.dispatchEvent(new Event('change', {bubbles: true})); return s.value;",
+                vec![serde_json::json!(css), serde_json::json!(value)],
+            )
+            .await
+            .with_context(|| format!("choosing {value:?} in `{css}`"))?;
+        anyhow::ensure!(chosen == serde_json::json!(value), "`{css}` has no option {value:?}");
+        Ok(())
+    }
+
     /// Waits until no htmx swap is under way on the page (nothing swapping, settling or just
     /// added). Requests in flight do not count: a page may poll, or a test may click while one
     /// runs (a Stop button).

@@ -176,14 +176,7 @@ async fn dialog_text(b: &Browser) -> anyhow::Result<String> {
 
 /// Chooses `kind` in the dialog as a person does (the select's change), and waits for its form.
 async fn choose_kind(b: &Browser, kind: &str, field: &str) -> anyhow::Result<()> {
-    js(
-        b,
-        &format!(
-            "const s = document.querySelector('#connection-kind'); s.value = '{kind}'; \
-        s.dispatchEvent(new Event('change', {{bubbles: true}})); return true"
-        ),
-    )
-    .await?;
+    b.choose("#connection-kind", kind).await?;
     b.wait_for(field).await?;
     Ok(())
 }
