@@ -16,7 +16,8 @@
 //! whatever the filter, and a filter of few rows costs a handful of ranges: a range at most
 //! [`MAX_GROWTH`] times as wide as the one before, and one that came back empty followed by one
 //! that much wider. No range starts before the organization's oldest row (or the filter's
-//! `since`): the rest down to it is cut in two halves, read at once, the second open below.
+//! `since`): once the rest down to it would be one range (it is reached, or at the rate seen it
+//! holds a range's rows or fewer), it is cut in two halves, read at once, the second open below.
 
 use super::batches::MAX_BATCH;
 
@@ -81,11 +82,19 @@ impl Plan {
             return None;
         }
         let widest = self.span.saturating_mul(MAX_GROWTH).max(1);
-        let wanted = if self.rate > 0.0 { (self.target / self.rate).ceil().min(widest as f64) as i64 } else { widest };
-        self.span = wanted.clamp(1, widest);
-        let since = self.until.saturating_sub(self.span - 1);
         let remaining = self.until.saturating_sub(self.floor).saturating_add(1);
-        let range = if since <= self.floor && !self.halved && remaining >= 2 {
+        // The milliseconds a range of `target` rows spans at the rate seen (all that is left
+        // when no row came yet).
+        let sized =
+            if self.rate > 0.0 { (self.target / self.rate).ceil().min(i64::MAX as f64) as i64 } else { remaining };
+        self.span = sized.clamp(1, widest);
+        let since = self.until.saturating_sub(self.span - 1);
+        // What is left holds a range's rows or fewer at that rate: two halves read at once, not
+        // one range alone, even where a range may not yet grow that wide (a ~1 % word's rest
+        // after its first batch is one range's rows; read by one connection it was half the
+        // machine's speed, docs/benchmarks.md).
+        let fits = sized >= remaining;
+        let range = if (since <= self.floor || fits) && !self.halved && remaining >= 2 {
             // The rest in two halves read at once, not in one range alone: a read that costs its
             // partitions more than its rows (a rare term's index) takes half the time.
             self.halved = true;
@@ -142,14 +151,15 @@ mod tests {
     fn a_range_is_sized_for_a_batch_at_the_rate_seen() {
         // 1,000 rows in 1,000 ms: one a millisecond, so 10,000 ms would hold a batch, but a range
         // is at most 8 times as wide as what came before (the first batch's 1,000 ms).
-        let mut plan = Plan::after_first(1_000_000, 999_001, 1_000, 0, None);
+        let mut plan = Plan::after_first(100_000_000, 99_999_001, 1_000, 0, None);
         let first = plan.next_range().unwrap();
-        assert_eq!(first, Range { since: Some(991_002), until: 999_001 });
+        assert_eq!(first, Range { since: Some(99_991_002), until: 99_999_001 });
         // It held 8,000 rows: the next holds 10,000 at that rate.
         plan.learned(first, 8_000);
-        assert_eq!(plan.next_range(), Some(Range { since: Some(981_002), until: 991_001 }));
-        // One that held a hundredth as many: the next is at most 8 times as wide.
-        plan.learned(Range { since: Some(981_002), until: 991_001 }, 100);
+        assert_eq!(plan.next_range(), Some(Range { since: Some(99_981_002), until: 99_991_001 }));
+        // One that held a hundredth as many: the next is at most 8 times as wide (the 99,981,001
+        // ms left hold many ranges at that rate).
+        plan.learned(Range { since: Some(99_981_002), until: 99_991_001 }, 100);
         let r = plan.next_range().unwrap();
         assert_eq!(r.until - r.since.unwrap() + 1, 80_000);
     }
@@ -162,6 +172,23 @@ mod tests {
         assert_eq!(plan.next_range(), Some(Range { since: Some(55_001), until: 90_001 }));
         assert_eq!(plan.next_range(), Some(Range { since: None, until: 55_000 }));
         assert_eq!(plan.next_range(), None);
+    }
+
+    #[test]
+    fn a_rest_of_one_ranges_rows_is_read_in_two_halves_even_before_ranges_may_grow_that_wide() {
+        // A word in ~1 % of a month's rows: the first 1,000 in the newest 3 days, 9,000 more in
+        // the 27 before. At that rate the rest is one range's 10,000 rows, wider than the 8 × 3
+        // days a range may yet be: it is read as two halves at once, not 24 days alone and then
+        // 3 days.
+        let day = 86_400_000;
+        let mut plan = Plan::after_first(30 * day, 27 * day, 1_000, 0, None);
+        assert_eq!(plan.next_range(), Some(Range { since: Some(27 * day / 2 + 1), until: 27 * day }));
+        assert_eq!(plan.next_range(), Some(Range { since: None, until: 27 * day / 2 }));
+        assert_eq!(plan.next_range(), None);
+        // Ten times the rows: the rest is ten ranges' worth, read range by range.
+        let mut plan = Plan::after_first(30 * day, 27 * day, 1_000, 0, None).sized_for(1_000);
+        let first = plan.next_range().unwrap();
+        assert_eq!(first.until - first.since.unwrap() + 1, 3 * day + 1, "a range of 1,000 rows at the rate seen");
     }
 
     #[test]
