@@ -57,7 +57,14 @@ async fn exported(app: &TestApp, query: &str) -> Vec<String> {
 /// moment in the failure).
 async fn exports_hold_table_order(app: &TestApp, f: &Fixture, stage: &str) {
     let (since, until) = (f.now - 5 * DAY, f.now - HOUR);
+    let session = &f.rows[0].session;
     for (query, condition) in [
+        // One session within a time range: a batch after a cursor is bounded by the cursor, not
+        // by the range's end as well (`log::without_bound_behind`).
+        (
+            &*format!("session_key={session}&since={since}&until={until}"),
+            format!(" AND session_key = '{session}' AND created_at >= {since} AND created_at <= {until}"),
+        ),
         ("", String::new()),
         ("q=ed", " AND target LIKE '%ed%'".into()),
         ("q=edge", " AND target LIKE '%edge%'".into()),
