@@ -60,7 +60,7 @@ async fn exports_hold_table_order(app: &TestApp, f: &Fixture, stage: &str) {
     let session = &f.rows[0].session;
     for (query, condition) in [
         // One session within a time range: a batch after a cursor is bounded by the cursor, not
-        // by the range's end as well (`log::without_bound_behind`).
+        // by the range's end as well (`log::store::without_bound_behind`).
         (
             &*format!("session_key={session}&since={since}&until={until}"),
             format!(" AND session_key = '{session}' AND created_at >= {since} AND created_at <= {until}"),

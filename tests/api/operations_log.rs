@@ -930,7 +930,7 @@ db_test! {
 }
 
 db_test! {
-    async fn an_export_batch_after_a_cursor_within_its_range_reads_the_sessions_rows_from_its_index(app: TestApp) {
+    async fn a_cursor_within_the_time_range_keeps_a_sessions_rows_on_its_index(app: TestApp) {
         use agenticos::db::DbKind;
         use agenticos::sandbox::operations::{cursor::Cursor, export, filter};
         let f = fixture(&app).await;
@@ -938,20 +938,21 @@ db_test! {
         let (since, until) = (f.now - 5 * DAY, f.now - HOUR);
         let query = format!("session_key={session}&since={since}&until={until}");
         let filter = filter::parse_filter(&filter::FilterInput::from_query(&query)).expect("valid");
-        // A cursor within the range, as the batches of an export's range have after their first.
+        // A cursor within the range: a page after the first, or an export's batch after the first
+        // of its range.
         let at = f.now - HOUR - 20_000;
         let after = Cursor::after(at, "ffffffff-ffff-4fff-bfff-ffffffffffff");
         let mut c = app.state.log.reader().await.expect("reader");
         if app.state.db.kind() == DbKind::Sqlite {
             // Bounded by both the range's end and the cursor, SQLite walked the organization's
             // time index through the range (1.76 s for one session's 4,098 rows at 10M).
-            let (sql, args) = app.state.log.export_batch_sql(&f.org, &filter, Some(&after), export::BATCH, None);
-            let plan = c.explain_export_batch(&sql, &args, &filter, None).await.expect("explain");
-            assert!(plan.contains("sandbox_operations_org_session"), "not the session's index:\n{plan}");
+            for fetch in [51, export::BATCH] {
+                let (sql, args) = app.state.log.page_sql(&f.org, &filter, Some(&after), fetch, None);
+                let plan = c.explain_export_batch(&sql, &args, &filter, None).await.expect("explain");
+                assert!(plan.contains("sandbox_operations_org_session"), "not the session's index:\n{plan}");
+            }
         }
         // The rows are the table's, in its order, on both databases.
-        let got = c.export_batch(&f.org, &filter, None, Some(&after), export::BATCH).await.expect("batch");
-        drop(c);
         let expected = app
             .scalar_strings(&format!(
                 "SELECT CAST(id AS TEXT) FROM sandbox_operations WHERE organization_id = '{}' AND session_key = '{session}' \
@@ -960,7 +961,13 @@ db_test! {
             ))
             .await;
         assert!(!expected.is_empty(), "the fixture has rows of the session in the range before the cursor");
-        assert_eq!(got.iter().map(|i| i.id.clone()).collect::<Vec<_>>(), expected);
+        let ids = |items: Vec<agenticos::sandbox::operations::model::OperationItem>| {
+            items.into_iter().map(|i| i.id).collect::<Vec<_>>()
+        };
+        let (page, _) = c.page(&f.org, &filter, None, Some(&after), 51).await.expect("page");
+        assert_eq!(ids(page), expected, "the page");
+        let batch = c.export_batch(&f.org, &filter, None, Some(&after), export::BATCH).await.expect("batch");
+        assert_eq!(ids(batch), expected, "the export's batch");
     }
 }
 

@@ -202,20 +202,6 @@ impl LogStore {
         self.kind() == DbKind::Postgres && postgres_store::export_walks(f, narrowing)
     }
 
-    /// The SQL of an export's batch after `after` on the log's own indexes, as
-    /// [`Reader::export_batch`] runs it (the plan tests): a page's, without the time bound the
-    /// cursor makes redundant ([`without_bound_behind`]).
-    pub fn export_batch_sql(
-        &self,
-        org_id: &str,
-        f: &Filter,
-        after: Option<&Cursor>,
-        fetch: u32,
-        narrowing: Option<&Narrowing>,
-    ) -> (String, Vec<Arg>) {
-        self.page_sql(org_id, &without_bound_behind(f, after), after, fetch, narrowing)
-    }
-
     /// The SQL of a page as [`Reader::page`] runs it (the plan tests).
     pub fn page_sql(
         &self,
@@ -237,31 +223,6 @@ impl LogStore {
 pub struct Reader {
     c: PoolConnection<sqlx::Any>,
     kind: DbKind,
-}
-
-/// `f` without the time bound that `cursor` makes redundant: the rows after an `After` cursor at
-/// or before `until` are older than the cursor, so `until` says nothing more (likewise `since`
-/// before a `Before` cursor). An export's batch after a cursor within its range had both, two
-/// upper bounds on the time, and SQLite's planner then walked the organization's time index
-/// through the range instead of reading one session's rows from its own index: 1.76 s for the
-/// 4,098 rows of a session and a word at 10,000,000 rows (docs/benchmarks.md). Not for pages: a
-/// ranked cursor counts the rows that arrived above its top row with the filter's own bounds.
-fn without_bound_behind<'f>(f: &'f Filter, cursor: Option<&Cursor>) -> std::borrow::Cow<'f, Filter> {
-    use crate::sandbox::operations::cursor::Direction;
-    let Some(c) = cursor else { return std::borrow::Cow::Borrowed(f) };
-    match c.direction {
-        Direction::After if f.until.is_some_and(|u| c.created_at <= u) => {
-            let mut within = f.clone();
-            within.until = None;
-            std::borrow::Cow::Owned(within)
-        }
-        Direction::Before if f.since.is_some_and(|s| c.created_at >= s) => {
-            let mut within = f.clone();
-            within.since = None;
-            std::borrow::Cow::Owned(within)
-        }
-        _ => std::borrow::Cow::Borrowed(f),
-    }
 }
 
 impl Reader {
@@ -295,7 +256,6 @@ impl Reader {
         after: Option<&Cursor>,
         fetch: u32,
     ) -> DbResult<Vec<OperationItem>> {
-        let f = &*without_bound_behind(f, after);
         match self.kind {
             DbKind::Sqlite => sqlite_store::export_batch(&mut self.c, org_id, f, narrowing, after, fetch).await,
             DbKind::Postgres => postgres_store::export_batch(&mut self.c, org_id, f, narrowing, after, fetch).await,

@@ -22,7 +22,8 @@ use std::sync::OnceLock;
 use super::model::Record;
 use super::record_store::{self, resolved_sql, values, BatchSql, NotRecorded, COLUMNS, KEPT_STATEMENTS};
 use super::store::{
-    arrivals, bind_all, fetch_page, rarest_trigrams, term_is_common, Arg, Clause, Dialect, Narrowing, PROBE_WINDOW,
+    arrivals, bind_all, fetch_page, rarest_trigrams, term_is_common, without_bound_behind, Arg, Clause, Dialect,
+    Narrowing, PROBE_WINDOW,
 };
 use crate::db::{Conn, DbError, DbKind, DbResult};
 use crate::sandbox::operations::cursor::{Cursor, Direction};
@@ -117,7 +118,7 @@ pub fn page_sql(
     fetch: u32,
     narrowing: Option<&Narrowing>,
 ) -> (String, Vec<Arg>) {
-    let mut w = Clause::of(&DIALECT, org_id, f, narrowing);
+    let mut w = Clause::of(&DIALECT, org_id, &without_bound_behind(f, cursor), narrowing);
     if let Some(c) = cursor {
         w.position(c);
     }
